@@ -1,0 +1,26 @@
+// Helpers shared by the gridcast subcommands: file reading at the edge, exit codes.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "collectives/network_model.h"
+#include "common/result.h"
+
+namespace gridcast::cli {
+
+// Exit codes of the gridcast command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;    // the operation failed
+inline constexpr int kExitBadInput = 2;   // bad arguments or bad input files
+
+Result<std::string> ReadTextFile(const std::filesystem::path& path);
+
+// Reads and parses a topology file; errors start with "PATH:".
+Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
+
+// Prints "gridcast: <message>" to stderr and returns the exit code for the status
+// (kExitBadInput for InvalidArgument/NotFound, kExitFailure otherwise).
+int ReportError(const Status& status);
+
+}  // namespace gridcast::cli

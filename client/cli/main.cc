@@ -1,0 +1,24 @@
+// gridcast: the command-line client.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "client/cli/cli_util.h"
+#include "client/cli/netgrid_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app("gridcast: move one large payload from one node to many, as fast as the network allows");
+  app.require_subcommand(1);
+  int exit_code = gridcast::cli::kExitOk;
+  gridcast::cli::AddNetgridCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gridcast: " << e.what() << " (see --help)\n";
+    return gridcast::cli::kExitBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,54 @@
+// Netgrid: an emulated multi-site network on one Linux host, built from a topology file.
+//
+// Up() creates the namespaces, bridges, veths and tc shaping that PlanNetgrid() describes and
+// records them in STATE/netgrid.json; Down() removes everything with the state's prefix (also
+// what a crashed Up() left) and is idempotent. The prefix is derived from the state directory,
+// so two netgrids with different state directories coexist. Needs root (CAP_NET_ADMIN).
+// Not thread-safe with respect to one state directory: callers serialise up/down.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collectives/network_model.h"
+#include "common/result.h"
+#include "deploy/netgrid_layout.h"
+
+namespace gridcast {
+
+struct NetgridState {
+  std::string prefix;
+  std::string topology_name;
+  std::vector<NetgridNode> nodes;
+  std::vector<std::string> switch_netns;
+  std::vector<std::string> notes;
+
+  // nullptr when no node has that name.
+  const NetgridNode* FindNode(const std::string& name) const;
+};
+
+// The default state directory when --state is not given.
+std::filesystem::path DefaultNetgridStateDir();
+
+// "gc" + 6 hex digits of a hash of the absolute state directory path.
+std::string NetgridPrefix(const std::filesystem::path& state_dir);
+
+// Builds the network. On any failure removes what it made and returns the error.
+Result<NetgridState> NetgridUp(const NetworkModel& model, const std::filesystem::path& state_dir);
+
+// Stops processes inside the netgrid's namespaces and deletes the namespaces (their veths and
+// qdiscs go with them) and the state file. OK when nothing is up.
+Status NetgridDown(const std::filesystem::path& state_dir);
+
+// Reads STATE/netgrid.json. NotFound when no netgrid is up there.
+Result<NetgridState> LoadNetgridState(const std::filesystem::path& state_dir);
+
+// Namespaces currently present whose names start with "<prefix>-".
+Result<std::vector<std::string>> ListNetgridNamespaces(const std::string& prefix);
+
+// argv that runs `command` inside node's namespace ("ip netns exec NS command...").
+std::vector<std::string> NetgridExecArgv(const NetgridNode& node,
+                                         const std::vector<std::string>& command);
+
+}  // namespace gridcast

@@ -1,0 +1,100 @@
+#include "deploy/netgrid_layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+
+namespace gridcast {
+namespace {
+
+using Command = std::vector<std::string>;
+
+Command Ip(const std::string& netns, std::initializer_list<std::string> args) {
+  Command command = {"ip", "-n", netns};
+  command.insert(command.end(), args);
+  return command;
+}
+
+}  // namespace
+
+std::string NetgridAddress(int node_index) {
+  // Host numbers start at 1 and run through 198.18.0.0/15 (131070 usable hosts).
+  const uint32_t base = (198u << 24) | (18u << 16);
+  const uint32_t address = base + static_cast<uint32_t>(node_index) + 1;
+  return std::to_string(address >> 24) + "." + std::to_string((address >> 16) & 255) + "." +
+         std::to_string((address >> 8) & 255) + "." + std::to_string(address & 255);
+}
+
+std::vector<std::string> ShapeCommand(const std::string& netns, const std::string& dev,
+                                      double rate_bps) {
+  // The bucket holds 4 ms of traffic (at least 32 KiB): enough that timer granularity does not
+  // starve the link, small enough that bursts stay short. The queue holds 50 ms.
+  const double bytes_per_s = rate_bps / 8;
+  const auto burst = static_cast<uint64_t>(std::max(32.0 * 1024, bytes_per_s * 0.004));
+  return {"tc", "-n", netns, "qdisc", "replace", "dev", dev, "root", "tbf",
+          "rate", std::to_string(static_cast<uint64_t>(std::llround(rate_bps))) + "bit",
+          "burst", std::to_string(burst), "latency", "50ms"};
+}
+
+NetgridLayout PlanNetgrid(const NetworkModel& model, std::string_view prefix) {
+  NetgridLayout layout;
+  layout.prefix = std::string(prefix);
+  auto netns_of = [&](const std::string& name) { return layout.prefix + "-" + name; };
+  auto& commands = layout.setup_commands;
+
+  for (const Switch& sw : model.switches) {
+    const std::string netns = netns_of(sw.name);
+    layout.switch_netns.push_back(netns);
+    commands.push_back({"ip", "netns", "add", netns});
+    commands.push_back(Ip(netns, {"link", "set", "lo", "up"}));
+    commands.push_back(Ip(netns, {"link", "add", "br0", "type", "bridge"}));
+    commands.push_back(Ip(netns, {"link", "set", "br0", "up"}));
+  }
+
+  // Uplinks: the child switch's end is "uplink", the parent's end "down<child index>".
+  for (size_t s = 0; s < model.switches.size(); ++s) {
+    const Switch& sw = model.switches[s];
+    if (sw.parent < 0) continue;
+    const std::string child_ns = layout.switch_netns[s];
+    const std::string parent_ns = layout.switch_netns[sw.parent];
+    const std::string parent_dev = "down" + std::to_string(s);
+    commands.push_back(Ip(child_ns, {"link", "add", "uplink", "type", "veth", "peer", "name",
+                                     parent_dev, "netns", parent_ns}));
+    commands.push_back(Ip(child_ns, {"link", "set", "uplink", "master", "br0", "up"}));
+    commands.push_back(Ip(parent_ns, {"link", "set", parent_dev, "master", "br0", "up"}));
+    if (std::isfinite(sw.uplink_up_bps)) {
+      commands.push_back(ShapeCommand(child_ns, "uplink", sw.uplink_up_bps));
+    }
+    if (std::isfinite(sw.uplink_down_bps)) {
+      commands.push_back(ShapeCommand(parent_ns, parent_dev, sw.uplink_down_bps));
+    }
+    if (sw.latency_s > 0) {
+      layout.notes.push_back("latency on the uplink of '" + sw.name +
+                             "': simulator only (netem is not available in this kernel)");
+    }
+  }
+
+  for (size_t n = 0; n < model.nodes.size(); ++n) {
+    const Node& node = model.nodes[n];
+    NetgridNode entry{node.name, netns_of(node.name), NetgridAddress(static_cast<int>(n)),
+                      model.switches[node.switch_index].name};
+    const std::string switch_ns = layout.switch_netns[node.switch_index];
+    const std::string port = "port" + std::to_string(n);
+    commands.push_back({"ip", "netns", "add", entry.netns});
+    commands.push_back(Ip(entry.netns, {"link", "set", "lo", "up"}));
+    commands.push_back(Ip(entry.netns, {"link", "add", "eth0", "type", "veth", "peer", "name",
+                                        port, "netns", switch_ns}));
+    commands.push_back(Ip(entry.netns, {"addr", "add",
+                                        entry.address + "/" + std::to_string(kNetgridPrefixLength),
+                                        "dev", "eth0"}));
+    commands.push_back(Ip(entry.netns, {"link", "set", "eth0", "up"}));
+    commands.push_back(Ip(switch_ns, {"link", "set", port, "master", "br0", "up"}));
+    if (std::isfinite(node.up_bps)) commands.push_back(ShapeCommand(entry.netns, "eth0", node.up_bps));
+    if (std::isfinite(node.down_bps)) commands.push_back(ShapeCommand(switch_ns, port, node.down_bps));
+    layout.nodes.push_back(std::move(entry));
+  }
+  return layout;
+}
+
+}  // namespace gridcast
