@@ -1,0 +1,56 @@
+#include "collectives/plan.h"
+
+#include <algorithm>
+
+namespace gridcast {
+
+uint64_t Lane::ChunkCount() const {
+  uint64_t count = 0;
+  for (const ChunkRange& range : chunks) count += range.Count();
+  return count;
+}
+
+bool Lane::Carries(uint64_t chunk) const {
+  return std::any_of(chunks.begin(), chunks.end(),
+                     [chunk](const ChunkRange& r) { return r.Contains(chunk); });
+}
+
+int Lane::ParentOf(int member) const {
+  for (const Fanout& fanout : fanouts) {
+    if (std::find(fanout.children.begin(), fanout.children.end(), member) != fanout.children.end()) {
+      return fanout.parent;
+    }
+  }
+  return -1;
+}
+
+int Lane::StreamsOn(const Fanout& fanout, size_t child_position) const {
+  if (child_position < fanout.streams.size()) return fanout.streams[child_position];
+  return streams;
+}
+
+uint64_t Plan::NumChunks() const {
+  return chunk_bytes == 0 ? 0 : (payload_bytes + chunk_bytes - 1) / chunk_bytes;
+}
+
+uint64_t Plan::ChunkSize(uint64_t chunk) const {
+  const uint64_t offset = ChunkOffset(chunk);
+  return offset >= payload_bytes ? 0 : std::min(chunk_bytes, payload_bytes - offset);
+}
+
+uint64_t Plan::LaneBytes(int lane) const {
+  const Lane& l = lanes[lane];
+  const uint64_t n = NumChunks();
+  uint64_t bytes = 0;
+  for (const ChunkRange& range : l.chunks) {
+    const uint64_t count = range.Count();
+    if (count == 0) continue;
+    // Every chunk is full except possibly the last one of the payload.
+    const uint64_t last = range.begin + (count - 1) * range.step;
+    bytes += count * chunk_bytes;
+    if (last == n - 1) bytes -= chunk_bytes - ChunkSize(last);
+  }
+  return bytes;
+}
+
+}  // namespace gridcast

@@ -1,0 +1,67 @@
+// Plan: one broadcast strategy as plain data (the C++ mirror of proto/plan.proto).
+//
+// Members are named and indexed; a lane carries a set of chunks down a spanning arborescence
+// rooted at its source, and each parent sends to its children in the order listed. The lane's
+// source holds the lane's chunks at the start (for a broadcast every lane has the same source;
+// all-to-all multicast roots lanes at many sources). Plain value type; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gridcast {
+
+// Chunks begin, begin + step, begin + 2*step, ... below end.
+struct ChunkRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint64_t step = 1;
+
+  uint64_t Count() const { return end > begin ? (end - begin + step - 1) / step : 0; }
+  bool Contains(uint64_t chunk) const {
+    return chunk >= begin && chunk < end && (chunk - begin) % step == 0;
+  }
+};
+
+// A parent and its children in send order.
+struct Fanout {
+  int parent = 0;                 // member index
+  std::vector<int> children;      // member indices, send order
+  std::vector<int> streams;       // parallel TCP streams per child; empty = lane default
+};
+
+struct Lane {
+  int source = 0;                       // member index of the tree's root
+  std::vector<ChunkRange> chunks;       // the chunks this lane carries
+  std::vector<Fanout> fanouts;          // the arborescence, one entry per parent
+  int streams = 1;                      // default parallel streams per edge
+
+  uint64_t ChunkCount() const;
+  bool Carries(uint64_t chunk) const;
+  // Parent of `member` in this lane, or -1 (the source, or not in the tree).
+  int ParentOf(int member) const;
+  // Streams on the edge parent -> child (fanout's entry or the lane default).
+  int StreamsOn(const Fanout& fanout, size_t child_position) const;
+};
+
+// Values are stored on the wire (proto/plan.proto PlanMode); do not renumber.
+enum class PlanMode : int { kPush = 1, kPull = 2, kHybrid = 3 };
+
+struct Plan {
+  std::string algorithm;                // the planner that made it
+  std::string rationale;                // why (auto records its comparison here)
+  PlanMode mode = PlanMode::kPush;
+  uint64_t payload_bytes = 0;
+  uint64_t chunk_bytes = 1 << 20;       // every chunk but the last has this size
+  std::vector<std::string> members;     // node names; member i is index i everywhere
+  std::vector<Lane> lanes;
+
+  uint64_t NumChunks() const;
+  uint64_t ChunkSize(uint64_t chunk) const;
+  uint64_t ChunkOffset(uint64_t chunk) const { return chunk * chunk_bytes; }
+  // Bytes carried by lane `lane` (sum of its chunk sizes). REQUIRES: ValidatePlan(*this).ok().
+  uint64_t LaneBytes(int lane) const;
+};
+
+}  // namespace gridcast

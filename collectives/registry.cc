@@ -1,0 +1,69 @@
+#include "collectives/registry.h"
+
+#include <charconv>
+#include <functional>
+
+#include "collectives/planners/chain.h"
+#include "collectives/planners/flat.h"
+
+namespace gridcast {
+namespace {
+
+struct Entry {
+  PlannerInfo info;
+  int default_parameter;  // 0 = takes no parameter
+  int min_parameter;
+  std::function<std::unique_ptr<Planner>(int parameter)> make;
+};
+
+const std::vector<Entry>& Entries() {
+  static const std::vector<Entry> entries = {
+      {{"flat", PlannerKind::kBroadcast, "the source sends to every member itself"}, 0, 0,
+       [](int) { return std::make_unique<FlatPlanner>(); }},
+      {{"chain", PlannerKind::kBroadcast, "pipelined chain through all members"}, 0, 0,
+       [](int) { return std::make_unique<ChainPlanner>(); }},
+  };
+  return entries;
+}
+
+std::string KnownNames() {
+  std::string names;
+  for (const Entry& e : Entries()) names += (names.empty() ? "" : ", ") + e.info.name;
+  return names;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name) {
+  const size_t colon = name.find(':');
+  const std::string_view base = name.substr(0, colon);
+  for (const Entry& e : Entries()) {
+    const std::string_view entry_base = std::string_view(e.info.name).substr(0, e.info.name.find(':'));
+    if (entry_base != base) continue;
+    int parameter = e.default_parameter;
+    if (colon != std::string_view::npos) {
+      const std::string_view text = name.substr(colon + 1);
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parameter);
+      if (e.default_parameter == 0) {
+        return Status::InvalidArgument("algorithm '" + std::string(base) + "' takes no parameter");
+      }
+      if (ec != std::errc() || ptr != text.data() + text.size() || parameter < e.min_parameter) {
+        return Status::InvalidArgument("bad parameter in '" + std::string(name) + "': expected an integer >= " +
+                                       std::to_string(e.min_parameter));
+      }
+    }
+    return e.make(parameter);
+  }
+  return Status::InvalidArgument("unknown algorithm '" + std::string(name) + "' (known: " + KnownNames() + ")");
+}
+
+const std::vector<PlannerInfo>& ListPlanners() {
+  static const std::vector<PlannerInfo> infos = [] {
+    std::vector<PlannerInfo> result;
+    for (const Entry& e : Entries()) result.push_back(e.info);
+    return result;
+  }();
+  return infos;
+}
+
+}  // namespace gridcast

@@ -1,0 +1,31 @@
+// The planner registry: every algorithm by name, for the CLI, the daemon and auto.
+//
+// Names may carry one integer parameter after a colon ("knomial:4", "splitstream:3");
+// without it the planner's default applies. Thread-safe (no mutable state).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/planner.h"
+#include "common/result.h"
+
+namespace gridcast {
+
+enum class PlannerKind { kBroadcast, kAllToAll };
+
+struct PlannerInfo {
+  std::string name;      // canonical, with the default parameter if it takes one
+  PlannerKind kind;
+  std::string summary;   // one line for --help and docs
+};
+
+// InvalidArgument for an unknown name or a bad parameter, listing the known names.
+Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name);
+
+// Every registered planner, broadcast ones first.
+const std::vector<PlannerInfo>& ListPlanners();
+
+}  // namespace gridcast

@@ -1,0 +1,22 @@
+// ValidatePlan: proves a Plan can be executed as written.
+//
+// Checks: members are non-empty, named and unique; every chunk of the payload belongs to
+// exactly one lane; every lane's fanouts form an arborescence over all members rooted at the
+// lane's source (each other member has exactly one parent, all are reachable, no member is
+// named twice in a child list); every index names a member; stream counts are >= 1.
+// Together these mean every member receives every chunk exactly once. Pure; thread-safe.
+#pragma once
+
+#include "collectives/network_model.h"
+#include "collectives/plan.h"
+#include "common/status.h"
+
+namespace gridcast {
+
+// OK, or InvalidArgument naming the lane, member or chunk at fault.
+Status ValidatePlan(const Plan& plan);
+
+// ValidatePlan plus: every member names a node of `model`.
+Status ValidatePlanOn(const Plan& plan, const NetworkModel& model);
+
+}  // namespace gridcast

@@ -1,0 +1,147 @@
+// Every registered planner, on several topologies, member counts and payload sizes, makes a
+// Plan that validates and delivers every chunk to every member exactly once. Registering a
+// planner is enough to have it tested here.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "collectives/registry.h"
+#include "collectives/topology.h"
+#include "collectives/validate_plan.h"
+
+namespace gridcast {
+namespace {
+
+constexpr uint64_t kChunk = 1 << 16;
+
+NetworkModel Flat(int p) {
+  NetworkModel net;
+  net.name = "flat";
+  net.switches.push_back({"core", -1});
+  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+  return net;
+}
+
+// Three sites under a core, unequal sizes and rates, source in the middle site.
+NetworkModel Sites(int p) {
+  NetworkModel net;
+  net.name = "sites";
+  net.switches = {{"core", -1}, {"a", 0, 400e6, 400e6, 0.005}, {"b", 0, 50e6, 50e6, 0.01},
+                  {"c", 0, 100e6, 100e6, 0.002}, {"c-rack", 3, 200e6, 200e6, 0}};
+  for (int i = 0; i < p; ++i) {
+    const int site = 1 + (i % 7 < 3 ? 0 : i % 7 < 5 ? 1 : i % 7 < 6 ? 3 : 4);
+    net.nodes.push_back({"n" + std::to_string(i), site, i % 3 == 0 ? 300e6 : 100e6, 100e6});
+  }
+  net.source = p / 2;
+  return net;
+}
+
+// Independent of ValidatePlan: walk each chunk down its lane and count deliveries.
+void ExpectEveryChunkOnceEverywhere(const Plan& plan) {
+  const int p = static_cast<int>(plan.members.size());
+  const uint64_t n = plan.NumChunks();
+  std::vector<std::vector<int>> received(p, std::vector<int>(n, 0));
+  for (const Lane& lane : plan.lanes) {
+    for (uint64_t c = 0; c < n; ++c) {
+      if (!lane.Carries(c)) continue;
+      received[lane.source][c] += 1;  // the source holds it
+      std::vector<int> frontier = {lane.source};
+      int steps = 0;
+      while (!frontier.empty() && ++steps <= p + 1) {
+        std::vector<int> next;
+        for (int v : frontier) {
+          for (const Fanout& f : lane.fanouts) {
+            if (f.parent != v) continue;
+            for (int child : f.children) {
+              received[child][c] += 1;
+              next.push_back(child);
+            }
+          }
+        }
+        frontier = std::move(next);
+      }
+    }
+  }
+  for (int m = 0; m < p; ++m) {
+    for (uint64_t c = 0; c < n; ++c) {
+      ASSERT_EQ(received[m][c], 1) << plan.algorithm << ": member " << plan.members[m]
+                                   << " chunk " << c;
+    }
+  }
+}
+
+struct Case {
+  std::string planner;
+  std::string topology;
+  int p;
+};
+
+class PlannerInvariants : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlannerInvariants, ValidAndComplete) {
+  const Case& c = GetParam();
+  NetworkModel net = c.topology == "flat" ? Flat(c.p) : Sites(c.p);
+  Result<std::unique_ptr<Planner>> planner = MakePlanner(c.planner);
+  ASSERT_TRUE(planner.ok()) << planner.status().ToString();
+  for (uint64_t size : {uint64_t{0}, uint64_t{1}, kChunk - 1, kChunk + 1, 37 * kChunk + 5}) {
+    PlanOptions options;
+    options.chunk_bytes = kChunk;
+    Result<Plan> plan = (*planner)->MakePlan(net, size, options);
+    ASSERT_TRUE(plan.ok()) << c.planner << " p=" << c.p << " size=" << size << ": "
+                           << plan.status().ToString();
+    Status valid = ValidatePlanOn(*plan, net);
+    ASSERT_TRUE(valid.ok()) << c.planner << " p=" << c.p << " size=" << size << ": "
+                            << valid.ToString();
+    ASSERT_EQ(plan->members.size(), static_cast<size_t>(c.p));
+    ASSERT_EQ(plan->payload_bytes, size);
+    if (c.p <= 40 || size <= kChunk + 1) ExpectEveryChunkOnceEverywhere(*plan);
+  }
+  // A subset of members, with the source named explicitly.
+  if (c.p >= 3) {
+    PlanOptions options;
+    options.chunk_bytes = kChunk;
+    options.source = 1;
+    for (int i = 0; i < c.p; i += 2) options.members.push_back(i);
+    Result<Plan> plan = (*planner)->MakePlan(net, 9 * kChunk, options);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_TRUE(ValidatePlanOn(*plan, net).ok()) << ValidatePlanOn(*plan, net).ToString();
+    EXPECT_EQ(plan->members[0], net.nodes[1].name);
+    ExpectEveryChunkOnceEverywhere(*plan);
+  }
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  for (const PlannerInfo& info : ListPlanners()) {
+    for (int p = 1; p <= 70; ++p) cases.push_back({info.name, "flat", p});
+    for (int p : {127, 128, 255, 1000}) cases.push_back({info.name, "flat", p});
+    for (int p : {1, 2, 3, 5, 8, 16, 17, 31, 64}) cases.push_back({info.name, "sites", p});
+  }
+  return cases;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.planner + "_" + info.param.topology + "_" + std::to_string(info.param.p);
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerInvariants, ::testing::ValuesIn(AllCases()), CaseName);
+
+TEST(Registry, NamesAndParameters) {
+  EXPECT_TRUE(MakePlanner("chain").ok());
+  EXPECT_EQ(MakePlanner("nope").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(MakePlanner("nope").status().message().find("known: "), std::string::npos);
+  EXPECT_FALSE(MakePlanner("chain:3").ok());
+  for (const PlannerInfo& info : ListPlanners()) {
+    Result<std::unique_ptr<Planner>> planner = MakePlanner(info.name);
+    ASSERT_TRUE(planner.ok()) << info.name;
+    EXPECT_EQ((*planner)->name(), info.name);
+  }
+}
+
+}  // namespace
+}  // namespace gridcast
