@@ -1,0 +1,274 @@
+#include "daemon/coordinator/broadcast_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "collectives/registry.h"
+#include "collectives/topology.h"
+#include "collectives/validate_plan.h"
+#include "proto/plan_codec.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
+
+bool IsWithin(const fs::path& path, const fs::path& root) {
+  const std::string p = path.string();
+  const std::string r = root.string();
+  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 &&
+                    (r.back() == '/' || p[r.size()] == '/'));
+}
+
+// A network model over exactly the members when the cluster file names no topology:
+// one switch, unshaped links.
+NetworkModel FlatModel(const std::vector<std::string>& members) {
+  NetworkModel net;
+  net.name = "cluster";
+  net.switches.push_back(Switch{"cluster-switch", -1});
+  for (const std::string& name : members) net.nodes.push_back(Node{name, 0});
+  return net;
+}
+
+Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const std::vector<std::string>& members) {
+  if (cluster.topology_path.empty()) return FlatModel(members);
+  std::ifstream in(cluster.topology_path);
+  if (!in) return Status::FailedPrecondition("cannot read topology " + cluster.topology_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<NetworkModel> model = ParseTopology(text.str());
+  if (!model.ok()) return model.status().WithContext(cluster.topology_path);
+  return model;
+}
+
+// Compares a member's echo of the plan with the source's view, field by field.
+Status CheckAgreement(const std::string& member, const v1::Plan& plan,
+                      const v1::PrepareResponse& echo) {
+  auto differs = [&](const char* field) {
+    return Status::Aborted("member '" + member + "' disagrees on " + field + "; broadcast aborted");
+  };
+  if (echo.member() != member) return differs("its own name");
+  if (echo.plan_id() != plan.plan_id()) return differs("plan id");
+  if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
+  if (echo.chunk_hashes_sha256() != Bytes(ChunkHashesDigest(plan.payload()))) return differs("chunk hashes");
+  if (echo.members_sha256() != Bytes(MembersDigest(plan))) return differs("member list");
+  return Status::Ok();
+}
+
+}  // namespace
+
+BroadcastCoordinator::BroadcastCoordinator(Participant& node, const ClusterConfig& cluster,
+                                           CoordinatorOptions options)
+    : node_(node), cluster_(cluster), options_(std::move(options)) {}
+
+Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
+                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
+  // --- The payload: inside the data directory or an allowed send root.
+  if (request.payload_path().empty()) return Status::InvalidArgument("no payload path");
+  fs::path path(request.payload_path());
+  if (path.is_relative()) path = fs::path(node_.data_dir()) / path;
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  bool allowed = !ec && IsWithin(canonical, fs::weakly_canonical(node_.data_dir(), ec));
+  for (const std::string& root : options_.send_roots) {
+    allowed = allowed || IsWithin(canonical, fs::weakly_canonical(root, ec));
+  }
+  if (!allowed) {
+    return Status::PermissionDenied("payload " + path.string() +
+                                    " is outside the data directory and the send roots");
+  }
+  const uint64_t size = fs::file_size(canonical, ec);
+  if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
+  const std::string name = request.name().empty() ? canonical.filename().string() : request.name();
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+
+  // --- Members: the source first, then the receivers.
+  std::vector<std::string> members = {node_.name()};
+  if (cluster_.Find(node_.name()) == nullptr) {
+    return Status::FailedPrecondition("this daemon '" + node_.name() + "' is not in the cluster file");
+  }
+  if (request.members().empty()) {
+    for (const ClusterMember& m : cluster_.members) {
+      if (m.name != node_.name()) members.push_back(m.name);
+    }
+  } else {
+    for (const std::string& m : request.members()) {
+      if (cluster_.Find(m) == nullptr) return Status::InvalidArgument("unknown member '" + m + "'");
+      if (std::find(members.begin(), members.end(), m) == members.end()) members.push_back(m);
+    }
+  }
+
+  // --- The plan.
+  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadModel(cluster_, members));
+  PlanOptions plan_options;
+  for (const std::string& m : members) {
+    std::optional<int> node = net.FindNode(m);
+    if (!node) return Status::FailedPrecondition("member '" + m + "' is not a node of the topology");
+    plan_options.members.push_back(*node);
+  }
+  plan_options.source = plan_options.members.front();
+  if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();
+  if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
+  const std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
+  if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
+
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                            PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes));
+  const PayloadIdentity identity = store->identity();
+  v1::Plan proto;
+  PlanToProto(plan, &proto);
+  PlanId id{};
+  RandomBytes(id);
+  proto.set_plan_id(std::string(id.begin(), id.end()));
+  proto.mutable_payload()->set_name(name);
+  for (const Digest& d : identity.chunk_hashes) proto.mutable_payload()->add_chunk_sha256(Bytes(d));
+  proto.mutable_payload()->set_sha256(Bytes(identity.sha256));
+  for (v1::Member& m : *proto.mutable_members()) {
+    const ClusterMember* entry = cluster_.Find(m.name());
+    m.set_control_address(entry->control_address);
+    m.set_data_address(entry->data_address);
+  }
+  const double timeout_s = request.timeout_s() > 0 ? request.timeout_s()
+                                                   : 120.0 + static_cast<double>(size) / 1e6;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+
+  v1::BroadcastProgress progress;
+  progress.set_plan_id(proto.plan_id());
+  progress.set_algorithm(plan.algorithm);
+  progress.set_rationale(plan.rationale);
+  progress.set_payload_bytes(size);
+  progress.set_payload_sha256(Bytes(identity.sha256));
+  progress.set_chunk_bytes(plan.chunk_bytes);
+  progress.set_lanes(static_cast<uint32_t>(plan.lanes.size()));
+  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
+               members.size() - 1, plan.algorithm);
+
+  // --- Agreement.
+  GRIDCAST_RETURN_IF_ERROR(node_.PrepareSource(proto, std::move(store)));
+  std::vector<std::unique_ptr<ControlClient>> clients(members.size());
+  for (size_t i = 1; i < members.size(); ++i) {
+    clients[i] = std::make_unique<ControlClient>(cluster_.Find(members[i])->control_address,
+                                                 cluster_.secret, options_.client);
+  }
+  auto prepare = [&](size_t i) -> Status {
+    v1::PrepareRequest prepare_request;
+    *prepare_request.mutable_plan() = proto;
+    prepare_request.set_member_index(static_cast<uint32_t>(i));
+    prepare_request.set_timeout_s(timeout_s);
+    v1::PrepareResponse echo;
+    Status status = clients[i]->Prepare(prepare_request, &echo);
+    if (!status.ok()) return status.WithContext("member '" + members[i] + "' refused the plan");
+    return CheckAgreement(members[i], proto, echo);
+  };
+  auto release_all = [&](const std::string& reason) {
+    v1::CancelRequest cancel;
+    cancel.set_plan_id(proto.plan_id());
+    cancel.set_reason(reason);
+    for (size_t i = 1; i < members.size(); ++i) (void)clients[i]->Cancel(cancel);
+    (void)node_.Stop(id, reason);
+  };
+  std::vector<std::future<Status>> prepared;
+  for (size_t i = 1; i < members.size(); ++i) prepared.push_back(std::async(std::launch::async, prepare, i));
+  Status agreement;
+  for (auto& f : prepared) {
+    Status s = f.get();
+    if (agreement.ok() && !s.ok()) agreement = s;
+  }
+  if (!agreement.ok()) {
+    release_all("aborted: " + agreement.message());
+    return agreement;
+  }
+
+  // --- Start, then follow.
+  v1::StartRequest start;
+  start.set_plan_id(proto.plan_id());
+  for (size_t i = 1; i < members.size(); ++i) {
+    Status s = clients[i]->Start(start);
+    if (!s.ok()) {
+      release_all("aborted");
+      return s.WithContext("member '" + members[i] + "' did not start");
+    }
+  }
+  const auto started = std::chrono::steady_clock::now();
+  GRIDCAST_RETURN_IF_ERROR(node_.Start(id));
+
+  v1::StatusRequest status_request;
+  status_request.set_plan_id(proto.plan_id());
+  std::vector<double> done_at(members.size(), -1);  // when this coordinator first saw each done
+  for (;;) {
+    progress.clear_members();
+    progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    bool all_done = true;
+    Status failure;
+    for (size_t i = 1; i < members.size(); ++i) {
+      v1::MemberProgress* mp = progress.add_members();
+      mp->set_member(members[i]);
+      mp->set_chunks_total(identity.NumChunks());
+      v1::StatusResponse response;
+      Status s = clients[i]->GetStatus(status_request, &response);
+      if (s.code() == StatusCode::kNotFound) {
+        // The member restarted: prepare and start it again; it resumes from what it verified.
+        spdlog::warn("broadcast {}: member {} lost the plan; preparing it again", ToHex(id), members[i]);
+        s = prepare(i);
+        if (s.ok()) s = clients[i]->Start(start);
+        if (!s.ok() && s.code() != StatusCode::kUnavailable) failure = s;
+        mp->set_state("resuming");
+        all_done = false;
+        continue;
+      }
+      if (!s.ok() || response.plans_size() != 1) {
+        mp->set_state("unreachable");
+        all_done = false;
+        continue;
+      }
+      const v1::PlanStatus& ps = response.plans(0);
+      mp->set_chunks_done(ps.chunks_done());
+      mp->set_bytes_done(std::min(ps.chunks_done() * plan.chunk_bytes, size));
+      mp->set_state(ps.state());
+      if (ps.state() == "done") {
+        if (done_at[i] < 0) done_at[i] = progress.elapsed_s();
+        mp->set_finished_s(done_at[i]);
+        mp->set_sha256(ps.sha256());
+        if (ps.sha256() != Bytes(identity.sha256)) {
+          failure = Status::DataLoss("member '" + members[i] + "' assembled a payload whose SHA-256 differs");
+        }
+      } else {
+        all_done = false;
+        if (ps.state().rfind("failed", 0) == 0 || ps.state().rfind("stopped", 0) == 0) {
+          failure = Status::Aborted("member '" + members[i] + "' " + ps.state());
+        }
+      }
+    }
+    if (!failure.ok() || std::chrono::steady_clock::now() > deadline) {
+      if (failure.ok()) failure = Status::DeadlineExceeded("broadcast did not finish within " +
+                                                           std::to_string(timeout_s) + " s");
+      release_all("aborted: " + failure.message());
+      progress.set_finished(true);
+      progress.set_error(failure.message());
+      report(progress);
+      return failure;
+    }
+    if (all_done) {
+      release_all("finished");
+      progress.set_finished(true);
+      report(progress);
+      spdlog::info("broadcast {} finished in {:.3f} s", ToHex(id), progress.elapsed_s());
+      return Status::Ok();
+    }
+    report(progress);
+    std::this_thread::sleep_for(options_.poll_interval);
+  }
+}
+
+}  // namespace gridcast

@@ -1,0 +1,44 @@
+// BroadcastCoordinator: the source side of one push broadcast.
+//
+// Plans (collectives/), hashes the payload, and makes every member agree before one data byte
+// moves: each member's Prepare echoes payload size, chunk-hash digest, plan id and member-list
+// digest, and any difference aborts with the member and the field named. Then it starts all
+// members, follows their progress, re-prepares a member that restarted (it resumes from its
+// verified chunks), compares every member's end-to-end SHA-256 with the source's, and releases
+// the plan everywhere. Blocking; runs on the calling (gRPC handler) thread.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/membership/cluster_file.h"
+#include "daemon/membership/control_client.h"
+#include "daemon/participant.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+struct CoordinatorOptions {
+  // Directories a source may read payloads from, besides its data directory.
+  std::vector<std::string> send_roots;
+  ControlClientOptions client;
+  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(50);
+};
+
+class BroadcastCoordinator {
+ public:
+  BroadcastCoordinator(Participant& node, const ClusterConfig& cluster, CoordinatorOptions options);
+
+  // `report` receives progress; the last call has finished = true.
+  Status Run(const v1::BroadcastRequest& request,
+             const std::function<void(const v1::BroadcastProgress&)>& report);
+
+ private:
+  Participant& node_;
+  const ClusterConfig& cluster_;
+  const CoordinatorOptions options_;
+};
+
+}  // namespace gridcast

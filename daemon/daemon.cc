@@ -1,0 +1,104 @@
+#include "daemon/daemon.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "daemon/participant.h"
+#include "daemon/service/control_service.h"
+#include "daemon/transport/data_plane.h"
+
+namespace gridcast {
+namespace {
+
+Result<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Status RunDaemon(const DaemonOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec || !fs::is_directory(options.data_dir)) {
+    return Status::FailedPrecondition("data directory " + options.data_dir + " is unusable");
+  }
+  const std::string data_dir = fs::canonical(options.data_dir).string();
+
+  // Signals are taken by sigwait below, not by whichever thread happens to run.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  boost::asio::io_context io(1);
+  auto work = boost::asio::make_work_guard(io);
+  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution});
+  DataPlane data_plane(io, options.cluster.secret,
+                       [&node](const PlanId& id) { return node.FindPlan(id); },
+                       options.execution.connect_timeout);
+  Result<uint16_t> data_port = data_plane.Listen(options.data_address);
+  if (!data_port.ok()) return data_port.status();
+  std::thread io_thread([&io] { io.run(); });
+
+  CoordinatorOptions coordinator_options;
+  coordinator_options.send_roots = options.send_roots;
+  coordinator_options.client.tls_ca = options.tls_ca;
+  BroadcastCoordinator coordinator(node, options.cluster, coordinator_options);
+  ControlService service(node, coordinator, options.cluster.secret);
+
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.tls_cert.empty()) {
+    Result<std::string> cert = ReadPem(options.tls_cert);
+    Result<std::string> key = ReadPem(options.tls_key);
+    if (!cert.ok() || !key.ok()) {
+      io.stop();
+      io_thread.join();
+      return Status::InvalidArgument("TLS needs readable --tls-cert and --tls-key");
+    }
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  if (options.control_address.rfind("unix:", 0) == 0) {
+    fs::remove(options.control_address.substr(options.control_address.find(':') + 1), ec);
+  }
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.control_address, credentials);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    io.stop();
+    io_thread.join();
+    return Status::Unavailable("cannot listen for control calls on " + options.control_address);
+  }
+  spdlog::info("gridcastd '{}' up: control {}, data {} (port {}), data dir {}", options.name,
+               options.control_address, options.data_address, *data_port, data_dir);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("gridcastd '{}': signal {}, shutting down", options.name, signal_number);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  for (const auto& plan : node.Plans()) plan->RequestStop("daemon shutting down");
+  work.reset();
+  io.stop();
+  io_thread.join();
+  return Status::Ok();
+}
+
+}  // namespace gridcast

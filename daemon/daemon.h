@@ -1,0 +1,32 @@
+// Daemon: wires gridcastd's layers together — the io thread (data plane), the Node, the
+// coordinator and the gRPC server — and owns nothing else.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/coordinator/broadcast_coordinator.h"
+#include "daemon/executor/plan_execution.h"
+#include "daemon/membership/cluster_file.h"
+
+namespace gridcast {
+
+struct DaemonOptions {
+  std::string name;               // this member's name in the cluster file
+  std::string data_dir;           // payloads live here; nothing is written outside it
+  std::string control_address;    // gRPC: "unix:/path" or "host:port"
+  std::string data_address;       // raw TCP: "ip:port"
+  ClusterConfig cluster;          // members, secret, topology
+  std::vector<std::string> send_roots;
+  ExecutionOptions execution;
+  std::string tls_cert;           // PEM; with tls_key enables TLS on the control port
+  std::string tls_key;
+  std::string tls_ca;             // PEM; for calls to other daemons over TLS
+};
+
+// Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.
+Status RunDaemon(const DaemonOptions& options);
+
+}  // namespace gridcast

@@ -1,0 +1,443 @@
+#include "daemon/executor/plan_execution.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <set>
+
+#include "daemon/membership/cluster_file.h"
+#include "daemon/transport/socket_io.h"
+
+namespace gridcast {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+const char* ExecutionStateName(ExecutionState state) {
+  switch (state) {
+    case ExecutionState::kPrepared: return "prepared";
+    case ExecutionState::kRunning: return "running";
+    case ExecutionState::kDone: return "done";
+    case ExecutionState::kFailed: return "failed";
+    case ExecutionState::kStopped: return "stopped";
+  }
+  return "unknown";
+}
+
+struct PlanExecution::SenderConnection {
+  explicit SenderConnection(asio::io_context& io) : socket(std::make_shared<tcp::socket>(io)), wake(io) {}
+  std::shared_ptr<tcp::socket> socket;
+  std::vector<bool> child_has;
+  std::set<uint64_t> in_flight;
+  std::deque<uint64_t> resend;
+  Notifier wake;
+  Status error;
+  std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
+};
+
+PlanExecution::PlanExecution(asio::io_context& io, Plan plan, PlanId id, int self,
+                             std::vector<std::string> data_addresses,
+                             std::unique_ptr<PayloadStore> store, ExecutionOptions options)
+    : io_(io),
+      plan_(std::move(plan)),
+      id_(id),
+      self_(self),
+      data_addresses_(std::move(data_addresses)),
+      store_(std::move(store)),
+      options_(std::move(options)),
+      chunk_arrived_(io) {
+  for (const Lane& lane : plan_.lanes) {
+    std::vector<uint64_t> chunks;
+    for (const ChunkRange& range : lane.chunks) {
+      for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
+    }
+    std::sort(chunks.begin(), chunks.end());
+    lane_chunks_.push_back(std::move(chunks));
+    parent_.push_back(lane.ParentOf(self_));
+  }
+}
+
+bool PlanExecution::Stopping() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stop_requested_ || state_ == ExecutionState::kFailed;
+}
+
+void PlanExecution::Start() {
+  started_ = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_ == ExecutionState::kPrepared) state_ = ExecutionState::kRunning;
+  }
+  for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+    const Lane& lane = plan_.lanes[l];
+    for (const Fanout& fanout : lane.fanouts) {
+      if (fanout.parent != self_) continue;
+      for (size_t i = 0; i < fanout.children.size(); ++i) {
+        const int streams = lane.StreamsOn(fanout, i);
+        for (int s = 0; s < streams; ++s) {
+          ++senders_running_;
+          asio::co_spawn(io_, RunSender(static_cast<int>(l), fanout.children[i], s, streams),
+                         asio::detached);
+        }
+      }
+    }
+  }
+  if (senders_running_ == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    forwarding_done_ = true;
+  }
+  OnChunkVerified();  // a member that already holds everything is done at once
+}
+
+void PlanExecution::RequestStop(std::string reason) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_requested_) return;
+    stop_requested_ = true;
+    if (state_ == ExecutionState::kPrepared || state_ == ExecutionState::kRunning) {
+      state_ = ExecutionState::kStopped;
+      error_ = std::move(reason);
+    }
+  }
+  auto self = shared_from_this();
+  asio::post(io_, [self] {
+    for (auto& socket : self->open_sockets_) {
+      boost::system::error_code ignored;
+      socket->close(ignored);
+    }
+    self->open_sockets_.clear();
+    self->chunk_arrived_.Notify();
+  });
+}
+
+void PlanExecution::Fail(const Status& status) {
+  spdlog::error("plan {}: {}", ToHex(id_), status.ToString());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_ == ExecutionState::kFailed) return;
+    state_ = ExecutionState::kFailed;
+    error_ = status.message();
+  }
+  for (auto& socket : open_sockets_) {
+    boost::system::error_code ignored;
+    socket->close(ignored);
+  }
+  open_sockets_.clear();
+  chunk_arrived_.Notify();
+}
+
+ExecutionSnapshot PlanExecution::Snapshot() const {
+  ExecutionSnapshot snapshot;
+  snapshot.chunks_done = store_->VerifiedCount();
+  snapshot.chunks_total = store_->identity().NumChunks();
+  snapshot.bytes_done = std::min(snapshot.chunks_done * plan_.chunk_bytes, plan_.payload_bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  snapshot.state = state_;
+  snapshot.error = error_;
+  snapshot.sha256 = sha256_;
+  snapshot.finished_s = finished_s_;
+  snapshot.forwarding_done = forwarding_done_;
+  return snapshot;
+}
+
+Status PlanExecution::CheckParent(const Hello& hello) const {
+  if (hello.lane >= plan_.lanes.size()) {
+    return Status::InvalidArgument("lane " + std::to_string(hello.lane) + " is not in the plan");
+  }
+  const int parent = parent_[hello.lane];
+  if (parent < 0 || static_cast<uint32_t>(parent) != hello.parent) {
+    return Status::PermissionDenied("member " + std::to_string(hello.parent) +
+                                    " is not this member's parent in lane " + std::to_string(hello.lane));
+  }
+  const Lane& lane = plan_.lanes[hello.lane];
+  for (const Fanout& fanout : lane.fanouts) {
+    if (fanout.parent != parent) continue;
+    for (size_t i = 0; i < fanout.children.size(); ++i) {
+      if (fanout.children[i] == self_ &&
+          static_cast<uint32_t>(lane.StreamsOn(fanout, i)) != hello.stream_count) {
+        return Status::InvalidArgument("the plan has " + std::to_string(lane.StreamsOn(fanout, i)) +
+                                       " streams on this edge, not " + std::to_string(hello.stream_count));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool PlanExecution::StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const {
+  const std::vector<uint64_t>& chunks = lane_chunks_[lane];
+  auto it = std::lower_bound(chunks.begin(), chunks.end(), chunk);
+  if (it == chunks.end() || *it != chunk) return false;
+  return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
+}
+
+void PlanExecution::CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer) {
+  if (options_.cache_chunks == 0 || cache_.count(chunk)) return;
+  cache_.emplace(chunk, std::move(buffer));
+  cache_order_.push_back(chunk);
+  while (cache_order_.size() > options_.cache_chunks) {
+    cache_.erase(cache_order_.front());
+    cache_order_.pop_front();
+  }
+}
+
+Result<std::shared_ptr<const std::vector<uint8_t>>> PlanExecution::ChunkBuffer(uint64_t chunk) {
+  auto it = cache_.find(chunk);
+  if (it != cache_.end()) return it->second;
+  auto buffer = std::make_shared<std::vector<uint8_t>>(store_->identity().ChunkSize(chunk));
+  GRIDCAST_RETURN_IF_ERROR(store_->ReadChunk(chunk, *buffer));
+  std::shared_ptr<const std::vector<uint8_t>> shared = std::move(buffer);
+  CacheChunk(chunk, shared);
+  return shared;
+}
+
+void PlanExecution::OnChunkVerified() {
+  chunk_arrived_.Notify();
+  if (!store_->Complete()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_ != ExecutionState::kRunning) return;
+  }
+  Result<Digest> digest = store_->Finalize();
+  if (!digest.ok()) {
+    Fail(digest.status());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = ExecutionState::kDone;
+  sha256_ = *digest;
+  finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void PlanExecution::Track(const std::shared_ptr<tcp::socket>& socket) {
+  std::erase_if(open_sockets_, [](const auto& s) { return !s->is_open(); });
+  open_sockets_.push_back(socket);
+}
+
+void PlanExecution::SenderFinished() {
+  if (--senders_running_ == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    forwarding_done_ = true;
+  }
+}
+
+asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, int stream_count) {
+  auto keep_alive = shared_from_this();
+  while (!Stopping()) {
+    Status status = co_await SendOnce(lane, child, stream, stream_count);
+    if (status.ok()) break;
+    if (!Stopping()) {
+      spdlog::debug("plan {} lane {} -> {} stream {}: {}; reconnecting", ToHex(id_), lane,
+                    plan_.members[child], stream, status.ToString());
+      asio::steady_timer delay(io_, options_.reconnect_delay);
+      boost::system::error_code ec;
+      co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+  SenderFinished();
+}
+
+asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
+  auto conn = std::make_shared<SenderConnection>(io_);
+  Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
+  if (!connected.ok()) co_return connected;
+  Track(conn->socket);
+
+  // Handshake, parent side.
+  std::array<uint8_t, kChallengeBytes> challenge_bytes{};
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, challenge_bytes, options_.io_timeout));
+  Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
+  if (!challenge.ok()) co_return challenge.status();
+  Hello hello;
+  hello.plan_id = id_;
+  hello.lane = static_cast<uint32_t>(lane);
+  hello.parent = static_cast<uint32_t>(self_);
+  hello.stream = static_cast<uint32_t>(stream);
+  hello.stream_count = static_cast<uint32_t>(stream_count);
+  RandomBytes(hello.nonce);
+  hello.mac = ParentMac(options_.secret, challenge->nonce, hello);
+  const auto hello_bytes = EncodeHello(hello);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(conn->socket, asio::buffer(hello_bytes), asio::const_buffer(), options_.io_timeout));
+  std::array<uint8_t, kAcceptHeaderBytes> accept_bytes{};
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, accept_bytes, options_.io_timeout));
+  uint32_t extra_length = 0;
+  Result<Accept> accept = DecodeAcceptHeader(accept_bytes, &extra_length);
+  if (!accept.ok()) co_return accept.status();
+  std::vector<uint8_t> extra(extra_length);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, extra, options_.io_timeout));
+  if (accept->status != 0) {
+    co_return Status(static_cast<StatusCode>(accept->status),
+                     "child refused: " + std::string(extra.begin(), extra.end()));
+  }
+  if (!ConstantTimeEqual(accept->mac, ChildMac(options_.secret, hello))) {
+    co_return Status::Unauthenticated("child " + plan_.members[child] + " failed authentication");
+  }
+  const uint64_t n = plan_.NumChunks();
+  if (extra.size() != (n + 7) / 8) co_return Status::InvalidArgument("child sent a bitmap of the wrong size");
+  conn->child_has.resize(n);
+  for (uint64_t c = 0; c < n; ++c) conn->child_has[c] = (extra[c / 8] >> (c % 8)) & 1;
+
+  asio::co_spawn(io_, ReadAcks(conn), asio::detached);
+
+  auto send_chunk = [this, conn, lane](uint64_t chunk) -> asio::awaitable<Status> {
+    Result<std::shared_ptr<const std::vector<uint8_t>>> data = ChunkBuffer(chunk);
+    if (!data.ok()) co_return data.status();
+    FrameHeader header;
+    header.type = FrameType::kData;
+    header.plan_id = id_;
+    header.lane = static_cast<uint32_t>(lane);
+    header.length = static_cast<uint32_t>((*data)->size());
+    header.chunk = chunk;
+    header.sha256 = store_->identity().chunk_hashes[chunk];
+    const auto header_bytes = EncodeFrameHeader(header);
+    conn->in_flight.insert(chunk);
+    co_return co_await WriteAll(conn->socket, asio::buffer(header_bytes), asio::buffer(**data),
+                                options_.io_timeout);
+  };
+  // Waits until the connection can take one more chunk; resends what the child refused.
+  auto wait_for_window = [this, conn, &send_chunk]() -> asio::awaitable<Status> {
+    for (;;) {
+      if (Stopping()) co_return Status::Cancelled("stopped");
+      if (!conn->error.ok()) co_return conn->error;
+      if (!conn->resend.empty()) {
+        uint64_t chunk = conn->resend.front();
+        conn->resend.pop_front();
+        GRIDCAST_CO_RETURN_IF_ERROR(co_await send_chunk(chunk));
+        continue;
+      }
+      if (conn->in_flight.size() < options_.window_chunks) co_return Status::Ok();
+      if (std::chrono::steady_clock::now() - conn->last_ack > options_.io_timeout) {
+        co_return Status::DeadlineExceeded("no acknowledgement within the I/O timeout");
+      }
+      co_await conn->wake.Wait();
+    }
+  };
+
+  for (uint64_t chunk : lane_chunks_[lane]) {
+    if (!StreamCarries(lane, chunk, stream, stream_count) || conn->child_has[chunk]) continue;
+    while (!store_->Has(chunk)) {
+      if (Stopping()) co_return Status::Cancelled("stopped");
+      if (!conn->error.ok()) co_return conn->error;
+      co_await chunk_arrived_.Wait();
+    }
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await send_chunk(chunk));
+  }
+  // Drain: every chunk acknowledged (or resent until it is).
+  while (!conn->in_flight.empty() || !conn->resend.empty()) {
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
+    if (!conn->in_flight.empty()) co_await conn->wake.Wait();
+  }
+  boost::system::error_code ignored;
+  conn->socket->shutdown(tcp::socket::shutdown_both, ignored);
+  conn->socket->close(ignored);
+  co_return Status::Ok();
+}
+
+asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> conn) {
+  auto keep_alive = shared_from_this();
+  std::array<uint8_t, kFrameHeaderBytes> bytes{};
+  for (;;) {
+    Status read = co_await ReadExactly(conn->socket, bytes, std::chrono::hours(24 * 365));
+    Result<FrameHeader> header = read.ok() ? DecodeFrameHeader(bytes, 0) : Result<FrameHeader>(read);
+    if (header.ok() && (header->type == FrameType::kData || header->plan_id != id_ ||
+                        !conn->in_flight.count(header->chunk))) {
+      header = Status::InvalidArgument("unexpected frame from child");
+    }
+    if (!header.ok()) {
+      conn->error = header.status();
+      boost::system::error_code ignored;
+      conn->socket->close(ignored);
+      conn->wake.Notify();
+      co_return;
+    }
+    conn->in_flight.erase(header->chunk);
+    conn->last_ack = std::chrono::steady_clock::now();
+    if (header->type == FrameType::kAck) {
+      conn->child_has[header->chunk] = true;
+    } else {
+      spdlog::warn("plan {}: child refused chunk {} (hash mismatch); resending", ToHex(id_), header->chunk);
+      conn->resend.push_back(header->chunk);
+    }
+    conn->wake.Notify();
+  }
+}
+
+void PlanExecution::AdoptParentConnection(tcp::socket socket, const Hello& hello) {
+  asio::co_spawn(io_,
+                 RunReceiver(std::move(socket), static_cast<int>(hello.lane),
+                             static_cast<int>(hello.stream), static_cast<int>(hello.stream_count)),
+                 asio::detached);
+}
+
+asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lane, int stream,
+                                                 int stream_count) {
+  auto keep_alive = shared_from_this();
+  auto socket = std::make_shared<tcp::socket>(std::move(raw_socket));
+  Track(socket);
+  const std::string where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
+  constexpr int kMaxMismatches = 8;
+  int mismatches = 0;
+  std::array<uint8_t, kFrameHeaderBytes> bytes{};
+  for (;;) {
+    Status read = co_await ReadExactly(socket, bytes, options_.io_timeout);
+    if (!read.ok()) {
+      if (!Stopping() && !store_->Complete()) spdlog::debug("{}: parent connection ended: {}", where, read.ToString());
+      co_return;
+    }
+    Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(plan_.chunk_bytes));
+    Status valid = header.status();
+    if (valid.ok()) {
+      if (header->type != FrameType::kData || header->plan_id != id_ ||
+          header->lane != static_cast<uint32_t>(lane)) {
+        valid = Status::InvalidArgument("frame for another plan, lane or of the wrong type");
+      } else if (header->chunk >= plan_.NumChunks() ||
+                 !StreamCarries(lane, header->chunk, stream, stream_count)) {
+        valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " is not carried here");
+      } else if (header->length != plan_.ChunkSize(header->chunk)) {
+        valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " has the wrong length");
+      }
+    }
+    if (!valid.ok()) {
+      spdlog::warn("{}: closing parent connection: {}", where, valid.message());
+      boost::system::error_code ignored;
+      socket->close(ignored);
+      co_return;
+    }
+    auto data = std::make_shared<std::vector<uint8_t>>(header->length);
+    if (!(co_await ReadExactly(socket, *data, options_.io_timeout)).ok()) co_return;
+
+    FrameHeader reply;
+    reply.plan_id = id_;
+    reply.lane = header->lane;
+    reply.chunk = header->chunk;
+    reply.type = FrameType::kAck;
+    Status written = store_->WriteChunk(header->chunk, *data);
+    if (written.code() == StatusCode::kDataLoss) {
+      spdlog::warn("{}: {}; asking the parent again", where, written.message());
+      reply.type = FrameType::kNack;
+      if (++mismatches > kMaxMismatches) {
+        spdlog::warn("{}: {} corrupt chunks from this parent; closing", where, mismatches);
+        boost::system::error_code ignored;
+        socket->close(ignored);
+        co_return;
+      }
+    } else if (!written.ok()) {
+      Fail(written.WithContext(plan_.members[self_]));
+      co_return;
+    } else {
+      CacheChunk(header->chunk, std::move(data));
+      OnChunkVerified();
+    }
+    const auto reply_bytes = EncodeFrameHeader(reply);
+    if (!(co_await WriteAll(socket, asio::buffer(reply_bytes), asio::const_buffer(), options_.io_timeout)).ok()) co_return;
+  }
+}
+
+}  // namespace gridcast

@@ -1,0 +1,136 @@
+// PlanExecution: this member's share of one Plan, run on the data plane's io_context.
+//
+// For every lane it receives the lane's chunks from its parent (connections the parent opens,
+// handed over by DataPlane after the handshake) and forwards each verified chunk to its
+// children (connections it opens, with the plan's parallel streams per edge), in lane order,
+// with at most `window_chunks` unacknowledged chunks per connection. A received chunk is
+// hashed and written once by the PayloadStore; children are served from a small cache of
+// recent chunks, or from disk when they lag, so memory is bounded by windows and the cache,
+// never by the payload. Lost connections are re-opened; the child's bitmap in the handshake
+// says what it already holds, so a restarted member re-receives only what it had not verified.
+//
+// Knows no algorithm: only parents, children, lanes and chunk order.
+// Thread-safety: everything runs on the io_context's single thread except Snapshot() and
+// RequestStop(), which may be called from any thread.
+#pragma once
+
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "daemon/executor/notifier.h"
+#include "daemon/store/payload_store.h"
+#include "daemon/transport/frame.h"
+
+namespace gridcast {
+
+struct ExecutionOptions {
+  std::string secret;
+  // Unacknowledged chunks per connection. More hides latency; each costs a chunk on restart.
+  uint32_t window_chunks = 8;
+  // Recently received chunks kept in memory for the children (beyond that, read from disk).
+  size_t cache_chunks = 32;
+  // A connection with no progress for this long is dropped (and re-opened by the parent).
+  std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
+  std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
+  std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
+};
+
+enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };
+const char* ExecutionStateName(ExecutionState state);
+
+struct ExecutionSnapshot {
+  ExecutionState state = ExecutionState::kPrepared;
+  uint64_t chunks_done = 0;
+  uint64_t chunks_total = 0;
+  uint64_t bytes_done = 0;
+  std::string error;
+  Digest sha256{};            // when done
+  double finished_s = 0;      // seconds from Start() to completion, when done
+  bool forwarding_done = false;  // every child holds everything this member sends it
+};
+
+class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
+ public:
+  // REQUIRES: ValidatePlan(plan).ok(); data_addresses has one "host:port" per member.
+  PlanExecution(boost::asio::io_context& io, Plan plan, PlanId id, int self,
+                std::vector<std::string> data_addresses, std::unique_ptr<PayloadStore> store,
+                ExecutionOptions options);
+
+  const PlanId& id() const { return id_; }
+  const Plan& plan() const { return plan_; }
+  int self() const { return self_; }
+  const PayloadStore& store() const { return *store_; }
+
+  // On the io thread: start forwarding (opens connections to children).
+  void Start();
+  // Any thread: stop everything; state becomes kStopped unless already done or failed.
+  void RequestStop(std::string reason);
+
+  // On the io thread, during the child side of a handshake: OK when `hello.parent` is this
+  // member's parent in `hello.lane` and the stream is one the plan has on that edge.
+  Status CheckParent(const Hello& hello) const;
+  // On the io thread: receive a lane from an authenticated parent over `socket`.
+  void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello);
+
+  ExecutionSnapshot Snapshot() const;
+
+ private:
+  struct SenderConnection;
+
+  boost::asio::awaitable<void> RunSender(int lane, int child, int stream, int stream_count);
+  boost::asio::awaitable<Status> SendOnce(int lane, int child, int stream, int stream_count);
+  boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
+  boost::asio::awaitable<void> RunReceiver(boost::asio::ip::tcp::socket socket, int lane,
+                                           int stream, int stream_count);
+  // The chunk from the cache, or read from the store (and cached).
+  Result<std::shared_ptr<const std::vector<uint8_t>>> ChunkBuffer(uint64_t chunk);
+  void CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer);
+  // Positions in the lane's chunk order carried by `stream` of `stream_count`.
+  bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
+  void OnChunkVerified();
+  void Fail(const Status& status);
+  void SenderFinished();
+  // Remembers a socket so RequestStop()/Fail() can close it; forgets closed ones.
+  void Track(const std::shared_ptr<boost::asio::ip::tcp::socket>& socket);
+  bool Stopping() const;
+
+  boost::asio::io_context& io_;
+  const Plan plan_;
+  const PlanId id_;
+  const int self_;
+  const std::vector<std::string> data_addresses_;
+  const std::unique_ptr<PayloadStore> store_;
+  const ExecutionOptions options_;
+  // Per lane: its chunks in order, and this member's parent (-1 at the source).
+  std::vector<std::vector<uint64_t>> lane_chunks_;
+  std::vector<int> parent_;
+
+  // io thread only.
+  Notifier chunk_arrived_;
+  std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> cache_;
+  std::deque<uint64_t> cache_order_;
+  int senders_running_ = 0;
+  std::chrono::steady_clock::time_point started_;
+  std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
+
+  mutable std::mutex mutex_;
+  ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_
+  std::string error_;                                 // guarded by mutex_
+  Digest sha256_{};                                   // guarded by mutex_
+  double finished_s_ = 0;                             // guarded by mutex_
+  bool forwarding_done_ = false;                      // guarded by mutex_
+  bool stop_requested_ = false;                       // guarded by mutex_
+};
+
+}  // namespace gridcast

@@ -1,0 +1,141 @@
+// gridcastd: the per-node daemon. Configuration from a YAML file and flags (flags win), the
+// cluster file gives the members, the secret and this member's default addresses.
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "daemon/daemon.h"
+
+namespace {
+
+using gridcast::Status;
+
+struct Flags {
+  std::string config;
+  std::string name;
+  std::string cluster;
+  std::string data_dir;
+  std::string control;
+  std::string data;
+  std::vector<std::string> send_roots;
+  uint32_t window_chunks = 0;
+  size_t cache_chunks = 0;
+  double io_timeout_s = 0;
+  std::string log_level;
+  std::string tls_cert, tls_key, tls_ca;
+};
+
+// Fills every flag the command line left empty from the YAML config file.
+Status ApplyConfigFile(Flags& f) {
+  if (f.config.empty()) return Status::Ok();
+  try {
+    YAML::Node y = YAML::LoadFile(f.config);
+    for (const auto& entry : y) {
+      const std::string key = entry.first.Scalar();
+      static const std::set<std::string> kKnown = {
+          "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
+          "cache_chunks", "io_timeout_s", "log_level", "tls_cert", "tls_key", "tls_ca"};
+      if (!kKnown.count(key)) {
+        return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
+                                       ": unknown field '" + key + "'");
+      }
+    }
+    auto str = [&y](const char* key, std::string& out) {
+      if (out.empty() && y[key]) out = y[key].as<std::string>();
+    };
+    str("name", f.name);
+    str("cluster", f.cluster);
+    str("data_dir", f.data_dir);
+    str("control", f.control);
+    str("data", f.data);
+    str("log_level", f.log_level);
+    str("tls_cert", f.tls_cert);
+    str("tls_key", f.tls_key);
+    str("tls_ca", f.tls_ca);
+    if (f.send_roots.empty() && y["send_roots"]) f.send_roots = y["send_roots"].as<std::vector<std::string>>();
+    if (f.window_chunks == 0 && y["window_chunks"]) f.window_chunks = y["window_chunks"].as<uint32_t>();
+    if (f.cache_chunks == 0 && y["cache_chunks"]) f.cache_chunks = y["cache_chunks"].as<size_t>();
+    if (f.io_timeout_s == 0 && y["io_timeout_s"]) f.io_timeout_s = y["io_timeout_s"].as<double>();
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(f.config + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
+  if (f.name.empty()) return Status::InvalidArgument("--name is required");
+  if (f.cluster.empty()) return Status::InvalidArgument("--cluster is required");
+  std::ifstream in(f.cluster);
+  if (!in) return Status::InvalidArgument("cannot read cluster file " + f.cluster);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string base = std::filesystem::absolute(f.cluster).parent_path().string();
+  gridcast::Result<gridcast::ClusterConfig> cluster = gridcast::ParseClusterFile(text.str(), base);
+  if (!cluster.ok()) return cluster.status().WithContext(f.cluster);
+  const gridcast::ClusterMember* self = cluster->Find(f.name);
+  if (self == nullptr) return Status::InvalidArgument("'" + f.name + "' is not a member of " + f.cluster);
+  options->name = f.name;
+  options->cluster = *cluster;
+  options->data_dir = f.data_dir.empty() ? "/var/lib/gridcast/" + f.name : f.data_dir;
+  options->control_address = f.control.empty() ? self->control_address : f.control;
+  options->data_address = f.data.empty() ? self->data_address : f.data;
+  options->send_roots = f.send_roots;
+  if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
+  if (f.cache_chunks > 0) options->execution.cache_chunks = f.cache_chunks;
+  if (f.io_timeout_s > 0) {
+    options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.io_timeout_s * 1000));
+  }
+  options->execution.secret = cluster->secret;
+  options->tls_cert = f.tls_cert;
+  options->tls_key = f.tls_key;
+  options->tls_ca = f.tls_ca;
+  if (options->tls_cert.empty() != options->tls_key.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("gridcastd: the gridcast daemon");
+  Flags f;
+  app.add_option("--config", f.config, "YAML file with any of the options below (flags win)");
+  app.add_option("--name", f.name, "This member's name in the cluster file");
+  app.add_option("--cluster", f.cluster, "Cluster file (members, secret, topology)");
+  app.add_option("--data-dir", f.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
+  app.add_option("--control", f.control, "Control listen address: unix:/path or host:port");
+  app.add_option("--data", f.data, "Data listen address ip:port");
+  app.add_option("--send-root", f.send_roots, "Directory a broadcast may read payloads from");
+  app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
+  app.add_option("--cache-chunks", f.cache_chunks, "Recent chunks kept in memory (default 32)");
+  app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error (default info)");
+  app.add_option("--tls-cert", f.tls_cert, "PEM certificate: serve control calls over TLS");
+  app.add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
+  app.add_option("--tls-ca", f.tls_ca, "PEM CA for TLS calls to other daemons");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  Status status = ApplyConfigFile(f);
+  gridcast::DaemonOptions options;
+  if (status.ok()) status = BuildOptions(f, &options);
+  if (!status.ok()) {
+    std::cerr << "gridcastd: " << status.message() << "\n";
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(f.log_level.empty() ? "info" : f.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l [" + options.name + "] %v");
+  status = gridcast::RunDaemon(options);
+  if (!status.ok()) {
+    spdlog::error("{}", status.message());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,116 @@
+#include "daemon/membership/cluster_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+#include "daemon/auth/hmac.h"
+
+namespace gridcast {
+namespace {
+
+Status ErrorAt(const YAML::Node& node, const std::string& field, const std::string& message) {
+  const YAML::Mark mark = node.Mark();
+  std::string where = mark.is_null() ? "" : "line " + std::to_string(mark.line + 1) + ": ";
+  return Status::InvalidArgument(where + field + ": " + message);
+}
+
+Result<std::string> Scalar(const YAML::Node& parent, const char* key, const std::string& field) {
+  const YAML::Node node = parent[key];
+  if (!node) return ErrorAt(parent, field, "missing");
+  if (!node.IsScalar() || node.Scalar().empty()) return ErrorAt(node, field, "expected a value");
+  return node.Scalar();
+}
+
+}  // namespace
+
+const ClusterMember* ClusterConfig::Find(std::string_view name) const {
+  for (const ClusterMember& m : members) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == address.size()) {
+    return Status::InvalidArgument("address '" + std::string(address) + "' is not host:port");
+  }
+  std::string_view host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned port = 0;
+  const std::string_view port_text = address.substr(colon + 1);
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+    return Status::InvalidArgument("address '" + std::string(address) + "' has a bad port");
+  }
+  return std::make_pair(std::string(host), static_cast<uint16_t>(port));
+}
+
+Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("line " + std::to_string(e.mark.line + 1) + ": yaml: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::InvalidArgument("cluster file: expected a mapping");
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    if (key != "secret" && key != "topology" && key != "members" && key != "name") {
+      return ErrorAt(entry.first, key, "unknown field (expected secret, topology, members)");
+    }
+  }
+  ClusterConfig config;
+  GRIDCAST_ASSIGN_OR_RETURN(std::string secret_hex, Scalar(root, "secret", "secret"));
+  Result<std::string> secret = FromHex(secret_hex);
+  if (!secret.ok() || secret->size() < 16) {
+    return ErrorAt(root["secret"], "secret", "expected at least 32 hex digits");
+  }
+  config.secret = *secret;
+  if (root["topology"]) {
+    GRIDCAST_ASSIGN_OR_RETURN(std::string topology, Scalar(root, "topology", "topology"));
+    std::filesystem::path path(topology);
+    config.topology_path = (path.is_absolute() ? path : std::filesystem::path(base_dir) / path).string();
+  }
+  const YAML::Node members = root["members"];
+  if (!members || !members.IsSequence() || members.size() == 0) {
+    return ErrorAt(root, "members", "expected a non-empty list");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const std::string field = "members[" + std::to_string(i) + "]";
+    const YAML::Node m = members[i];
+    if (!m.IsMap()) return ErrorAt(m, field, "expected a mapping");
+    ClusterMember member;
+    GRIDCAST_ASSIGN_OR_RETURN(member.name, Scalar(m, "name", field + ".name"));
+    GRIDCAST_ASSIGN_OR_RETURN(member.control_address, Scalar(m, "control", field + ".control"));
+    GRIDCAST_ASSIGN_OR_RETURN(member.data_address, Scalar(m, "data", field + ".data"));
+    Result<std::pair<std::string, uint16_t>> data = SplitHostPort(member.data_address);
+    if (!data.ok()) return ErrorAt(m["data"], field + ".data", data.status().message());
+    if (!names.insert(member.name).second) {
+      return ErrorAt(m["name"], field + ".name", "duplicate member '" + member.name + "'");
+    }
+    config.members.push_back(std::move(member));
+  }
+  return config;
+}
+
+std::string FormatClusterFile(const ClusterConfig& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "secret" << YAML::Value << ToHex(AsBytes(config.secret));
+  if (!config.topology_path.empty()) out << YAML::Key << "topology" << YAML::Value << config.topology_path;
+  out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
+  for (const ClusterMember& m : config.members) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"
+        << YAML::Value << m.control_address << YAML::Key << "data" << YAML::Value << m.data_address
+        << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace gridcast

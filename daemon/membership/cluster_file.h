@@ -1,0 +1,45 @@
+// The cluster file: who the members are, where they listen, and the shared secret.
+//
+//   secret: 64 hex digits          # HMAC key for control calls and data handshakes
+//   topology: topology.yaml        # optional; relative to this file; the network model
+//   members:
+//     - name: lyon-0
+//       control: unix:/run/gridcast/lyon-0.sock   # or host:port (gRPC)
+//       data: 198.18.0.1:7701                    # host:port (raw TCP)
+//
+// Written by `gridcast netgrid up --daemons`; read by gridcastd and every client command.
+// Pure parsing (text in); thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gridcast {
+
+struct ClusterMember {
+  std::string name;
+  std::string control_address;
+  std::string data_address;
+};
+
+struct ClusterConfig {
+  std::string secret;         // raw bytes (decoded from hex)
+  std::string topology_path;  // absolute, or empty when the file names none
+  std::vector<ClusterMember> members;
+
+  const ClusterMember* Find(std::string_view name) const;
+};
+
+// `base_dir` resolves a relative topology path. Errors name the line and field.
+Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::string& base_dir);
+
+std::string FormatClusterFile(const ClusterConfig& config);
+
+// Splits "host:port" (IPv4 or a name; "[v6]:port" too). InvalidArgument otherwise.
+Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address);
+
+}  // namespace gridcast

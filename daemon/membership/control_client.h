@@ -1,0 +1,47 @@
+// ControlClient: an authenticated gRPC client of one daemon's Control service, used by the
+// gridcast command, libgridcast and daemons talking to each other. Every call carries a fresh
+// gridcast-auth token (daemon/auth/control_auth.h) and a deadline. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "proto/control.grpc.pb.h"
+
+namespace gridcast {
+
+struct ControlClientOptions {
+  std::string tls_ca;   // PEM file; empty = plaintext (use TLS across untrusted networks)
+  std::chrono::milliseconds call_timeout = std::chrono::seconds(30);
+};
+
+class ControlClient {
+ public:
+  // address: "unix:/path" or "host:port".
+  ControlClient(const std::string& address, std::string secret, ControlClientOptions options = {});
+
+  Status Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response);
+  Status Start(const v1::StartRequest& request);
+  Status Cancel(const v1::CancelRequest& request);
+  Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response);
+  Status List(v1::ListResponse* response);
+  // Streams progress to on_progress until the broadcast ends; `timeout` bounds the whole call.
+  Status Broadcast(const v1::BroadcastRequest& request, std::chrono::milliseconds timeout,
+                   const std::function<void(const v1::BroadcastProgress&)>& on_progress);
+
+ private:
+  void Authorise(grpc::ClientContext* context, const char* method,
+                 std::chrono::milliseconds timeout) const;
+
+  const std::string secret_;
+  const ControlClientOptions options_;
+  std::unique_ptr<v1::Control::Stub> stub_;
+};
+
+// grpc::Status -> Status (same codes).
+Status FromGrpc(const grpc::Status& status);
+
+}  // namespace gridcast

@@ -1,0 +1,200 @@
+#include "daemon/participant.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <cstring>
+#include <filesystem>
+#include <future>
+
+#include "daemon/membership/cluster_file.h"
+#include "daemon/store/safe_path.h"
+#include "proto/plan_codec.h"
+
+namespace gridcast {
+namespace {
+
+std::string AsString(const Digest& d) { return std::string(d.begin(), d.end()); }
+
+Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
+  PayloadIdentity id;
+  id.size_bytes = payload.size_bytes();
+  id.chunk_bytes = payload.chunk_bytes();
+  if (id.chunk_bytes == 0) return Status::InvalidArgument("payload chunk size is 0");
+  if (static_cast<uint64_t>(payload.chunk_sha256_size()) != id.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(id.NumChunks()) + " chunks but " +
+                                   std::to_string(payload.chunk_sha256_size()) + " chunk hashes");
+  }
+  for (const std::string& hash : payload.chunk_sha256()) {
+    if (hash.size() != 32) return Status::InvalidArgument("a chunk hash is not 32 bytes");
+    Digest d;
+    std::memcpy(d.data(), hash.data(), 32);
+    id.chunk_hashes.push_back(d);
+  }
+  if (payload.sha256().size() != 32) return Status::InvalidArgument("payload sha256 is not 32 bytes");
+  std::memcpy(id.sha256.data(), payload.sha256().data(), 32);
+  return id;
+}
+
+}  // namespace
+
+Digest ChunkHashesDigest(const v1::Payload& payload) {
+  Sha256Stream stream;
+  for (const std::string& hash : payload.chunk_sha256()) stream.Update(AsBytes(hash));
+  return stream.Finish();
+}
+
+Digest MembersDigest(const v1::Plan& plan) {
+  Sha256Stream stream;
+  for (const v1::Member& m : plan.members()) {
+    stream.Update(AsBytes(m.name()));
+    stream.Update(AsBytes(std::string_view("\0", 1)));
+  }
+  return stream.Finish();
+}
+
+Result<PlanId> PlanIdFromBytes(const std::string& bytes) {
+  PlanId id{};
+  if (bytes.size() != id.size()) return Status::InvalidArgument("plan id must be 16 bytes");
+  std::memcpy(id.data(), bytes.data(), id.size());
+  return id;
+}
+
+Participant::Participant(boost::asio::io_context& io, ParticipantOptions options) : io_(io), options_(std::move(options)) {}
+
+std::shared_ptr<PlanExecution> Participant::FindPlan(const PlanId& id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = plans_.find(id);
+  return it == plans_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<PlanExecution>> all;
+  for (const auto& [id, plan] : plans_) all.push_back(plan);
+  return all;
+}
+
+Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, int self,
+                                                      std::unique_ptr<PayloadStore> store) {
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, PlanFromProto(proto));
+  std::vector<std::string> addresses;
+  for (const v1::Member& m : proto.members()) {
+    Result<std::pair<std::string, uint16_t>> address = SplitHostPort(m.data_address());
+    if (!address.ok()) return address.status().WithContext("member '" + m.name() + "'");
+    addresses.push_back(m.data_address());
+  }
+  auto execution = std::make_shared<PlanExecution>(io_, std::move(plan), id, self, std::move(addresses),
+                                                   std::move(store), options_.execution);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = plans_.emplace(id, execution);
+  if (!inserted) return it->second;
+  names_[id] = proto.payload().name();
+  return execution;
+}
+
+Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& request) {
+  const v1::Plan& plan = request.plan();
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
+  const int p = plan.members_size();
+  if (request.member_index() >= static_cast<uint32_t>(p) ||
+      plan.members(static_cast<int>(request.member_index())).name() != options_.name) {
+    return Status::InvalidArgument("this daemon is '" + options_.name +
+                                   "', not the member the plan names at index " +
+                                   std::to_string(request.member_index()));
+  }
+  std::shared_ptr<PlanExecution> execution = FindPlan(id);
+  if (execution == nullptr) {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
+    GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
+    // Validate the plan before touching the disk.
+    GRIDCAST_RETURN_IF_ERROR(PlanFromProto(plan).status());
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                              PayloadStore::OpenForReceive(options_.data_dir, plan.payload().name(),
+                                                           std::move(identity)));
+    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, static_cast<int>(request.member_index()),
+                                                  std::move(store)));
+    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held)", ToHex(id),
+                 plan.payload().name(), plan.payload().size_bytes(),
+                 execution->store().VerifiedCount(), execution->store().identity().NumChunks());
+  }
+  v1::PrepareResponse response;
+  response.set_member(options_.name);
+  response.set_plan_id(plan.plan_id());
+  response.set_payload_bytes(plan.payload().size_bytes());
+  response.set_chunk_hashes_sha256(AsString(ChunkHashesDigest(plan.payload())));
+  response.set_members_sha256(AsString(MembersDigest(plan)));
+  response.set_chunks_held(execution->store().VerifiedCount());
+  return response;
+}
+
+Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {
+  return Register(plan, 0, std::move(store)).status();
+}
+
+Status Participant::Start(const PlanId& id) {
+  std::shared_ptr<PlanExecution> execution = FindPlan(id);
+  if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));
+  std::promise<void> started;
+  boost::asio::post(io_, [execution, &started] {
+    if (execution->Snapshot().state == ExecutionState::kPrepared) execution->Start();
+    started.set_value();
+  });
+  started.get_future().wait();
+  return Status::Ok();
+}
+
+Status Participant::Stop(const PlanId& id, const std::string& reason) {
+  std::shared_ptr<PlanExecution> execution;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(id);
+    if (it == plans_.end()) return Status::NotFound("unknown plan " + ToHex(id));
+    execution = it->second;
+    plans_.erase(it);
+    names_.erase(id);
+  }
+  execution->RequestStop(reason);
+  return Status::Ok();
+}
+
+v1::ListResponse Participant::List() const {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::shared_ptr<PlanExecution>> by_name;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, name] : names_) by_name[name] = plans_.at(id);
+  }
+  v1::ListResponse response;
+  std::error_code ec;
+  const fs::path root(options_.data_dir);
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path relative = fs::relative(it->path(), root, ec);
+    if (!relative.empty() && relative.begin()->string() == ".gridcast") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+    std::string name = relative.string();
+    const bool partial = name.size() > 5 && name.ends_with(".part");
+    if (partial) name.resize(name.size() - 5);
+    v1::HeldPayload* held = response.add_payloads();
+    held->set_name(name);
+    held->set_state(partial ? "partial" : "complete");
+    held->set_size_bytes(it->file_size(ec));
+    auto known = by_name.find(name);
+    if (known != by_name.end()) {
+      const ExecutionSnapshot snapshot = known->second->Snapshot();
+      held->set_chunks_verified(snapshot.chunks_done);
+      held->set_chunks_total(snapshot.chunks_total);
+      if (snapshot.state == ExecutionState::kDone) {
+        held->set_sha256(std::string(snapshot.sha256.begin(), snapshot.sha256.end()));
+      }
+    }
+  }
+  return response;
+}
+
+}  // namespace gridcast

@@ -1,0 +1,68 @@
+// Participant: the member side of gridcastd — the plans this daemon takes part in.
+//
+// Prepare checks a Plan received from a source (everything in it is untrusted input), opens
+// the payload store (space reserved, verified chunks resumed) and registers a PlanExecution;
+// Start, Stop, Snapshot and List act on those. The data plane finds executions through
+// FindPlan(). Thread-safe: gRPC handler threads call in; executions run on the io thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/executor/plan_execution.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+struct ParticipantOptions {
+  std::string name;
+  std::string data_dir;
+  ExecutionOptions execution;
+};
+
+class Participant {
+ public:
+  Participant(boost::asio::io_context& io, ParticipantOptions options);
+
+  const std::string& name() const { return options_.name; }
+  const std::string& data_dir() const { return options_.data_dir; }
+
+  // Member side of agreement: validate, open the store, register. Idempotent for a plan id
+  // already prepared here (a re-prepare after a restart resumes from disk).
+  Result<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request);
+
+  // Source side: register the source's own execution over an already opened payload.
+  Status PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store);
+
+  Status Start(const PlanId& id);
+  // Stops forwarding and forgets the plan (what was verified stays on disk).
+  Status Stop(const PlanId& id, const std::string& reason);
+
+  std::shared_ptr<PlanExecution> FindPlan(const PlanId& id) const;
+  std::vector<std::shared_ptr<PlanExecution>> Plans() const;
+
+  v1::ListResponse List() const;
+
+ private:
+  Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& plan, int self,
+                                                  std::unique_ptr<PayloadStore> store);
+
+  boost::asio::io_context& io_;
+  const ParticipantOptions options_;
+  mutable std::mutex mutex_;
+  std::map<PlanId, std::shared_ptr<PlanExecution>> plans_;  // guarded by mutex_
+  std::map<PlanId, std::string> names_;                      // payload names; guarded by mutex_
+};
+
+// Digest of the concatenated chunk hashes and of the member list: what Prepare echoes so the
+// source can compare every member's view field by field.
+Digest ChunkHashesDigest(const v1::Payload& payload);
+Digest MembersDigest(const v1::Plan& plan);
+Result<PlanId> PlanIdFromBytes(const std::string& bytes);
+
+}  // namespace gridcast

@@ -1,0 +1,118 @@
+#include "daemon/service/control_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+namespace gridcast {
+namespace {
+
+grpc::Status ToGrpc(const gridcast::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
+}
+
+// Runs a handler body; anything it throws becomes INTERNAL instead of a crash.
+template <typename Body>
+grpc::Status Guarded(const char* method, Body body) {
+  try {
+    return ToGrpc(body());
+  } catch (const std::exception& e) {
+    spdlog::error("{}: {}", method, e.what());
+    return grpc::Status(grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+ControlService::ControlService(Participant& node, BroadcastCoordinator& coordinator, std::string secret)
+    : node_(node), coordinator_(coordinator), authenticator_(std::move(secret)) {}
+
+gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, const char* method) {
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kAuthMetadataKey);
+  const std::string token = it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
+  gridcast::Status status = authenticator_.Check(method, token, UnixMillisNow());
+  if (!status.ok()) spdlog::warn("{} from {}: {}", method, context->peer(), status.message());
+  return status;
+}
+
+grpc::Status ControlService::Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
+                                       grpc::ServerWriter<v1::BroadcastProgress>* writer) {
+  return Guarded("Broadcast", [&] {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Broadcast"));
+    return coordinator_.Run(*request, [writer](const v1::BroadcastProgress& progress) {
+      writer->Write(progress);  // a client that went away does not stop the broadcast
+    });
+  });
+}
+
+grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
+                                     v1::PrepareResponse* response) {
+  return Guarded("Prepare", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Prepare"));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.Prepare(*request));
+    return gridcast::Status::Ok();
+  });
+}
+
+grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::StartRequest* request,
+                                   v1::StartResponse*) {
+  return Guarded("Start", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Start"));
+    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+    return node_.Start(id);
+  });
+}
+
+grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
+                                    v1::CancelResponse*) {
+  return Guarded("Cancel", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
+    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+    return node_.Stop(id, request->reason().empty() ? "cancelled" : request->reason().substr(0, 512));
+  });
+}
+
+grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::StatusRequest* request,
+                                    v1::StatusResponse* response) {
+  return Guarded("Status", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Status"));
+    response->set_member(node_.name());
+    std::vector<std::shared_ptr<PlanExecution>> plans;
+    if (request->plan_id().empty()) {
+      plans = node_.Plans();
+    } else {
+      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+      std::shared_ptr<PlanExecution> plan = node_.FindPlan(id);
+      if (plan == nullptr) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
+      plans.push_back(plan);
+    }
+    for (const auto& plan : plans) {
+      const ExecutionSnapshot snapshot = plan->Snapshot();
+      v1::PlanStatus* ps = response->add_plans();
+      ps->set_plan_id(std::string(plan->id().begin(), plan->id().end()));
+      std::string state = ExecutionStateName(snapshot.state);
+      if (!snapshot.error.empty()) state += ": " + snapshot.error;
+      ps->set_state(state);
+      ps->set_chunks_done(snapshot.chunks_done);
+      ps->set_chunks_total(snapshot.chunks_total);
+      ps->set_is_source(plan->self() == 0);
+      if (snapshot.state == ExecutionState::kDone) {
+        ps->set_sha256(std::string(snapshot.sha256.begin(), snapshot.sha256.end()));
+      }
+    }
+    return gridcast::Status::Ok();
+  });
+}
+
+grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRequest*,
+                                  v1::ListResponse* response) {
+  return Guarded("List", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/List"));
+    *response = node_.List();
+    return gridcast::Status::Ok();
+  });
+}
+
+}  // namespace gridcast

@@ -1,0 +1,40 @@
+// ControlService: the gRPC face of gridcastd. Each handler authenticates the call, decodes,
+// calls Node or BroadcastCoordinator, and maps Status to grpc::Status. No logic of its own;
+// any exception is caught and answered as INTERNAL so input can never take the daemon down.
+#pragma once
+
+#include <memory>
+
+#include "daemon/auth/control_auth.h"
+#include "daemon/coordinator/broadcast_coordinator.h"
+#include "daemon/participant.h"
+#include "proto/control.grpc.pb.h"
+
+namespace gridcast {
+
+class ControlService final : public v1::Control::Service {
+ public:
+  ControlService(Participant& node, BroadcastCoordinator& coordinator, std::string secret);
+
+  grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
+                         grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
+  grpc::Status Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
+                       v1::PrepareResponse* response) override;
+  grpc::Status Start(grpc::ServerContext* context, const v1::StartRequest* request,
+                     v1::StartResponse* response) override;
+  grpc::Status Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
+                      v1::CancelResponse* response) override;
+  grpc::Status Status(grpc::ServerContext* context, const v1::StatusRequest* request,
+                      v1::StatusResponse* response) override;
+  grpc::Status List(grpc::ServerContext* context, const v1::ListRequest* request,
+                    v1::ListResponse* response) override;
+
+ private:
+  gridcast::Status Authenticate(grpc::ServerContext* context, const char* method);
+
+  Participant& node_;
+  BroadcastCoordinator& coordinator_;
+  ControlAuthenticator authenticator_;
+};
+
+}  // namespace gridcast

@@ -1,0 +1,272 @@
+#include "daemon/store/payload_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace gridcast {
+namespace {
+
+constexpr char kStateMagic[8] = {'G', 'C', 'S', 'T', 'A', 'T', 'E', '1'};
+constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + 32;
+
+Status ErrnoStatus(const std::string& what, int error) {
+  if (error == ENOSPC || error == EDQUOT) {
+    return Status::ResourceExhausted(what + ": disk full (" + std::strerror(error) + ")");
+  }
+  return Status::Internal(what + ": " + std::strerror(error));
+}
+
+Status PreadFull(int fd, std::span<uint8_t> out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("read", errno);
+    if (n == 0) return Status::DataLoss("file shorter than expected");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status PwriteFull(int fd, std::span<const uint8_t> data, uint64_t offset) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("write", errno);
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint64_t PayloadIdentity::NumChunks() const {
+  return chunk_bytes == 0 ? 0 : (size_bytes + chunk_bytes - 1) / chunk_bytes;
+}
+
+uint64_t PayloadIdentity::ChunkSize(uint64_t chunk) const {
+  const uint64_t offset = chunk * chunk_bytes;
+  return offset >= size_bytes ? 0 : std::min(chunk_bytes, size_bytes - offset);
+}
+
+Digest PayloadIdentity::Fingerprint() const {
+  Sha256Stream stream;
+  const uint64_t header[2] = {size_bytes, chunk_bytes};
+  stream.Update({reinterpret_cast<const uint8_t*>(header), sizeof header});
+  for (const Digest& d : chunk_hashes) stream.Update(d);
+  stream.Update(sha256);
+  return stream.Finish();
+}
+
+PayloadStore::~PayloadStore() {
+  if (fd_ >= 0) close(fd_);
+  if (state_fd_ >= 0) close(state_fd_);
+}
+
+std::vector<uint8_t> PayloadStore::BitmapBytes() const {
+  std::vector<uint8_t> bytes((have_.size() + 7) / 8, 0);
+  for (size_t c = 0; c < have_.size(); ++c) {
+    if (have_[c]) bytes[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+  }
+  return bytes;
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path,
+                                                               uint64_t chunk_bytes) {
+  if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  std::unique_ptr<PayloadStore> store(new PayloadStore());
+  store->fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (store->fd_ < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(store->fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(path + " is not a regular file");
+  }
+  PayloadIdentity& id = store->identity_;
+  id.size_bytes = static_cast<uint64_t>(st.st_size);
+  id.chunk_bytes = chunk_bytes;
+  const uint64_t n = id.NumChunks();
+  id.chunk_hashes.resize(n);
+  std::vector<uint8_t> buffer(std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(id.size_bytes, 1)));
+  Sha256Stream whole;
+  for (uint64_t c = 0; c < n; ++c) {
+    std::span<uint8_t> chunk(buffer.data(), id.ChunkSize(c));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(store->fd_, chunk, c * chunk_bytes).WithContext(path));
+    id.chunk_hashes[c] = Sha256(chunk);
+    whole.Update(chunk);
+  }
+  id.sha256 = whole.Finish();
+  store->have_.assign(n, true);
+  store->verified_ = n;
+  store->finalized_ = true;
+  return store;
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
+                                                                   const std::string& name,
+                                                                   PayloadIdentity identity) {
+  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (identity.chunk_hashes.size() != identity.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) +
+                                   " chunks but " + std::to_string(identity.chunk_hashes.size()) +
+                                   " chunk hashes");
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
+  std::unique_ptr<PayloadStore> store(new PayloadStore());
+  store->identity_ = std::move(identity);
+  store->dir_ = std::move(parent.first);
+  store->base_name_ = std::move(parent.second);
+  const uint64_t n = store->identity_.NumChunks();
+  store->have_.assign(n, false);
+  const int dir = store->dir_.get();
+
+  // A complete copy from an earlier broadcast of the same payload needs nothing.
+  int final_fd = openat(dir, store->base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (final_fd >= 0) {
+    struct stat st {};
+    if (fstat(final_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<uint64_t>(st.st_size) == store->identity_.size_bytes) {
+      store->fd_ = final_fd;
+      Result<Digest> digest = store->HashWholeFile();
+      if (digest.ok() && *digest == store->identity_.sha256) {
+        store->have_.assign(n, true);
+        store->verified_ = n;
+        store->finalized_ = true;
+        return store;
+      }
+      store->fd_ = -1;
+    }
+    close(final_fd);
+  } else if (errno == ELOOP) {
+    return Status::InvalidArgument("payload name '" + name + "' is a symlink");
+  }
+
+  const std::string part = store->base_name_ + ".part";
+  store->fd_ = openat(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (store->fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
+  // Reserve the space now: a full disk is reported before the broadcast starts.
+  if (store->identity_.size_bytes > 0) {
+    int error = posix_fallocate(store->fd_, 0, static_cast<off_t>(store->identity_.size_bytes));
+    if (error != 0 && error != EOPNOTSUPP) return ErrnoStatus("reserving " + name, error);
+  }
+  if (ftruncate(store->fd_, static_cast<off_t>(store->identity_.size_bytes)) != 0) {
+    return ErrnoStatus("sizing " + name + ".part", errno);
+  }
+
+  // The bitmap lives under .gridcast/state, named by the hash of the payload name.
+  const std::filesystem::path state_dir = std::filesystem::path(data_dir) / ".gridcast" / "state";
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) return Status::Internal("cannot create " + state_dir.string() + ": " + ec.message());
+  store->state_path_ = (state_dir / (ToHex(Sha256(AsBytes(name))) + ".state")).string();
+  store->state_fd_ = open(store->state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (store->state_fd_ < 0) return ErrnoStatus("cannot open " + store->state_path_, errno);
+
+  const Digest fingerprint = store->identity_.Fingerprint();
+  std::vector<uint8_t> header(kStateHeaderBytes);
+  std::vector<uint8_t> bitmap((n + 7) / 8, 0);
+  const bool resumable = PreadFull(store->state_fd_, header, 0).ok() &&
+                         std::memcmp(header.data(), kStateMagic, sizeof kStateMagic) == 0 &&
+                         std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), 32) == 0 &&
+                         PreadFull(store->state_fd_, bitmap, kStateHeaderBytes).ok();
+  if (resumable) {
+    // Trust the bitmap only as far as the data on disk still hashes right.
+    std::vector<uint8_t> buffer(store->identity_.chunk_bytes);
+    for (uint64_t c = 0; c < n; ++c) {
+      if (!(bitmap[c / 8] & (1u << (c % 8)))) continue;
+      std::span<uint8_t> chunk(buffer.data(), store->identity_.ChunkSize(c));
+      if (PreadFull(store->fd_, chunk, c * store->identity_.chunk_bytes).ok() &&
+          Sha256(chunk) == store->identity_.chunk_hashes[c]) {
+        store->have_[c] = true;
+        ++store->verified_;
+      }
+    }
+    for (auto& byte : bitmap) byte = 0;
+    for (uint64_t c = 0; c < n; ++c) {
+      if (store->have_[c]) bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+    }
+  } else {
+    std::fill(bitmap.begin(), bitmap.end(), 0);
+  }
+  std::memcpy(header.data(), kStateMagic, sizeof kStateMagic);
+  std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), 32);
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(store->state_fd_, header, 0));
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(store->state_fd_, bitmap, kStateHeaderBytes));
+  if (ftruncate(store->state_fd_, static_cast<off_t>(kStateHeaderBytes + bitmap.size())) != 0) {
+    return ErrnoStatus("sizing " + store->state_path_, errno);
+  }
+  return store;
+}
+
+Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
+  if (chunk >= have_.size()) {
+    return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
+  }
+  if (have_[chunk]) return Status::Ok();
+  if (data.size() != identity_.ChunkSize(chunk)) {
+    return Status::DataLoss("chunk " + std::to_string(chunk) + " has " + std::to_string(data.size()) +
+                            " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
+  }
+  if (Sha256(data) != identity_.chunk_hashes[chunk]) {
+    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
+  }
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, chunk * identity_.chunk_bytes));
+  return MarkVerified(chunk);
+}
+
+Status PayloadStore::MarkVerified(uint64_t chunk) {
+  have_[chunk] = true;
+  verified_.fetch_add(1, std::memory_order_relaxed);
+  // One byte of the bitmap holds this chunk's bit; rewrite just that byte.
+  uint8_t byte = 0;
+  const uint64_t first = chunk / 8 * 8;
+  for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
+    if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
+  }
+  return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
+}
+
+Status PayloadStore::ReadChunk(uint64_t chunk, std::span<uint8_t> out) const {
+  if (!Has(chunk) || out.size() != identity_.ChunkSize(chunk)) {
+    return Status::FailedPrecondition("chunk " + std::to_string(chunk) + " is not held");
+  }
+  return PreadFull(fd_, out, chunk * identity_.chunk_bytes);
+}
+
+Result<Digest> PayloadStore::HashWholeFile() const {
+  Sha256Stream whole;
+  std::vector<uint8_t> buffer(4u << 20);
+  for (uint64_t offset = 0; offset < identity_.size_bytes; offset += buffer.size()) {
+    std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), identity_.size_bytes - offset));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, piece, offset));
+    whole.Update(piece);
+  }
+  return whole.Finish();
+}
+
+Result<Digest> PayloadStore::Finalize() {
+  if (finalized_) return identity_.sha256;
+  if (!Complete()) return Status::FailedPrecondition("payload is not complete");
+  if (fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
+  GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashWholeFile());
+  if (digest != identity_.sha256) {
+    return Status::DataLoss("end-to-end SHA-256 of the assembled payload does not match the source's");
+  }
+  const std::string part = base_name_ + ".part";
+  if (renameat(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
+    return ErrnoStatus("rename to final name", errno);
+  }
+  fsync(dir_.get());
+  close(state_fd_);
+  state_fd_ = -1;
+  unlink(state_path_.c_str());
+  finalized_ = true;
+  return digest;
+}
+
+}  // namespace gridcast

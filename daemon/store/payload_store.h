@@ -1,0 +1,93 @@
+// PayloadStore: one payload on disk at one member, chunk by chunk, verified.
+//
+// A receiver writes chunks into "<name>.part" at their offsets (pwrite) only after their
+// SHA-256 matches the plan; each verified chunk is marked in a bitmap persisted under
+// "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
+// chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
+// a bad chunk) and receives only the rest. When every chunk is verified, Finalize() syncs,
+// hashes the whole file end to end, and renames it to its final name.
+//
+// Thread-compatible: one thread calls the mutating methods; VerifiedCount() may be read from
+// any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/auth/hmac.h"
+#include "daemon/store/safe_path.h"
+
+namespace gridcast {
+
+struct PayloadIdentity {
+  uint64_t size_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  std::vector<Digest> chunk_hashes;
+  Digest sha256{};
+
+  uint64_t NumChunks() const;
+  uint64_t ChunkSize(uint64_t chunk) const;
+  // Digest of everything above: two stores hold the same payload iff fingerprints match.
+  Digest Fingerprint() const;
+};
+
+class PayloadStore {
+ public:
+  // Reads an existing file to compute its identity (chunk hashes and the whole SHA-256).
+  // The file is only read, never written.
+  static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path,
+                                                          uint64_t chunk_bytes);
+
+  // Prepares to receive `name` below data_dir (see safe_path.h), reserving the space
+  // (ResourceExhausted when the disk cannot hold it) and resuming verified chunks.
+  static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
+                                                              const std::string& name,
+                                                              PayloadIdentity identity);
+
+  ~PayloadStore();
+  PayloadStore(const PayloadStore&) = delete;
+  PayloadStore& operator=(const PayloadStore&) = delete;
+
+  const PayloadIdentity& identity() const { return identity_; }
+  bool Has(uint64_t chunk) const { return chunk < have_.size() && have_[chunk]; }
+  uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
+  bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
+  bool Finalized() const { return finalized_; }
+  // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
+  std::vector<uint8_t> BitmapBytes() const;
+
+  // Verifies `data` against the chunk's hash, writes it and marks it. DataLoss on a hash or
+  // size mismatch (nothing is written); ResourceExhausted when the disk is full.
+  // Writing a chunk that is already verified is a no-op.
+  Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data);
+
+  // REQUIRES: Has(chunk). Reads the chunk into `out` (sized ChunkSize(chunk)).
+  Status ReadChunk(uint64_t chunk, std::span<uint8_t> out) const;
+
+  // REQUIRES: Complete(). Syncs, hashes the whole file and compares it with the identity,
+  // renames the .part file to its final name and removes the state. Returns the SHA-256.
+  // Idempotent.
+  Result<Digest> Finalize();
+
+ private:
+  PayloadStore() = default;
+  Status MarkVerified(uint64_t chunk);
+  Result<Digest> HashWholeFile() const;
+
+  PayloadIdentity identity_;
+  int fd_ = -1;            // the payload (.part while receiving)
+  int state_fd_ = -1;      // the persisted bitmap; -1 for sources and finalized payloads
+  DirFd dir_;              // holds the payload; for renameat
+  std::string base_name_;  // final component of the name
+  std::string state_path_;
+  std::vector<bool> have_;
+  std::atomic<uint64_t> verified_{0};
+  bool finalized_ = false;
+};
+
+}  // namespace gridcast

@@ -1,0 +1,207 @@
+#include "daemon/transport/frame.h"
+
+#include <cstring>
+
+namespace gridcast {
+namespace {
+
+constexpr uint8_t kFrameMagic[4] = {'G', 'C', 'F', '1'};
+constexpr uint8_t kChallengeMagic[4] = {'G', 'C', 'H', '1'};
+constexpr uint8_t kHelloMagic[4] = {'G', 'C', 'H', '2'};
+constexpr uint8_t kAcceptMagic[4] = {'G', 'C', 'H', '3'};
+
+// Big-endian writer/reader over a byte span.
+class Writer {
+ public:
+  explicit Writer(uint8_t* out) : out_(out) {}
+  void Bytes(const void* data, size_t n) {
+    std::memcpy(out_, data, n);
+    out_ += n;
+  }
+  void U32(uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) *out_++ = static_cast<uint8_t>(v >> shift);
+  }
+  void U64(uint64_t v) {
+    for (int shift = 56; shift >= 0; shift -= 8) *out_++ = static_cast<uint8_t>(v >> shift);
+  }
+
+ private:
+  uint8_t* out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const uint8_t* in) : in_(in) {}
+  void Bytes(void* data, size_t n) {
+    std::memcpy(data, in_, n);
+    in_ += n;
+  }
+  bool Magic(const uint8_t (&magic)[4]) {
+    bool ok = std::memcmp(in_, magic, 4) == 0;
+    in_ += 4;
+    return ok;
+  }
+  uint32_t U32() {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | *in_++;
+    return v;
+  }
+  uint64_t U64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | *in_++;
+    return v;
+  }
+
+ private:
+  const uint8_t* in_;
+};
+
+Digest HelloMac(const std::string& secret, std::string_view role,
+                const std::array<uint8_t, 32>& nonce, const Hello& h) {
+  std::vector<uint8_t> message(role.begin(), role.end());
+  message.insert(message.end(), nonce.begin(), nonce.end());
+  message.insert(message.end(), h.plan_id.begin(), h.plan_id.end());
+  uint8_t numbers[16];
+  Writer w(numbers);
+  w.U32(h.lane);
+  w.U32(h.parent);
+  w.U32(h.stream);
+  w.U32(h.stream_count);
+  message.insert(message.end(), numbers, numbers + sizeof numbers);
+  return HmacSha256(secret, message);
+}
+
+}  // namespace
+
+std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& h) {
+  std::array<uint8_t, kFrameHeaderBytes> out{};
+  Writer w(out.data());
+  w.Bytes(kFrameMagic, 4);
+  const uint8_t type_and_pad[4] = {static_cast<uint8_t>(h.type), 0, 0, 0};
+  w.Bytes(type_and_pad, 4);
+  w.Bytes(h.plan_id.data(), h.plan_id.size());
+  w.U32(h.lane);
+  w.U32(h.length);
+  w.U64(h.chunk);
+  w.Bytes(h.sha256.data(), h.sha256.size());
+  return out;
+}
+
+Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
+                                      uint32_t max_length) {
+  Reader r(bytes.data());
+  if (!r.Magic(kFrameMagic)) return Status::InvalidArgument("bad frame magic");
+  uint8_t type_and_pad[4];
+  r.Bytes(type_and_pad, 4);
+  FrameHeader h;
+  if (type_and_pad[0] < 1 || type_and_pad[0] > 3) {
+    return Status::InvalidArgument("unknown frame type " + std::to_string(type_and_pad[0]));
+  }
+  if (type_and_pad[1] != 0 || type_and_pad[2] != 0 || type_and_pad[3] != 0) {
+    return Status::InvalidArgument("nonzero reserved bytes in frame header");
+  }
+  h.type = static_cast<FrameType>(type_and_pad[0]);
+  r.Bytes(h.plan_id.data(), h.plan_id.size());
+  h.lane = r.U32();
+  h.length = r.U32();
+  h.chunk = r.U64();
+  r.Bytes(h.sha256.data(), h.sha256.size());
+  if (h.type == FrameType::kData && h.length > max_length) {
+    return Status::InvalidArgument("frame length " + std::to_string(h.length) +
+                                   " exceeds the limit " + std::to_string(max_length));
+  }
+  if (h.type != FrameType::kData && h.length != 0) {
+    return Status::InvalidArgument("ACK/NACK frame with a payload");
+  }
+  return h;
+}
+
+std::array<uint8_t, kChallengeBytes> EncodeChallenge(const Challenge& c) {
+  std::array<uint8_t, kChallengeBytes> out{};
+  Writer w(out.data());
+  w.Bytes(kChallengeMagic, 4);
+  w.U32(c.version);
+  w.Bytes(c.nonce.data(), c.nonce.size());
+  return out;
+}
+
+Result<Challenge> DecodeChallenge(std::span<const uint8_t, kChallengeBytes> bytes) {
+  Reader r(bytes.data());
+  if (!r.Magic(kChallengeMagic)) return Status::InvalidArgument("bad challenge magic");
+  Challenge c;
+  c.version = r.U32();
+  if (c.version != kProtocolVersion) {
+    return Status::InvalidArgument("data protocol version " + std::to_string(c.version) +
+                                   " (this daemon speaks " + std::to_string(kProtocolVersion) + ")");
+  }
+  r.Bytes(c.nonce.data(), c.nonce.size());
+  return c;
+}
+
+std::array<uint8_t, kHelloBytes> EncodeHello(const Hello& h) {
+  std::array<uint8_t, kHelloBytes> out{};
+  Writer w(out.data());
+  w.Bytes(kHelloMagic, 4);
+  w.Bytes(h.plan_id.data(), h.plan_id.size());
+  w.U32(h.lane);
+  w.U32(h.parent);
+  w.U32(h.stream);
+  w.U32(h.stream_count);
+  w.Bytes(h.nonce.data(), h.nonce.size());
+  w.Bytes(h.mac.data(), h.mac.size());
+  return out;
+}
+
+Result<Hello> DecodeHello(std::span<const uint8_t, kHelloBytes> bytes) {
+  Reader r(bytes.data());
+  if (!r.Magic(kHelloMagic)) return Status::InvalidArgument("bad hello magic");
+  Hello h;
+  r.Bytes(h.plan_id.data(), h.plan_id.size());
+  h.lane = r.U32();
+  h.parent = r.U32();
+  h.stream = r.U32();
+  h.stream_count = r.U32();
+  r.Bytes(h.nonce.data(), h.nonce.size());
+  r.Bytes(h.mac.data(), h.mac.size());
+  if (h.stream_count == 0 || h.stream_count > 64 || h.stream >= h.stream_count) {
+    return Status::InvalidArgument("bad stream " + std::to_string(h.stream) + " of " +
+                                   std::to_string(h.stream_count));
+  }
+  return h;
+}
+
+std::vector<uint8_t> EncodeAccept(const Accept& a) {
+  std::vector<uint8_t> out(kAcceptHeaderBytes + a.extra.size());
+  Writer w(out.data());
+  w.Bytes(kAcceptMagic, 4);
+  w.U32(a.status);
+  w.Bytes(a.mac.data(), a.mac.size());
+  w.U32(static_cast<uint32_t>(a.extra.size()));
+  if (!a.extra.empty()) w.Bytes(a.extra.data(), a.extra.size());
+  return out;
+}
+
+Result<Accept> DecodeAcceptHeader(std::span<const uint8_t, kAcceptHeaderBytes> bytes,
+                                  uint32_t* extra_length) {
+  Reader r(bytes.data());
+  if (!r.Magic(kAcceptMagic)) return Status::InvalidArgument("bad accept magic");
+  Accept a;
+  a.status = r.U32();
+  r.Bytes(a.mac.data(), a.mac.size());
+  *extra_length = r.U32();
+  if (*extra_length > kMaxAcceptExtraBytes) {
+    return Status::InvalidArgument("accept message too long");
+  }
+  return a;
+}
+
+Digest ParentMac(const std::string& secret, const std::array<uint8_t, 32>& child_nonce,
+                 const Hello& hello) {
+  return HelloMac(secret, "gridcast-data-parent", child_nonce, hello);
+}
+
+Digest ChildMac(const std::string& secret, const Hello& hello) {
+  return HelloMac(secret, "gridcast-data-child", hello.nonce, hello);
+}
+
+}  // namespace gridcast

@@ -1,0 +1,96 @@
+// Data-plane wire format: fixed-size frame headers and the connection handshake.
+//
+// Every frame on a data connection starts with a 72-byte header (big-endian integers):
+//   magic "GCF1" | type u8 | 3 zero bytes | plan id (16) | lane u32 | length u32 |
+//   chunk u64 | sha256 (32)
+// DATA frames (parent -> child) are followed by `length` payload bytes; ACK and NACK frames
+// (child -> parent) have length 0 and no hash. Decoding checks everything a header alone can
+// tell; the receiver checks the rest against its plan (lane, chunk range, chunk size).
+//
+// Handshake (the secret never travels): the child speaks first with a random challenge, the
+// parent answers with its identity and an HMAC over that challenge plus its own challenge,
+// the child accepts with an HMAC over the parent's challenge and its verified-chunk bitmap.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/auth/hmac.h"
+
+namespace gridcast {
+
+using PlanId = std::array<uint8_t, 16>;
+
+// Values are on the wire; do not renumber.
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3 };
+
+inline constexpr size_t kFrameHeaderBytes = 72;
+
+struct FrameHeader {
+  FrameType type = FrameType::kData;
+  PlanId plan_id{};
+  uint32_t lane = 0;
+  uint32_t length = 0;
+  uint64_t chunk = 0;
+  Digest sha256{};
+};
+
+std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& header);
+
+// InvalidArgument for a bad magic, an unknown type, a DATA length above max_length, or an
+// ACK/NACK with a payload.
+Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
+                                      uint32_t max_length);
+
+// --- Handshake ---------------------------------------------------------------------------
+
+inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
+inline constexpr size_t kHelloBytes = 100;      // see Hello
+inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
+inline constexpr uint32_t kProtocolVersion = 1;
+// A bitmap for kMaxPlanChunks chunks, or an error message.
+inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
+
+struct Challenge {
+  uint32_t version = kProtocolVersion;
+  std::array<uint8_t, 32> nonce{};
+};
+
+struct Hello {
+  PlanId plan_id{};
+  uint32_t lane = 0;
+  uint32_t parent = 0;        // member index of the sender
+  uint32_t stream = 0;        // which of the edge's parallel streams this is
+  uint32_t stream_count = 1;
+  std::array<uint8_t, 32> nonce{};  // the parent's challenge to the child
+  Digest mac{};               // ParentMac(...)
+};
+
+// Status 0 = accepted: `extra` is the child's bitmap. Otherwise `extra` is an error message.
+struct Accept {
+  uint32_t status = 0;
+  Digest mac{};
+  std::vector<uint8_t> extra;
+};
+
+std::array<uint8_t, kChallengeBytes> EncodeChallenge(const Challenge& c);
+Result<Challenge> DecodeChallenge(std::span<const uint8_t, kChallengeBytes> bytes);
+std::array<uint8_t, kHelloBytes> EncodeHello(const Hello& h);
+Result<Hello> DecodeHello(std::span<const uint8_t, kHelloBytes> bytes);
+std::vector<uint8_t> EncodeAccept(const Accept& a);
+// Decodes the fixed part; `extra_length` receives the length of what follows.
+Result<Accept> DecodeAcceptHeader(std::span<const uint8_t, kAcceptHeaderBytes> bytes,
+                                  uint32_t* extra_length);
+
+// What the parent proves: it knows the secret and answers this child's challenge.
+Digest ParentMac(const std::string& secret, const std::array<uint8_t, 32>& child_nonce,
+                 const Hello& hello);
+// What the child proves back: it knows the secret and answers the parent's challenge.
+Digest ChildMac(const std::string& secret, const Hello& hello);
+
+}  // namespace gridcast

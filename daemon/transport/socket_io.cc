@@ -1,0 +1,86 @@
+#include "daemon/transport/socket_io.h"
+
+#include <array>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "daemon/membership/cluster_file.h"
+
+namespace gridcast {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// Closes the socket if still armed when the deadline passes.
+class Deadline {
+ public:
+  Deadline(SocketPtr socket, std::chrono::milliseconds timeout)
+      : timer_(std::make_shared<asio::steady_timer>(socket->get_executor())) {
+    timer_->expires_after(timeout);
+    timer_->async_wait([socket](boost::system::error_code ec) {
+      if (!ec) {
+        boost::system::error_code ignored;
+        socket->close(ignored);
+      }
+    });
+  }
+  ~Deadline() { timer_->cancel(); }
+  bool Expired() const { return timer_->expiry() <= std::chrono::steady_clock::now(); }
+
+ private:
+  std::shared_ptr<asio::steady_timer> timer_;
+};
+
+Status FromError(const boost::system::error_code& ec, const char* what, bool expired) {
+  if (expired) return Status::DeadlineExceeded(std::string(what) + " timed out");
+  if (ec == asio::error::eof) return Status::Unavailable(std::string(what) + ": connection closed");
+  return Status::Unavailable(std::string(what) + ": " + ec.message());
+}
+
+}  // namespace
+
+asio::awaitable<Status> ConnectWithTimeout(SocketPtr socket, const std::string& address,
+                                           std::chrono::milliseconds timeout) {
+  Result<std::pair<std::string, uint16_t>> host_port = SplitHostPort(address);
+  if (!host_port.ok()) co_return host_port.status();
+  boost::system::error_code ec;
+  tcp::resolver resolver(socket->get_executor());
+  auto endpoints = co_await resolver.async_resolve(host_port->first, std::to_string(host_port->second),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Status::Unavailable("cannot resolve " + address + ": " + ec.message());
+  Deadline deadline(socket, timeout);
+  co_await asio::async_connect(*socket, endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return FromError(ec, ("connect to " + address).c_str(), deadline.Expired());
+  socket->set_option(tcp::no_delay(true), ec);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> ReadExactly(SocketPtr socket, std::span<uint8_t> out,
+                                    std::chrono::milliseconds timeout) {
+  if (out.empty()) co_return Status::Ok();
+  Deadline deadline(socket, timeout);
+  boost::system::error_code ec;
+  co_await asio::async_read(*socket, asio::buffer(out.data(), out.size()),
+                            asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return FromError(ec, "read", deadline.Expired());
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> WriteAll(SocketPtr socket, asio::const_buffer head, asio::const_buffer body,
+                                 std::chrono::milliseconds timeout) {
+  Deadline deadline(socket, timeout);
+  boost::system::error_code ec;
+  const std::array<asio::const_buffer, 2> buffers = {head, body};
+  co_await asio::async_write(*socket, buffers, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return FromError(ec, "write", deadline.Expired());
+  co_return Status::Ok();
+}
+
+}  // namespace gridcast

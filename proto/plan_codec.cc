@@ -1,0 +1,91 @@
+#include "proto/plan_codec.h"
+
+#include "collectives/validate_plan.h"
+
+namespace gridcast {
+
+void PlanToProto(const Plan& plan, v1::Plan* out) {
+  out->set_algorithm(plan.algorithm);
+  out->set_rationale(plan.rationale);
+  out->set_mode(static_cast<v1::PlanMode>(plan.mode));
+  v1::Payload* payload = out->mutable_payload();
+  payload->set_size_bytes(plan.payload_bytes);
+  payload->set_chunk_bytes(plan.chunk_bytes);
+  out->clear_members();
+  for (const std::string& name : plan.members) out->add_members()->set_name(name);
+  out->clear_lanes();
+  for (const Lane& lane : plan.lanes) {
+    v1::Lane* l = out->add_lanes();
+    l->set_source(static_cast<uint32_t>(lane.source));
+    l->set_streams(static_cast<uint32_t>(lane.streams));
+    for (const ChunkRange& range : lane.chunks) {
+      v1::ChunkRange* r = l->add_chunks();
+      r->set_begin(range.begin);
+      r->set_end(range.end);
+      r->set_step(range.step);
+    }
+    for (const Fanout& fanout : lane.fanouts) {
+      v1::Fanout* f = l->add_fanouts();
+      f->set_parent(static_cast<uint32_t>(fanout.parent));
+      for (int child : fanout.children) f->add_children(static_cast<uint32_t>(child));
+      for (int streams : fanout.streams) f->add_streams(static_cast<uint32_t>(streams));
+    }
+  }
+}
+
+Result<Plan> PlanFromProto(const v1::Plan& in) {
+  Plan plan;
+  plan.algorithm = in.algorithm();
+  plan.rationale = in.rationale();
+  switch (in.mode()) {
+    case v1::PLAN_MODE_PUSH: plan.mode = PlanMode::kPush; break;
+    case v1::PLAN_MODE_PULL: plan.mode = PlanMode::kPull; break;
+    case v1::PLAN_MODE_HYBRID: plan.mode = PlanMode::kHybrid; break;
+    default: return Status::InvalidArgument("plan mode is not set");
+  }
+  plan.payload_bytes = in.payload().size_bytes();
+  plan.chunk_bytes = in.payload().chunk_bytes();
+  if (plan.chunk_bytes == 0) return Status::InvalidArgument("plan chunk size is 0");
+  if (plan.NumChunks() > kMaxPlanChunks) {
+    return Status::InvalidArgument("plan has " + std::to_string(plan.NumChunks()) +
+                                   " chunks; the limit is " + std::to_string(kMaxPlanChunks));
+  }
+  if (static_cast<size_t>(in.members_size()) > kMaxPlanMembers) {
+    return Status::InvalidArgument("plan has too many members");
+  }
+  if (static_cast<size_t>(in.lanes_size()) > kMaxPlanLanes) {
+    return Status::InvalidArgument("plan has too many lanes");
+  }
+  for (const v1::Member& member : in.members()) plan.members.push_back(member.name());
+  const int64_t p = in.members_size();
+  // Indices are validated by ValidatePlan; here only keep them from overflowing int.
+  auto as_index = [p](uint32_t value) { return value < p ? static_cast<int>(value) : -1; };
+  for (const v1::Lane& l : in.lanes()) {
+    Lane lane;
+    lane.source = as_index(l.source());
+    lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), 64));
+    if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
+      return Status::InvalidArgument("plan lane has too many chunk ranges");
+    }
+    for (const v1::ChunkRange& r : l.chunks()) {
+      lane.chunks.push_back({r.begin(), r.end(), r.step() == 0 ? 1 : r.step()});
+    }
+    if (l.fanouts_size() > p) return Status::InvalidArgument("plan lane has more fanouts than members");
+    for (const v1::Fanout& f : l.fanouts()) {
+      Fanout fanout;
+      fanout.parent = as_index(f.parent());
+      if (f.children_size() > p) return Status::InvalidArgument("plan fanout has too many children");
+      for (uint32_t child : f.children()) fanout.children.push_back(as_index(child));
+      for (uint32_t streams : f.streams()) {
+        if (streams > 64) return Status::InvalidArgument("plan asks for more than 64 streams per edge");
+        fanout.streams.push_back(static_cast<int>(streams));
+      }
+      lane.fanouts.push_back(std::move(fanout));
+    }
+    plan.lanes.push_back(std::move(lane));
+  }
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
+  return plan;
+}
+
+}  // namespace gridcast
