@@ -1,0 +1,192 @@
+#include "collectives/simulator/chunk_simulator.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <tuple>
+
+#include "collectives/simulator/max_min_fair.h"
+
+namespace gridcast {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Sizes of a lane's chunks in the order they flow (increasing chunk index).
+std::vector<uint64_t> LaneChunkSizes(const Plan& plan, const Lane& lane) {
+  std::vector<uint64_t> chunks;
+  for (const ChunkRange& range : lane.chunks) {
+    for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
+  }
+  std::sort(chunks.begin(), chunks.end());
+  for (uint64_t& c : chunks) c = plan.ChunkSize(c);
+  return chunks;
+}
+
+class ChunkSimulation {
+ public:
+  ChunkSimulation(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                  const SimOptions& options)
+      : setup_(setup), window_(options.window_chunks),
+        result_(EmptySimResult(setup, net, SimMode::kChunkLevel)) {
+    const int p = setup.num_members;
+    const int num_lanes = static_cast<int>(plan.lanes.size());
+    held_.assign(static_cast<size_t>(num_lanes) * p, 0);
+    out_begin_.assign(static_cast<size_t>(num_lanes) * p, 0);
+    out_end_.assign(static_cast<size_t>(num_lanes) * p, 0);
+    for (int l = 0; l < num_lanes; ++l) {
+      sizes_.push_back(LaneChunkSizes(plan, plan.lanes[l]));
+      held_[Slot(l, plan.lanes[l].source)] = sizes_[l].size();
+    }
+    const int num_edges = static_cast<int>(setup.edges.size());
+    for (int e = num_edges - 1; e >= 0; --e) {
+      const size_t slot = Slot(setup.edges[e].lane, setup.edges[e].parent);
+      if (out_end_[slot] == 0) out_end_[slot] = e + 1;
+      out_begin_[slot] = e;
+    }
+    next_.assign(num_edges, 0);
+    in_flight_.assign(num_edges, 0);
+    transmitting_.assign(num_edges, false);
+  }
+
+  SimResult Run() {
+    for (int e = 0; e < static_cast<int>(setup_.edges.size()); ++e) TryStart(e);
+    while (!active_.empty() || !arrivals_.empty()) {
+      if (rates_stale_) SolveRates();
+      double done_at = kInfinity;
+      for (size_t i = 0; i < active_.size(); ++i) {
+        done_at = std::min(done_at, now_ + active_[i].remaining_bytes / rates_[i]);
+      }
+      const double arrival_at = arrivals_.empty() ? kInfinity : arrivals_.front().time;
+      if (done_at <= arrival_at) {
+        FinishTransmissions(done_at);
+      } else {
+        Advance(arrival_at);
+        std::pop_heap(arrivals_.begin(), arrivals_.end(), std::greater<>());
+        const int edge = arrivals_.back().edge;
+        arrivals_.pop_back();
+        Arrive(edge);
+      }
+    }
+    for (double t : result_.member_completion_s) result_.completion_s = std::max(result_.completion_s, t);
+    return std::move(result_);
+  }
+
+ private:
+  struct Transfer {
+    int edge;
+    uint64_t bytes;
+    double remaining_bytes;
+  };
+  struct Arrival {
+    double time;
+    uint64_t sequence;  // ties in time resolve in the order the transmissions ended
+    int edge;
+    bool operator>(const Arrival& other) const {
+      return std::tie(time, sequence) > std::tie(other.time, other.sequence);
+    }
+  };
+
+  size_t Slot(int lane, int member) const {
+    return static_cast<size_t>(lane) * setup_.num_members + member;
+  }
+
+  // Starts the edge's next chunk if the parent has it, the edge is idle and the window allows.
+  void TryStart(int e) {
+    const SimEdge& edge = setup_.edges[e];
+    if (transmitting_[e] || in_flight_[e] >= window_ || next_[e] >= held_[Slot(edge.lane, edge.parent)]) {
+      return;
+    }
+    const uint64_t bytes = sizes_[edge.lane][next_[e]++];
+    transmitting_[e] = true;
+    ++in_flight_[e];
+    active_.push_back({e, bytes, static_cast<double>(bytes)});
+    rates_stale_ = true;
+  }
+
+  void SolveRates() {
+    problem_.Clear(static_cast<int>(setup_.capacity_bytes_per_s.size()));
+    problem_.capacity = setup_.capacity_bytes_per_s;
+    for (const Transfer& t : active_) {
+      const SimEdge& edge = setup_.edges[t.edge];
+      problem_.AddFlow(edge.resources, edge.weight, kInfinity, -1);
+    }
+    rates_ = solver_.Solve(problem_);
+    rates_stale_ = false;
+  }
+
+  void Advance(double time) {
+    const double dt = time - now_;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      active_[i].remaining_bytes = rates_[i] == kInfinity ? 0 : active_[i].remaining_bytes - rates_[i] * dt;
+    }
+    now_ = time;
+  }
+
+  // Ends every transmission finishing at `time` (within rounding), in start order.
+  void FinishTransmissions(double time) {
+    // Transfers whose end lies within a relative 1e-12 of `time` end together.
+    const double slack = 1e-12 * std::max(1.0, time);
+    std::vector<int> ended;
+    std::vector<Transfer> still;
+    std::vector<double> still_rates;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      if (now_ + active_[i].remaining_bytes / rates_[i] <= time + slack) {
+        ended.push_back(active_[i].edge);
+        CountEdgeBytes(setup_, setup_.edges[active_[i].edge], active_[i].bytes, result_);
+      } else {
+        still.push_back(active_[i]);
+        still_rates.push_back(rates_[i]);
+      }
+    }
+    active_ = std::move(still);
+    rates_ = std::move(still_rates);
+    Advance(time);
+    for (int e : ended) {
+      transmitting_[e] = false;
+      arrivals_.push_back({now_ + setup_.edges[e].delay_s, sequence_++, e});
+      std::push_heap(arrivals_.begin(), arrivals_.end(), std::greater<>());
+    }
+    rates_stale_ = true;
+    for (int e : ended) TryStart(e);
+  }
+
+  void Arrive(int e) {
+    const SimEdge& edge = setup_.edges[e];
+    --in_flight_[e];
+    const size_t slot = Slot(edge.lane, edge.child);
+    if (++held_[slot] == sizes_[edge.lane].size()) {
+      double& done = result_.member_completion_s[edge.child];
+      done = std::max(done, now_);
+    }
+    TryStart(e);
+    for (int out = out_begin_[slot]; out < out_end_[slot]; ++out) TryStart(out);
+  }
+
+  const SimSetup& setup_;
+  const int window_;
+  SimResult result_;
+  std::vector<std::vector<uint64_t>> sizes_;  // per lane, chunk sizes in flow order
+  std::vector<size_t> held_;                  // per (lane, member): chunks arrived (a prefix)
+  std::vector<int> out_begin_, out_end_;      // per (lane, member): its edges, in child order
+  std::vector<size_t> next_;                  // per edge: next chunk position to send
+  std::vector<int> in_flight_;                // per edge
+  std::vector<bool> transmitting_;            // per edge
+  std::vector<Transfer> active_;              // transmitting now, in start order
+  std::vector<double> rates_;                 // bytes/s, parallel to active_
+  bool rates_stale_ = true;
+  std::vector<Arrival> arrivals_;             // min-heap
+  uint64_t sequence_ = 0;
+  double now_ = 0;
+  FairShareProblem problem_;
+  MaxMinFairSolver solver_;
+};
+
+}  // namespace
+
+SimResult SimulateChunkLevel(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                             const SimOptions& options) {
+  return ChunkSimulation(plan, net, setup, options).Run();
+}
+
+}  // namespace gridcast

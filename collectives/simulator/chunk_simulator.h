@@ -1,0 +1,25 @@
+// The chunk-level reference engine of SimulatePlan (simulator.h).
+//
+// Discrete events: every chunk on every lane edge is one transfer. Between events the set of
+// transfers being transmitted is fixed and shares the resources max-min fairly (recomputed at
+// every change, max_min_fair.h); a transfer's chunk arrives delay_s after its last byte left.
+// An edge transmits its chunks in lane order, one at a time, with at most window_chunks in
+// flight; a member starts forwarding a chunk when it has arrived, to its children in order.
+// Ties are broken by start order, so runs are deterministic.
+//
+// Complexity: O(T · F · L · log F) for T chunk transfers, at most F transmitting at once,
+// crossing L resources each (each event re-solves the sharing and advances every transfer).
+// Meant for plans up to some 10^5 transfers. Pure; thread-safe.
+#pragma once
+
+#include "collectives/plan.h"
+#include "collectives/simulator/sim_setup.h"
+#include "collectives/simulator/simulator.h"
+
+namespace gridcast {
+
+// REQUIRES: setup == BuildSimSetup(plan, net, options).value().
+SimResult SimulateChunkLevel(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                             const SimOptions& options);
+
+}  // namespace gridcast
