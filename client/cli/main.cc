@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "client/cli/cli_util.h"
+#include "client/cli/cluster_command.h"
 #include "client/cli/netgrid_command.h"
 
 int main(int argc, char** argv) {
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = gridcast::cli::kExitOk;
   gridcast::cli::AddNetgridCommand(app, &exit_code);
+  gridcast::cli::AddClusterCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -38,6 +38,14 @@ class Deadline {
   std::shared_ptr<asio::steady_timer> timer_;
 };
 
+// Asio's transfer_all moves at most 64 KiB per system call; a chunk is a megabyte or more,
+// so let each call take all that remains.
+auto AllRemaining(size_t total_bytes) {
+  return [total_bytes](const boost::system::error_code& ec, size_t done) -> size_t {
+    return ec ? 0 : total_bytes - done;
+  };
+}
+
 Status FromError(const boost::system::error_code& ec, const char* what, bool expired) {
   if (expired) return Status::DeadlineExceeded(std::string(what) + " timed out");
   if (ec == asio::error::eof) return Status::Unavailable(std::string(what) + ": connection closed");
@@ -67,7 +75,7 @@ asio::awaitable<Status> ReadExactly(SocketPtr socket, std::span<uint8_t> out,
   if (out.empty()) co_return Status::Ok();
   Deadline deadline(socket, timeout);
   boost::system::error_code ec;
-  co_await asio::async_read(*socket, asio::buffer(out.data(), out.size()),
+  co_await asio::async_read(*socket, asio::buffer(out.data(), out.size()), AllRemaining(out.size()),
                             asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return FromError(ec, "read", deadline.Expired());
   co_return Status::Ok();
@@ -78,7 +86,8 @@ asio::awaitable<Status> WriteAll(SocketPtr socket, asio::const_buffer head, asio
   Deadline deadline(socket, timeout);
   boost::system::error_code ec;
   const std::array<asio::const_buffer, 2> buffers = {head, body};
-  co_await asio::async_write(*socket, buffers, asio::redirect_error(asio::use_awaitable, ec));
+  co_await asio::async_write(*socket, buffers, AllRemaining(head.size() + body.size()),
+                             asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return FromError(ec, "write", deadline.Expired());
   co_return Status::Ok();
 }

@@ -1,0 +1,238 @@
+#include "client/cli/cluster_command.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "client/cli/cli_util.h"
+#include "client/send_summary.h"
+#include "common/units.h"
+#include "daemon/auth/hmac.h"
+#include "daemon/membership/cluster_file.h"
+#include "daemon/membership/control_client.h"
+
+namespace gridcast::cli {
+namespace {
+
+struct ClusterArgs {
+  std::string cluster;
+  std::string path;
+  std::string algo = "auto";
+  std::string chunk;
+  std::string to;
+  std::string source;
+  std::string name;
+  int streams = 0;
+  double timeout_s = 0;
+  bool json = false;
+  std::string plan_id;
+  std::string tls_ca;
+};
+
+Result<ClusterConfig> LoadCluster(const std::string& path) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  const std::string base = std::filesystem::absolute(path).parent_path().string();
+  Result<ClusterConfig> config = ParseClusterFile(text, base);
+  if (!config.ok()) return config.status().WithContext(path);
+  return config;
+}
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) parts.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parts;
+}
+
+// A bar like "[#######.......]" of `width` cells.
+std::string Bar(double fraction, int width) {
+  const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_drawn, double* last_log_s) {
+  if (terminal) {
+    if (*lines_drawn > 0) fmt::print("\x1b[{}A", *lines_drawn);  // back to the top of the table
+    for (const v1::MemberProgress& m : p.members()) {
+      const double fraction = m.chunks_total() == 0 ? 1.0 : double(m.chunks_done()) / double(m.chunks_total());
+      fmt::print("\x1b[2K{:<16} {} {:5.1f}% {:>10} {}\n", m.member(), Bar(fraction, 30), 100 * fraction,
+                 FormatSize(m.bytes_done()), m.state());
+    }
+    *lines_drawn = static_cast<size_t>(p.members_size());
+    std::fflush(stdout);
+    return;
+  }
+  if (p.elapsed_s() - *last_log_s < 1.0 && !p.finished()) return;
+  *last_log_s = p.elapsed_s();
+  uint64_t done = 0;
+  uint64_t total = 0;
+  int finished = 0;
+  for (const v1::MemberProgress& m : p.members()) {
+    done += m.chunks_done();
+    total += m.chunks_total();
+    finished += m.state() == "done";
+  }
+  fmt::print("{:7.1f}s  {:5.1f}%  {}/{} members done\n", p.elapsed_s(),
+             total == 0 ? 100.0 : 100.0 * double(done) / double(total), finished, p.members_size());
+  std::fflush(stdout);
+}
+
+int Send(const ClusterArgs& args) {
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  std::error_code ec;
+  const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
+  if (!std::filesystem::is_regular_file(payload, ec)) {
+    return ReportError(Status::InvalidArgument("payload " + args.path + " is not a readable file"));
+  }
+  v1::BroadcastRequest request;
+  request.set_payload_path(payload.string());
+  request.set_name(args.name);
+  request.set_algorithm(args.algo);
+  if (!args.chunk.empty()) {
+    Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
+    if (!chunk.ok() || *chunk == 0) {
+      return ReportError(Status::InvalidArgument("--chunk: " + (chunk.ok() ? "must be positive" : chunk.status().message())));
+    }
+    request.set_chunk_bytes(*chunk);
+  }
+  for (const std::string& member : SplitComma(args.to)) {
+    if (cluster->Find(member) == nullptr) {
+      return ReportError(Status::InvalidArgument("--to: '" + member + "' is not in the cluster"));
+    }
+    request.add_members(member);
+  }
+  request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
+  request.set_timeout_s(args.timeout_s);
+
+  Result<SourceChoice> source = ChooseSource(*cluster, args.source);
+  if (!source.ok()) return ReportError(source.status());
+  ControlClient client(source->member->control_address, cluster->secret, {args.tls_ca});
+  const bool terminal = !args.json && isatty(STDOUT_FILENO);
+  size_t lines = 0;
+  double last_log = -1;
+  v1::BroadcastProgress last;
+  const double timeout_s = args.timeout_s > 0 ? args.timeout_s + 60 : 86400 * 7;
+  Status status = client.Broadcast(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
+                                   [&](const v1::BroadcastProgress& p) {
+                                     last = p;
+                                     if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
+                                   });
+  SendSummary summary = Summarize(last, *source, status);
+  if (args.json) {
+    fmt::print("{}\n", SummaryJson(summary).dump(2));
+  } else {
+    PrintSummary(summary);
+  }
+  if (!status.ok()) return kExitFailure;
+  return summary.verified ? kExitOk : kExitFailure;
+}
+
+// Calls `action` for every member's daemon and prints one line per member.
+int ForEachMember(const ClusterArgs& args,
+                  const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  int code = kExitOk;
+  for (const ClusterMember& member : cluster->members) {
+    ControlClient client(member.control_address, cluster->secret, {args.tls_ca, std::chrono::seconds(5)});
+    std::string line = action(member, client);
+    if (line.rfind("error:", 0) == 0) code = kExitFailure;
+    fmt::print("{}\n", line);
+  }
+  return code;
+}
+
+int StatusCommand(const ClusterArgs& args) {
+  return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
+    v1::StatusRequest request;
+    v1::StatusResponse response;
+    Status s = client.GetStatus(request, &response);
+    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    std::string line = fmt::format("{:<16} {} plan(s)", member.name, response.plans_size());
+    for (const v1::PlanStatus& plan : response.plans()) {
+      line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), plan.state(),
+                          plan.chunks_done(), plan.chunks_total(), plan.is_source() ? " (source)" : "");
+    }
+    return line;
+  });
+}
+
+int ListCommand(const ClusterArgs& args) {
+  return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
+    v1::ListResponse response;
+    Status s = client.List(&response);
+    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
+    for (const v1::HeldPayload& p : response.payloads()) {
+      line += fmt::format("\n  {:<32} {:>10} {}", p.name(), FormatSize(p.size_bytes()), p.state());
+    }
+    return line;
+  });
+}
+
+int CancelCommand(const ClusterArgs& args) {
+  Result<std::string> id = FromHex(args.plan_id);
+  if (!id.ok() || id->size() != 16) {
+    return ReportError(Status::InvalidArgument("plan id must be 32 hex digits (see gridcast status)"));
+  }
+  return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
+    v1::CancelRequest request;
+    request.set_plan_id(*id);
+    request.set_reason("cancelled by the user");
+    Status s = client.Cancel(request);
+    if (s.code() == StatusCode::kNotFound) return member.name + ": not taking part";
+    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    return member.name + ": cancelled";
+  });
+}
+
+}  // namespace
+
+void AddClusterCommands(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ClusterArgs>();
+  auto add_common = [args](CLI::App* command) {
+    command->add_option("--cluster", args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)")
+        ->required();
+    command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS");
+  };
+
+  CLI::App* send = app.add_subcommand("send", "Broadcast a file from a source daemon to the cluster");
+  send->add_option("path", args->path, "The file (inside the source daemon's data directory or send roots)")
+      ->required();
+  add_common(send);
+  send->add_option("--algo", args->algo, "Planner name or auto (default auto)");
+  send->add_option("--chunk", args->chunk, "Chunk size, e.g. 1MiB (default: the planner's)");
+  send->add_option("--to", args->to, "Receivers, comma-separated (default: every member)");
+  send->add_option("--source", args->source, "Source member (default: the topology's source, else the first)");
+  send->add_option("--name", args->name, "Name at the receivers (default: the file's name)");
+  send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
+  send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
+  send->add_flag("--json", args->json, "Print the summary as JSON");
+  send->callback([args, exit_code] { *exit_code = Send(*args); });
+
+  CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");
+  add_common(status);
+  status->callback([args, exit_code] { *exit_code = StatusCommand(*args); });
+
+  CLI::App* list = app.add_subcommand("list", "Payloads every member holds");
+  add_common(list);
+  list->callback([args, exit_code] { *exit_code = ListCommand(*args); });
+
+  CLI::App* cancel = app.add_subcommand("cancel", "Cancel a broadcast everywhere");
+  cancel->add_option("plan", args->plan_id, "Plan id (32 hex digits, from gridcast status)")->required();
+  add_common(cancel);
+  cancel->callback([args, exit_code] { *exit_code = CancelCommand(*args); });
+}
+
+}  // namespace gridcast::cli

@@ -1,0 +1,117 @@
+#include "client/send_summary.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "collectives/bound.h"
+#include "collectives/topology.h"
+#include "common/units.h"
+#include "daemon/auth/hmac.h"
+
+namespace gridcast {
+
+Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested) {
+  SourceChoice choice;
+  if (!cluster.topology_path.empty()) {
+    std::ifstream in(cluster.topology_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<NetworkModel> model = ParseTopology(text.str());
+    if (!model.ok()) return model.status().WithContext(cluster.topology_path);
+    choice.model = std::move(*model);
+  }
+  std::string name = requested;
+  if (name.empty()) {
+    name = choice.model ? choice.model->nodes[choice.model->source].name : cluster.members.front().name;
+  }
+  choice.member = cluster.Find(name);
+  if (choice.member == nullptr) return Status::InvalidArgument("source '" + name + "' is not in the cluster");
+  return choice;
+}
+
+SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,
+                      const Status& status) {
+  SendSummary s;
+  s.plan_id = ToHex(AsBytes(last.plan_id()));
+  s.algorithm = last.algorithm();
+  s.rationale = last.rationale();
+  s.source = source.member->name;
+  s.size_bytes = last.payload_bytes();
+  s.chunk_bytes = last.chunk_bytes();
+  s.lanes = last.lanes();
+  s.sha256 = ToHex(AsBytes(last.payload_sha256()));
+  s.error = status.ok() ? last.error() : status.message();
+  bool all_ok = status.ok() && last.finished() && last.error().empty();
+  for (const v1::MemberProgress& m : last.members()) {
+    MemberResult r{m.member(), m.state(), !m.sha256().empty() && m.sha256() == last.payload_sha256(),
+                   m.finished_s()};
+    all_ok = all_ok && r.digest_ok;
+    s.completion_s = std::max(s.completion_s, r.finished_s);
+    s.members.push_back(std::move(r));
+  }
+  s.verified = all_ok;
+  if (source.model) {
+    const NetworkModel& net = *source.model;
+    std::vector<int> nodes;
+    bool known = true;
+    for (const MemberResult& r : s.members) {
+      std::optional<int> node = net.FindNode(r.name);
+      known = known && node.has_value();
+      if (node) nodes.push_back(*node);
+    }
+    std::optional<int> src = net.FindNode(s.source);
+    if (known && src) s.bound_s = BroadcastBoundSeconds(net, *src, nodes, s.size_bytes);
+  }
+  return s;
+}
+
+nlohmann::json SummaryJson(const SendSummary& s) {
+  nlohmann::json members = nlohmann::json::array();
+  for (const MemberResult& m : s.members) {
+    members.push_back({{"name", m.name}, {"state", m.state}, {"digest_ok", m.digest_ok},
+                       {"finished_s", m.finished_s}});
+  }
+  nlohmann::json j = {{"plan_id", s.plan_id},       {"algorithm", s.algorithm},
+                      {"source", s.source},         {"size_bytes", s.size_bytes},
+                      {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes},
+                      {"completion_s", s.completion_s},
+                      {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
+                      {"sha256", s.sha256},         {"verified", s.verified},
+                      {"members", members}};
+  j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
+  j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
+                                                    : nlohmann::json(nullptr);
+  if (!s.rationale.empty()) j["rationale"] = s.rationale;
+  if (!s.error.empty()) j["error"] = s.error;
+  return j;
+}
+
+void PrintSummary(const SendSummary& s) {
+  fmt::print("\nbroadcast {} ({}): {} from {} to {} members, {} chunks of {}, {} lane(s)\n", s.plan_id,
+             s.algorithm, FormatSize(s.size_bytes), s.source, s.members.size(),
+             s.chunk_bytes == 0 ? 0 : (s.size_bytes + s.chunk_bytes - 1) / s.chunk_bytes,
+             FormatSize(s.chunk_bytes), s.lanes);
+  if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
+  if (s.completion_s > 0) {
+    fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s,
+               FormatRate(8.0 * double(s.size_bytes) / s.completion_s));
+  }
+  if (s.bound_s) {
+    fmt::print("  bound      {:.3f} s (physical limit of the network model)\n", *s.bound_s);
+    if (s.completion_s > 0) fmt::print("  efficiency {:.3f} (bound / time)\n", *s.bound_s / s.completion_s);
+  }
+  int ok = 0;
+  for (const MemberResult& m : s.members) ok += m.digest_ok;
+  fmt::print("  digests    {} of {} members match the source's SHA-256 {}\n", ok, s.members.size(),
+             s.sha256.substr(0, 16));
+  for (const MemberResult& m : s.members) {
+    if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, m.state);
+  }
+  if (!s.error.empty()) fmt::print("  error: {}\n", s.error);
+  fmt::print("  result     {}\n", s.verified ? "OK: every member holds a verified copy" : "FAILED");
+}
+
+}  // namespace gridcast

@@ -1,0 +1,54 @@
+// The result of one `gridcast send`: what the user sees at the end and what --json prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/network_model.h"
+#include "common/result.h"
+#include "daemon/membership/cluster_file.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+// The daemon a send starts at, and the network model the bound is computed on (the cluster's
+// topology when it names one).
+struct SourceChoice {
+  const ClusterMember* member = nullptr;
+  std::optional<NetworkModel> model;
+};
+
+// `requested` names a member, or is empty: then the topology's source, else the first member.
+Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested);
+
+struct MemberResult {
+  std::string name;
+  std::string state;
+  bool digest_ok = false;
+  double finished_s = 0;
+};
+
+struct SendSummary {
+  std::string plan_id;            // hex
+  std::string algorithm;
+  std::string rationale;
+  std::string source;
+  uint64_t size_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  uint32_t lanes = 0;
+  double completion_s = 0;        // until the last member held a verified copy
+  std::optional<double> bound_s;  // physical lower bound, when the topology is known
+  std::string sha256;             // the source's, hex
+  std::vector<MemberResult> members;
+  bool verified = false;          // every member's end-to-end SHA-256 equals the source's
+  std::string error;
+};
+
+SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,
+                      const Status& status);
+nlohmann::json SummaryJson(const SendSummary& summary);
+void PrintSummary(const SendSummary& summary);
+
+}  // namespace gridcast
