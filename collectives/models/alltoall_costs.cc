@@ -16,8 +16,7 @@ Status Check(const A2AParams& params, int p, double m_bytes) {
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("beta_em_s_per_byte", params.beta_em_s_per_byte));
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("gamma_s_per_byte", params.gamma_s_per_byte));
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("delta_s_per_byte", params.delta_s_per_byte));
-  GRIDCAST_RETURN_IF_ERROR(
-      CheckNonNegative("contention_s_per_byte", params.contention_s_per_byte));
+  GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("contention_s_per_byte", params.contention_s_per_byte));
   return CheckNonNegative("latency_s", params.latency_s);
 }
 
@@ -30,8 +29,8 @@ Status CheckPowerOfTwo(std::string_view what, int64_t value) {
 Status CheckMultipleOf(int p, int k) {
   GRIDCAST_RETURN_IF_ERROR(CheckAtLeast("k", k, 1));
   if (p % k == 0) return Status::Ok();
-  return Status::InvalidArgument("p = " + std::to_string(p) + " must be a multiple of k = " +
-                                 std::to_string(k));
+  return Status::InvalidArgument("p = " + std::to_string(p) +
+                                 " must be a multiple of k = " + std::to_string(k));
 }
 
 // ⌈√p⌉, exactly.
@@ -94,8 +93,7 @@ Result<double> A2AHypercubeExtraNodesSeconds(const A2AParams& params, int p, dou
   GRIDCAST_RETURN_IF_ERROR(Check(params, p, m_bytes));
   const int extra = IsPowerOfTwo(p) ? 0 : 1;
   return (FloorLog2(p) + extra) * params.alpha_s +
-         (1 + extra) * (p - 1) * m_bytes *
-             (params.beta_s_per_byte + params.contention_s_per_byte);
+         (1 + extra) * (p - 1) * m_bytes * (params.beta_s_per_byte + params.contention_s_per_byte);
 }
 
 Result<double> A2AHybridSeconds(const A2AParams& params, int p, int zeta, double m_bytes) {

@@ -15,13 +15,13 @@
 namespace gridcast::models {
 
 struct A2AParams {
-  double alpha_s = 0;                 // α: software overhead per message
-  double beta_s_per_byte = 0;         // β: per byte from main memory
-  double beta_em_s_per_byte = 0;      // β_em: per byte from NIC memory
-  double gamma_s_per_byte = 0;        // γ: per byte copied when combining
-  double delta_s_per_byte = 0;        // δ: per byte copied into NIC memory
-  double contention_s_per_byte = 0;   // C
-  double latency_s = 0;               // L
+  double alpha_s = 0;                // α: software overhead per message
+  double beta_s_per_byte = 0;        // β: per byte from main memory
+  double beta_em_s_per_byte = 0;     // β_em: per byte from NIC memory
+  double gamma_s_per_byte = 0;       // γ: per byte copied when combining
+  double delta_s_per_byte = 0;       // δ: per byte copied into NIC memory
+  double contention_s_per_byte = 0;  // C
+  double latency_s = 0;              // L
 };
 
 // Measured on PSC Lemieux (ES45 + QsNet, [A2A] 2): α = 7.4 µs, β = 7.5 ns/B,
@@ -36,9 +36,9 @@ Result<double> A2AEffectiveBandwidthBps(int p, double m_bytes, double seconds);
 Result<double> A2ADirectSeconds(const A2AParams& params, int p, double m_bytes);
 
 // 2-D mesh, eq. 3: 2√P·α + P·m(β_em + γ + C) + √P·m·δ + L. The printed equation lost the L
-// that its text defines (L_mesh); it is kept here like the other strategies'. For P that is not a perfect square the
-// mesh is ⌈√P⌉ wide (holes in the last row, algorithms.md 4.3); the paper says holes do not
-// change the equation, so √P is read as ⌈√P⌉ in the α and δ terms.
+// that its text defines (L_mesh); it is kept here like the other strategies'. For P that is not a
+// perfect square the mesh is ⌈√P⌉ wide (holes in the last row, algorithms.md 4.3); the paper says
+// holes do not change the equation, so √P is read as ⌈√P⌉ in the α and δ terms.
 Result<double> A2AMeshSeconds(const A2AParams& params, int p, double m_bytes);
 
 // Hypercube (dimension exchange), eq. 4: log2 P·α + (P − 1)m(β + γ + C). P a power of two.

@@ -22,8 +22,8 @@ Result<Terms> Check(const MlParams& params, int p, double m_bytes) {
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("wan_latency_s", params.wan_latency_s));
   GRIDCAST_RETURN_IF_ERROR(CheckPositive("node_bandwidth_Bps", params.node_bandwidth_Bps));
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("m_bytes", m_bytes));
-  return Terms{p, static_cast<double>(CeilLog2(p)), params.lan_latency_s,
-               params.wan_latency_s, m_bytes / params.node_bandwidth_Bps};
+  return Terms{p, static_cast<double>(CeilLog2(p)), params.lan_latency_s, params.wan_latency_s,
+               m_bytes / params.node_bandwidth_Bps};
 }
 
 // Applies a single-site formula, which is only meaningful when someone receives.
@@ -44,11 +44,13 @@ int CeilLogBase(int64_t p, int64_t k) {
 }  // namespace
 
 Result<double> FlatBroadcastSeconds(const MlParams& params, int p, double m_bytes) {
-  return SingleSite(params, p, m_bytes, [](const Terms& t) { return t.l + (t.p - 1) * t.transfer_s; });
+  return SingleSite(params, p, m_bytes,
+                    [](const Terms& t) { return t.l + (t.p - 1) * t.transfer_s; });
 }
 
 Result<double> ChainBroadcastSeconds(const MlParams& params, int p, double m_bytes) {
-  return SingleSite(params, p, m_bytes, [](const Terms& t) { return (t.p - 1) * t.l + t.transfer_s; });
+  return SingleSite(params, p, m_bytes,
+                    [](const Terms& t) { return (t.p - 1) * t.l + t.transfer_s; });
 }
 
 Result<double> UnpipelinedChainBroadcastSeconds(const MlParams& params, int p, double m_bytes) {
@@ -90,15 +92,15 @@ Result<double> VanDeGeijnAsPrintedSeconds(const MlParams& params, int p, double 
   });
 }
 
-Result<double> ScatterRingAllgatherBroadcastSeconds(const MlParams& params, int p,
-                                                    double m_bytes) {
+Result<double> ScatterRingAllgatherBroadcastSeconds(const MlParams& params, int p, double m_bytes) {
   return SingleSite(params, p, m_bytes, [](const Terms& t) {
     return (t.log_p + t.p - 1) * t.l + 2.0 * (t.p - 1) / t.p * t.transfer_s;
   });
 }
 
 Result<double> MultilaneBroadcastSeconds(const MlParams& params, int p, double m_bytes) {
-  return SingleSite(params, p, m_bytes, [](const Terms& t) { return t.log_p * t.l + t.transfer_s; });
+  return SingleSite(params, p, m_bytes,
+                    [](const Terms& t) { return t.log_p * t.l + t.transfer_s; });
 }
 
 Result<double> TwoSiteChainSeconds(const MlParams& params, int p_per_site, double m_bytes) {

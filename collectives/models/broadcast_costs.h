@@ -17,8 +17,8 @@
 namespace gridcast::models {
 
 struct MlParams {
-  double lan_latency_s = 0;     // l
-  double wan_latency_s = 0;     // L (two-site forms only)
+  double lan_latency_s = 0;       // l
+  double wan_latency_s = 0;       // L (two-site forms only)
   double node_bandwidth_Bps = 0;  // b, > 0
 };
 
@@ -56,8 +56,7 @@ Result<double> VanDeGeijnAsPrintedSeconds(const MlParams& params, int p, double 
 // scatter-allgather with a ring allgather (MPICH's choice for large M or p not a power of two):
 // binomial scatter log p·l + (p − 1)/p·M/b, then p − 1 ring steps of l + M/(p·b):
 // (log p + p − 1)·l + 2(p − 1)/p·M/b.
-Result<double> ScatterRingAllgatherBroadcastSeconds(const MlParams& params, int p,
-                                                    double m_bytes);
+Result<double> ScatterRingAllgatherBroadcastSeconds(const MlParams& params, int p, double m_bytes);
 
 // multilane, pipelined, [ML] 1.2: log p·l + M/b.
 Result<double> MultilaneBroadcastSeconds(const MlParams& params, int p, double m_bytes);
@@ -67,8 +66,7 @@ Result<double> MultilaneBroadcastSeconds(const MlParams& params, int p, double m
 Result<double> TwoSiteChainSeconds(const MlParams& params, int p_per_site, double m_bytes);
 // The chain as the OCR of [ML] 1.5 prints it, (p' − 1)·l + L + M/b; it undercounts the LAN hops
 // (algorithms.md 1.5 REVIEW). Kept for comparison.
-Result<double> TwoSiteChainAsPrintedSeconds(const MlParams& params, int p_per_site,
-                                            double m_bytes);
+Result<double> TwoSiteChainAsPrintedSeconds(const MlParams& params, int p_per_site, double m_bytes);
 // Binary, [ML] 1.5: log p'·l + L + 3M/b (the root first sends M to site 2's representative).
 Result<double> TwoSiteBinarySeconds(const MlParams& params, int p_per_site, double m_bytes);
 // Binomial, [ML] 1.5: L + M/b + log p'·(l + M/b).

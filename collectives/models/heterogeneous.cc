@@ -53,7 +53,8 @@ Result<double> HeteroTreeBroadcastSeconds(const BroadcastTree& tree,
   GRIDCAST_RETURN_IF_ERROR(CheckNetwork(network));
   GRIDCAST_RETURN_IF_ERROR(CheckNonNegative("m_bytes", m_bytes));
   if (tree.children.size() != nodes.size() || tree.root < 0 || tree.root >= p) {
-    return Status::InvalidArgument("the tree must have one child list per node and a root in range");
+    return Status::InvalidArgument(
+        "the tree must have one child list per node and a root in range");
   }
   // Walk from the root; a node's time is final when its parent is visited.
   std::vector<double> recv_s(p, -1);
@@ -75,8 +76,8 @@ Result<double> HeteroTreeBroadcastSeconds(const BroadcastTree& tree,
                                        " is out of range or reached twice in the tree");
       }
       const HeteroNodeParams& r = nodes[child];
-      recv_s[child] = recv_s[parent] + rank * send_one_s + network_s + r.recv_s +
-                      r.recv_s_per_byte * m_bytes;
+      recv_s[child] =
+          recv_s[parent] + rank * send_one_s + network_s + r.recv_s + r.recv_s_per_byte * m_bytes;
       latest_s = std::max(latest_s, recv_s[child]);
       ++reached;
       stack.push_back(child);

@@ -14,10 +14,10 @@ namespace gridcast::models {
 
 // Per-node send and receive costs.
 struct HeteroNodeParams {
-  double send_s = 0;            // S_c
-  double send_s_per_byte = 0;   // S_m
-  double recv_s = 0;            // R_c
-  double recv_s_per_byte = 0;   // R_m
+  double send_s = 0;           // S_c
+  double send_s_per_byte = 0;  // S_m
+  double recv_s = 0;           // R_c
+  double recv_s_per_byte = 0;  // R_m
 };
 
 // Network transmission costs, shared by every link as in the paper's formula.

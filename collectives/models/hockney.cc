@@ -20,8 +20,7 @@ Result<double> HockneyPointToPointSeconds(const HockneyParams& params, double m_
   return params.alpha_s + params.beta_s_per_byte * m_bytes;
 }
 
-Result<double> HockneyBinomialBroadcastSeconds(const HockneyParams& params, int p,
-                                               double m_bytes) {
+Result<double> HockneyBinomialBroadcastSeconds(const HockneyParams& params, int p, double m_bytes) {
   GRIDCAST_RETURN_IF_ERROR(CheckAtLeast("p", p, 1));
   GRIDCAST_ASSIGN_OR_RETURN(double hop_s, HockneyPointToPointSeconds(params, m_bytes));
   return CeilLog2(p) * hop_s;
@@ -37,9 +36,8 @@ Result<double> HockneyLinkSeconds(const HockneyLinkMatrix& matrix, int from, int
                                    std::to_string(matrix.links.size()) + ")");
   }
   if (from < 0 || from >= p || to < 0 || to >= p || from == to) {
-    return Status::InvalidArgument("no link " + std::to_string(from) + " -> " +
-                                   std::to_string(to) + " among " + std::to_string(p) +
-                                   " processes");
+    return Status::InvalidArgument("no link " + std::to_string(from) + " -> " + std::to_string(to) +
+                                   " among " + std::to_string(p) + " processes");
   }
   return HockneyPointToPointSeconds(matrix.links[static_cast<size_t>(from) * p + to], m_bytes);
 }

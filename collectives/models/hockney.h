@@ -11,16 +11,15 @@
 namespace gridcast::models {
 
 struct HockneyParams {
-  double alpha_s = 0;           // α: start-up latency per message
-  double beta_s_per_byte = 0;   // β: 1 / bandwidth
+  double alpha_s = 0;          // α: start-up latency per message
+  double beta_s_per_byte = 0;  // β: 1 / bandwidth
 };
 
 // T(m) = α + β·m. InvalidArgument on negative or non-finite inputs.
 Result<double> HockneyPointToPointSeconds(const HockneyParams& params, double m_bytes);
 
 // Binomial-tree broadcast, [SUR] 3.2: T = ⌈log2 p⌉·(α + β·m). REQUIRES: p >= 1.
-Result<double> HockneyBinomialBroadcastSeconds(const HockneyParams& params, int p,
-                                               double m_bytes);
+Result<double> HockneyBinomialBroadcastSeconds(const HockneyParams& params, int p, double m_bytes);
 
 // Parameters of every ordered pair (i, j) of p processes: links[i * p + j] is the link i -> j
 // ("a matrix for heterogeneous networks", algorithms.md 6). The diagonal is unused.

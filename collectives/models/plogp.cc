@@ -43,8 +43,7 @@ Result<PLogPParams> LinearPLogP(double latency_s, double gap0_s, double bandwidt
   GRIDCAST_ASSIGN_OR_RETURN(
       PiecewiseLinear gap,
       PiecewiseLinear::Create({{0, gap0_s}, {kSpan, gap0_s + kSpan / bandwidth_Bps}}));
-  GRIDCAST_ASSIGN_OR_RETURN(PiecewiseLinear overhead,
-                            PiecewiseLinear::Create({{0, overhead_s}}));
+  GRIDCAST_ASSIGN_OR_RETURN(PiecewiseLinear overhead, PiecewiseLinear::Create({{0, overhead_s}}));
   return PLogPParams{latency_s, std::move(gap), overhead, overhead};
 }
 

@@ -37,10 +37,10 @@ class PiecewiseLinear {
 };
 
 struct PLogPParams {
-  double latency_s = 0;            // L
-  PiecewiseLinear gap;             // g(m)
-  PiecewiseLinear send_overhead;   // o_s(m)
-  PiecewiseLinear recv_overhead;   // o_r(m)
+  double latency_s = 0;           // L
+  PiecewiseLinear gap;            // g(m)
+  PiecewiseLinear send_overhead;  // o_s(m)
+  PiecewiseLinear recv_overhead;  // o_r(m)
 };
 
 // A model with constant overheads whose gap is linear: g(m) = g0 + m / bandwidth. Handy for

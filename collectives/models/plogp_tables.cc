@@ -18,25 +18,38 @@ Status CheckInputs(const PLogPParams& params, int p, double m_bytes) {
 
 std::string_view PLogPBroadcastName(PLogPBroadcast algorithm) {
   switch (algorithm) {
-    case PLogPBroadcast::kFlat: return "flat";
-    case PLogPBroadcast::kFlatRendezvous: return "flat-rendezvous";
-    case PLogPBroadcast::kSegmentedFlat: return "segmented-flat";
-    case PLogPBroadcast::kChain: return "chain";
-    case PLogPBroadcast::kChainRendezvous: return "chain-rendezvous";
-    case PLogPBroadcast::kSegmentedChain: return "segmented-chain";
-    case PLogPBroadcast::kBinary: return "binary";
-    case PLogPBroadcast::kBinomial: return "binomial";
-    case PLogPBroadcast::kBinomialRendezvous: return "binomial-rendezvous";
-    case PLogPBroadcast::kSegmentedBinomial: return "segmented-binomial";
+    case PLogPBroadcast::kFlat:
+      return "flat";
+    case PLogPBroadcast::kFlatRendezvous:
+      return "flat-rendezvous";
+    case PLogPBroadcast::kSegmentedFlat:
+      return "segmented-flat";
+    case PLogPBroadcast::kChain:
+      return "chain";
+    case PLogPBroadcast::kChainRendezvous:
+      return "chain-rendezvous";
+    case PLogPBroadcast::kSegmentedChain:
+      return "segmented-chain";
+    case PLogPBroadcast::kBinary:
+      return "binary";
+    case PLogPBroadcast::kBinomial:
+      return "binomial";
+    case PLogPBroadcast::kBinomialRendezvous:
+      return "binomial-rendezvous";
+    case PLogPBroadcast::kSegmentedBinomial:
+      return "segmented-binomial";
   }
   return "?";
 }
 
 std::string_view PLogPScatterName(PLogPScatter algorithm) {
   switch (algorithm) {
-    case PLogPScatter::kFlat: return "flat";
-    case PLogPScatter::kChain: return "chain";
-    case PLogPScatter::kBinomial: return "binomial";
+    case PLogPScatter::kFlat:
+      return "flat";
+    case PLogPScatter::kChain:
+      return "chain";
+    case PLogPScatter::kBinomial:
+      return "binomial";
   }
   return "?";
 }
@@ -60,17 +73,26 @@ Result<double> PLogPBroadcastSeconds(const PLogPParams& params, PLogPBroadcast a
   const double floor_log = FloorLog2(p);
   const double ceil_log = CeilLog2(p);
   switch (algorithm) {
-    case PLogPBroadcast::kFlat: return n * g_m + L;
-    case PLogPBroadcast::kFlatRendezvous: return n * g_m + 2 * g_1 + 3 * L;
-    case PLogPBroadcast::kSegmentedFlat: return n * g_s * k + L;
-    case PLogPBroadcast::kChain: return n * (g_m + L);
-    case PLogPBroadcast::kChainRendezvous: return n * (g_m + 2 * g_1 + 3 * L);
-    case PLogPBroadcast::kSegmentedChain: return n * (g_s + L) + g_s * (k - 1);
-    case PLogPBroadcast::kBinary: return ceil_log * (2 * g_m + L);
-    case PLogPBroadcast::kBinomial: return floor_log * g_m + ceil_log * L;
+    case PLogPBroadcast::kFlat:
+      return n * g_m + L;
+    case PLogPBroadcast::kFlatRendezvous:
+      return n * g_m + 2 * g_1 + 3 * L;
+    case PLogPBroadcast::kSegmentedFlat:
+      return n * g_s * k + L;
+    case PLogPBroadcast::kChain:
+      return n * (g_m + L);
+    case PLogPBroadcast::kChainRendezvous:
+      return n * (g_m + 2 * g_1 + 3 * L);
+    case PLogPBroadcast::kSegmentedChain:
+      return n * (g_s + L) + g_s * (k - 1);
+    case PLogPBroadcast::kBinary:
+      return ceil_log * (2 * g_m + L);
+    case PLogPBroadcast::kBinomial:
+      return floor_log * g_m + ceil_log * L;
     case PLogPBroadcast::kBinomialRendezvous:
       return floor_log * g_m + ceil_log * (2 * g_1 + 3 * L);
-    case PLogPBroadcast::kSegmentedBinomial: return floor_log * g_s * k + ceil_log * L;
+    case PLogPBroadcast::kSegmentedBinomial:
+      return floor_log * g_s * k + ceil_log * L;
   }
   return Status::InvalidArgument("unknown broadcast algorithm");
 }
@@ -80,7 +102,8 @@ Result<double> PLogPScatterSeconds(const PLogPParams& params, PLogPScatter algor
   GRIDCAST_RETURN_IF_ERROR(CheckInputs(params, p, m_bytes));
   const double L = params.latency_s;
   switch (algorithm) {
-    case PLogPScatter::kFlat: return (p - 1) * params.gap(m_bytes) + L;
+    case PLogPScatter::kFlat:
+      return (p - 1) * params.gap(m_bytes) + L;
     case PLogPScatter::kChain: {
       // Each node keeps its m and forwards the rest, so the messages along the chain carry
       // (P − 1)·m, (P − 2)·m, …, m, each paying its gap and one latency.
@@ -105,8 +128,8 @@ std::vector<double> CandidateSegmentBytes(double m_bytes) {
   return sizes;
 }
 
-Result<BroadcastMethod> OptimiseSegment(const PLogPParams& params, PLogPBroadcast algorithm,
-                                        int p, double m_bytes) {
+Result<BroadcastMethod> OptimiseSegment(const PLogPParams& params, PLogPBroadcast algorithm, int p,
+                                        double m_bytes) {
   GRIDCAST_RETURN_IF_ERROR(CheckPositive("m_bytes", m_bytes));
   const std::vector<double> candidates =
       IsSegmented(algorithm) ? CandidateSegmentBytes(m_bytes) : std::vector<double>{m_bytes};
@@ -121,9 +144,8 @@ Result<BroadcastMethod> OptimiseSegment(const PLogPParams& params, PLogPBroadcas
 Result<BroadcastMethod> ChooseBroadcastMethod(const PLogPParams& params, int p, double m_bytes) {
   BroadcastMethod best;
   for (int i = 0; i < kNumPLogPBroadcasts; ++i) {
-    GRIDCAST_ASSIGN_OR_RETURN(
-        BroadcastMethod method,
-        OptimiseSegment(params, static_cast<PLogPBroadcast>(i), p, m_bytes));
+    GRIDCAST_ASSIGN_OR_RETURN(BroadcastMethod method,
+                              OptimiseSegment(params, static_cast<PLogPBroadcast>(i), p, m_bytes));
     if (i == 0 || method.predicted_s < best.predicted_s) best = method;
   }
   return best;
@@ -139,9 +161,8 @@ Result<ScatterMethod> ChooseScatterMethod(const PLogPParams& params, int p, doub
   return best;
 }
 
-Result<std::vector<BroadcastDecision>> BroadcastDecisionMap(const PLogPParams& params,
-                                                            const std::vector<int>& ps,
-                                                            const std::vector<double>& sizes_bytes) {
+Result<std::vector<BroadcastDecision>> BroadcastDecisionMap(
+    const PLogPParams& params, const std::vector<int>& ps, const std::vector<double>& sizes_bytes) {
   std::vector<BroadcastDecision> map;
   for (int p : ps) {
     for (double m : sizes_bytes) {

@@ -65,9 +65,9 @@ struct BroadcastMethod {
 std::vector<double> CandidateSegmentBytes(double m_bytes);
 
 // The segment size with the smallest prediction for `algorithm` (smallest s on ties); a
-// non-segmented algorithm gets s = m. REQUIRES m_bytes > 0.
-Result<BroadcastMethod> OptimiseSegment(const PLogPParams& params, PLogPBroadcast algorithm,
-                                        int p, double m_bytes);
+// non-segmented algorithm gets s = m. InvalidArgument unless m_bytes > 0.
+Result<BroadcastMethod> OptimiseSegment(const PLogPParams& params, PLogPBroadcast algorithm, int p,
+                                        double m_bytes);
 
 // D(broadcast, m, p): every Table 1 variant at its best segment size, the fastest kept
 // (earliest in table order on ties).

@@ -10,10 +10,14 @@ namespace gridcast::reduce {
 
 std::string_view ReduceProtocolName(ReduceProtocol protocol) {
   switch (protocol) {
-    case ReduceProtocol::kRingLatency: return "ring-lat";
-    case ReduceProtocol::kEliminationLatency: return "elim-lat";
-    case ReduceProtocol::kRingBandwidth: return "ring-bw";
-    case ReduceProtocol::kEliminationBandwidth: return "elim-bw";
+    case ReduceProtocol::kRingLatency:
+      return "ring-lat";
+    case ReduceProtocol::kEliminationLatency:
+      return "elim-lat";
+    case ReduceProtocol::kRingBandwidth:
+      return "ring-bw";
+    case ReduceProtocol::kEliminationBandwidth:
+      return "elim-bw";
   }
   return "?";
 }
@@ -21,10 +25,11 @@ std::string_view ReduceProtocolName(ReduceProtocol protocol) {
 Result<CostCoefficients> ReduceProtocolCoefficients(ReduceProtocol protocol, int p) {
   GRIDCAST_RETURN_IF_ERROR(models::CheckAtLeast("p", p, 2));
   const double log_p = models::CeilLog2(p);
-  const double shrink = 1 - 1.0 / p;                                       // 1 − 1/p
+  const double shrink = 1 - 1.0 / p;                                               // 1 − 1/p
   const double elim = 1.5 - 1.0 / static_cast<double>(1 << models::FloorLog2(p));  // 1.5 − 1/p'
   switch (protocol) {
-    case ReduceProtocol::kRingLatency: return CostCoefficients{log_p, p - 1.0, p - 1.0};
+    case ReduceProtocol::kRingLatency:
+      return CostCoefficients{log_p, p - 1.0, p - 1.0};
     case ReduceProtocol::kEliminationLatency:
       return CostCoefficients{log_p + 1, log_p + 1, log_p};
     case ReduceProtocol::kRingBandwidth:
@@ -39,7 +44,8 @@ Result<double> ReduceProtocolSeconds(ReduceProtocol protocol, int p, double m_el
                                      const ReduceCostParams& params) {
   GRIDCAST_RETURN_IF_ERROR(models::CheckNonNegative("m_elements", m_elements));
   GRIDCAST_RETURN_IF_ERROR(models::CheckNonNegative("alpha_s", params.alpha_s));
-  GRIDCAST_RETURN_IF_ERROR(models::CheckNonNegative("beta_s_per_element", params.beta_s_per_element));
+  GRIDCAST_RETURN_IF_ERROR(
+      models::CheckNonNegative("beta_s_per_element", params.beta_s_per_element));
   GRIDCAST_RETURN_IF_ERROR(
       models::CheckNonNegative("gamma_s_per_element", params.gamma_s_per_element));
   GRIDCAST_ASSIGN_OR_RETURN(CostCoefficients c, ReduceProtocolCoefficients(protocol, p));
@@ -47,10 +53,10 @@ Result<double> ReduceProtocolSeconds(ReduceProtocol protocol, int p, double m_el
          c.gamma_m * m_elements * params.gamma_s_per_element;
 }
 
-double RoundToSignificant(double value, int digits) {
+double RoundAsTablePrints(double value) {
   if (value == 0 || !std::isfinite(value)) return value;
   const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  const double scale = std::pow(10.0, digits - 1 - exponent);
+  const double scale = std::pow(10.0, std::max(0, 2 - exponent));
   // The relative nudge keeps exact decimal halves (8.625) rounding up despite binary error.
   const double scaled = std::fabs(value) * scale * (1 + 1e-12);
   return std::copysign(std::floor(scaled + 0.5) / scale, value);
@@ -78,10 +84,10 @@ std::vector<Table1Row> RabenseifnerTraffTable1() {
         // p >= 3 in the table, so the coefficients always exist.
         const CostCoefficients k =
             *ReduceProtocolCoefficients(static_cast<ReduceProtocol>(i), paper_row.p);
-        const double sum = RoundToSignificant(k.alpha, 3) +
-                           RoundToSignificant(k.beta_m * kCases[c].beta_m, 3) +
-                           RoundToSignificant(k.gamma_m * kCases[c].gamma_m, 3);
-        row.alpha_units[i] = RoundToSignificant(sum, 3);
+        const double sum = RoundAsTablePrints(k.alpha) +
+                           RoundAsTablePrints(k.beta_m * kCases[c].beta_m) +
+                           RoundAsTablePrints(k.gamma_m * kCases[c].gamma_m);
+        row.alpha_units[i] = RoundAsTablePrints(sum);
       }
       const double best = *std::min_element(row.alpha_units.begin(), row.alpha_units.end());
       for (int i = 0; i < kNumReduceProtocols; ++i) row.fastest[i] = row.alpha_units[i] == best;

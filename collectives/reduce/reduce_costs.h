@@ -58,8 +58,8 @@ Result<double> ReduceProtocolSeconds(ReduceProtocol protocol, int p, double m_el
                                      const ReduceCostParams& params);
 
 // One row of the regression table: times in units of α for one (p, case), in protocol order,
-// computed as the paper prints them: each of the three terms rounded to 3 significant digits,
-// then the sum rounded to 3 significant digits. That reproduces cells such as p = 63, case L,
+// computed as the paper prints them: each of the three terms rounded by RoundAsTablePrints,
+// then their sum rounded the same way. That reproduces cells such as p = 63, case L,
 // elimination-bw: 12 + 29.4 + 1.47 = 42.9, where the unrounded sum is 42.84.
 // `fastest` marks the smallest printed value (several on a tie).
 struct Table1Row {
@@ -74,8 +74,9 @@ struct Table1Row {
 // disagrees with its formulas (p = 63 elimination-lat, p = 13 M ring-bw) the formula wins.
 std::vector<Table1Row> RabenseifnerTraffTable1();
 
-// Round half away from zero to `digits` significant digits (the table's printing rule).
-double RoundToSignificant(double value, int digits);
+// The table's printing rule: 3 significant digits, but never fewer than the integer digits
+// (2425 stays 2425), half away from zero.
+double RoundAsTablePrints(double value);
 
 // The cost of a schedule under the model, per round the slowest message and the largest
 // reduction: rounds·α + Σ max_sent·β + Σ max_reduced·γ, in elements.

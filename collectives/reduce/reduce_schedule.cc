@@ -84,7 +84,7 @@ class Builder {
   // in lockstep.
   void Eliminate(int block, int q) {
     const int n = std::bit_width(static_cast<unsigned>(q)) - 1;  // q = 2^n + Q
-    const int absorbs = (q - (1 << n) - 1) / 2;                   // (Q − 1) / 2
+    const int absorbs = (q - (1 << n) - 1) / 2;                  // (Q − 1) / 2
     const int pairs = (q - 3) / 2;
     auto rank = [block](int j, int v) { return j + v * block; };
     // P_k = (2k+1, 2k+2), k = 1…pairs; P_2i is absorbed into P_(2i−1) for i = 1…absorbs.
@@ -254,9 +254,7 @@ class Builder {
     return records_.emplace_back();
   }
 
-  void NewRound() {
-    schedule_.rounds.push_back({std::vector<ProcessStep>(schedule_.processes)});
-  }
+  void NewRound() { schedule_.rounds.push_back({std::vector<ProcessStep>(schedule_.processes)}); }
 
   // Records each process's activity after the current round.
   void CloseRound() {
@@ -275,19 +273,32 @@ class Builder {
 
 std::string_view StepKindName(StepKind kind) {
   switch (kind) {
-    case StepKind::kIdle: return "idle";
-    case StepKind::kButterflyHalving: return "butterfly-halving";
-    case StepKind::kButterflyExchange: return "butterfly-exchange";
-    case StepKind::kTripleFirst: return "triple-first";
-    case StepKind::kTripleSecond: return "triple-second";
-    case StepKind::kPairAbsorb: return "pair-absorb";
-    case StepKind::kButterflyAllgather: return "butterfly-allgather";
-    case StepKind::kTripleAllgatherA: return "triple-allgather-a";
-    case StepKind::kTripleAllgatherB: return "triple-allgather-b";
-    case StepKind::kPairRelease: return "pair-release";
-    case StepKind::kDeliverResult: return "deliver-result";
-    case StepKind::kGather: return "gather";
-    case StepKind::kToRoot: return "to-root";
+    case StepKind::kIdle:
+      return "idle";
+    case StepKind::kButterflyHalving:
+      return "butterfly-halving";
+    case StepKind::kButterflyExchange:
+      return "butterfly-exchange";
+    case StepKind::kTripleFirst:
+      return "triple-first";
+    case StepKind::kTripleSecond:
+      return "triple-second";
+    case StepKind::kPairAbsorb:
+      return "pair-absorb";
+    case StepKind::kButterflyAllgather:
+      return "butterfly-allgather";
+    case StepKind::kTripleAllgatherA:
+      return "triple-allgather-a";
+    case StepKind::kTripleAllgatherB:
+      return "triple-allgather-b";
+    case StepKind::kPairRelease:
+      return "pair-release";
+    case StepKind::kDeliverResult:
+      return "deliver-result";
+    case StepKind::kGather:
+      return "gather";
+    case StepKind::kToRoot:
+      return "to-root";
   }
   return "?";
 }

@@ -21,8 +21,8 @@
 //  3. n − 1 butterfly rounds on the survivors (survivor index s, partner s ⊕ 2^z, z >= 1).
 // A round halves the block it works on while the block has more than the threshold b elements
 // (R steps; the matching routing round is an allgather G); otherwise it exchanges the whole
-// block (A steps; nothing to undo). Small vectors take ⌈log p⌉ + 1 rounds (the extra one delivers
-// the result to the eliminated processes), large ones 2⌈log p⌉.
+// block (A steps; nothing to undo). Small vectors take ⌈log p⌉ + 1 rounds when p is not a power
+// of two (the extra one delivers the result to the eliminated processes), large ones 2⌈log p⌉.
 //
 // Reduce gathers instead of allgathering in the routing phase (PROPOSAL, algorithms.md 5.3): the
 // upper process of each reversed pair hands what it holds to the lower one, the triple's p1 to
