@@ -1,7 +1,7 @@
 // mesh2d (all-to-all multicast): the 2-D virtual mesh combining strategy ([A2A] §3.1).
 // Members are laid out row-major in a grid of cols = ceil(sqrt p) columns and rows = ceil(p /
-// cols) rows, so the holes are the tail of the last row and no row is empty (the digest's
-// PROPOSAL for §4.3; for p = 14 this is the paper's 4x4 grid with two holes). Lane i: member i
+// cols) rows, so the holes are the tail of the last row and no row is empty (algorithms.md
+// §4.3 PROPOSAL; for p = 14 this is the paper's 4x4 grid with two holes). Lane i: member i
 // = (r, c) sends its message along its row (columns c+1, c+2, ... wrapping) and then down its own
 // column; each row peer forwards it down its column (rows below it first, wrapping). When the
 // row peer (r, k) is a hole, the message goes to (c mod (rows-1), k) instead, as the paper

@@ -52,6 +52,10 @@ ChunkRange ContiguousChunks(uint64_t num_chunks, int parts, int part) {
   return ChunkRange{begin, begin + base + (index < extra ? 1 : 0), 1};
 }
 
+int LanesWithChunks(uint64_t num_chunks, int parts) {
+  return static_cast<int>(std::clamp<uint64_t>(num_chunks, 1, static_cast<uint64_t>(parts)));
+}
+
 void AddEdge(Lane& lane, int parent, int child) {
   for (Fanout& fanout : lane.fanouts) {
     if (fanout.parent == parent) {
@@ -89,7 +93,8 @@ Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
   Plan plan = StartPlan(net, ranks, payload_bytes, options, std::move(algorithm));
   const int p = ranks.size();
-  for (int member = 0; member < p; ++member) {
+  const int lanes = LanesWithChunks(plan.NumChunks(), p);
+  for (int member = 0; member < lanes; ++member) {
     plan.lanes.push_back(TreeLane(member, ContiguousChunks(plan.NumChunks(), p, member),
                                   shape(p, member), options.streams));
   }

@@ -37,6 +37,11 @@ ChunkRange InterleavedChunks(uint64_t num_chunks, int lanes, int lane);
 // runs get one chunk more, so a run is empty when there are fewer chunks than parts.
 ChunkRange ContiguousChunks(uint64_t num_chunks, int parts, int part);
 
+// How many parts planners give a lane to: min(num_chunks, parts), the parts that own chunks
+// (always a prefix 0, 1, ...), but at least 1 so that an empty payload still gets a lane. Lanes
+// that carry nothing would still cost the executor a connection each.
+int LanesWithChunks(uint64_t num_chunks, int parts);
+
 // Appends child to parent's fanout in `lane`, creating the fanout on first use.
 void AddEdge(Lane& lane, int parent, int child);
 
@@ -54,9 +59,9 @@ Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
                          const std::function<Tree(int p)>& shape);
 
 // All-to-all multicast: the payload is the concatenation of the members' messages, member i's
-// message being ContiguousChunks(n, p, i). Lane i carries it from member i down
-// `shape(p, i)`, so lane index = member index even for members that own no chunks (their lane
-// is empty). Errors are ResolveRanks's; PlanOptions::source only fixes which node is rank 0.
+// message being ContiguousChunks(n, p, i) (members i >= n own no chunks when n < p). Lane i
+// carries it from member i down `shape(p, i)`, for i < LanesWithChunks(n, p), so lane index =
+// member index. Errors are ResolveRanks's; PlanOptions::source only fixes which node is rank 0.
 Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
                           const PlanOptions& options, std::string algorithm,
                           const std::function<Tree(int p, int root)>& shape);

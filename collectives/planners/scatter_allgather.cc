@@ -10,7 +10,8 @@ Result<Plan> ScatterAllgatherPlanner::MakePlan(const NetworkModel& net, uint64_t
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
   Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
   const int p = ranks.size();
-  for (int owner = 0; owner < p; ++owner) {
+  const int owners = LanesWithChunks(plan.NumChunks(), p);
+  for (int owner = 0; owner < owners; ++owner) {
     Tree tree(p);
     const std::vector<int> scatter = KnomialPath(owner, 2);
     AddPath(scatter, tree);

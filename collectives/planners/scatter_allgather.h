@@ -4,8 +4,8 @@
 // recursive doubling (scatter-allgather-rd, MPICH's medium-message path).
 //
 // How the Plan encodes it: one lane per owner, lane o carrying block o = ContiguousChunks(n, p,
-// o) (lane index = owner rank; a lane is empty when there are fewer chunks than members), all
-// rooted at the source (rank 0). Lane o's tree is block o's journey:
+// o), all rooted at the source (rank 0). With fewer chunks than members only ranks 0..n-1 own a
+// block (one chunk each) and get a lane. Lane o's tree is block o's journey:
 //   - the scatter: the path 0 -> ... -> o down the binomial tree (KnomialPath(o, 2)); the members
 //     on it hold block o afterwards (in MPICH they forward it as part of their subtree's data);
 //   - ring allgather: o -> o+1 -> o+2 ... (mod p), skipping the members on the scatter path, so
