@@ -42,7 +42,8 @@ const std::vector<Entry>& Entries() {
       {{"scatter-allgather", PlannerKind::kBroadcast,
         "van de Geijn: binomial scatter, then ring allgather"}, 0, 0,
        [](int) {
-         return std::make_unique<ScatterAllgatherPlanner>(ScatterAllgatherPlanner::Allgather::kRing);
+         return std::make_unique<ScatterAllgatherPlanner>(
+             ScatterAllgatherPlanner::Allgather::kRing);
        }},
       {{"scatter-allgather-rd", PlannerKind::kBroadcast,
         "van de Geijn: binomial scatter, then recursive-doubling allgather"}, 0, 0,

@@ -62,6 +62,8 @@ Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
 // message being ContiguousChunks(n, p, i) (members i >= n own no chunks when n < p). Lane i
 // carries it from member i down `shape(p, i)`, for i < LanesWithChunks(n, p), so lane index =
 // member index. Errors are ResolveRanks's; PlanOptions::source only fixes which node is rank 0.
+// (In the all-to-all planners' headers "[A2A] §x.y" is the paper's own numbering, seeds/003;
+// algorithms.md §4 digests it.)
 Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
                           const PlanOptions& options, std::string algorithm,
                           const std::function<Tree(int p, int root)>& shape);

@@ -10,8 +10,11 @@
 //
 // Balance: a receiver forwards in one tree only, to at most f_t children, each carrying 1/k of
 // the payload; that is about one copy of the payload (k children), as SplitStream aims for.
-// f_t exceeds k only when N is not a multiple of k and the short groups cannot hold all of
-// tree t's N-1 edges at fan-out k (e.g. k = 4, N = 7: the groups of one must serve 6 children).
+// f_t exceeds k only when N = a·k + b with b >= 2: a short group (a members) must then carry
+// tree t's N-1 edges, more than a·k. ceil((N-1)/a) is the least possible maximum once the source
+// sends one copy and interiors are disjoint; it is k+1 when a >= b-1 and worst for tiny groups
+// (k = 4, N = 7: a group of one serves 6 children). Measured for p = 8..70: k <= 2 never exceeds
+// k; k = 3 reaches 4 and k = 4 reaches 6 (at p = 8), k+1 from p = 9 on.
 // With fewer receivers than stripes (p-1 < k) the plan uses p-1 stripes, one rooted at each
 // receiver; with p = 1 a single empty lane.
 // Cost (Hockney): about log_k p·l + M/b plus the bandwidth lost to fan-outs above k.

@@ -121,7 +121,9 @@ TEST(KnomialPlanner, FanoutAndDepth) {
       const int levels = CeilLog(p, k);
       EXPECT_LE(MaxOf(Depths(lane, p)), levels) << "k=" << k << " p=" << p;
       size_t widest = 0;
-      for (const auto& [parent, children] : EdgesOf(lane)) widest = std::max(widest, children.size());
+      for (const auto& [parent, children] : EdgesOf(lane)) {
+        widest = std::max(widest, children.size());
+      }
       EXPECT_LE(widest, static_cast<size_t>((k - 1) * levels)) << "k=" << k << " p=" << p;
       // When p is a power of k the root uses every slot: k-1 children in each of log_k p rounds.
       long long power = 1;
