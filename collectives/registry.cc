@@ -3,8 +3,19 @@
 #include <charconv>
 #include <functional>
 
+#include "collectives/planners/all_to_all_hypercube.h"
+#include "collectives/planners/all_to_all_kprefix.h"
+#include "collectives/planners/all_to_all_kshift.h"
+#include "collectives/planners/all_to_all_mesh2d.h"
+#include "collectives/planners/all_to_all_prefix_send.h"
+#include "collectives/planners/all_to_all_ring.h"
+#include "collectives/planners/binary.h"
+#include "collectives/planners/binomial.h"
 #include "collectives/planners/chain.h"
 #include "collectives/planners/flat.h"
+#include "collectives/planners/knomial.h"
+#include "collectives/planners/scatter_allgather.h"
+#include "collectives/planners/splitstream.h"
 
 namespace gridcast {
 namespace {
@@ -22,6 +33,41 @@ const std::vector<Entry>& Entries() {
        [](int) { return std::make_unique<FlatPlanner>(); }},
       {{"chain", PlannerKind::kBroadcast, "pipelined chain through all members"}, 0, 0,
        [](int) { return std::make_unique<ChainPlanner>(); }},
+      {{"binary", PlannerKind::kBroadcast, "pipelined binary tree, heap numbering"}, 0, 0,
+       [](int) { return std::make_unique<BinaryPlanner>(); }},
+      {{"binomial", PlannerKind::kBroadcast, "binomial tree, largest subtree first"}, 0, 0,
+       [](int) { return std::make_unique<BinomialPlanner>(); }},
+      {{"knomial:4", PlannerKind::kBroadcast, "k-nomial tree (k >= 2; k = 2 is binomial)"}, 4, 2,
+       [](int k) { return std::make_unique<KnomialPlanner>(k); }},
+      {{"scatter-allgather", PlannerKind::kBroadcast,
+        "van de Geijn: binomial scatter, then ring allgather"}, 0, 0,
+       [](int) {
+         return std::make_unique<ScatterAllgatherPlanner>(
+             ScatterAllgatherPlanner::Allgather::kRing);
+       }},
+      {{"scatter-allgather-rd", PlannerKind::kBroadcast,
+        "van de Geijn: binomial scatter, then recursive-doubling allgather"}, 0, 0,
+       [](int) {
+         return std::make_unique<ScatterAllgatherPlanner>(
+             ScatterAllgatherPlanner::Allgather::kRecursiveDoubling);
+       }},
+      {{"splitstream:2", PlannerKind::kBroadcast,
+        "k stripes down k interior-node-disjoint trees (k >= 1)"}, 2, 1,
+       [](int k) { return std::make_unique<SplitStreamPlanner>(k); }},
+      {{"ring", PlannerKind::kAllToAll, "all-to-all: every message around the ring"}, 0, 0,
+       [](int) { return std::make_unique<AllToAllRingPlanner>(); }},
+      {{"prefix-send", PlannerKind::kAllToAll, "all-to-all: direct sends in XOR order"}, 0, 0,
+       [](int) { return std::make_unique<AllToAllPrefixSendPlanner>(); }},
+      {{"kprefix:8", PlannerKind::kAllToAll,
+        "all-to-all: prefix-send in blocks of k, ring across blocks (k a power of two)"}, 8, 1,
+       [](int k) { return std::make_unique<AllToAllKPrefixPlanner>(k); }},
+      {{"kshift:8", PlannerKind::kAllToAll,
+        "all-to-all: each carrier covers a window of k, then shifts by k (k >= 1)"}, 8, 1,
+       [](int k) { return std::make_unique<AllToAllKShiftPlanner>(k); }},
+      {{"mesh2d", PlannerKind::kAllToAll, "all-to-all: 2-D virtual mesh, row then column"}, 0, 0,
+       [](int) { return std::make_unique<AllToAllMesh2dPlanner>(); }},
+      {{"hypercube", PlannerKind::kAllToAll, "all-to-all: hypercube dimension exchange"}, 0, 0,
+       [](int) { return std::make_unique<AllToAllHypercubePlanner>(); }},
   };
   return entries;
 }

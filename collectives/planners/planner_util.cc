@@ -39,8 +39,21 @@ Plan StartPlan(const NetworkModel& net, const Ranks& ranks, uint64_t payload_byt
 }
 
 ChunkRange InterleavedChunks(uint64_t num_chunks, int lanes, int lane) {
-  return ChunkRange{static_cast<uint64_t>(lane), std::max<uint64_t>(num_chunks, lane),
-                    static_cast<uint64_t>(lanes)};
+  // A lane with no chunk (num_chunks <= lane) gets the empty range at the end, not
+  // [lane, lane): a range may not end past the payload's last chunk.
+  return ChunkRange{std::min<uint64_t>(lane, num_chunks), num_chunks, static_cast<uint64_t>(lanes)};
+}
+
+ChunkRange ContiguousChunks(uint64_t num_chunks, int parts, int part) {
+  const uint64_t base = num_chunks / parts;
+  const uint64_t extra = num_chunks % parts;
+  const uint64_t index = static_cast<uint64_t>(part);
+  const uint64_t begin = index * base + std::min(index, extra);
+  return ChunkRange{begin, begin + base + (index < extra ? 1 : 0), 1};
+}
+
+int LanesWithChunks(uint64_t num_chunks, int parts) {
+  return static_cast<int>(std::clamp<uint64_t>(num_chunks, 1, static_cast<uint64_t>(parts)));
 }
 
 void AddEdge(Lane& lane, int parent, int child) {
@@ -51,6 +64,41 @@ void AddEdge(Lane& lane, int parent, int child) {
     }
   }
   lane.fanouts.push_back(Fanout{parent, {child}, {}});
+}
+
+Lane TreeLane(int source, ChunkRange chunks, Tree tree, int streams) {
+  Lane lane;
+  lane.source = source;
+  lane.streams = streams;
+  lane.chunks.push_back(chunks);
+  for (int parent = 0; parent < static_cast<int>(tree.size()); ++parent) {
+    if (!tree[parent].empty()) lane.fanouts.push_back(Fanout{parent, std::move(tree[parent]), {}});
+  }
+  return lane;
+}
+
+Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
+                         const PlanOptions& options, std::string algorithm,
+                         const std::function<Tree(int p)>& shape) {
+  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
+  Plan plan = StartPlan(net, ranks, payload_bytes, options, std::move(algorithm));
+  plan.lanes.push_back(
+      TreeLane(0, InterleavedChunks(plan.NumChunks(), 1, 0), shape(ranks.size()), options.streams));
+  return plan;
+}
+
+Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
+                          const PlanOptions& options, std::string algorithm,
+                          const std::function<Tree(int p, int root)>& shape) {
+  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
+  Plan plan = StartPlan(net, ranks, payload_bytes, options, std::move(algorithm));
+  const int p = ranks.size();
+  const int lanes = LanesWithChunks(plan.NumChunks(), p);
+  for (int member = 0; member < lanes; ++member) {
+    plan.lanes.push_back(TreeLane(member, ContiguousChunks(plan.NumChunks(), p, member),
+                                  shape(p, member), options.streams));
+  }
+  return plan;
 }
 
 }  // namespace gridcast

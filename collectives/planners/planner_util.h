@@ -1,7 +1,9 @@
-// Shared steps of every planner: resolving members into ranks, starting a Plan, chunk sets.
+// Shared steps of every planner: resolving members into ranks, starting a Plan, chunk sets,
+// and turning trees into lanes.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,39 @@ Plan StartPlan(const NetworkModel& net, const Ranks& ranks, uint64_t payload_byt
 // Interleaving keeps every lane busy from the first chunk to the last.
 ChunkRange InterleavedChunks(uint64_t num_chunks, int lanes, int lane);
 
+// Chunks [0, n) split into `parts` contiguous runs as evenly as possible: the first n % parts
+// runs get one chunk more, so a run is empty when there are fewer chunks than parts.
+ChunkRange ContiguousChunks(uint64_t num_chunks, int parts, int part);
+
+// How many parts planners give a lane to: min(num_chunks, parts), the parts that own chunks
+// (always a prefix 0, 1, ...), but at least 1 so that an empty payload still gets a lane. Lanes
+// that carry nothing would still cost the executor a connection each.
+int LanesWithChunks(uint64_t num_chunks, int parts);
+
 // Appends child to parent's fanout in `lane`, creating the fanout on first use.
 void AddEdge(Lane& lane, int parent, int child);
+
+// A rooted tree over member indices: tree[v] lists v's children in send order. Planners build
+// one of these per lane instead of calling AddEdge, which is linear in the lane's fanouts.
+using Tree = std::vector<std::vector<int>>;
+
+// A lane carrying `chunks` from `source` down `tree` (whose child lists are moved into fanouts).
+Lane TreeLane(int source, ChunkRange chunks, Tree tree, int streams);
+
+// Broadcast down a single tree: one lane with every chunk, rooted at rank 0.
+// `shape(p)` returns the tree over ranks [0, p). Errors are ResolveRanks's.
+Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
+                         const PlanOptions& options, std::string algorithm,
+                         const std::function<Tree(int p)>& shape);
+
+// All-to-all multicast: the payload is the concatenation of the members' messages, member i's
+// message being ContiguousChunks(n, p, i) (members i >= n own no chunks when n < p). Lane i
+// carries it from member i down `shape(p, i)`, for i < LanesWithChunks(n, p), so lane index =
+// member index. Errors are ResolveRanks's; PlanOptions::source only fixes which node is rank 0.
+// (In the all-to-all planners' headers "[A2A] §x.y" is the paper's own numbering, seeds/003;
+// algorithms.md §4 digests it.)
+Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
+                          const PlanOptions& options, std::string algorithm,
+                          const std::function<Tree(int p, int root)>& shape);
 
 }  // namespace gridcast
