@@ -5,6 +5,9 @@
 
 #include "collectives/planners/chain.h"
 #include "collectives/planners/flat.h"
+#include "collectives/planners/multilane.h"
+#include "collectives/planners/multilane_sites.h"
+#include "collectives/planners/sssmst.h"
 
 namespace gridcast {
 namespace {
@@ -22,6 +25,15 @@ const std::vector<Entry>& Entries() {
        [](int) { return std::make_unique<FlatPlanner>(); }},
       {{"chain", PlannerKind::kBroadcast, "pipelined chain through all members"}, 0, 0,
        [](int) { return std::make_unique<ChainPlanner>(); }},
+      {{"multilane", PlannerKind::kBroadcast,
+        "two lanes down two binary trees whose leaves swap halves ([ML], one site)"}, 0, 0,
+       [](int) { return std::make_unique<MultiLanePlanner>(); }},
+      {{"multilane-sites", PlannerKind::kBroadcast,
+        "multilane per site (switch), sites chained over the best WAN links"}, 0, 0,
+       [](int) { return std::make_unique<MultiLaneSitesPlanner>(); }},
+      {{"sssmst", PlannerKind::kBroadcast,
+        "shortest-path switch tree, ordered down-to-up, re-parented up-to-down ([SMP])"}, 0, 0,
+       [](int) { return std::make_unique<SssMstPlanner>(); }},
   };
   return entries;
 }
