@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 #include "collectives/planners/multilane.h"
 #include "collectives/planners/planner_util.h"

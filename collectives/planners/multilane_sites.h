@@ -33,7 +33,8 @@ class MultiLaneSitesPlanner : public Planner {
 
   // The switches holding members, in chain order (first: the source's switch). `switch_of_rank`
   // gives each rank's switch; rank 0 is the source. Exposed for tests.
-  static std::vector<int> SiteOrder(const NetworkModel& net, const std::vector<int>& switch_of_rank);
+  static std::vector<int> SiteOrder(const NetworkModel& net,
+                                    const std::vector<int>& switch_of_rank);
 };
 
 }  // namespace gridcast

@@ -10,13 +10,14 @@
 namespace gridcast {
 namespace {
 
-// Shortest-path distances and predecessors from `from` over the switch graph (the tree's links
-// in both directions, each direction weighed by `hop_weight`). O(V^2), as in [SMP] 2.
-void Dijkstra(const NetworkModel& net, int from, const std::function<double(const UplinkHop&)>& hop_weight,
-              std::vector<double>& dist, std::vector<int>& pred) {
+// Dijkstra from switch `from` over the switch graph (the tree's links in both directions, each
+// direction weighed by `hop_weight`): every switch's predecessor on its shortest path (-1 for
+// `from`). O(V^2), as in [SMP] 2.
+std::vector<int> ShortestPathPredecessors(
+    const NetworkModel& net, int from, const std::function<double(const UplinkHop&)>& hop_weight) {
   const int n = static_cast<int>(net.switches.size());
-  dist.assign(n, std::numeric_limits<double>::infinity());
-  pred.assign(n, -1);
+  std::vector<double> dist(n, std::numeric_limits<double>::infinity());
+  std::vector<int> pred(n, -1);
   std::vector<bool> done(n, false);
   dist[from] = 0;
   for (int round = 0; round < n; ++round) {
@@ -39,6 +40,7 @@ void Dijkstra(const NetworkModel& net, int from, const std::function<double(cons
       if (sy.parent == x) relax(y, {y, false, sy.uplink_down_bps, sy.latency_s});
     }
   }
+  return pred;
 }
 
 // The inter-switch tree over the working switches (G_w), indexed by working id; id 0 is the
@@ -61,9 +63,8 @@ class InterSwitchTree {
 
   // Step 1: the shortest-path tree T_w and the channel load of its edges.
   void BuildShortestPathTree() {
-    std::vector<double> dist;
-    std::vector<int> pred;
-    Dijkstra(net_, switch_[0], [this](const UplinkHop& hop) { return HopWeight(hop); }, dist, pred);
+    const std::vector<int> pred = ShortestPathPredecessors(
+        net_, switch_[0], [this](const UplinkHop& hop) { return HopWeight(hop); });
     std::vector<int> id_of_switch(net_.switches.size(), -1);
     for (size_t w = 0; w < switch_.size(); ++w) id_of_switch[switch_[w]] = static_cast<int>(w);
     // Working ids follow the switch order, so children lists start in switch order.
@@ -73,6 +74,8 @@ class InterSwitchTree {
       const int parent = id_of_switch[s];
       parent_[w] = parent;
       children_[parent].push_back(static_cast<int>(w));
+      // R_cluster weight; in a switch tree the shortest path is the only one, so this is also
+      // the difference of the two Dijkstra distances.
       edge_weight_[w] = RouteWeight(parent, static_cast<int>(w));
       AddLoad(parent, static_cast<int>(w));
     }
@@ -130,7 +133,9 @@ class InterSwitchTree {
     return order;
   }
 
-  double HopWeight(const UplinkHop& hop) const { return chunk_bits_ / hop.rate_bps + hop.latency_s; }
+  double HopWeight(const UplinkHop& hop) const {
+    return chunk_bits_ / hop.rate_bps + hop.latency_s;
+  }
 
   // The R_cluster weight from working switch a to b: the switch-tree route.
   double RouteWeight(int a, int b) const {
@@ -258,7 +263,9 @@ Result<Plan> SssMstPlanner::MakePlan(const NetworkModel& net, uint64_t payload_b
   // tree's inner nodes are the faster senders.
   const int source_switch = net.nodes[ranks.nodes[0]].switch_index;
   std::vector<std::vector<int>> members_of(net.switches.size());
-  for (int r = 0; r < ranks.size(); ++r) members_of[net.nodes[ranks.nodes[r]].switch_index].push_back(r);
+  for (int r = 0; r < ranks.size(); ++r) {
+    members_of[net.nodes[ranks.nodes[r]].switch_index].push_back(r);
+  }
   std::vector<int> working = {source_switch};
   for (int s = 0; s < static_cast<int>(net.switches.size()); ++s) {
     std::vector<int>& members = members_of[s];
@@ -270,7 +277,9 @@ Result<Plan> SssMstPlanner::MakePlan(const NetworkModel& net, uint64_t payload_b
   }
   const double chunk_bits = static_cast<double>(options.chunk_bytes) * 8;
   std::vector<double> startup_s;
-  for (int s : working) startup_s.push_back(chunk_bits / net.nodes[ranks.nodes[members_of[s][0]]].up_bps);
+  for (int s : working) {
+    startup_s.push_back(chunk_bits / net.nodes[ranks.nodes[members_of[s][0]]].up_bps);
+  }
 
   InterSwitchTree tree(net, working, startup_s, chunk_bits, options_);
   tree.BuildShortestPathTree();

@@ -138,14 +138,17 @@ TEST(MultiLaneSites, TwoUploadsPerMemberAcrossSites) {
     for (int b = 1; b <= 9; ++b) {
       for (int c : {0, 1, 4}) {
         NetworkModel net;
-        net.switches = {{"core", -1}, {"s1", 0, 1e9, 1e9}, {"s2", 0, 1e8, 1e8}, {"s3", 0, 5e8, 5e8}};
+        net.switches = {
+            {"core", -1}, {"s1", 0, 1e9, 1e9}, {"s2", 0, 1e8, 1e8}, {"s3", 0, 5e8, 5e8}};
         for (int i = 0; i < a + b + c; ++i) {
           net.nodes.push_back({"n" + std::to_string(i), i < a ? 1 : i < a + b ? 2 : 3});
         }
         const Plan plan = PlanOn(net);
         std::vector<int> uploads(plan.members.size(), 0);
         for (const Lane& lane : plan.lanes) {
-          for (const Fanout& f : lane.fanouts) uploads[f.parent] += static_cast<int>(f.children.size());
+          for (const Fanout& f : lane.fanouts) {
+            uploads[f.parent] += static_cast<int>(f.children.size());
+          }
         }
         for (size_t m = 0; m < uploads.size(); ++m) {
           EXPECT_LE(uploads[m], 2) << a << "/" << b << "/" << c << " member " << m;

@@ -40,7 +40,8 @@ TEST(PlannerUtil, StreamsPerEdgeCoverEveryChild) {
 
 TEST(PlannerUtil, SwitchRouteGoesUpThenDown) {
   NetworkModel net;
-  net.switches = {{"core", -1}, {"a", 0, 10, 20, 0.5}, {"b", 0, 30, 40, 0.25}, {"a1", 1, 50, 60, 0}};
+  net.switches = {
+      {"core", -1}, {"a", 0, 10, 20, 0.5}, {"b", 0, 30, 40, 0.25}, {"a1", 1, 50, 60, 0}};
   const std::vector<UplinkHop> route = SwitchRoute(net, 3, 2);
   ASSERT_EQ(route.size(), 3u);
   EXPECT_EQ(route[0].switch_index, 3);

@@ -156,7 +156,8 @@ nodes:
   - {switch: rack, names: [r3, r4], up: 500mbit}
 )");
   using Sent = std::map<std::string, std::vector<std::string>>;
-  EXPECT_EQ(Sends(PlanOn(net)), (Sent{{"s", {"r2", "t"}}, {"r2", {"r1", "r4", "r3"}}, {"r4", {"r0"}}}));
+  EXPECT_EQ(Sends(PlanOn(net)),
+            (Sent{{"s", {"r2", "t"}}, {"r2", {"r1", "r4", "r3"}}, {"r4", {"r0"}}}));
 }
 
 TEST(SssMst, RejectsBadChannelCountAndBrokenSwitchTrees) {
