@@ -16,6 +16,9 @@
 #include "collectives/planners/knomial.h"
 #include "collectives/planners/scatter_allgather.h"
 #include "collectives/planners/splitstream.h"
+#include "collectives/planners/multilane.h"
+#include "collectives/planners/multilane_sites.h"
+#include "collectives/planners/sssmst.h"
 
 namespace gridcast {
 namespace {
@@ -54,6 +57,15 @@ const std::vector<Entry>& Entries() {
       {{"splitstream:2", PlannerKind::kBroadcast,
         "k stripes down k interior-node-disjoint trees (k >= 1)"}, 2, 1,
        [](int k) { return std::make_unique<SplitStreamPlanner>(k); }},
+      {{"multilane", PlannerKind::kBroadcast,
+        "two lanes down two binary trees whose leaves swap halves ([ML], one site)"}, 0, 0,
+       [](int) { return std::make_unique<MultiLanePlanner>(); }},
+      {{"multilane-sites", PlannerKind::kBroadcast,
+        "multilane per site (switch), sites chained over the best WAN links"}, 0, 0,
+       [](int) { return std::make_unique<MultiLaneSitesPlanner>(); }},
+      {{"sssmst", PlannerKind::kBroadcast,
+        "shortest-path switch tree, ordered down-to-up, re-parented up-to-down ([SMP])"}, 0, 0,
+       [](int) { return std::make_unique<SssMstPlanner>(); }},
       {{"ring", PlannerKind::kAllToAll, "all-to-all: every message around the ring"}, 0, 0,
        [](int) { return std::make_unique<AllToAllRingPlanner>(); }},
       {{"prefix-send", PlannerKind::kAllToAll, "all-to-all: direct sends in XOR order"}, 0, 0,

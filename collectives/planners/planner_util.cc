@@ -56,14 +56,87 @@ int LanesWithChunks(uint64_t num_chunks, int parts) {
   return static_cast<int>(std::clamp<uint64_t>(num_chunks, 1, static_cast<uint64_t>(parts)));
 }
 
-void AddEdge(Lane& lane, int parent, int child) {
+namespace {
+
+Fanout& FanoutOf(Lane& lane, int parent) {
   for (Fanout& fanout : lane.fanouts) {
-    if (fanout.parent == parent) {
-      fanout.children.push_back(child);
-      return;
+    if (fanout.parent == parent) return fanout;
+  }
+  lane.fanouts.push_back(Fanout{parent, {}, {}});
+  return lane.fanouts.back();
+}
+
+}  // namespace
+
+void AddEdge(Lane& lane, int parent, int child) {
+  Fanout& fanout = FanoutOf(lane, parent);
+  fanout.children.push_back(child);
+  // Explicit stream counts, once present, must cover every child.
+  if (!fanout.streams.empty()) fanout.streams.push_back(lane.streams);
+}
+
+void AddEdge(Lane& lane, int parent, int child, int streams) {
+  Fanout& fanout = FanoutOf(lane, parent);
+  if (fanout.streams.empty()) fanout.streams.assign(fanout.children.size(), lane.streams);
+  fanout.children.push_back(child);
+  fanout.streams.push_back(streams);
+}
+
+void AddBinomialTree(Lane& lane, const std::vector<int>& members) {
+  const int n = static_cast<int>(members.size());
+  for (int r = 0; r < n; ++r) {
+    // r received from r minus its lowest set bit; it covers the ranks below the next one.
+    const int limit = r == 0 ? n : (r & -r);
+    int span = 1;
+    while (span < limit && r + span < n) span <<= 1;
+    for (span >>= 1; span >= 1; span >>= 1) {
+      if (r + span < n && span < limit) AddEdge(lane, members[r], members[r + span]);
     }
   }
-  lane.fanouts.push_back(Fanout{parent, {child}, {}});
+}
+
+Status CheckSwitchTree(const NetworkModel& net) {
+  const int n = static_cast<int>(net.switches.size());
+  if (n == 0) return Status::InvalidArgument("the network has no switches");
+  if (net.switches[0].parent != -1) {
+    return Status::InvalidArgument("the root switch '" + net.switches[0].name + "' has a parent");
+  }
+  for (int s = 0; s < n; ++s) {
+    int at = s;
+    for (int hops = 0; at > 0 && hops < n; ++hops) {
+      at = net.switches[at].parent;
+      if (at < 0 || at >= n) break;
+    }
+    if (at != 0) {
+      return Status::InvalidArgument("switch '" + net.switches[s].name +
+                                     "' does not hang under the root switch");
+    }
+  }
+  for (const Node& node : net.nodes) {
+    if (node.switch_index < 0 || node.switch_index >= n) {
+      return Status::InvalidArgument("node '" + node.name + "' names switch " +
+                                     std::to_string(node.switch_index) + ", which does not exist");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<UplinkHop> SwitchRoute(const NetworkModel& net, int from, int to) {
+  std::vector<int> up = net.PathToRoot(from);
+  std::vector<int> down = net.PathToRoot(to);
+  // Drop the common ancestors (the lowest one included): what remains are the uplinks crossed.
+  while (!up.empty() && !down.empty() && up.back() == down.back()) {
+    up.pop_back();
+    down.pop_back();
+  }
+  std::vector<UplinkHop> route;
+  for (int s : up) {
+    route.push_back({s, true, net.switches[s].uplink_up_bps, net.switches[s].latency_s});
+  }
+  for (auto it = down.rbegin(); it != down.rend(); ++it) {
+    route.push_back({*it, false, net.switches[*it].uplink_down_bps, net.switches[*it].latency_s});
+  }
+  return route;
 }
 
 Lane TreeLane(int source, ChunkRange chunks, Tree tree, int streams) {

@@ -67,5 +67,30 @@ Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
 Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
                           const PlanOptions& options, std::string algorithm,
                           const std::function<Tree(int p, int root)>& shape);
+// AddEdge with `streams` parallel TCP streams on this edge (the fanout's other edges keep the
+// lane default). For long fat pipes, where one stream cannot fill the link ([ML] 1.7).
+void AddEdge(Lane& lane, int parent, int child, int streams);
+
+// A binomial tree over `members` (members[0] is the root): virtual rank r sends to r + 2^k for
+// every 2^k below r's lowest set bit (every 2^k for the root), largest subtree first, so the
+// root's first child heads half of the members.
+void AddBinomialTree(Lane& lane, const std::vector<int>& members);
+
+// For planners that read the switch tree: OK, or InvalidArgument when a switch's parent chain
+// does not reach switches[0] (the root) or a node names no switch. ParseTopology guarantees
+// this; models built in code may not.
+Status CheckSwitchTree(const NetworkModel& net);
+
+// One switch uplink crossed in one direction, with that direction's rate.
+struct UplinkHop {
+  int switch_index = 0;  // the switch whose uplink is crossed
+  bool up = true;        // true: child -> parent (uplink_up_bps); false: parent -> child
+  double rate_bps = kUnshaped;
+  double latency_s = 0;
+};
+
+// The uplinks crossed from switch `from` to switch `to` along the switch tree, in order.
+// Empty when from == to. REQUIRES: both are switch indices of `net`.
+std::vector<UplinkHop> SwitchRoute(const NetworkModel& net, int from, int to);
 
 }  // namespace gridcast

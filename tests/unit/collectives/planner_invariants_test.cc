@@ -30,7 +30,7 @@ NetworkModel Sites(int p) {
   net.switches = {{"core", -1}, {"a", 0, 400e6, 400e6, 0.005}, {"b", 0, 50e6, 50e6, 0.01},
                   {"c", 0, 100e6, 100e6, 0.002}, {"c-rack", 3, 200e6, 200e6, 0}};
   for (int i = 0; i < p; ++i) {
-    const int site = 1 + (i % 7 < 3 ? 0 : i % 7 < 5 ? 1 : i % 7 < 6 ? 3 : 4);
+    const int site = 1 + (i % 7 < 3 ? 0 : i % 7 < 5 ? 1 : i % 7 < 6 ? 2 : 3);  // a, b, c, c-rack
     net.nodes.push_back({"n" + std::to_string(i), site, i % 3 == 0 ? 300e6 : 100e6, 100e6});
   }
   net.source = p / 2;
