@@ -10,6 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include "collectives/topology.h"
+#include "daemon/auth/hmac.h"
+#include "daemon/membership/cluster_file.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {
@@ -181,6 +184,51 @@ Result<NetgridState> LoadNetgridState(const fs::path& state_dir) {
   } catch (const json::exception& e) {
     return Status::DataLoss("corrupt netgrid state " + path.string() + ": " + e.what());
   }
+}
+
+Result<std::string> StartNetgridDaemons(const NetworkModel& model, const NetgridState& state,
+                                        const fs::path& state_dir, const NetgridDaemonOptions& options) {
+  const fs::path root = fs::absolute(state_dir);
+  std::error_code ec;
+  for (const char* sub : {"run", "data", "logs", "payloads"}) fs::create_directories(root / sub, ec);
+  if (ec) return Status::Internal("cannot create directories in " + root.string() + ": " + ec.message());
+  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(root / "topology.yaml", FormatTopology(model)));
+
+  ClusterConfig cluster;
+  std::string secret(32, '\0');
+  RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
+  cluster.secret = secret;
+  cluster.topology_path = (root / "topology.yaml").string();
+  for (const NetgridNode& node : state.nodes) {
+    cluster.members.push_back({node.name, "unix:" + (root / "run" / (node.name + ".sock")).string(),
+                               node.address + ":" + std::to_string(options.data_port)});
+    fs::remove(root / "run" / (node.name + ".sock"), ec);
+  }
+  const fs::path cluster_file = root / "cluster.yaml";
+  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(cluster_file, FormatClusterFile(cluster)));
+  fs::permissions(cluster_file, fs::perms::owner_read | fs::perms::owner_write, ec);
+
+  for (const NetgridNode& node : state.nodes) {
+    std::vector<std::string> argv = {options.gridcastd, "--name", node.name, "--cluster",
+                                     cluster_file.string(), "--data-dir", (root / "data" / node.name).string(),
+                                     "--send-root", (root / "payloads").string()};
+    argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+    Result<int> pid = SpawnDetached(NetgridExecArgv(node, argv), (root / "logs" / (node.name + ".log")).string());
+    if (!pid.ok()) return pid.status();
+  }
+  // Ready when every control socket exists (gridcastd binds it last).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (const NetgridNode& node : state.nodes) {
+    const fs::path socket = root / "run" / (node.name + ".sock");
+    while (!fs::exists(socket)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::Unavailable("gridcastd on " + node.name + " did not start; see " +
+                                   (root / "logs" / (node.name + ".log")).string());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return cluster_file.string();
 }
 
 std::vector<std::string> NetgridExecArgv(const NetgridNode& node,

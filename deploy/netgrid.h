@@ -47,6 +47,21 @@ Result<NetgridState> LoadNetgridState(const std::filesystem::path& state_dir);
 // Namespaces currently present whose names start with "<prefix>-".
 Result<std::vector<std::string>> ListNetgridNamespaces(const std::string& prefix);
 
+struct NetgridDaemonOptions {
+  std::string gridcastd = "gridcastd";   // the daemon binary
+  uint16_t data_port = 7701;
+  std::vector<std::string> extra_args;   // passed to every daemon
+};
+
+// Starts one gridcastd per node inside its namespace and waits until each listens. Writes
+// STATE/cluster.yaml (a fresh secret, STATE/topology.yaml, control on unix sockets in
+// STATE/run so the host reaches every daemon, data on the node's address), data directories
+// STATE/data/NODE, logs STATE/logs/NODE.log; every daemon may send from STATE/payloads.
+// Returns the cluster file's path. The daemons stop with NetgridDown().
+Result<std::string> StartNetgridDaemons(const NetworkModel& model, const NetgridState& state,
+                                        const std::filesystem::path& state_dir,
+                                        const NetgridDaemonOptions& options);
+
 // argv that runs `command` inside node's namespace ("ip netns exec NS command...").
 std::vector<std::string> NetgridExecArgv(const NetgridNode& node,
                                          const std::vector<std::string>& command);

@@ -68,6 +68,41 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
   return result;
 }
 
+namespace {
+
+// posix_spawnp with stdin from /dev/null and, when log_path is set, stdout and stderr appended
+// to it; in a new session when `detach`.
+Result<int> Spawn(const std::vector<std::string>& argv, const std::string& log_path, bool detach) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (!log_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (detach) posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawn_error != 0) {
+    return Status::FailedPrecondition("cannot run '" + argv[0] + "': " + std::strerror(spawn_error));
+  }
+  return static_cast<int>(pid);
+}
+
+}  // namespace
+
+Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
+  return Spawn(argv, log_path, /*detach=*/true);
+}
+
 Status RunChecked(const std::vector<std::string>& argv) {
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   if (out.exit_code != 0) {
@@ -84,23 +119,7 @@ namespace gridcast {
 
 Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
                                          const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  if (!log_path.empty()) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  }
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) {
-    return Status::FailedPrecondition("cannot run '" + argv[0] + "': " + std::strerror(spawn_error));
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(int pid, Spawn(argv, log_path, /*detach=*/false));
   return ChildProcess(pid);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@ struct NetgridArgs {
   std::string topology;
   std::string state = DefaultNetgridStateDir().string();
   bool json = false;
+  bool daemons = false;
+  std::vector<std::string> daemon_args;
   std::string node;
   std::vector<std::string> command;
 };
@@ -39,6 +42,19 @@ int Up(const NetgridArgs& args) {
                FormatRate(sw.uplink_up_bps), FormatRate(sw.uplink_down_bps));
   }
   for (const std::string& note : state->notes) fmt::print("  note: {}\n", note);
+  if (!args.daemons) return kExitOk;
+  NetgridDaemonOptions options;
+  // The daemon is built next to this binary; fall back to PATH.
+  std::error_code ec;
+  const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gridcastd";
+  if (!ec && std::filesystem::exists(beside)) options.gridcastd = beside.string();
+  options.extra_args = args.daemon_args;
+  Result<std::string> cluster = StartNetgridDaemons(*model, *state, args.state, options);
+  if (!cluster.ok()) {
+    (void)NetgridDown(args.state);
+    return ReportError(cluster.status().WithContext("netgrid up --daemons (rolled back)"));
+  }
+  fmt::print("  {} gridcastd daemons running; cluster file {}\n", state->nodes.size(), *cluster);
   return kExitOk;
 }
 
@@ -94,6 +110,9 @@ void AddNetgridCommand(CLI::App& app, int* exit_code) {
   CLI::App* up = netgrid->add_subcommand("up", "Build the network of a topology file");
   up->add_option("topology", args->topology, "Topology YAML file")->required();
   up->add_option("--state", args->state, "State directory (one per netgrid)");
+  up->add_flag("--daemons", args->daemons, "Start a gridcastd per node; writes STATE/cluster.yaml");
+  up->add_option("--daemon-arg", args->daemon_args, "Extra argument for every gridcastd (repeatable)")
+      ->allow_extra_args(false);
   up->callback([args, exit_code] { *exit_code = Up(*args); });
 
   CLI::App* down = netgrid->add_subcommand("down", "Remove everything netgrid up made");
