@@ -1,0 +1,272 @@
+// Push broadcasts between real gridcastd processes on loopback: every broadcast planner,
+// awkward sizes, a restart mid-broadcast, and hostile input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "collectives/registry.h"
+#include "daemon/membership/control_client.h"
+#include "tests/integration/local_cluster.h"
+
+namespace gridcast::testing {
+namespace {
+
+std::string FileSha256(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  Sha256Stream sha;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    sha.Update({reinterpret_cast<const uint8_t*>(buffer.data()), static_cast<size_t>(in.gcount())});
+  }
+  return ToHex(sha.Finish());
+}
+
+struct SendResult {
+  int exit_code = -1;
+  std::string output;
+  nlohmann::json json;
+};
+
+SendResult Send(const LocalCluster& cluster, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {GRIDCAST_CLI, "send"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--cluster", cluster.cluster_file(), "--json"});
+  Result<CommandOutput> out = RunCommand(argv);
+  SendResult result;
+  if (!out.ok()) return result;
+  result.exit_code = out->exit_code;
+  result.output = out->output;
+  result.json = nlohmann::json::parse(out->output, nullptr, false);
+  return result;
+}
+
+// Every member's copy of `name` has the source file's digest.
+void ExpectEverywhere(const LocalCluster& cluster, const std::string& source_path, const std::string& name) {
+  const std::string expected = FileSha256(source_path);
+  for (int i = 1; i < cluster.size(); ++i) {
+    const fs::path copy = cluster.data_dir(i) / name;
+    ASSERT_TRUE(fs::exists(copy)) << copy;
+    EXPECT_EQ(fs::file_size(copy), fs::file_size(source_path)) << copy;
+    EXPECT_EQ(FileSha256(copy), expected) << copy;
+    EXPECT_FALSE(fs::exists(copy.string() + ".part")) << copy;
+  }
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class PushTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new LocalCluster("push", 8); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static LocalCluster* cluster_;
+};
+LocalCluster* PushTest::cluster_ = nullptr;
+
+TEST_F(PushTest, EveryBroadcastPlannerAwkwardSizes) {
+  constexpr uint64_t kChunk = 64 << 10;
+  int n = 0;
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind != PlannerKind::kBroadcast) continue;
+    for (uint64_t size : {uint64_t{0}, uint64_t{1}, kChunk - 1, kChunk + 1, 5 * kChunk + 7}) {
+      const std::string name = "p" + std::to_string(n++) + ".bin";
+      const std::string path = cluster_->MakePayload(name, size);
+      SendResult r = Send(*cluster_, {path, "--algo", info.name, "--chunk", "64KiB"});
+      ASSERT_EQ(r.exit_code, 0) << info.name << " size " << size << ": " << r.output;
+      ASSERT_TRUE(r.json.is_object()) << r.output;
+      EXPECT_TRUE(r.json["verified"].get<bool>()) << r.output;
+      EXPECT_EQ(r.json["algorithm"], info.name);
+      EXPECT_EQ(r.json["members"].size(), 7u);
+      ExpectEverywhere(*cluster_, path, name);
+    }
+  }
+}
+
+TEST_F(PushTest, ParallelStreamsAndSubsets) {
+  const std::string path = cluster_->MakePayload("streams.bin", 3'000'017);
+  SendResult r = Send(*cluster_, {path, "--algo", "binary", "--chunk", "256KiB", "--streams", "3",
+                                  "--to", "m2,m5,m7"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.json["members"].size(), 3u);
+  for (int i : {2, 5, 7}) EXPECT_EQ(FileSha256(cluster_->data_dir(i) / "streams.bin"), FileSha256(path));
+  EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "streams.bin"));
+}
+
+TEST_F(PushTest, WrongSecretIsRefusedAndDaemonsStayUp) {
+  ControlClient impostor(cluster_->config().members[0].control_address, "not the secret at all....");
+  v1::ListResponse list;
+  Status s = impostor.List(&list);
+  EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
+  EXPECT_NE(s.message().find("bad cluster secret"), std::string::npos) << s.message();
+  ControlClient member(cluster_->config().members[0].control_address, cluster_->config().secret);
+  EXPECT_TRUE(member.List(&list).ok());
+}
+
+TEST_F(PushTest, PathTraversalIsRefused) {
+  const std::string path = cluster_->MakePayload("trav.bin", 1000);
+  for (const char* name : {"../escape.bin", "/etc/escape.bin", "a/../../escape.bin", ".gridcast/x"}) {
+    SendResult r = Send(*cluster_, {path, "--algo", "chain", "--name", name});
+    EXPECT_NE(r.exit_code, 0) << name;
+    EXPECT_NE(r.output.find("payload name"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(cluster_->dir() / "escape.bin"));
+  EXPECT_FALSE(fs::exists(cluster_->data_dir(1).parent_path() / "escape.bin"));
+  // A payload outside the source's data directory and send roots is refused too.
+  SendResult r = Send(*cluster_, {cluster_->cluster_file(), "--algo", "chain"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("outside the data directory"), std::string::npos) << r.output;
+}
+
+// A hand-made Prepare, as a hostile or buggy source would send it.
+v1::PrepareRequest CraftPrepare(const LocalCluster& cluster, uint64_t size, int hashes) {
+  v1::PrepareRequest request;
+  v1::Plan* plan = request.mutable_plan();
+  plan->set_plan_id(std::string(16, '\x42'));
+  plan->set_algorithm("chain");
+  plan->set_mode(v1::PLAN_MODE_PUSH);
+  plan->mutable_payload()->set_name("crafted.bin");
+  plan->mutable_payload()->set_size_bytes(size);
+  plan->mutable_payload()->set_chunk_bytes(1024);
+  plan->mutable_payload()->set_sha256(std::string(32, '\0'));
+  for (int i = 0; i < hashes; ++i) plan->mutable_payload()->add_chunk_sha256(std::string(32, '\1'));
+  for (int i = 0; i < 2; ++i) {
+    v1::Member* m = plan->add_members();
+    m->set_name(cluster.config().members[i].name);
+    m->set_data_address(cluster.config().members[i].data_address);
+  }
+  v1::Lane* lane = plan->add_lanes();
+  lane->set_source(0);
+  v1::ChunkRange* range = lane->add_chunks();
+  range->set_begin(0);
+  range->set_end((size + 1023) / 1024);
+  v1::Fanout* fanout = lane->add_fanouts();
+  fanout->set_parent(0);
+  fanout->add_children(1);
+  request.set_member_index(1);
+  return request;
+}
+
+TEST_F(PushTest, MalformedPlansGetClearErrors) {
+  ControlClient m1(cluster_->config().members[1].control_address, cluster_->config().secret);
+  v1::PrepareResponse response;
+  // Payload size and chunk hashes disagree.
+  Status s = m1.Prepare(CraftPrepare(*cluster_, 4096, 3), &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("4 chunks but 3 chunk hashes"), std::string::npos) << s.message();
+  // A plan whose tree names a member that does not exist.
+  v1::PrepareRequest unknown = CraftPrepare(*cluster_, 4096, 4);
+  unknown.mutable_plan()->mutable_lanes(0)->mutable_fanouts(0)->add_children(7);
+  s = m1.Prepare(unknown, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("not a member index"), std::string::npos) << s.message();
+  // The receiver is not who the plan says.
+  v1::PrepareRequest wrong_index = CraftPrepare(*cluster_, 4096, 4);
+  wrong_index.set_member_index(0);
+  s = m1.Prepare(wrong_index, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Absurd sizes are refused before any allocation.
+  v1::PrepareRequest huge = CraftPrepare(*cluster_, uint64_t{1} << 62, 0);
+  s = m1.Prepare(huge, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  // Nothing was kept from any of them.
+  EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "crafted.bin.part"));
+  EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "crafted.bin"));
+  v1::ListResponse list;
+  EXPECT_TRUE(m1.List(&list).ok());
+}
+
+TEST_F(PushTest, MalformedFramesCloseTheConnectionOnly) {
+  const std::string data = cluster_->config().members[2].data_address;
+  const std::string port = data.substr(data.find(':') + 1);
+  // Garbage instead of a hello, and a well-formed hello with a forged MAC.
+  for (const char* junk : {"GET / HTTP/1.0\r\n\r\n", "GCH2xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}) {
+    Result<CommandOutput> out = RunCommand(
+        {"bash", "-c", std::string("exec 3<>/dev/tcp/127.0.0.1/") + port + "; printf '%s' '" + junk +
+                           "' >&3; timeout 20 cat <&3 >/dev/null; echo exit=$?"});
+    ASSERT_TRUE(out.ok());
+    // exit=0: the daemon closed the connection (short input within its 5 s handshake timeout);
+    // exit=124 would mean it kept a bad connection open.
+    EXPECT_NE(out->output.find("exit=0"), std::string::npos) << junk << ": " << out->output;
+  }
+  ControlClient m2(cluster_->config().members[2].control_address, cluster_->config().secret);
+  v1::ListResponse list;
+  EXPECT_TRUE(m2.List(&list).ok()) << "the daemon must survive malformed input";
+  EXPECT_NE(ReadFile(cluster_->log(2)).find("refused connection"), std::string::npos);
+}
+
+TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
+  // Small windows and chunks make the broadcast long enough to interrupt on loopback.
+  LocalCluster cluster("restart", 3, {"--window", "4"});
+  const std::string path = cluster.MakePayload("big.bin", 400u << 20);
+  Result<ChildProcess> sender = ChildProcess::Start(
+      {GRIDCAST_CLI, "send", path, "--cluster", cluster.cluster_file(), "--algo", "chain",
+       "--chunk", "256KiB", "--json"},
+      (cluster.dir() / "send.out").string());
+  ASSERT_TRUE(sender.ok());
+  // Wait until the last member of the chain (m2) is part-way, then kill it.
+  ControlClient m2(cluster.config().members[2].control_address, cluster.config().secret);
+  uint64_t done_before_kill = 0;
+  uint64_t total = 0;
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    v1::StatusResponse status;
+    if (m2.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
+      done_before_kill = status.plans(0).chunks_done();
+      total = status.plans(0).chunks_total();
+      if (done_before_kill > total / 4) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(done_before_kill, 0u);
+  ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
+  cluster.Kill(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cluster.Restart(2);
+  EXPECT_EQ(sender->Wait(), 0) << ReadFile(cluster.dir() / "send.out");
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(cluster.dir() / "send.out"), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << ReadFile(cluster.dir() / "send.out");
+  EXPECT_TRUE(summary["verified"].get<bool>());
+  EXPECT_EQ(FileSha256(cluster.data_dir(2) / "big.bin"), FileSha256(path));
+  // The restarted daemon resumed from its verified chunks: everything it had acknowledged
+  // except at most the in-flight window (4 chunks) was still there.
+  const std::string log = ReadFile(cluster.log(2));
+  const size_t at = log.rfind(" of " + std::to_string(total) + " chunks held");
+  ASSERT_NE(at, std::string::npos) << log;
+  const size_t start = log.rfind(", ", at) + 2;
+  const uint64_t held = std::stoull(log.substr(start, at - start));
+  EXPECT_GE(held + 4, done_before_kill) << log;
+}
+
+TEST(PushLarge, PayloadBeyondFourGiB) {
+  LocalCluster cluster("large", 2);
+  // Sparse except for marked regions around the 4 GiB boundary and the end: 64-bit offsets
+  // must put every byte where it belongs.
+  const fs::path path = cluster.dir() / "payloads" / "huge.bin";
+  const uint64_t size = (uint64_t{4} << 30) + (3u << 20) + 5;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.seekp(static_cast<std::streamoff>(size - 1));
+    out.put('\x7f');
+    for (uint64_t offset : {uint64_t{0}, (uint64_t{4} << 30) - 100, (uint64_t{4} << 30) + 12345, size - 4000}) {
+      out.seekp(static_cast<std::streamoff>(offset));
+      for (int i = 0; i < 1000; ++i) out.put(static_cast<char>(offset + static_cast<uint64_t>(i) * 7));
+    }
+  }
+  Result<CommandOutput> out = RunCommand({GRIDCAST_CLI, "send", path.string(), "--cluster",
+                                          cluster.cluster_file(), "--algo", "chain", "--chunk", "8MiB", "--json"});
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  EXPECT_EQ(FileSha256(cluster.data_dir(1) / "huge.bin"), FileSha256(path));
+}
+
+}  // namespace
+}  // namespace gridcast::testing
