@@ -167,6 +167,7 @@ v1::ListResponse Participant::List() const {
     for (const auto& [id, name] : names_) by_name[name] = plans_.at(id);
   }
   v1::ListResponse response;
+  response.set_data_dir(options_.data_dir);
   std::error_code ec;
   const fs::path root(options_.data_dir);
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();

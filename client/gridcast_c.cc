@@ -1,0 +1,110 @@
+// The C API (include/gridcast/gridcast.h) over the C++ one.
+#include <cstring>
+#include <string>
+
+#include "include/gridcast/gridcast.h"
+#include "include/gridcast/gridcast.hpp"
+
+struct gridcast_client {
+  std::unique_ptr<gridcast::Client> client;
+  std::string last_error;
+};
+
+struct gridcast_broadcast {
+  std::unique_ptr<gridcast::Broadcast> broadcast;
+};
+
+namespace {
+
+int Fail(gridcast_client* client, const gridcast::Status& status) {
+  if (client != nullptr) client->last_error = status.ToString();
+  return -static_cast<int>(status.code());
+}
+
+gridcast::SendOptions Options(const char* algorithm) {
+  gridcast::SendOptions options;
+  if (algorithm != nullptr) options.algorithm = algorithm;
+  return options;
+}
+
+int Started(gridcast_client* client, gridcast::Result<std::unique_ptr<gridcast::Broadcast>> started,
+            gridcast_broadcast** out) {
+  if (!started.ok()) return Fail(client, started.status());
+  *out = new gridcast_broadcast{std::move(*started)};
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int gridcast_open(const char* cluster_file, const char* source, gridcast_client** out) {
+  if (cluster_file == nullptr || out == nullptr) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);
+  gridcast::ClientOptions options;
+  options.cluster_file = cluster_file;
+  if (source != nullptr) options.source = source;
+  auto* handle = new gridcast_client;
+  gridcast::Result<std::unique_ptr<gridcast::Client>> client = gridcast::Client::Open(options);
+  *out = handle;
+  if (!client.ok()) return Fail(handle, client.status());
+  handle->client = std::move(*client);
+  return 0;
+}
+
+void gridcast_close(gridcast_client* client) { delete client; }
+
+const char* gridcast_last_error(const gridcast_client* client) {
+  return client == nullptr ? "no client" : client->last_error.c_str();
+}
+
+int gridcast_send_file_start(gridcast_client* client, const char* path, const char* algorithm,
+                             gridcast_broadcast** out) {
+  if (client == nullptr || client->client == nullptr || path == nullptr || out == nullptr) {
+    return Fail(client, gridcast::Status::InvalidArgument("null argument"));
+  }
+  return Started(client, client->client->StartSendFile(path, Options(algorithm)), out);
+}
+
+int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t size, const char* name,
+                               const char* algorithm, gridcast_broadcast** out) {
+  if (client == nullptr || client->client == nullptr || (data == nullptr && size > 0) || name == nullptr ||
+      out == nullptr) {
+    return Fail(client, gridcast::Status::InvalidArgument("null argument"));
+  }
+  std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data), size);
+  return Started(client, client->client->StartSendBuffer(bytes, name, Options(algorithm)), out);
+}
+
+int gridcast_poll(gridcast_broadcast* broadcast, double* fraction) {
+  if (broadcast == nullptr) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);
+  gridcast::Progress progress;
+  const bool ended = broadcast->broadcast->Poll(&progress);
+  if (fraction != nullptr) {
+    *fraction = progress.chunks_total == 0 ? (ended ? 1.0 : 0.0)
+                                           : double(progress.chunks_done) / double(progress.chunks_total);
+  }
+  return ended ? 1 : 0;
+}
+
+int gridcast_wait(gridcast_client* client, gridcast_broadcast* broadcast, double* completion_s) {
+  if (broadcast == nullptr) return Fail(client, gridcast::Status::InvalidArgument("null broadcast"));
+  gridcast::Result<gridcast::SendSummary> summary = broadcast->broadcast->Wait();
+  if (!summary.ok()) return Fail(client, summary.status());
+  if (completion_s != nullptr) *completion_s = summary->completion_s;
+  return 0;
+}
+
+void gridcast_broadcast_free(gridcast_broadcast* broadcast) { delete broadcast; }
+
+int gridcast_receive_buffer(gridcast_client* client, const char* member, const char* name, void* data,
+                            size_t size, double timeout_s) {
+  if (client == nullptr || client->client == nullptr || member == nullptr || name == nullptr ||
+      (data == nullptr && size > 0)) {
+    return Fail(client, gridcast::Status::InvalidArgument("null argument"));
+  }
+  std::span<uint8_t> out(static_cast<uint8_t*>(data), size);
+  gridcast::Status status = client->client->ReceiveIntoBuffer(member, name, out, timeout_s);
+  return status.ok() ? 0 : Fail(client, status);
+}
+
+}  // extern "C"

@@ -1,0 +1,165 @@
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "daemon/membership/cluster_file.h"
+#include "daemon/membership/control_client.h"
+#include "daemon/store/safe_path.h"
+#include "include/gridcast/gridcast.hpp"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BroadcastImpl : public Broadcast {
+ public:
+  BroadcastImpl(std::shared_ptr<ControlClient> client, v1::BroadcastRequest request,
+                std::shared_ptr<const SourceChoice> source)
+      : source_(std::move(source)) {
+    thread_ = std::thread([this, client, request] {
+      const double timeout_s = request.timeout_s() > 0 ? request.timeout_s() + 60 : 7 * 86400;
+      Status status = client->Broadcast(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
+                                        [this](const v1::BroadcastProgress& p) {
+                                          std::lock_guard<std::mutex> lock(mutex_);
+                                          last_ = p;
+                                        });
+      std::lock_guard<std::mutex> lock(mutex_);
+      status_ = status;
+      ended_ = true;
+    });
+  }
+  ~BroadcastImpl() override {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool Poll(Progress* progress) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (progress != nullptr) {
+      *progress = Progress{};
+      progress->elapsed_s = last_.elapsed_s();
+      progress->members = last_.members_size();
+      for (const v1::MemberProgress& m : last_.members()) {
+        progress->chunks_done += m.chunks_done();
+        progress->chunks_total += m.chunks_total();
+        progress->members_done += m.state() == "done";
+      }
+    }
+    return ended_;
+  }
+
+  Result<SendSummary> Wait() override {
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    SendSummary summary = Summarize(last_, *source_, status_);
+    if (!status_.ok()) return status_;
+    if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
+    return summary;
+  }
+
+ private:
+  std::shared_ptr<const SourceChoice> source_;
+  std::thread thread_;
+  std::mutex mutex_;
+  v1::BroadcastProgress last_;  // guarded by mutex_
+  Status status_;               // guarded by mutex_
+  bool ended_ = false;          // guarded by mutex_
+};
+
+class ClientImpl : public Client {
+ public:
+  ClientImpl(ClusterConfig cluster, SourceChoice source, ClientOptions options)
+      : cluster_(std::move(cluster)), options_(std::move(options)) {
+    source_ = std::make_shared<SourceChoice>(std::move(source));
+    source_->member = cluster_.Find(source_->member->name);  // point into our own copy
+    source_client_ = std::make_shared<ControlClient>(source_->member->control_address, cluster_.secret,
+                                                     ControlClientOptions{options_.tls_ca});
+  }
+
+  Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
+                                                   const SendOptions& options) override {
+    v1::BroadcastRequest request;
+    std::error_code ec;
+    request.set_payload_path(fs::absolute(path, ec).string());
+    request.set_algorithm(options.algorithm);
+    request.set_chunk_bytes(options.chunk_bytes);
+    request.set_timeout_s(options.timeout_s);
+    request.set_name(options.name);
+    return std::unique_ptr<Broadcast>(new BroadcastImpl(source_client_, request, source_));
+  }
+
+  Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data, const std::string& name,
+                                                     const SendOptions& options) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    v1::ListResponse list;
+    GRIDCAST_RETURN_IF_ERROR(source_client_->List(&list).WithContext("source daemon"));
+    const fs::path target = fs::path(list.data_dir()) / name;
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    const fs::path temp = target.string() + ".buffer-tmp";
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+      if (!out.flush()) return Status::Internal("cannot write the buffer to " + temp.string());
+    }
+    fs::rename(temp, target, ec);
+    if (ec) return Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
+    SendOptions named = options;
+    named.name = name;
+    return StartSendFile(target.string(), named);
+  }
+
+  Status ReceiveIntoBuffer(const std::string& member, const std::string& name, std::span<uint8_t> out,
+                           double timeout_s) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    const ClusterMember* entry = cluster_.Find(member);
+    if (entry == nullptr) return Status::InvalidArgument("'" + member + "' is not in the cluster");
+    ControlClient client(entry->control_address, cluster_.secret, ControlClientOptions{options_.tls_ca});
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    for (;;) {
+      v1::ListResponse list;
+      Status listed = client.List(&list);
+      if (listed.ok()) {
+        for (const v1::HeldPayload& p : list.payloads()) {
+          if (p.name() != name || p.state() != "complete") continue;
+          if (p.size_bytes() != out.size()) {
+            return Status::InvalidArgument("payload '" + name + "' has " + std::to_string(p.size_bytes()) +
+                                           " bytes; the buffer has " + std::to_string(out.size()));
+          }
+          std::ifstream in(fs::path(list.data_dir()) / name, std::ios::binary);
+          in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
+          if (static_cast<size_t>(in.gcount()) != out.size()) return Status::DataLoss("short read of " + name);
+          return Status::Ok();
+        }
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::DeadlineExceeded("'" + name + "' did not arrive complete at " + member + " in time");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+ private:
+  ClusterConfig cluster_;
+  ClientOptions options_;
+  std::shared_ptr<SourceChoice> source_;
+  std::shared_ptr<ControlClient> source_client_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
+  std::ifstream in(options.cluster_file);
+  if (!in) return Status::InvalidArgument("cannot read cluster file " + options.cluster_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<ClusterConfig> cluster =
+      ParseClusterFile(text.str(), fs::absolute(options.cluster_file).parent_path().string());
+  if (!cluster.ok()) return cluster.status().WithContext(options.cluster_file);
+  GRIDCAST_ASSIGN_OR_RETURN(SourceChoice source, ChooseSource(*cluster, options.source));
+  return std::unique_ptr<Client>(new ClientImpl(std::move(*cluster), std::move(source), options));
+}
+
+}  // namespace gridcast

@@ -1,0 +1,42 @@
+/* libgridcast C API: for MPI programs and other languages. Mirrors gridcast.hpp.
+ *
+ * Every function returns 0 on success and a negative value on failure; gridcast_last_error()
+ * then describes the failure of the last call on that client (thread-local per client).
+ * Handles are freed by their *_free / *_close function. */
+#ifndef GRIDCAST_GRIDCAST_H_
+#define GRIDCAST_GRIDCAST_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gridcast_client gridcast_client;
+typedef struct gridcast_broadcast gridcast_broadcast;
+
+/* source may be NULL (the topology's source, else the first member). */
+int gridcast_open(const char* cluster_file, const char* source, gridcast_client** out);
+void gridcast_close(gridcast_client* client);
+const char* gridcast_last_error(const gridcast_client* client);
+
+/* algorithm may be NULL ("auto"). Split-phase: start, then poll or wait. */
+int gridcast_send_file_start(gridcast_client* client, const char* path, const char* algorithm,
+                             gridcast_broadcast** out);
+int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t size,
+                               const char* name, const char* algorithm, gridcast_broadcast** out);
+/* 1 when ended, 0 while running; *fraction (may be NULL) gets the share of chunks delivered. */
+int gridcast_poll(gridcast_broadcast* broadcast, double* fraction);
+/* 0 when every member verified its copy; *completion_s (may be NULL) gets the wall time. */
+int gridcast_wait(gridcast_client* client, gridcast_broadcast* broadcast, double* completion_s);
+void gridcast_broadcast_free(gridcast_broadcast* broadcast);
+
+int gridcast_receive_buffer(gridcast_client* client, const char* member, const char* name,
+                            void* data, size_t size, double timeout_s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRIDCAST_GRIDCAST_H_ */

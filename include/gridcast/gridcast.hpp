@@ -1,0 +1,71 @@
+// libgridcast: the C++ client API of gridcast.
+//
+// A Client talks to the daemons of one cluster (a cluster file). Sending is split-phase:
+// StartSend* returns a Broadcast handle at once; Poll() reports progress without blocking and
+// Wait() blocks until every member holds a verified copy (or the broadcast failed), so a
+// caller can compute while a broadcast runs. Buffers go through the source daemon's data
+// directory and received payloads are read from the member daemon's, so the process must run
+// on the same host as those daemons (as an MPI rank next to its node's gridcastd does).
+//
+// Thread-safety: a Client may be shared; each Broadcast handle belongs to one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "client/send_summary.h"
+#include "common/result.h"
+
+namespace gridcast {
+
+struct ClientOptions {
+  std::string cluster_file;   // written by `gridcast netgrid up --daemons`, or by hand
+  std::string source;         // source member; empty = the topology's source, else the first
+  std::string tls_ca;         // when the daemons serve TLS
+};
+
+struct SendOptions {
+  std::string algorithm = "auto";
+  uint64_t chunk_bytes = 0;   // 0 = the planner's choice
+  double timeout_s = 0;       // 0 = derived from the size
+  std::string name;           // name at the receivers; empty = the file's base name
+};
+
+struct Progress {
+  uint64_t chunks_done = 0;   // summed over members
+  uint64_t chunks_total = 0;
+  int members_done = 0;
+  int members = 0;
+  double elapsed_s = 0;
+};
+
+class Broadcast {
+ public:
+  virtual ~Broadcast() = default;
+  // Non-blocking. True once the broadcast has ended (successfully or not).
+  virtual bool Poll(Progress* progress) = 0;
+  // Blocks until the end. OK with the summary when every member verified its copy.
+  virtual Result<SendSummary> Wait() = 0;
+};
+
+class Client {
+ public:
+  static Result<std::unique_ptr<Client>> Open(const ClientOptions& options);
+  virtual ~Client() = default;
+
+  // Broadcasts a file inside the source daemon's data directory or send roots.
+  virtual Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
+                                                           const SendOptions& options) = 0;
+  // Broadcasts `data` as payload `name` (a relative name; the source keeps a copy).
+  virtual Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data,
+                                                             const std::string& name,
+                                                             const SendOptions& options) = 0;
+  // Waits until `member` holds payload `name` complete and verified, then copies it into
+  // `out`, which must have exactly its size. DeadlineExceeded after timeout_s.
+  virtual Status ReceiveIntoBuffer(const std::string& member, const std::string& name,
+                                   std::span<uint8_t> out, double timeout_s) = 0;
+};
+
+}  // namespace gridcast
