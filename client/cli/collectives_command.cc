@@ -252,7 +252,9 @@ int RunSimulate(const CollectivesArgs& args) {
     fmt::print("{:<22} {:>8} {:>10.2f} {:>10.3f}\n", row.algo, FormatSize(row.chunk_bytes),
                row.time_s, row.efficiency);
   }
-  fmt::print("auto picks {}\n", chosen->rationale);
+  fmt::print("auto: {} {}, {:.2f} s, efficiency {:.3f} ({})\n", chosen->algo,
+             FormatSize(chosen->chunk_bytes), chosen->time_s, chosen->efficiency,
+             chosen->rationale);
   return kExitOk;
 }
 

@@ -103,7 +103,8 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
     for (uint64_t chunk_bytes : chunk_sizes) {
       for (int streams : stream_counts) {
         if (chunk_bytes == options.chunk_bytes && streams == options.streams) continue;
-        std::optional<Candidate> c = Try(planner, net, payload_bytes, options, chunk_bytes, streams);
+        std::optional<Candidate> c =
+            Try(planner, net, payload_bytes, options, chunk_bytes, streams);
         if (c) tried.push_back(std::move(*c));
       }
     }

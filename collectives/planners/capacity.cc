@@ -237,7 +237,9 @@ Result<Plan> CapacityPlanner::MakePlan(const NetworkModel& net, uint64_t payload
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
   Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
   std::vector<Member> members;
-  for (int node : ranks.nodes) members.push_back({net.nodes[node].up_bps, net.nodes[node].down_bps});
+  for (int node : ranks.nodes) {
+    members.push_back({net.nodes[node].up_bps, net.nodes[node].down_bps});
+  }
   members[0].source = true;
   const std::vector<Site> sites = OrderSites(net, ranks);
 
@@ -268,7 +270,8 @@ Result<Plan> CapacityPlanner::MakePlan(const NetworkModel& net, uint64_t payload
     const double lane_bps = std::min(
         kFastestBps, *std::min_element(effective_bps.begin(), effective_bps.end()));
     LaneTrees trees = BuildTrees(sites, members, site_lane_bps, lanes);
-    const double estimate_s = payload_bits / (lanes * lane_bps) + trees.depth * chunk_bits / lane_bps;
+    const double estimate_s =
+        payload_bits / (lanes * lane_bps) + trees.depth * chunk_bits / lane_bps;
     if (estimate_s < best_s * (1 - kRoundingSlack)) {
       best_s = estimate_s;
       best_lane_bps = lane_bps;
