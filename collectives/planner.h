@@ -33,6 +33,15 @@ struct PlanOptions {
 
   // For randomised planners; the same seed gives the same plan.
   uint32_t seed = 0;
+
+  // Only `auto` reads these; every other planner uses chunk_bytes and streams as given.
+  // When true, auto searches the chunk size (chunk_bytes is then only its first guess); when
+  // false it keeps chunk_bytes, so a size the user asked for is respected. Callers set it when
+  // the user left the chunk size unspecified.
+  bool choose_chunk_bytes = false;
+  // When true, auto also tries more parallel streams (2 and 4) on networks with switch uplinks;
+  // when false it keeps `streams`.
+  bool choose_streams = false;
 };
 
 class Planner {

@@ -4,6 +4,8 @@
 #include <functional>
 
 #include "collectives/planners/all_to_all_hypercube.h"
+#include "collectives/planners/auto_planner.h"
+#include "collectives/planners/capacity.h"
 #include "collectives/planners/all_to_all_kprefix.h"
 #include "collectives/planners/all_to_all_kshift.h"
 #include "collectives/planners/all_to_all_mesh2d.h"
@@ -66,6 +68,12 @@ const std::vector<Entry>& Entries() {
       {{"sssmst", PlannerKind::kBroadcast,
         "shortest-path switch tree, ordered down-to-up, re-parented up-to-down ([SMP])"}, 0, 0,
        [](int) { return std::make_unique<SssMstPlanner>(); }},
+      {{"capacity", PlannerKind::kBroadcast,
+        "k equal-rate lanes packed by upload capacity, each uplink crossed once per lane"}, 0, 0,
+       [](int) { return std::make_unique<CapacityPlanner>(); }},
+      {{"auto", PlannerKind::kBroadcast,
+        "simulates the other broadcast planners (chunk sizes, streams) and keeps the fastest"},
+       0, 0, [](int) { return std::make_unique<AutoPlanner>(); }},
       {{"ring", PlannerKind::kAllToAll, "all-to-all: every message around the ring"}, 0, 0,
        [](int) { return std::make_unique<AllToAllRingPlanner>(); }},
       {{"prefix-send", PlannerKind::kAllToAll, "all-to-all: direct sends in XOR order"}, 0, 0,

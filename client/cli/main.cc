@@ -4,6 +4,7 @@
 
 #include "client/cli/cli_util.h"
 #include "client/cli/cluster_command.h"
+#include "client/cli/collectives_command.h"
 #include "client/cli/netgrid_command.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = gridcast::cli::kExitOk;
   gridcast::cli::AddNetgridCommand(app, &exit_code);
   gridcast::cli::AddClusterCommands(app, &exit_code);
+  gridcast::cli::AddCollectivesCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -82,19 +82,6 @@ void AddEdge(Lane& lane, int parent, int child, int streams) {
   fanout.streams.push_back(streams);
 }
 
-void AddBinomialTree(Lane& lane, const std::vector<int>& members) {
-  const int n = static_cast<int>(members.size());
-  for (int r = 0; r < n; ++r) {
-    // r received from r minus its lowest set bit; it covers the ranks below the next one.
-    const int limit = r == 0 ? n : (r & -r);
-    int span = 1;
-    while (span < limit && r + span < n) span <<= 1;
-    for (span >>= 1; span >= 1; span >>= 1) {
-      if (r + span < n && span < limit) AddEdge(lane, members[r], members[r + span]);
-    }
-  }
-}
-
 Status CheckSwitchTree(const NetworkModel& net) {
   const int n = static_cast<int>(net.switches.size());
   if (n == 0) return Status::InvalidArgument("the network has no switches");

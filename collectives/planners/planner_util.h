@@ -71,11 +71,6 @@ Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
 // lane default). For long fat pipes, where one stream cannot fill the link ([ML] 1.7).
 void AddEdge(Lane& lane, int parent, int child, int streams);
 
-// A binomial tree over `members` (members[0] is the root): virtual rank r sends to r + 2^k for
-// every 2^k below r's lowest set bit (every 2^k for the root), largest subtree first, so the
-// root's first child heads half of the members.
-void AddBinomialTree(Lane& lane, const std::vector<int>& members);
-
 // For planners that read the switch tree: OK, or InvalidArgument when a switch's parent chain
 // does not reach switches[0] (the root) or a node names no switch. ParseTopology guarantees
 // this; models built in code may not.

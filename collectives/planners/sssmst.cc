@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "collectives/planners/planner_util.h"
+#include "collectives/planners/tree_shapes.h"
 
 namespace gridcast {
 namespace {
@@ -292,7 +293,13 @@ Result<Plan> SssMstPlanner::MakePlan(const NetworkModel& net, uint64_t payload_b
       AddEdge(lane, members_of[working[w]][0], members_of[working[c]][0]);
     }
   }
-  for (int s : working) AddBinomialTree(lane, members_of[s]);
+  for (int s : working) {
+    const std::vector<int>& members = members_of[s];
+    const Tree binomial = KnomialTree(static_cast<int>(members.size()), 2);
+    for (size_t v = 0; v < binomial.size(); ++v) {
+      for (int c : binomial[v]) AddEdge(lane, members[v], members[c]);
+    }
+  }
   return plan;
 }
 

@@ -1,31 +1,10 @@
-// planner_util: the binomial tree, per-edge streams, switch routes and chunk interleaving.
+// planner_util: per-edge streams, switch routes and chunk interleaving.
 #include "collectives/planners/planner_util.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 namespace gridcast {
 namespace {
-
-std::map<int, std::vector<int>> EdgesOf(const Lane& lane) {
-  std::map<int, std::vector<int>> edges;
-  for (const Fanout& f : lane.fanouts) edges[f.parent] = f.children;
-  return edges;
-}
-
-TEST(PlannerUtil, BinomialTreeLargestSubtreeFirst) {
-  Lane lane;
-  AddBinomialTree(lane, {10, 11, 12, 13, 14, 15, 16, 17});
-  EXPECT_EQ(EdgesOf(lane), (std::map<int, std::vector<int>>{
-                               {10, {14, 12, 11}}, {14, {16, 15}}, {12, {13}}, {16, {17}}}));
-  Lane five;
-  AddBinomialTree(five, {0, 1, 2, 3, 4});
-  EXPECT_EQ(EdgesOf(five), (std::map<int, std::vector<int>>{{0, {4, 2, 1}}, {2, {3}}}));
-  Lane one;
-  AddBinomialTree(one, {7});
-  EXPECT_TRUE(one.fanouts.empty());
-}
 
 TEST(PlannerUtil, StreamsPerEdgeCoverEveryChild) {
   Lane lane;

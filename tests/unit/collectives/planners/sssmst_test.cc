@@ -144,7 +144,8 @@ TEST(SssMst, ParallelingMovesChildrenOfTheSlowSenderWithinChannelLimits) {
 
 TEST(SssMst, LeadersAndBinomialInsideASwitch) {
   // The source leads its switch although t uploads faster; r2 (fastest) leads the rack, then the
-  // others by upload (r3, r4, then r0, r1): binomial over [r2, r3, r4, r0, r1].
+  // others by upload (r3, r4, then r0, r1): binomial over [r2, r3, r4, r0, r1], so the second
+  // fastest (r3) heads the largest subtree.
   const NetworkModel net = Parse(R"(switches:
   - name: core
   - {name: rack, parent: core, uplink: 1gbit}
@@ -157,7 +158,7 @@ nodes:
 )");
   using Sent = std::map<std::string, std::vector<std::string>>;
   EXPECT_EQ(Sends(PlanOn(net)),
-            (Sent{{"s", {"r2", "t"}}, {"r2", {"r1", "r4", "r3"}}, {"r4", {"r0"}}}));
+            (Sent{{"s", {"r2", "t"}}, {"r2", {"r3", "r4", "r1"}}, {"r3", {"r0"}}}));
 }
 
 TEST(SssMst, RejectsBadChannelCountAndBrokenSwitchTrees) {

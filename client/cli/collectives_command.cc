@@ -1,0 +1,290 @@
+#include "client/cli/collectives_command.h"
+
+#include <fmt/core.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "client/cli/cli_util.h"
+#include "collectives/bound.h"
+#include "collectives/registry.h"
+#include "collectives/simulator/simulator.h"
+#include "common/units.h"
+
+namespace gridcast::cli {
+namespace {
+
+struct CollectivesArgs {
+  std::string topology;
+  std::string algo;
+  std::string size;
+  std::string chunk;
+  std::string source;
+  bool json = false;
+  bool dot = false;
+};
+
+// What both commands need: the model, the payload and the planner options.
+struct Inputs {
+  NetworkModel net;
+  uint64_t payload_bytes = 0;
+  PlanOptions options;
+};
+
+Result<Inputs> LoadInputs(const CollectivesArgs& args) {
+  Inputs in;
+  GRIDCAST_ASSIGN_OR_RETURN(in.net, LoadTopology(args.topology));
+  Result<uint64_t> size = ParseSizeBytes(args.size);
+  if (!size.ok()) return size.status().WithContext("--size");
+  in.payload_bytes = *size;
+  if (!args.chunk.empty()) {
+    Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
+    if (!chunk.ok()) return chunk.status().WithContext("--chunk");
+    if (*chunk == 0) return Status::InvalidArgument("--chunk: chunk size must be positive");
+    in.options.chunk_bytes = *chunk;
+  } else {
+    // Only auto reads these: without --chunk it searches chunk size and streams.
+    in.options.choose_chunk_bytes = true;
+    in.options.choose_streams = true;
+  }
+  if (!args.source.empty()) {
+    std::optional<int> node = in.net.FindNode(args.source);
+    if (!node) return Status::InvalidArgument("--source: unknown node '" + args.source + "'");
+    in.options.source = *node;
+  }
+  return in;
+}
+
+// Lane edges in send order: breadth-first from the lane's source, each parent's children in
+// the order it sends to them.
+std::vector<const Fanout*> FanoutsInSendOrder(const Lane& lane) {
+  std::map<int, const Fanout*> by_parent;
+  for (const Fanout& f : lane.fanouts) by_parent[f.parent] = &f;
+  std::vector<const Fanout*> order;
+  std::vector<int> frontier = {lane.source};
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    auto it = by_parent.find(frontier[i]);
+    if (it == by_parent.end()) continue;
+    order.push_back(it->second);
+    frontier.insert(frontier.end(), it->second->children.begin(), it->second->children.end());
+  }
+  return order;
+}
+
+std::string DescribeChunks(const Lane& lane) {
+  std::string text;
+  for (const ChunkRange& r : lane.chunks) {
+    if (!text.empty()) text += ", ";
+    text += r.Count() == 0 ? "none"
+                           : fmt::format("{}..{}{}", r.begin, r.end - 1,
+                                         r.step > 1 ? fmt::format(" step {}", r.step) : "");
+  }
+  return text;
+}
+
+const char* ModeName(PlanMode mode) {
+  switch (mode) {
+    case PlanMode::kPush: return "push";
+    case PlanMode::kPull: return "pull";
+    case PlanMode::kHybrid: return "hybrid";
+  }
+  return "unknown";
+}
+
+void PrintPlanText(const Plan& plan) {
+  fmt::print("plan: {}, {} in {} chunks of {}, {} members, {} lanes, {}\n", plan.algorithm,
+             FormatSize(plan.payload_bytes), plan.NumChunks(), FormatSize(plan.chunk_bytes),
+             plan.members.size(), plan.lanes.size(), ModeName(plan.mode));
+  if (!plan.rationale.empty()) fmt::print("why: {}\n", plan.rationale);
+  fmt::print("members:");
+  for (size_t m = 0; m < plan.members.size(); ++m) fmt::print(" {}={}", m, plan.members[m]);
+  fmt::print("\n");
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const Lane& lane = plan.lanes[l];
+    fmt::print("lane {}: from {}, {} chunks ({}), {} stream(s) per edge\n", l,
+               plan.members[lane.source], lane.ChunkCount(), DescribeChunks(lane), lane.streams);
+    for (const Fanout* f : FanoutsInSendOrder(lane)) {
+      std::string children;
+      for (size_t c = 0; c < f->children.size(); ++c) {
+        children += (c ? ", " : "") + plan.members[f->children[c]];
+        const int streams = lane.StreamsOn(*f, c);
+        if (streams != lane.streams) children += fmt::format(" (x{} streams)", streams);
+      }
+      fmt::print("  {} -> {}\n", plan.members[f->parent], children);
+    }
+  }
+}
+
+nlohmann::json PlanJson(const Plan& plan) {
+  nlohmann::json lanes = nlohmann::json::array();
+  for (const Lane& lane : plan.lanes) {
+    nlohmann::json chunks = nlohmann::json::array();
+    for (const ChunkRange& r : lane.chunks) {
+      chunks.push_back({{"begin", r.begin}, {"end", r.end}, {"step", r.step}});
+    }
+    nlohmann::json edges = nlohmann::json::array();
+    for (const Fanout* f : FanoutsInSendOrder(lane)) {
+      nlohmann::json children = nlohmann::json::array();
+      nlohmann::json streams = nlohmann::json::array();
+      for (size_t c = 0; c < f->children.size(); ++c) {
+        children.push_back(plan.members[f->children[c]]);
+        streams.push_back(lane.StreamsOn(*f, c));
+      }
+      edges.push_back({{"parent", plan.members[f->parent]}, {"children", children},
+                       {"streams", streams}});
+    }
+    lanes.push_back({{"source", plan.members[lane.source]}, {"chunks", chunks},
+                     {"streams", lane.streams}, {"edges", edges}});
+  }
+  return {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
+          {"mode", ModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
+          {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
+}
+
+// Graphviz: one cluster per switch holding its members, one colour per lane.
+void PrintPlanDot(const Plan& plan, const NetworkModel& net) {
+  static constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                             "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  fmt::print("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box];\n", plan.algorithm);
+  for (size_t s = 0; s < net.switches.size(); ++s) {
+    std::string nodes;
+    for (size_t m = 0; m < plan.members.size(); ++m) {
+      if (net.nodes[*net.FindNode(plan.members[m])].switch_index == static_cast<int>(s)) {
+        nodes += fmt::format("    \"{}\";\n", plan.members[m]);
+      }
+    }
+    if (nodes.empty()) continue;
+    fmt::print("  subgraph \"cluster_{}\" {{\n    label=\"{}\";\n{}  }}\n", net.switches[s].name,
+               net.switches[s].name, nodes);
+  }
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const char* colour = kColours[l % std::size(kColours)];
+    for (const Fanout* f : FanoutsInSendOrder(plan.lanes[l])) {
+      for (size_t c = 0; c < f->children.size(); ++c) {
+        fmt::print("  \"{}\" -> \"{}\" [color=\"{}\", label=\"{}.{}\"];\n",
+                   plan.members[f->parent], plan.members[f->children[c]], colour, l, c + 1);
+      }
+    }
+  }
+  fmt::print("}}\n");
+}
+
+int RunPlan(const CollectivesArgs& args) {
+  Result<Inputs> in = LoadInputs(args);
+  if (!in.ok()) return ReportError(in.status());
+  Result<std::unique_ptr<Planner>> planner = MakePlanner(args.algo);
+  if (!planner.ok()) return ReportError(planner.status());
+  Result<Plan> plan = (*planner)->MakePlan(in->net, in->payload_bytes, in->options);
+  if (!plan.ok()) return ReportError(plan.status());
+  if (args.json) {
+    fmt::print("{}\n", PlanJson(*plan).dump(2));
+  } else if (args.dot) {
+    PrintPlanDot(*plan, in->net);
+  } else {
+    PrintPlanText(*plan);
+  }
+  return kExitOk;
+}
+
+struct SimRow {
+  std::string algo;
+  uint64_t chunk_bytes = 0;
+  double time_s = 0;
+  double efficiency = 0;
+  std::string rationale;
+};
+
+Result<SimRow> PlanAndSimulate(const std::string& algo, const Inputs& in, double bound_s) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algo));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(in.net, in.payload_bytes, in.options));
+  GRIDCAST_ASSIGN_OR_RETURN(SimResult result, SimulatePlan(plan, in.net, SimOptions()));
+  const double efficiency = result.completion_s > 0 ? bound_s / result.completion_s : 1.0;
+  return SimRow{plan.algorithm, plan.chunk_bytes, result.completion_s, efficiency,
+                plan.rationale};
+}
+
+nlohmann::json RowJson(const SimRow& row) {
+  return {{"algo", row.algo}, {"chunk_bytes", row.chunk_bytes}, {"time_s", row.time_s},
+          {"efficiency", row.efficiency}};
+}
+
+int RunSimulate(const CollectivesArgs& args) {
+  Result<Inputs> in = LoadInputs(args);
+  if (!in.ok()) return ReportError(in.status());
+  std::vector<std::string> algos;
+  if (args.algo == "all") {
+    for (const PlannerInfo& info : ListPlanners()) {
+      if (info.kind == PlannerKind::kBroadcast && info.name != "auto") algos.push_back(info.name);
+    }
+  } else {
+    Result<std::unique_ptr<Planner>> planner = MakePlanner(args.algo);
+    if (!planner.ok()) return ReportError(planner.status());
+    algos.push_back((*planner)->name());
+  }
+  const int source = in->options.source < 0 ? in->net.source : in->options.source;
+  const BroadcastBound bound = ComputeBroadcastBound(in->net, source, {}, in->payload_bytes);
+
+  std::vector<SimRow> rows;
+  for (const std::string& algo : algos) {
+    Result<SimRow> row = PlanAndSimulate(algo, *in, bound.seconds);
+    if (!row.ok()) return ReportError(row.status().WithContext(algo));
+    // auto's row keeps the name asked for; its pick is in the "auto" entry.
+    if (algo == "auto") row->algo = algo;
+    rows.push_back(*row);
+  }
+  Result<SimRow> chosen = PlanAndSimulate("auto", *in, bound.seconds);
+  if (!chosen.ok()) return ReportError(chosen.status().WithContext("auto"));
+
+  if (args.json) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const SimRow& row : rows) results.push_back(RowJson(row));
+    fmt::print("{}\n", nlohmann::json{{"bound_s", bound.seconds}, {"results", results},
+                                      {"auto", RowJson(*chosen)}}
+                           .dump(2));
+    return kExitOk;
+  }
+  fmt::print("{}: {} members, {} from {}\n", in->net.name.empty() ? args.topology : in->net.name,
+             in->net.nodes.size(), FormatSize(in->payload_bytes), in->net.nodes[source].name);
+  fmt::print("bound: {:.2f} s ({})\n", bound.seconds, DescribeBound(bound, in->net));
+  fmt::print("{:<22} {:>8} {:>10} {:>10}\n", "ALGORITHM", "CHUNK", "TIME(s)", "EFFICIENCY");
+  for (const SimRow& row : rows) {
+    fmt::print("{:<22} {:>8} {:>10.2f} {:>10.3f}\n", row.algo, FormatSize(row.chunk_bytes),
+               row.time_s, row.efficiency);
+  }
+  fmt::print("auto: {} {}, {:.2f} s, efficiency {:.3f} ({})\n", chosen->algo,
+             FormatSize(chosen->chunk_bytes), chosen->time_s, chosen->efficiency,
+             chosen->rationale);
+  return kExitOk;
+}
+
+void AddCommonOptions(CLI::App* command, CollectivesArgs* args) {
+  command->add_option("--topology", args->topology, "topology file (YAML)")->required();
+  command->add_option("--size", args->size, "payload size, e.g. 1GiB")->required();
+  command->add_option("--chunk", args->chunk, "chunk size, e.g. 1MiB (default: auto chooses, "
+                                              "the others use 1MiB)");
+}
+
+}  // namespace
+
+void AddCollectivesCommands(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<CollectivesArgs>();
+
+  CLI::App* plan = app.add_subcommand("plan", "print a broadcast plan for a topology");
+  AddCommonOptions(plan, args.get());
+  plan->add_option("--algo", args->algo, "planner name (see `gridcast simulate --algo all`)")
+      ->required();
+  plan->add_option("--source", args->source, "source node (default: the topology's)");
+  CLI::Option* json = plan->add_flag("--json", args->json, "print the plan as JSON");
+  plan->add_flag("--dot", args->dot, "print the plan as Graphviz dot")->excludes(json);
+  plan->callback([args, exit_code] { *exit_code = RunPlan(*args); });
+
+  CLI::App* simulate =
+      app.add_subcommand("simulate", "predict broadcast times and efficiency on a topology");
+  AddCommonOptions(simulate, args.get());
+  simulate->add_option("--algo", args->algo, "planner name, `all` or `auto`")->default_val("all");
+  simulate->add_flag("--json", args->json, "print the results as JSON");
+  simulate->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
+}
+
+}  // namespace gridcast::cli

@@ -1,0 +1,136 @@
+#include "collectives/planners/auto_planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "collectives/bound.h"
+#include "collectives/planners/planner_util.h"
+#include "collectives/registry.h"
+#include "collectives/simulator/simulator.h"
+#include "common/units.h"
+
+namespace gridcast {
+namespace {
+
+struct Candidate {
+  std::string algorithm;
+  uint64_t chunk_bytes = 0;
+  int streams = 1;
+  double time_s = 0;
+  Plan plan;
+};
+
+// "name 1MiB" plus " x4 streams" when more than one.
+std::string Describe(const Candidate& c) {
+  std::string text = c.algorithm + " " + FormatSize(c.chunk_bytes);
+  if (c.streams > 1) text += " x" + std::to_string(c.streams) + " streams";
+  return text;
+}
+
+std::string Seconds(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), s < 10 ? "%.2f s" : "%.1f s", s);
+  return buffer;
+}
+
+bool HasUplinks(const NetworkModel& net) {
+  return std::any_of(net.switches.begin(), net.switches.end(), [](const Switch& s) {
+    return s.parent >= 0 && (s.uplink_up_bps < kUnshaped || s.uplink_down_bps < kUnshaped ||
+                             s.latency_s > 0);
+  });
+}
+
+// Plans and simulates one candidate; nullopt when the planner cannot serve these inputs.
+std::optional<Candidate> Try(const Planner& planner, const NetworkModel& net,
+                             uint64_t payload_bytes, PlanOptions options, uint64_t chunk_bytes,
+                             int streams) {
+  options.chunk_bytes = chunk_bytes;
+  options.streams = streams;
+  Result<Plan> plan = planner.MakePlan(net, payload_bytes, options);
+  if (!plan.ok()) return std::nullopt;
+  SimOptions sim;
+  sim.mode = SimMode::kFlowLevel;
+  Result<SimResult> result = SimulatePlan(*plan, net, sim);
+  if (!result.ok()) return std::nullopt;
+  return Candidate{planner.name(), chunk_bytes, streams, result->completion_s, std::move(*plan)};
+}
+
+}  // namespace
+
+Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                                   const PlanOptions& options) const {
+  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
+  std::vector<std::unique_ptr<Planner>> planners;
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind != PlannerKind::kBroadcast || info.name == name()) continue;
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(info.name));
+    planners.push_back(std::move(planner));
+  }
+
+  std::vector<Candidate> tried;
+  for (const std::unique_ptr<Planner>& planner : planners) {
+    std::optional<Candidate> c =
+        Try(*planner, net, payload_bytes, options, options.chunk_bytes, options.streams);
+    if (c) tried.push_back(std::move(*c));
+  }
+  if (tried.empty()) return Status::InvalidArgument("no broadcast planner serves these inputs");
+  // Stable: equal times keep registry order.
+  std::stable_sort(tried.begin(), tried.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+
+  std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
+  if (options.choose_chunk_bytes) {
+    for (uint64_t size : kChunkSizes) {
+      // Chunks beyond the payload all plan the same single chunk; keep the smallest of them.
+      if (size != options.chunk_bytes && (size <= payload_bytes || size == kChunkSizes[0])) {
+        chunk_sizes.push_back(size);
+      }
+    }
+  }
+  std::vector<int> stream_counts = {options.streams};
+  if (options.choose_streams && HasUplinks(net)) {
+    for (int streams : {1, 2, 4}) {
+      if (streams != options.streams) stream_counts.push_back(streams);
+    }
+  }
+  const int finalists = std::min<int>(kFinalists, static_cast<int>(tried.size()));
+  for (int f = 0; f < finalists; ++f) {
+    const std::string algorithm = tried[f].algorithm;
+    const Planner& planner = **std::find_if(
+        planners.begin(), planners.end(),
+        [&](const std::unique_ptr<Planner>& p) { return p->name() == algorithm; });
+    for (uint64_t chunk_bytes : chunk_sizes) {
+      for (int streams : stream_counts) {
+        if (chunk_bytes == options.chunk_bytes && streams == options.streams) continue;
+        std::optional<Candidate> c =
+            Try(planner, net, payload_bytes, options, chunk_bytes, streams);
+        if (c) tried.push_back(std::move(*c));
+      }
+    }
+  }
+  std::stable_sort(tried.begin(), tried.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+
+  const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
+  const Candidate& best = tried.front();
+  const double efficiency = best.time_s > 0 ? bound_s / best.time_s : 1.0;
+  char efficiency_text[16];
+  std::snprintf(efficiency_text, sizeof(efficiency_text), "%.2f", efficiency);
+  std::string rationale =
+      Describe(best) + ": " + Seconds(best.time_s) + " predicted, efficiency " + efficiency_text;
+  // The runners-up: the best variant of each other planner, two of them.
+  std::vector<std::string> named = {best.algorithm};
+  std::string next;
+  for (const Candidate& c : tried) {
+    if (named.size() == 3) break;
+    if (std::find(named.begin(), named.end(), c.algorithm) != named.end()) continue;
+    named.push_back(c.algorithm);
+    next += (next.empty() ? "; next: " : ", ") + c.algorithm + " " + Seconds(c.time_s);
+  }
+  Plan plan = std::move(tried.front().plan);
+  plan.rationale = rationale + next;
+  return plan;
+}
+
+}  // namespace gridcast

@@ -1,0 +1,35 @@
+// auto: picks the broadcast planner, chunk size and stream count for a network by simulating
+// candidates on its model (flow-level engine, simulator.h), and records why in the Plan.
+//
+// Search, in two stages to stay well under a second for tens of members:
+//   1. every registered broadcast planner at the first-guess chunk size and stream count
+//      (options.chunk_bytes and options.streams);
+//   2. the kFinalists best of stage 1 at every candidate chunk size (kChunkSizes, those not
+//      above the payload; only with options.choose_chunk_bytes) and stream count (1, 2 and 4,
+//      only with options.choose_streams and when the network has switch uplinks).
+// The shortest predicted time wins; ties go to the candidate tried first, so the result is
+// deterministic. The returned Plan is the winner's, with `algorithm` = the winning planner's
+// name and `rationale` = e.g. "multilane-sites 1MiB: 21.6 s predicted, efficiency 0.97; next:
+// capacity 22.0 s, chain 23.1 s". Pure; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "collectives/planner.h"
+
+namespace gridcast {
+
+class AutoPlanner : public Planner {
+ public:
+  static constexpr std::array<uint64_t, 6> kChunkSizes = {256 << 10, 512 << 10, 1 << 20,
+                                                          2 << 20,   4 << 20,   8 << 20};
+  static constexpr int kFinalists = 3;
+
+  std::string name() const override { return "auto"; }
+  // Errors: ResolveRanks's (bad source, members, chunk size or streams).
+  Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                        const PlanOptions& options) const override;
+};
+
+}  // namespace gridcast
