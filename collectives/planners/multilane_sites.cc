@@ -1,6 +1,9 @@
 #include "collectives/planners/multilane_sites.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <algorithm>
 #include <cassert>
 #include <iterator>
 
@@ -56,6 +59,21 @@ std::vector<int> MultiLaneSitesPlanner::SiteOrder(const NetworkModel& net,
   return order;
 }
 
+int MultiLaneSitesPlanner::WanStreams(const NetworkModel& net, int from_switch, int to_switch,
+                                      int requested) {
+  double rate_bps = kUnshaped;
+  double one_way_s = 0;
+  for (const UplinkHop& hop : SwitchRoute(net, from_switch, to_switch)) {
+    rate_bps = std::min(rate_bps, hop.rate_bps);
+    one_way_s += hop.latency_s;
+  }
+  if (!std::isfinite(rate_bps)) return requested;
+  // Enough streams that their windows together cover the path's bandwidth-delay product.
+  const double bdp_bytes = rate_bps / 8 * 2 * one_way_s;
+  const int needed = static_cast<int>(std::ceil(bdp_bytes / kStreamWindowBytes));
+  return std::clamp(needed, requested, std::max(requested, kMaxWanStreams));
+}
+
 Result<Plan> MultiLaneSitesPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                                              const PlanOptions& options) const {
   GRIDCAST_RETURN_IF_ERROR(CheckSwitchTree(net));
@@ -69,7 +87,6 @@ Result<Plan> MultiLaneSitesPlanner::MakePlan(const NetworkModel& net, uint64_t p
   std::vector<int> switch_of_rank;
   for (int node : ranks.nodes) switch_of_rank.push_back(net.nodes[node].switch_index);
 
-  const int wan_streams = std::max(options.streams, kWanStreams);
   // Node 0 alone in its site feeds the next site itself, from both of its uplinks.
   std::vector<FreeUplink> free = {{0, kLaneA}, {0, kLaneB}};
   for (int site : SiteOrder(net, switch_of_rank)) {
@@ -81,7 +98,9 @@ Result<Plan> MultiLaneSitesPlanner::MakePlan(const NetworkModel& net, uint64_t p
     const bool source_site = site == switch_of_rank[0];
     const int feed_a = source_site ? 0 : TakeFreeUplink(free, kLaneA);
     const int feed_b = source_site ? 0 : TakeFreeUplink(free, kLaneB);
-    free = AddMultiLaneSite(nodes, feed_a, feed_b, source_site ? 0 : wan_streams,
+    const int wan_streams =
+        source_site ? 0 : WanStreams(net, switch_of_rank[feed_a], site, options.streams);
+    free = AddMultiLaneSite(nodes, feed_a, feed_b, wan_streams,
                             plan.lanes[kLaneA], plan.lanes[kLaneB]);
   }
   return plan;

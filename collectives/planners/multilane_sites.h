@@ -11,8 +11,7 @@
 // Site order (the paper is silent; PROPOSAL of §1.5): a greedy path from the source's site, each
 // step to the unvisited site with the highest bottleneck rate from the current one (the slowest
 // uplink, in the direction of travel, on the switch-tree route between the two switches); ties
-// go to the lower switch index. Inter-site edges carry max(options.streams, kWanStreams) parallel
-// TCP streams: one stream fills a few percent of a long fat pipe ([ML] 1.7).
+// go to the lower switch index. Inter-site edges carry WanStreams() parallel TCP streams.
 // With a single site the plan equals multilane's. Pure; thread-safe.
 #pragma once
 
@@ -24,8 +23,15 @@ namespace gridcast {
 
 class MultiLaneSitesPlanner : public Planner {
  public:
-  // Parallel streams at least on every WAN (inter-site) edge.
-  static constexpr int kWanStreams = 4;
+  // Parallel TCP streams on the WAN edge from a member under switch `from_switch` to the site
+  // under `to_switch`: at least `requested`, and as many as their windows need to fill the
+  // path's bandwidth-delay product (one stream fills a few percent of a long fat pipe, [ML]
+  // 1.7). Not more: every stream takes a fair share of the sender's upload, so extra streams
+  // on a short path would starve the sender's other child.
+  static int WanStreams(const NetworkModel& net, int from_switch, int to_switch, int requested);
+  // The receive window one stream reaches (Linux tcp_rmem autotuning, conservatively).
+  static constexpr double kStreamWindowBytes = 4 << 20;
+  static constexpr int kMaxWanStreams = 16;
 
   std::string name() const override { return "multilane-sites"; }
   Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,

@@ -116,6 +116,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   plan_options.source = plan_options.members.front();
   if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
+  // What the request leaves open, `auto` may choose.
+  plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;
+  plan_options.choose_streams = request.streams() == 0;
   const std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));

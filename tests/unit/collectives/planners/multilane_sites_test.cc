@@ -53,13 +53,13 @@ Plan PlanOn(const NetworkModel& net, int streams = 1) {
 
 TEST(MultiLaneSites, ChainsTheLastLeavesToTheNextSitesRoots) {
   // Site 1: node 0 plus the p = 7 shape (A = 1..3, B = 4..6; spares A_3 = 3, B_3 = 6). Site 2:
-  // A = 7..9, B = 10..12, fed over the WAN by 3 (lane A) and 6 (lane B) with 4 streams.
+  // A = 7..9, B = 10..12, fed over the WAN by 3 (lane A) and 6 (lane B) with one stream (no latency: nothing to fill).
   const Plan plan = PlanOn(TwoSites(7, 6));
   EXPECT_EQ(EdgesOf(plan.lanes[kLaneA]),
-            (Edges{{0, {{1}, {}}}, {1, {{2, 3}, {}}}, {2, {{4, 5}, {}}}, {3, {{6, 7}, {1, 4}}},
+            (Edges{{0, {{1}, {}}}, {1, {{2, 3}, {}}}, {2, {{4, 5}, {}}}, {3, {{6, 7}, {1, 1}}},
                    {7, {{8, 9}, {}}}, {8, {{10, 11}, {}}}, {9, {{12}, {}}}}));
   EXPECT_EQ(EdgesOf(plan.lanes[kLaneB]),
-            (Edges{{0, {{4}, {}}}, {4, {{5, 6}, {}}}, {5, {{1, 2}, {}}}, {6, {{3, 10}, {1, 4}}},
+            (Edges{{0, {{4}, {}}}, {4, {{5, 6}, {}}}, {5, {{1, 2}, {}}}, {6, {{3, 10}, {1, 1}}},
                    {10, {{11, 12}, {}}}, {11, {{7, 8}, {}}}, {12, {{9}, {}}}}));
 }
 
@@ -69,12 +69,24 @@ TEST(MultiLaneSites, WanStreamsFollowTheOptionAboveTheFloor) {
   EXPECT_EQ(plan.lanes[kLaneA].streams, 8);
 }
 
+TEST(MultiLaneSites, LongFatPipesGetStreamsForTheirBandwidthDelayProduct) {
+  // 1gbit with 50 ms each way: 12.5 MB in flight needs 3 windows of 4 MiB; no latency needs 1.
+  Result<NetworkModel> net = ParseTopology(
+      "switches:\n  - name: core\n  - {name: s1, parent: core, uplink: 10gbit}\n"
+      "  - {name: s2, parent: core, uplink: 1gbit, latency: 50ms}\n"
+      "nodes:\n  - {switch: s1, count: 4}\n  - {switch: s2, count: 4}\n");
+  ASSERT_TRUE(net.ok());
+  EXPECT_EQ(MultiLaneSitesPlanner::WanStreams(*net, 1, 2, 1), 3);
+  EXPECT_EQ(MultiLaneSitesPlanner::WanStreams(*net, 1, 2, 5), 5);  // the caller's floor
+  EXPECT_EQ(MultiLaneSitesPlanner::WanStreams(TwoSites(2, 2), 1, 2, 1), 1);
+}
+
 TEST(MultiLaneSites, BothStreamsLeaveFromTreeAWhenTreeBHasNoSpare) {
   // Site 1 has N = 5: both spares are on A_3 = 3 (B_1 serves the left-out A_3). A_3 holds both
   // halves, so it feeds site 2's A_1 = 6 with lane A and B_1 = 8 with lane B.
   const Plan plan = PlanOn(TwoSites(6, 3));
-  EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[3], (Children{{6}, {4}}));
-  EXPECT_EQ(EdgesOf(plan.lanes[kLaneB])[3], (Children{{8}, {4}}));
+  EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[3], (Children{{6}, {1}}));
+  EXPECT_EQ(EdgesOf(plan.lanes[kLaneB])[3], (Children{{8}, {1}}));
   // Site 2 (A = 6, 7; B = 8) runs its own swap.
   EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[6], (Children{{7}, {}}));
   EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[7], (Children{{8}, {}}));
@@ -83,8 +95,8 @@ TEST(MultiLaneSites, BothStreamsLeaveFromTreeAWhenTreeBHasNoSpare) {
 
 TEST(MultiLaneSites, SourceAloneInItsSiteFeedsTheNextSite) {
   const Plan plan = PlanOn(TwoSites(1, 4));  // site 2: A = 1, 2; B = 3, 4
-  EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[0], (Children{{1}, {4}}));
-  EXPECT_EQ(EdgesOf(plan.lanes[kLaneB])[0], (Children{{3}, {4}}));
+  EXPECT_EQ(EdgesOf(plan.lanes[kLaneA])[0], (Children{{1}, {1}}));
+  EXPECT_EQ(EdgesOf(plan.lanes[kLaneB])[0], (Children{{3}, {1}}));
 }
 
 TEST(MultiLaneSites, SitesFollowTheWidestBottleneckGreedily) {
