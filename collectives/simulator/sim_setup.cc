@@ -17,6 +17,9 @@ Status CheckOptions(const SimOptions& options) {
     return Status::InvalidArgument("goodput factor must be in (0, 1]");
   }
   if (options.window_chunks < 1) return Status::InvalidArgument("window must be at least 1 chunk");
+  if (!(options.flow_merge_fraction >= 0 && options.flow_merge_fraction < 1)) {
+    return Status::InvalidArgument("flow merge fraction must be in [0, 1)");
+  }
   return Status::Ok();
 }
 
