@@ -145,16 +145,17 @@ class FluidSimulation {
 
   // How far a flow may have sent. Store-and-forward: a chunk goes on only once it has fully
   // arrived. So never the last chunk before the feeder's last byte has arrived; everything
-  // else once the feeder is into its last chunk; and before that the flow trails its feeder
-  // by the time it takes to send one chunk itself (a flow faster than its feeder sends each
-  // chunk in a burst, so it trails by less than a chunk).
+  // else once the feeder is into its last chunk; and before that the first chunk, then as far
+  // as trailing the feeder by the time it takes to send one chunk itself (a flow faster than
+  // its feeder sends each chunk in a burst, so it trails by less than a chunk).
   double Limit(const Flow& flow) const {
     if (flow.feeder < 0 || flow.released) return flow.shape.bytes;
     const double before_last = flow.shape.bytes - flow.shape.last_chunk_bytes;
     const Flow& feeder = flows_[flow.feeder];
     if (flow.feeder_done || feeder.sent >= before_last) return before_last;
     const double lag_fraction = flow.burst_rate > feeder.rate ? feeder.rate / flow.burst_rate : 1.0;
-    return std::max(0.0, feeder.sent - lag_fraction * flow.shape.first_chunk_bytes);
+    // A flow starts once its parent holds the first chunk, so that much is always there.
+    return std::max(flow.shape.first_chunk_bytes, feeder.sent - lag_fraction * flow.shape.first_chunk_bytes);
   }
   bool LimitIsFinal(const Flow& flow) const { return flow.feeder < 0 || flow.released; }
   // The limit moves while the feeder is transmitting.

@@ -86,4 +86,23 @@ inline Plan TwoTreesPlan(const NetworkModel& net, uint64_t payload_bytes, uint64
   return plan;
 }
 
+// One lane per non-source member o carrying every (p-1)-th chunk: source -> o, then around
+// the ring of the other members (scatter-allgather's shape: many lanes, long paths).
+inline Plan ScatterRingPlan(const NetworkModel& net, uint64_t payload_bytes, uint64_t chunk_bytes) {
+  Plan plan = StartHandPlan(net, payload_bytes, chunk_bytes, "hand-scatter-ring");
+  const int p = static_cast<int>(plan.members.size());
+  for (int owner = 1; owner < p; ++owner) {
+    Lane lane;
+    lane.chunks.push_back(InterleavedChunks(plan.NumChunks(), p - 1, owner - 1));
+    AddEdge(lane, 0, owner);
+    for (int k = 1, prev = owner; k < p - 1; ++k) {
+      const int next = 1 + (owner - 1 + k) % (p - 1);
+      AddEdge(lane, prev, next);
+      prev = next;
+    }
+    plan.lanes.push_back(std::move(lane));
+  }
+  return plan;
+}
+
 }  // namespace gridcast
