@@ -31,7 +31,8 @@
 namespace gridcast {
 
 enum class SimMode {
-  kAuto,        // chunk-level if it has at most `max_chunk_transfers`, else flow-level
+  kAuto,        // chunk-level up to `max_chunk_transfers` (4x that for plans of short lanes
+                // over long paths, which the flow level overestimates), else flow-level
   kChunkLevel,  // every chunk on every hop is an event; cost grows with chunks x members
   kFlowLevel,   // every lane edge is one steady flow; cost grows with members only
 };
