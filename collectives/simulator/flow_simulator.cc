@@ -107,10 +107,8 @@ class FluidSimulation {
       Advance(next);
       changed = HandleFlowEvents(MergeWindow());
     }
-    for (const Flow& flow : flows_) {
-      assert(flow.phase == Phase::kDone && "every flow ends");
-      (void)flow;
-    }
+    assert(std::all_of(flows_.begin(), flows_.end(),
+                       [](const Flow& flow) { return flow.phase == Phase::kDone; }));
     for (double t : result_.member_completion_s) result_.completion_s = std::max(result_.completion_s, t);
     return std::move(result_);
   }
