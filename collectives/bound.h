@@ -46,7 +46,7 @@ BroadcastBound ComputeBroadcastBound(const NetworkModel& net, int source_node,
 double BroadcastBoundSeconds(const NetworkModel& net, int source_node,
                              const std::vector<int>& member_nodes, uint64_t payload_bytes);
 
-// One line for a rationale, e.g. "uplink of nancy toward nancy (50mbit)".
+// One line for a rationale, e.g. "uplink of switch nancy" or "download of lyon-3 (100mbit)".
 std::string DescribeBound(const BroadcastBound& bound, const NetworkModel& net);
 
 }  // namespace gridcast

@@ -1,7 +1,10 @@
 #include "collectives/simulator/flow_simulator.h"
 
 #include <algorithm>
+#include <cassert>
+#include <functional>
 #include <limits>
+#include <tuple>
 
 #include "collectives/simulator/max_min_fair.h"
 
@@ -10,76 +13,306 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// Seconds to move `bytes` at `rate`; infinite rates take no time.
-double TimeAt(double bytes, double rate) { return rate == kInfinity ? 0 : bytes / rate; }
-
-uint64_t FirstChunkBytes(const Plan& plan, const Lane& lane) {
-  uint64_t first = std::numeric_limits<uint64_t>::max();
-  for (const ChunkRange& range : lane.chunks) {
-    if (range.Count() > 0) first = std::min(first, range.begin);
-  }
-  return plan.ChunkSize(first);
+// Seconds until a gap of `gap_bytes` closes at `closing_rate` (bytes/s); 0 if already closed.
+double TimeToClose(double gap_bytes, double closing_rate) {
+  if (gap_bytes <= 0 || closing_rate == kInfinity) return 0;
+  return closing_rate > 0 ? gap_bytes / closing_rate : kInfinity;
 }
+
+struct LaneShape {
+  double bytes = 0;
+  double first_chunk_bytes = 0;
+  double last_chunk_bytes = 0;
+};
+
+LaneShape ShapeOf(const Plan& plan, int lane_index) {
+  const Lane& lane = plan.lanes[lane_index];
+  LaneShape shape;
+  uint64_t first = std::numeric_limits<uint64_t>::max();
+  uint64_t last = 0;
+  for (const ChunkRange& range : lane.chunks) {
+    const uint64_t count = range.Count();
+    if (count == 0) continue;
+    first = std::min(first, range.begin);
+    last = std::max(last, range.begin + (count - 1) * range.step);
+  }
+  shape.bytes = static_cast<double>(plan.LaneBytes(lane_index));
+  if (shape.bytes > 0) {
+    shape.first_chunk_bytes = static_cast<double>(plan.ChunkSize(first));
+    shape.last_chunk_bytes = static_cast<double>(plan.ChunkSize(last));
+  }
+  return shape;
+}
+
+class FluidSimulation {
+ public:
+  FluidSimulation(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                  const SimOptions& options)
+      : setup_(setup), merge_fraction_(options.flow_merge_fraction),
+        result_(EmptySimResult(setup, net, SimMode::kFlowLevel)) {
+    std::vector<LaneShape> shapes;
+    for (int l = 0; l < static_cast<int>(plan.lanes.size()); ++l) shapes.push_back(ShapeOf(plan, l));
+    const int num_edges = static_cast<int>(setup.edges.size());
+    std::vector<int> flow_of(num_edges, -1);
+    for (int e = 0; e < num_edges; ++e) {
+      const SimEdge& edge = setup.edges[e];
+      const LaneShape& shape = shapes[edge.lane];
+      if (shape.bytes == 0) continue;
+      Flow flow;
+      flow.edge = e;
+      flow.feeder = edge.feeder >= 0 ? flow_of[edge.feeder] : -1;
+      flow.shape = shape;
+      double fastest = kInfinity;
+      for (int r : edge.resources) fastest = std::min(fastest, setup.capacity_bytes_per_s[r]);
+      // At most `window` chunks per (transmission + delay), even at the fastest rate; a lane
+      // that fits in the window never waits for it.
+      const double cycle_s = (fastest == kInfinity ? 0 : shape.first_chunk_bytes / fastest) + edge.delay_s;
+      if (cycle_s > 0 && plan.lanes[edge.lane].ChunkCount() > static_cast<uint64_t>(options.window_chunks)) {
+        flow.window_cap = options.window_chunks * shape.first_chunk_bytes / cycle_s;
+      }
+      flow_of[e] = static_cast<int>(flows_.size());
+      flows_.push_back(flow);
+      CountEdgeBytes(setup, edge, static_cast<uint64_t>(shape.bytes), result_);
+    }
+    // The flows each flow feeds, in flow order (a CSR index).
+    fed_begin_.assign(flows_.size() + 1, 0);
+    for (const Flow& flow : flows_) {
+      if (flow.feeder >= 0) ++fed_begin_[flow.feeder + 1];
+    }
+    for (size_t f = 0; f < flows_.size(); ++f) fed_begin_[f + 1] += fed_begin_[f];
+    fed_.resize(fed_begin_.back());
+    std::vector<int> next(fed_begin_.begin(), fed_begin_.end() - 1);
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      if (flows_[f].feeder >= 0) fed_[next[flows_[f].feeder]++] = static_cast<int>(f);
+    }
+    problem_index_.assign(flows_.size(), -1);
+  }
+
+  SimResult Run() {
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      if (flows_[f].feeder < 0) Schedule(0, kStart, static_cast<int>(f));
+    }
+    bool changed = true;
+    while (true) {
+      while (!timed_.empty() && timed_.front().time <= now_ + MergeWindow()) {
+        ApplyTimed();
+        changed = true;
+      }
+      SolveRates();
+      double next = NextEventTime();
+      if (next == kInfinity) break;
+      // Events within the merge window are handled by looking ahead that far; an iteration
+      // that changed nothing must let time move on by at least that much.
+      if (!changed) next = std::max(next, now_ + MergeWindow());
+      Advance(next);
+      changed = HandleFlowEvents(MergeWindow());
+    }
+    assert(std::all_of(flows_.begin(), flows_.end(),
+                       [](const Flow& flow) { return flow.phase == Phase::kDone; }));
+    for (double t : result_.member_completion_s) result_.completion_s = std::max(result_.completion_s, t);
+    return std::move(result_);
+  }
+
+ private:
+  enum class Phase { kWaiting, kActive, kDone };
+  enum TimedKind { kStart = 0, kRelease = 1 };
+
+  struct Flow {
+    int edge = 0;
+    int feeder = -1;           // flow index, or -1 when the parent is the lane source
+    LaneShape shape;
+    double window_cap = kInfinity;
+    Phase phase = Phase::kWaiting;
+    double sent = 0;           // bytes transmitted so far
+    bool first_sent = false;   // the first chunk has been transmitted
+    bool feeder_done = false;  // the feeder has transmitted its last byte
+    bool released = false;     // ... and it has arrived: the last chunk may go
+    bool held = false;         // at a limit that does not move: rate 0 until an event
+    double rate = 0;
+    double burst_rate = 0;     // what it could get now while transmitting (not held to its feeder)
+  };
+
+  struct Timed {
+    double time;
+    int kind;
+    int flow;
+    bool operator>(const Timed& other) const {
+      return std::tie(time, kind, flow) > std::tie(other.time, other.kind, other.flow);
+    }
+  };
+
+  // How far a flow may have sent. Store-and-forward: a chunk goes on only once it has fully
+  // arrived. So never the last chunk before the feeder's last byte has arrived; everything
+  // else once the feeder is into its last chunk; and before that the first chunk, then as far
+  // as trailing the feeder by the time it takes to send one chunk itself (a flow faster than
+  // its feeder sends each chunk in a burst, so it trails by less than a chunk).
+  double Limit(const Flow& flow) const {
+    if (flow.feeder < 0 || flow.released) return flow.shape.bytes;
+    const double before_last = flow.shape.bytes - flow.shape.last_chunk_bytes;
+    const Flow& feeder = flows_[flow.feeder];
+    if (flow.feeder_done || feeder.sent >= before_last) return before_last;
+    const double lag_fraction = flow.burst_rate > feeder.rate ? feeder.rate / flow.burst_rate : 1.0;
+    // A flow starts once its parent holds the first chunk, so that much is always there.
+    return std::max(flow.shape.first_chunk_bytes, feeder.sent - lag_fraction * flow.shape.first_chunk_bytes);
+  }
+  bool LimitIsFinal(const Flow& flow) const { return flow.feeder < 0 || flow.released; }
+  // The limit moves while the feeder is transmitting.
+  bool LimitMoves(const Flow& flow) const {
+    if (LimitIsFinal(flow) || flow.feeder_done) return false;
+    const Flow& feeder = flows_[flow.feeder];
+    return feeder.phase == Phase::kActive && !feeder.held &&
+           feeder.sent < flow.shape.bytes - flow.shape.last_chunk_bytes;
+  }
+  // Events closer than this are handled together; never below what `now_` can resolve.
+  double MergeWindow() const { return std::max(merge_fraction_, 1e-12) * std::max(1.0, now_); }
+  static double Tolerance(const Flow& flow) { return 1e-9 * std::max(1.0, flow.shape.bytes); }
+
+  void Schedule(double time, TimedKind kind, int flow) {
+    timed_.push_back({time, kind, flow});
+    std::push_heap(timed_.begin(), timed_.end(), std::greater<>());
+  }
+
+  void ApplyTimed() {
+    std::pop_heap(timed_.begin(), timed_.end(), std::greater<>());
+    const Timed event = timed_.back();
+    timed_.pop_back();
+    Flow& flow = flows_[event.flow];
+    if (event.kind == kStart) {
+      flow.phase = Phase::kActive;
+    } else {
+      flow.released = true;
+    }
+  }
+
+  // Max-min fair rates of the active flows; a flow that has caught up with a moving feeder is
+  // held to the feeder's rate, one whose limit stands still gets rate 0.
+  void SolveRates() {
+    problem_.Clear(static_cast<int>(setup_.capacity_bytes_per_s.size()));
+    problem_.capacity = setup_.capacity_bytes_per_s;
+    // Limits depend on the rates of the last interval, so rates change only after the solve.
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      Flow& flow = flows_[f];
+      problem_index_[f] = -1;
+      flow.held = false;
+      if (flow.phase != Phase::kActive) continue;
+      int feeder = -1;
+      if (Limit(flow) - flow.sent <= Tolerance(flow)) {
+        if (!LimitMoves(flow)) {
+          flow.held = true;
+          continue;
+        }
+        feeder = problem_index_[flow.feeder];
+      }
+      const SimEdge& edge = setup_.edges[flow.edge];
+      problem_index_[f] = problem_.AddFlow(edge.resources, edge.weight, flow.window_cap, feeder);
+    }
+    const std::vector<double>& rates = solver_.Solve(problem_);
+    load_.assign(problem_.capacity.size(), 0);
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      flows_[f].rate = problem_index_[f] < 0 ? 0 : rates[problem_index_[f]];
+      if (problem_index_[f] < 0) continue;
+      for (int r : setup_.edges[flows_[f].edge].resources) load_[r] += flows_[f].rate;
+    }
+    // The burst rate is what the other flows leave on the flow's resources.
+    for (Flow& flow : flows_) {
+      if (flow.phase != Phase::kActive) continue;
+      flow.burst_rate = kInfinity;
+      for (int r : setup_.edges[flow.edge].resources) {
+        if (problem_.capacity[r] == kInfinity) continue;
+        flow.burst_rate = std::min(flow.burst_rate, problem_.capacity[r] - load_[r] + flow.rate);
+      }
+    }
+  }
+
+  double NextEventTime() const {
+    double next = timed_.empty() ? kInfinity : timed_.front().time;
+    for (const Flow& flow : flows_) {
+      if (flow.phase != Phase::kActive || flow.held) continue;
+      const double limit = Limit(flow);
+      const double gap = limit - flow.sent;
+      double to_limit = kInfinity;
+      if (!LimitMoves(flow)) {
+        to_limit = TimeToClose(gap, flow.rate);
+      } else if (gap > Tolerance(flow)) {
+        const double feeder_rate = flows_[flow.feeder].rate;
+        to_limit = TimeToClose(gap, flow.rate == kInfinity ? kInfinity : flow.rate - feeder_rate);
+      }
+      next = std::min(next, now_ + to_limit);
+      if (!flow.first_sent) {
+        // The first chunk is out when the flow has sent it and its limit has passed it.
+        const double chunk = flow.shape.first_chunk_bytes;
+        const double limit_passes =
+            limit >= chunk ? 0 : LimitMoves(flow) ? TimeToClose(chunk - limit, flows_[flow.feeder].rate) : kInfinity;
+        next = std::min(next, now_ + std::max(TimeToClose(chunk - flow.sent, flow.rate), limit_passes));
+      }
+    }
+    return next;
+  }
+
+  // Moves every flow forward to `time` (feeders first, so limits are current).
+  void Advance(double time) {
+    const double dt = time - now_;
+    for (Flow& flow : flows_) {
+      if (flow.phase != Phase::kActive || flow.held) continue;
+      const double moved = flow.rate == kInfinity ? kInfinity : flow.sent + flow.rate * dt;
+      flow.sent = std::min(moved, Limit(flow));
+    }
+    now_ = time;
+  }
+
+  // Applies what happens within `window` of now: first chunks sent (the children may start
+  // once they arrive), limits reached, flows ended (the children's last chunks are released
+  // once the last byte arrives).
+  // Returns whether any flow changed state.
+  bool HandleFlowEvents(double window) {
+    bool changed = false;
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      Flow& flow = flows_[f];
+      if (flow.phase != Phase::kActive || flow.held) continue;
+      const double reach = flow.rate == kInfinity ? kInfinity : flow.rate * window;
+      const double limit = Limit(flow);
+      if (limit - flow.sent <= reach + Tolerance(flow) && flow.sent < limit) {
+        changed |= limit - flow.sent > Tolerance(flow);
+        flow.sent = limit;
+      }
+      const double delay_s = setup_.edges[flow.edge].delay_s;
+      if (!flow.first_sent && flow.sent + reach + Tolerance(flow) >= flow.shape.first_chunk_bytes) {
+        flow.first_sent = true;
+        changed = true;
+        for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) Schedule(now_ + delay_s, kStart, fed_[i]);
+      }
+      if (LimitIsFinal(flow) && flow.sent == flow.shape.bytes) {
+        flow.phase = Phase::kDone;
+        changed = true;
+        double& done = result_.member_completion_s[setup_.edges[flow.edge].child];
+        done = std::max(done, now_ + delay_s);
+        for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) {
+          flows_[fed_[i]].feeder_done = true;
+          Schedule(now_ + delay_s, kRelease, fed_[i]);
+        }
+      }
+    }
+    return changed;
+  }
+
+  const SimSetup& setup_;
+  const double merge_fraction_;
+  SimResult result_;
+  std::vector<Flow> flows_;         // one per lane edge with bytes, in edge order
+  std::vector<int> fed_begin_, fed_;
+  std::vector<Timed> timed_;        // min-heap of starts and releases
+  double now_ = 0;
+  FairShareProblem problem_;
+  std::vector<int> problem_index_;  // per flow: its index in problem_, or -1
+  std::vector<double> load_;        // per resource: the sum of the current rates
+  MaxMinFairSolver solver_;
+};
 
 }  // namespace
 
 SimResult SimulateFlowLevel(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
                             const SimOptions& options) {
-  SimResult result = EmptySimResult(setup, net, SimMode::kFlowLevel);
-  const int num_edges = static_cast<int>(setup.edges.size());
-  const int num_lanes = static_cast<int>(plan.lanes.size());
-  std::vector<double> lane_bytes(num_lanes), first_chunk_bytes(num_lanes);
-  for (int l = 0; l < num_lanes; ++l) {
-    lane_bytes[l] = static_cast<double>(plan.LaneBytes(l));
-    first_chunk_bytes[l] = lane_bytes[l] > 0 ? static_cast<double>(FirstChunkBytes(plan, plan.lanes[l])) : 0;
-  }
-
-  // One flow per edge of a lane that carries bytes; flows keep edge order, so feeders come first.
-  FairShareProblem problem;
-  problem.Clear(static_cast<int>(setup.capacity_bytes_per_s.size()));
-  problem.capacity = setup.capacity_bytes_per_s;
-  std::vector<int> flow_of(num_edges, -1);
-  for (int e = 0; e < num_edges; ++e) {
-    const SimEdge& edge = setup.edges[e];
-    if (lane_bytes[edge.lane] == 0) continue;
-    double fastest = kInfinity;
-    for (int r : edge.resources) fastest = std::min(fastest, setup.capacity_bytes_per_s[r]);
-    // At most `window` chunks per (transmission + delay) even at the fastest rate.
-    const double chunk = first_chunk_bytes[edge.lane];
-    const double cycle_s = TimeAt(chunk, fastest) + edge.delay_s;
-    const double window_cap = cycle_s == 0 ? kInfinity : options.window_chunks * chunk / cycle_s;
-    flow_of[e] = problem.AddFlow(edge.resources, edge.weight, window_cap,
-                                 edge.feeder >= 0 ? flow_of[edge.feeder] : -1);
-  }
-  MaxMinFairSolver solver;
-  const std::vector<double>& throughput = solver.Solve(problem);
-
-  std::vector<double> load(problem.capacity.size(), 0);
-  for (int e = 0; e < num_edges; ++e) {
-    if (flow_of[e] < 0) continue;
-    for (int r : setup.edges[e].resources) load[r] += throughput[flow_of[e]];
-  }
-
-  // Per edge: when the first chunk reaches the child, and the slowest rate on the way.
-  std::vector<double> fill_s(num_edges, 0), path_rate(num_edges, kInfinity);
-  for (int e = 0; e < num_edges; ++e) {
-    if (flow_of[e] < 0) continue;
-    const SimEdge& edge = setup.edges[e];
-    const double rate = throughput[flow_of[e]];
-    double burst = kInfinity;
-    for (int r : edge.resources) {
-      if (problem.capacity[r] == kInfinity) continue;
-      burst = std::min(burst, std::max(rate, problem.capacity[r] - load[r] + rate));
-    }
-    const double chunk = first_chunk_bytes[edge.lane];
-    fill_s[e] = (edge.feeder >= 0 ? fill_s[edge.feeder] : 0) + TimeAt(chunk, burst) + edge.delay_s;
-    path_rate[e] = std::min(rate, edge.feeder >= 0 ? path_rate[edge.feeder] : kInfinity);
-    double& done = result.member_completion_s[edge.child];
-    done = std::max(done, fill_s[e] + TimeAt(lane_bytes[edge.lane] - chunk, path_rate[e]));
-    result.completion_s = std::max(result.completion_s, done);
-    CountEdgeBytes(setup, edge, static_cast<uint64_t>(lane_bytes[edge.lane]), result);
-  }
-  return result;
+  return FluidSimulation(plan, net, setup, options).Run();
 }
 
 }  // namespace gridcast

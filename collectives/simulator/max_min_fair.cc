@@ -4,7 +4,6 @@
 #include <cassert>
 #include <functional>
 #include <limits>
-#include <tuple>
 
 namespace gridcast {
 namespace {
@@ -51,10 +50,6 @@ int FairShareProblem::AddFlow(const std::vector<int>& flow_resources, double flo
   return NumFlows() - 1;
 }
 
-bool MaxMinFairSolver::Event::operator>(const Event& other) const {
-  return std::tie(level, kind, index) > std::tie(other.level, other.kind, other.index);
-}
-
 const std::vector<double>& MaxMinFairSolver::Solve(const FairShareProblem& problem) {
   const int num_flows = problem.NumFlows();
   const int num_resources = static_cast<int>(problem.capacity.size());
@@ -80,6 +75,8 @@ const std::vector<double>& MaxMinFairSolver::Solve(const FairShareProblem& probl
   remaining_ = problem.capacity;
   weight_sum_.assign(num_resources, 0);
   version_.assign(num_resources, 0);
+  touched_.assign(num_resources, false);
+  touched_list_.clear();
   for (int f = 0; f < num_flows; ++f) {
     for (int i = problem.resource_begin[f]; i < problem.resource_begin[f + 1]; ++i) {
       weight_sum_[problem.resources[i]] += effective_weight_[f];
@@ -104,6 +101,7 @@ const std::vector<double>& MaxMinFairSolver::Solve(const FairShareProblem& probl
     if (event.kind == kCapReached) {
       // Caps only fall, so the first cap event popped for a flow is its current cap.
       if (!frozen_[event.index]) Freeze(problem, event.index, cap_[event.index]);
+      PushTouched();
       continue;
     }
     if (event.version != version_[event.index]) continue;
@@ -111,6 +109,7 @@ const std::vector<double>& MaxMinFairSolver::Solve(const FairShareProblem& probl
       const int f = flows_[i];
       if (!frozen_[f]) Freeze(problem, f, effective_weight_[f] * level);
     }
+    PushTouched();
   }
   return rate_;
 }
@@ -124,7 +123,10 @@ void MaxMinFairSolver::Freeze(const FairShareProblem& problem, int flow, double 
     remaining_[r] = std::max(0.0, remaining_[r] - rate);
     weight_sum_[r] -= effective_weight_[flow];
     ++version_[r];
-    PushResource(r);
+    if (!touched_[r]) {
+      touched_[r] = true;
+      touched_list_.push_back(r);
+    }
   }
   for (int i = fed_begin_[flow]; i < fed_begin_[flow + 1]; ++i) {
     const int fed = fed_[i];
@@ -133,6 +135,14 @@ void MaxMinFairSolver::Freeze(const FairShareProblem& problem, int flow, double 
     heap_.push_back({rate / effective_weight_[fed], kCapReached, fed, 0});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
   }
+}
+
+void MaxMinFairSolver::PushTouched() {
+  for (int r : touched_list_) {
+    touched_[r] = false;
+    PushResource(r);
+  }
+  touched_list_.clear();
 }
 
 void MaxMinFairSolver::PushResource(int resource) {

@@ -45,10 +45,16 @@ class MaxMinFairSolver {
     int kind;  // 0 = resource fills, 1 = flow reaches its cap (resources first on ties)
     int index;
     int version;
-    bool operator>(const Event& other) const;
+    bool operator>(const Event& other) const {
+      if (level != other.level) return level > other.level;
+      if (kind != other.kind) return kind > other.kind;
+      return index > other.index;
+    }
   };
 
   void Freeze(const FairShareProblem& problem, int flow, double rate);
+  // Pushes the new fill levels of the resources touched since the last call.
+  void PushTouched();
   void PushResource(int resource);
 
   std::vector<double> rate_;
@@ -58,6 +64,8 @@ class MaxMinFairSolver {
   std::vector<double> remaining_;
   std::vector<double> weight_sum_;
   std::vector<int> version_;
+  std::vector<bool> touched_;
+  std::vector<int> touched_list_;
   std::vector<int> flows_begin_;  // resource -> its flows, CSR
   std::vector<int> flows_;
   std::vector<int> fed_begin_;    // flow -> the flows it feeds, CSR

@@ -17,6 +17,9 @@ Status CheckOptions(const SimOptions& options) {
     return Status::InvalidArgument("goodput factor must be in (0, 1]");
   }
   if (options.window_chunks < 1) return Status::InvalidArgument("window must be at least 1 chunk");
+  if (!(options.flow_merge_fraction >= 0 && options.flow_merge_fraction < 1)) {
+    return Status::InvalidArgument("flow merge fraction must be in [0, 1)");
+  }
   return Status::Ok();
 }
 
@@ -147,6 +150,17 @@ Result<SimSetup> BuildSimSetup(const Plan& plan, const NetworkModel& net, const 
   setup.capacity_bytes_per_s = table.TakeCapacities();
   setup.resource_info = table.TakeInfo();
   return setup;
+}
+
+bool FlowLevelFits(const Plan& plan, const SimSetup& setup) {
+  std::vector<uint64_t> hops(setup.edges.size(), 1);
+  for (size_t e = 0; e < setup.edges.size(); ++e) {
+    const SimEdge& edge = setup.edges[e];
+    if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
+    const uint64_t chunks = plan.lanes[edge.lane].ChunkCount();
+    if (chunks > 0 && chunks < kStreamingChunksPerHop * hops[e]) return false;
+  }
+  return true;
 }
 
 SimResult EmptySimResult(const SimSetup& setup, const NetworkModel& net, SimMode mode) {

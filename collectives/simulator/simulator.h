@@ -1,10 +1,10 @@
 // SimulatePlan: predicts how long a Plan takes on a NetworkModel, with bandwidth sharing.
 //
-// The plan runs as "Execution semantics of a Plan" says (see helper notes / architecture.md):
-// per lane, each member forwards each chunk to its children in child order once the chunk has
-// fully arrived; transfers share capacity max-min fairly (TCP-like). Resources are each node's
-// NIC egress and ingress and each uplink in each direction; a transfer between switches
-// crosses the uplinks of the switch-tree path, up then down. Every chunk on every hop also
+// The plan runs as the daemon's executor runs it: per lane, each member forwards each chunk,
+// in chunk order, to its children in child order once the chunk has fully arrived; transfers
+// share capacity max-min fairly (TCP-like). Resources are each node's NIC egress and ingress
+// and each uplink in each direction; a transfer between switches crosses the uplinks of the
+// switch-tree path, up then down. Every chunk on every hop also
 // pays that path's one-way latency plus a per-message overhead.
 //
 // Modelling choices (so results can be read correctly):
@@ -15,9 +15,10 @@
 //   connection); streams do not add capacity.
 // * The overhead delays each chunk's arrival like latency; it does not occupy the link.
 //
-// Two engines: a chunk-level discrete-event reference (exact for this model) and a flow-level
-// steady-state approximation that handles 10,000 members and thousands of chunks in well
-// under a second (see flow_simulator.h). Pure and deterministic; thread-safe.
+// Two engines: a chunk-level discrete-event reference (exact for this model;
+// chunk_simulator.h) and a flow-level fluid approximation whose cost does not grow with the
+// number of chunks (10,000 members, two lanes, 1024 chunks in 0.25 s; flow_simulator.h, which
+// also says where it is inaccurate). Pure and deterministic; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@
 namespace gridcast {
 
 enum class SimMode {
-  kAuto,        // chunk-level if it has at most `max_chunk_transfers`, else flow-level
+  kAuto,        // chunk-level up to `max_chunk_transfers` (4x that for plans of short lanes
+                // over long paths, which the flow level overestimates), else flow-level
   kChunkLevel,  // every chunk on every hop is an event; cost grows with chunks x members
   kFlowLevel,   // every lane edge is one steady flow; cost grows with members only
 };
@@ -50,6 +52,11 @@ struct SimOptions {
 
   // kAuto's threshold on (chunks per lane x edges per lane, summed over lanes).
   uint64_t max_chunk_transfers = 50'000;
+
+  // Flow level only: events closer than this fraction of the elapsed time are handled
+  // together. Larger values run faster on networks where every member differs and shift
+  // events by at most that fraction.
+  double flow_merge_fraction = 1e-6;
 };
 
 struct SimResult {
@@ -67,7 +74,7 @@ struct SimResult {
 
 // InvalidArgument if the plan does not validate on `net`, a rate on the plan's paths is not
 // positive, or an option is out of range (overhead < 0, goodput factor not in (0, 1],
-// window < 1).
+// window < 1, merge fraction not in [0, 1)).
 Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 
 }  // namespace gridcast
