@@ -49,8 +49,16 @@ std::optional<Candidate> Try(const Planner& planner, const NetworkModel& net,
   options.streams = streams;
   Result<Plan> plan = planner.MakePlan(net, payload_bytes, options);
   if (!plan.ok()) return std::nullopt;
+  // One lane per member (scatter-allgather) costs the flow simulator time quadratic in the
+  // members, and such plans pay twice the bandwidth term of the multi-tree ones: beyond this
+  // size they are not worth predicting.
+  constexpr size_t kMaxSimulatedLanes = 64;
+  if (plan->lanes.size() > kMaxSimulatedLanes) return std::nullopt;
   SimOptions sim;
   sim.mode = SimMode::kFlowLevel;
+  // Hundreds of members make many nearly simultaneous events; merging those within 0.1% of
+  // the elapsed time keeps the prediction within that fraction and the search fast.
+  if (plan->members.size() > 256) sim.flow_merge_fraction = 1e-3;
   Result<SimResult> result = SimulatePlan(*plan, net, sim);
   if (!result.ok()) return std::nullopt;
   return Candidate{planner.name(), chunk_bytes, streams, result->completion_s, std::move(*plan)};
