@@ -6,14 +6,11 @@ namespace gridcast {
 
 Result<Plan> ChainPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                                     const PlanOptions& options) const {
-  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
-  Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
-  Lane lane;
-  lane.streams = options.streams;
-  lane.chunks.push_back(InterleavedChunks(plan.NumChunks(), 1, 0));
-  for (int r = 0; r + 1 < ranks.size(); ++r) AddEdge(lane, r, r + 1);
-  plan.lanes.push_back(std::move(lane));
-  return plan;
+  return OneTreePlan(net, payload_bytes, options, name(), [](int p) {
+    Tree tree(p);
+    for (int r = 0; r + 1 < p; ++r) tree[r].push_back(r + 1);
+    return tree;
+  });
 }
 
 }  // namespace gridcast

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "include/gridcast/gridcast.h"
-#include "tests/integration/local_cluster.h"
+#include "deploy/local_cluster.h"
 
-namespace gridcast::testing {
+namespace gridcast {
 namespace {
 
 TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
-  LocalCluster cluster("capi", 4);
+  LocalCluster cluster(GRIDCASTD, "capi", 4);
   gridcast_client* client = nullptr;
   ASSERT_EQ(gridcast_open(cluster.cluster_file().c_str(), "m0", &client), 0) << gridcast_last_error(client);
 
@@ -51,4 +51,4 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
 }
 
 }  // namespace
-}  // namespace gridcast::testing
+}  // namespace gridcast

@@ -8,9 +8,9 @@
 
 #include "collectives/registry.h"
 #include "daemon/membership/control_client.h"
-#include "tests/integration/local_cluster.h"
+#include "deploy/local_cluster.h"
 
-namespace gridcast::testing {
+namespace gridcast {
 namespace {
 
 std::string FileSha256(const fs::path& path) {
@@ -64,7 +64,7 @@ std::string ReadFile(const fs::path& path) {
 
 class PushTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { cluster_ = new LocalCluster("push", 8); }
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(GRIDCASTD, "push", 8); }
   static void TearDownTestSuite() {
     delete cluster_;
     cluster_ = nullptr;
@@ -206,7 +206,7 @@ TEST_F(PushTest, MalformedFramesCloseTheConnectionOnly) {
 
 TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   // Small windows and chunks make the broadcast long enough to interrupt on loopback.
-  LocalCluster cluster("restart", 3, {"--window", "4"});
+  LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4"});
   const std::string path = cluster.MakePayload("big.bin", 400u << 20);
   Result<ChildProcess> sender = ChildProcess::Start(
       {GRIDCAST_CLI, "send", path, "--cluster", cluster.cluster_file(), "--algo", "chain",
@@ -247,7 +247,7 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
 }
 
 TEST(PushLarge, PayloadBeyondFourGiB) {
-  LocalCluster cluster("large", 2);
+  LocalCluster cluster(GRIDCASTD, "large", 2);
   // Sparse except for marked regions around the 4 GiB boundary and the end: 64-bit offsets
   // must put every byte where it belongs.
   const fs::path path = cluster.dir() / "payloads" / "huge.bin";
@@ -269,4 +269,4 @@ TEST(PushLarge, PayloadBeyondFourGiB) {
 }
 
 }  // namespace
-}  // namespace gridcast::testing
+}  // namespace gridcast

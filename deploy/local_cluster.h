@@ -1,5 +1,6 @@
-// LocalCluster: N real gridcastd processes on loopback for integration tests, each with its own
-// data directory and a unix control socket, sharing one cluster file. Killed on destruction.
+// LocalCluster: N real gridcastd processes on loopback (integration tests, CPU benchmarks),
+// each with its own data directory and a unix control socket, sharing one cluster file and a
+// send root DIR/payloads. Killed (SIGKILL) and removed on destruction.
 #pragma once
 
 #include <signal.h>
@@ -16,15 +17,16 @@
 #include "daemon/membership/cluster_file.h"
 #include "deploy/subprocess.h"
 
-namespace gridcast::testing {
+namespace gridcast {
 
 namespace fs = std::filesystem;
 
 class LocalCluster {
  public:
   // `extra_args` go to every daemon.
-  LocalCluster(const std::string& test_name, int members, std::vector<std::string> extra_args = {})
-      : extra_args_(std::move(extra_args)) {
+  LocalCluster(std::string gridcastd, const std::string& test_name, int members,
+               std::vector<std::string> extra_args = {})
+      : gridcastd_(std::move(gridcastd)), extra_args_(std::move(extra_args)) {
     dir_ = fs::temp_directory_path() / ("gridcast-it-" + test_name + "-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "payloads");
@@ -61,7 +63,7 @@ class LocalCluster {
     daemons_[i] = Start(i);
     WaitReady(i);
   }
-  bool Alive(int i) { return daemons_[i].running() && ::kill(daemons_[i].pid(), 0) == 0; }
+  int pid(int i) const { return daemons_[i].pid(); }
 
   // A payload of `bytes` pseudo-random bytes in member 0's data directory.
   std::string MakePayload(const std::string& name, uint64_t bytes) const {
@@ -87,12 +89,12 @@ class LocalCluster {
   ChildProcess Start(int i) {
     std::error_code ec;
     fs::remove(dir_ / (config_.members[i].name + ".sock"), ec);  // WaitReady waits for a new one
-    std::vector<std::string> argv = {GRIDCASTD, "--name", config_.members[i].name, "--cluster",
+    std::vector<std::string> argv = {gridcastd_, "--name", config_.members[i].name, "--cluster",
                                      cluster_file(), "--data-dir", data_dir(i).string(),
                                      "--send-root", (dir_ / "payloads").string()};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     Result<ChildProcess> child = ChildProcess::Start(argv, log(i).string());
-    if (!child.ok()) std::abort();
+    if (!child.ok()) std::abort();  // no daemon binary: nothing to test or measure
     return std::move(*child);
   }
 
@@ -103,10 +105,11 @@ class LocalCluster {
     }
   }
 
+  const std::string gridcastd_;
   fs::path dir_;
   ClusterConfig config_;
   std::vector<std::string> extra_args_;
   std::vector<ChildProcess> daemons_;
 };
 
-}  // namespace gridcast::testing
+}  // namespace gridcast

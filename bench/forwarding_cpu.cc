@@ -1,0 +1,103 @@
+// CPU cost of forwarding: 8 gridcastd on loopback (unshaped), one push broadcast, and for every
+// receiving daemon the payload bytes it took in (received, verified, written, forwarded to its
+// children) per CPU-second it used (user + system, from /proc). The target is
+// >= 1 GB/s per CPU-second per node.
+//
+//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--json]
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "common/units.h"
+#include "deploy/local_cluster.h"
+#include "deploy/subprocess.h"
+
+namespace {
+
+// utime + stime of a process, in seconds.
+double CpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name (which may contain spaces) start after the last ')'.
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);
+    if (i == 15) break;
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t size = uint64_t{1} << 30;
+  std::string algo = "multilane";
+  std::string chunk = "1MiB";
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      json = true;
+    } else if (i + 1 < argc && arg == "--size") {
+      gridcast::Result<uint64_t> parsed = gridcast::ParseSizeBytes(argv[++i]);
+      if (!parsed.ok()) {
+        std::fprintf(stderr, "--size: %s\n", parsed.status().message().c_str());
+        return 2;
+      }
+      size = *parsed;
+    } else if (i + 1 < argc && arg == "--algo") {
+      algo = argv[++i];
+    } else if (i + 1 < argc && arg == "--chunk") {
+      chunk = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--json]\n", argv[0]);
+      return 2;
+    }
+  }
+  constexpr int kMembers = 8;
+  gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers);
+  const std::string payload = cluster.MakePayload("cpu.bin", size);
+  std::vector<double> before(kMembers);
+  for (int i = 0; i < kMembers; ++i) before[i] = CpuSeconds(cluster.pid(i));
+  gridcast::Result<gridcast::CommandOutput> out = gridcast::RunCommand(
+      {GRIDCAST_CLI, "send", payload, "--cluster", cluster.cluster_file(), "--algo", algo, "--chunk", chunk, "--json"});
+  if (!out.ok() || out->exit_code != 0) {
+    std::fprintf(stderr, "send failed: %s\n", out.ok() ? out->output.c_str() : out.status().ToString().c_str());
+    return 1;
+  }
+  const nlohmann::json summary = nlohmann::json::parse(out->output);
+  std::vector<double> rates;
+  nlohmann::json members = nlohmann::json::array();
+  for (int i = 0; i < kMembers; ++i) {
+    const double cpu = CpuSeconds(cluster.pid(i)) - before[i];
+    members.push_back({{"member", cluster.config().members[i].name}, {"cpu_s", cpu}});
+    if (i > 0) rates.push_back(static_cast<double>(size) / cpu);
+  }
+  const double min_rate = *std::min_element(rates.begin(), rates.end());
+  double mean_rate = 0;
+  for (double r : rates) mean_rate += r / static_cast<double>(rates.size());
+  if (json) {
+    std::printf("%s\n", nlohmann::json{{"algo", algo}, {"size_bytes", size}, {"completion_s", summary["completion_s"]},
+                                       {"verified", summary["verified"]}, {"members", members},
+                                       {"bytes_per_cpu_s_min", min_rate}, {"bytes_per_cpu_s_mean", mean_rate}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("%s, %s over 8 daemons on loopback: %.2f s, verified %s\n", algo.c_str(),
+                gridcast::FormatSize(size).c_str(), summary["completion_s"].get<double>(),
+                summary["verified"].get<bool>() ? "yes" : "NO");
+    for (const auto& m : members) {
+      std::printf("  %-4s %6.2f CPU-s\n", m["member"].get<std::string>().c_str(), m["cpu_s"].get<double>());
+    }
+    std::printf("payload bytes per CPU-second, receiving daemons: min %.2f GB/s, mean %.2f GB/s\n",
+                min_rate / 1e9, mean_rate / 1e9);
+  }
+  return summary["verified"].get<bool>() ? 0 : 1;
+}
