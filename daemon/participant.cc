@@ -85,7 +85,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     if (!address.ok()) return address.status().WithContext("member '" + m.name() + "'");
     addresses.push_back(m.data_address());
   }
-  auto execution = std::make_shared<PlanExecution>(io_, std::move(plan), id, self, std::move(addresses),
+  auto execution = std::make_shared<PlanExecution>(io_, blocking_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), options_.execution);
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = plans_.emplace(id, execution);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,8 @@ class Participant {
 
   boost::asio::io_context& io_;
   const ParticipantOptions options_;
+  // For work that would stall the io thread (finishing a payload); joined on destruction.
+  boost::asio::thread_pool blocking_{2};
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanExecution>> plans_;  // guarded by mutex_
   std::map<PlanId, std::string> names_;                      // payload names; guarded by mutex_

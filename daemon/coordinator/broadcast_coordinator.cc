@@ -27,13 +27,15 @@ bool IsWithin(const fs::path& path, const fs::path& root) {
                     (r.back() == '/' || p[r.size()] == '/'));
 }
 
-// A network model over exactly the members when the cluster file names no topology:
-// one switch, unshaped links.
+// A network model over exactly the members when the cluster file names no topology: one
+// switch and equal NICs. The rate is an assumption; only ratios matter to the planners, and
+// unshaped (infinite) rates would make every plan look instantaneous to `auto`.
 NetworkModel FlatModel(const std::vector<std::string>& members) {
+  constexpr double kAssumedNicBps = 1e9;
   NetworkModel net;
   net.name = "cluster";
   net.switches.push_back(Switch{"cluster-switch", -1});
-  for (const std::string& name : members) net.nodes.push_back(Node{name, 0});
+  for (const std::string& name : members) net.nodes.push_back(Node{name, 0, kAssumedNicBps, kAssumedNicBps});
   return net;
 }
 

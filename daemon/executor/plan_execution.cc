@@ -42,10 +42,11 @@ struct PlanExecution::SenderConnection {
   std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
 };
 
-PlanExecution::PlanExecution(asio::io_context& io, Plan plan, PlanId id, int self,
-                             std::vector<std::string> data_addresses,
+PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& blocking, Plan plan, PlanId id,
+                             int self, std::vector<std::string> data_addresses,
                              std::unique_ptr<PayloadStore> store, ExecutionOptions options)
     : io_(io),
+      blocking_(blocking),
       plan_(std::move(plan)),
       id_(id),
       self_(self),
@@ -199,17 +200,28 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> PlanExecution::ChunkBuffer(u
 
 void PlanExecution::OnChunkVerified() {
   chunk_arrived_.Notify();
-  if (!store_->Complete()) return;
+  if (!store_->Complete() || finalizing_) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ != ExecutionState::kRunning) return;
   }
-  Result<Digest> digest = store_->Finalize();
+  // Syncing and hashing the whole payload takes a while: off the io thread, so this member
+  // keeps forwarding the last chunks to its children meanwhile.
+  finalizing_ = true;
+  auto self = shared_from_this();
+  asio::post(blocking_, [self] {
+    Result<Digest> digest = self->store_->Finalize();
+    asio::post(self->io_, [self, digest = std::move(digest)]() mutable { self->OnFinalized(std::move(digest)); });
+  });
+}
+
+void PlanExecution::OnFinalized(Result<Digest> digest) {
   if (!digest.ok()) {
     Fail(digest.status());
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (state_ != ExecutionState::kRunning) return;
   state_ = ExecutionState::kDone;
   sha256_ = *digest;
   finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();

@@ -19,6 +19,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -63,9 +64,11 @@ struct ExecutionSnapshot {
 class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
  public:
   // REQUIRES: ValidatePlan(plan).ok(); data_addresses has one "host:port" per member.
-  PlanExecution(boost::asio::io_context& io, Plan plan, PlanId id, int self,
-                std::vector<std::string> data_addresses, std::unique_ptr<PayloadStore> store,
-                ExecutionOptions options);
+  // `blocking` runs what would stall the io thread (the end-to-end hash and sync of the
+  // finished payload); it must outlive the execution's work.
+  PlanExecution(boost::asio::io_context& io, boost::asio::thread_pool& blocking, Plan plan,
+                PlanId id, int self, std::vector<std::string> data_addresses,
+                std::unique_ptr<PayloadStore> store, ExecutionOptions options);
 
   const PlanId& id() const { return id_; }
   const Plan& plan() const { return plan_; }
@@ -99,6 +102,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Positions in the lane's chunk order carried by `stream` of `stream_count`.
   bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
   void OnChunkVerified();
+  // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
+  void OnFinalized(Result<Digest> digest);
   void Fail(const Status& status);
   void SenderFinished();
   // Remembers a socket so RequestStop()/Fail() can close it; forgets closed ones.
@@ -106,6 +111,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   bool Stopping() const;
 
   boost::asio::io_context& io_;
+  boost::asio::thread_pool& blocking_;
   const Plan plan_;
   const PlanId id_;
   const int self_;
@@ -121,6 +127,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> cache_;
   std::deque<uint64_t> cache_order_;
   int senders_running_ = 0;
+  bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
 

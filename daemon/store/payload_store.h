@@ -8,7 +8,8 @@
 // hashes the whole file end to end, and renames it to its final name.
 //
 // Thread-compatible: one thread calls the mutating methods; VerifiedCount() may be read from
-// any thread.
+// any thread, and once Complete(), Finalize() may run on another thread while ReadChunk()
+// and BitmapBytes() continue (nothing they read changes any more).
 #pragma once
 
 #include <atomic>
@@ -57,7 +58,6 @@ class PayloadStore {
   bool Has(uint64_t chunk) const { return chunk < have_.size() && have_[chunk]; }
   uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
-  bool Finalized() const { return finalized_; }
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
 
@@ -87,7 +87,7 @@ class PayloadStore {
   std::string state_path_;
   std::vector<bool> have_;
   std::atomic<uint64_t> verified_{0};
-  bool finalized_ = false;
+  std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 };
 
 }  // namespace gridcast
