@@ -25,6 +25,7 @@ struct Flags {
   uint32_t window_chunks = 0;
   size_t cache_chunks = 0;
   double io_timeout_s = 0;
+  bool fsync = false;
   std::string log_level;
   std::string tls_cert, tls_key, tls_ca;
 };
@@ -38,7 +39,7 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "io_timeout_s", "log_level", "tls_cert", "tls_key", "tls_ca"};
+          "cache_chunks", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
                                        ": unknown field '" + key + "'");
@@ -60,6 +61,7 @@ Status ApplyConfigFile(Flags& f) {
     if (f.window_chunks == 0 && y["window_chunks"]) f.window_chunks = y["window_chunks"].as<uint32_t>();
     if (f.cache_chunks == 0 && y["cache_chunks"]) f.cache_chunks = y["cache_chunks"].as<size_t>();
     if (f.io_timeout_s == 0 && y["io_timeout_s"]) f.io_timeout_s = y["io_timeout_s"].as<double>();
+    if (!f.fsync && y["fsync"]) f.fsync = y["fsync"].as<bool>();
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(f.config + ": " + e.what());
   }
@@ -90,6 +92,7 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
     options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.io_timeout_s * 1000));
   }
   options->execution.secret = cluster->secret;
+  options->execution.sync_on_finish = f.fsync;
   options->tls_cert = f.tls_cert;
   options->tls_key = f.tls_key;
   options->tls_ca = f.tls_ca;
@@ -114,6 +117,7 @@ int main(int argc, char** argv) {
   app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
   app.add_option("--cache-chunks", f.cache_chunks, "Recent chunks kept in memory (default 32)");
   app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
+  app.add_flag("--fsync", f.fsync, "fdatasync every finished payload before reporting it done");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error (default info)");
   app.add_option("--tls-cert", f.tls_cert, "PEM certificate: serve control calls over TLS");
   app.add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");

@@ -210,7 +210,7 @@ void PlanExecution::OnChunkVerified() {
   finalizing_ = true;
   auto self = shared_from_this();
   asio::post(blocking_, [self] {
-    Result<Digest> digest = self->store_->Finalize();
+    Result<Digest> digest = self->store_->Finalize(self->options_.sync_on_finish);
     asio::post(self->io_, [self, digest = std::move(digest)]() mutable { self->OnFinalized(std::move(digest)); });
   });
 }

@@ -45,6 +45,10 @@ struct ExecutionOptions {
   std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
+  // fdatasync a finished payload before reporting it done. Durable against power loss, but
+  // on ext4 a sync also waits for every other dirty file of the journal: many members
+  // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
+  bool sync_on_finish = false;
 };
 
 enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };

@@ -249,10 +249,10 @@ Result<Digest> PayloadStore::HashWholeFile() const {
   return whole.Finish();
 }
 
-Result<Digest> PayloadStore::Finalize() {
+Result<Digest> PayloadStore::Finalize(bool sync) {
   if (finalized_) return identity_.sha256;
   if (!Complete()) return Status::FailedPrecondition("payload is not complete");
-  if (fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
+  if (sync && fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashWholeFile());
   if (digest != identity_.sha256) {
     return Status::DataLoss("end-to-end SHA-256 of the assembled payload does not match the source's");
@@ -261,7 +261,7 @@ Result<Digest> PayloadStore::Finalize() {
   if (renameat(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);
   }
-  fsync(dir_.get());
+  if (sync) fsync(dir_.get());
   close(state_fd_);
   state_fd_ = -1;
   unlink(state_path_.c_str());

@@ -69,10 +69,12 @@ class PayloadStore {
   // REQUIRES: Has(chunk). Reads the chunk into `out` (sized ChunkSize(chunk)).
   Status ReadChunk(uint64_t chunk, std::span<uint8_t> out) const;
 
-  // REQUIRES: Complete(). Syncs, hashes the whole file and compares it with the identity,
-  // renames the .part file to its final name and removes the state. Returns the SHA-256.
-  // Idempotent.
-  Result<Digest> Finalize();
+  // REQUIRES: Complete(). Hashes the whole file and compares it with the identity, renames the
+  // .part file to its final name and removes the state. Returns the SHA-256. Idempotent.
+  // With `sync`, the data reaches the disk first (fdatasync). Without it a power loss can
+  // lose data the page cache held; gridcast notices (a re-prepared payload is hashed again
+  // and re-received when it differs), but the copy is not durable until the kernel writes it.
+  Result<Digest> Finalize(bool sync);
 
  private:
   PayloadStore() = default;
