@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "client/cli/bench_command.h"
 #include "client/cli/cli_util.h"
 #include "client/cli/cluster_command.h"
 #include "client/cli/netgrid_command.h"
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = gridcast::cli::kExitOk;
   gridcast::cli::AddNetgridCommand(app, &exit_code);
   gridcast::cli::AddClusterCommands(app, &exit_code);
+  gridcast::cli::AddBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
