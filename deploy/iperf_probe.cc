@@ -20,7 +20,8 @@ Result<double> MeasureGoodputBps(const NetgridNode& from, const NetgridNode& to,
     GRIDCAST_ASSIGN_OR_RETURN(
         out, RunCommand(NetgridExecArgv(from, {"iperf3", "-c", to.address, "-p", port, "-t",
                                                std::to_string(options.seconds), "-O", "1", "-J"})));
-    if (out.exit_code == 0 || out.output.find("Connection refused") == std::string::npos) break;
+    // iperf3 3.12 exits 0 even when refused; its report says so.
+    if (out.output.find("Connection refused") == std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (out.exit_code != 0) {
@@ -28,6 +29,9 @@ Result<double> MeasureGoodputBps(const NetgridNode& from, const NetgridNode& to,
   }
   try {
     const nlohmann::json report = nlohmann::json::parse(out.output);
+    if (report.contains("error")) {
+      return Status::Internal("iperf3 " + from.name + " -> " + to.name + ": " + report["error"].get<std::string>());
+    }
     return report.at("end").at("sum_received").at("bits_per_second").get<double>();
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal("iperf3 " + from.name + " -> " + to.name + ": unreadable report: " + e.what());

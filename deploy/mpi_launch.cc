@@ -37,23 +37,24 @@ const std::vector<std::string>& OpenMpiBcastAlgorithms() {
   return names;
 }
 
-std::string RshAgentScript(const NetgridState& state) {
+std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base) {
   // Node names and addresses are from a safe alphabet (collectives/topology.h), so they need
   // no quoting inside the case patterns.
   std::string script =
       "#!/bin/sh\n"
       "# plm_rsh_agent for Open MPI on netgrid '" + state.topology_name + "' (written by gridcast bench):\n"
       "# \"agent HOST command...\" runs the command inside HOST's network namespace.\n"
+      "tmp_base='" + tmp_base + "'\n"
       "host=\"$1\"\n"
       "shift\n"
       "case \"$host\" in\n";
   for (const NetgridNode& node : state.nodes) {
-    script += fmt::format("  {}|{}) netns={} ;;\n", node.address, node.name, node.netns);
+    script += fmt::format("  {}|{}) netns={} node={} ;;\n", node.address, node.name, node.netns, node.name);
   }
   script +=
       "  *) echo \"netgrid agent: unknown host '$host'\" >&2; exit 1 ;;\n"
       "esac\n"
-      "exec ip netns exec \"$netns\" sh -c \"$*\"\n";
+      "exec ip netns exec \"$netns\" env TMPDIR=\"$tmp_base/$node\" sh -c \"$*\"\n";
   return script;
 }
 
@@ -68,16 +69,19 @@ std::string MpiHostfile(const NetgridState& state, const std::string& source) {
 }
 
 std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
-                                    const fs::path& agent, const fs::path& hostfile,
-                                    const MpiBcastOptions& options) {
+                                    const std::string& tmp_base, const fs::path& agent,
+                                    const fs::path& hostfile, const MpiBcastOptions& options) {
   const NetgridNode* root = state.FindNode(source);
   std::vector<std::string> argv = {
       "timeout", "-k", "10", fmt::format("{:.0f}", options.timeout_s),
       "ip", "netns", "exec", root != nullptr ? root->netns : source,
+      "env", "TMPDIR=" + tmp_base + "/" + source,
       "mpirun", "--allow-run-as-root", "--hostfile", hostfile.string(),
       "-np", std::to_string(state.nodes.size()), "--map-by", "node",
       "--mca", "plm_rsh_agent", agent.string(),
       "--mca", "pml", "ob1",
+      // Ranks share this host's few cores: polling ranks that yield let the busy ones run.
+      "--mca", "mpi_yield_when_idle", "1",
       "--mca", "btl", "self,tcp",
       "--mca", "btl_tcp_if_include", kNetgridInterface,
       "--mca", "oob_tcp_if_include", kNetgridInterface};
@@ -117,12 +121,20 @@ Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string&
   std::error_code ec;
   fs::create_directories(work_dir, ec);
   if (ec) return Status::Internal("cannot create " + work_dir.string() + ": " + ec.message());
+  const std::string tmp_base = fs::absolute(work_dir / "tmp").string();
+  if (tmp_base.find('\'') != std::string::npos) {
+    return Status::InvalidArgument("the state directory's path may not contain a single quote");
+  }
+  for (const NetgridNode& node : state.nodes) {
+    fs::create_directories(fs::path(tmp_base) / node.name, ec);
+    if (ec) return Status::Internal("cannot create " + tmp_base + "/" + node.name + ": " + ec.message());
+  }
   const fs::path agent = fs::absolute(work_dir / "netgrid-agent.sh");
   const fs::path hostfile = fs::absolute(work_dir / "hostfile");
-  GRIDCAST_RETURN_IF_ERROR(WriteFile(agent, RshAgentScript(state), fs::perms::owner_all));
+  GRIDCAST_RETURN_IF_ERROR(WriteFile(agent, RshAgentScript(state, tmp_base), fs::perms::owner_all));
   GRIDCAST_RETURN_IF_ERROR(
       WriteFile(hostfile, MpiHostfile(state, source), fs::perms::owner_read | fs::perms::owner_write));
-  const std::vector<std::string> argv = MpirunArgv(state, source, agent, hostfile, options);
+  const std::vector<std::string> argv = MpirunArgv(state, source, tmp_base, agent, hostfile, options);
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   std::ofstream(work_dir / "mpirun.log") << JoinCommand(argv) << "\n" << out.output;
   if (out.exit_code != 0) {

@@ -5,7 +5,9 @@
 // `ip netns exec NAMESPACE sh -c "orted ..."`. One rank per node, rank 0 on the source (the
 // first line of the hostfile, which is the node mpirun runs on); messages go over TCP on the
 // netgrid interface only (pml ob1, btl self,tcp: no shared memory or UCX shortcut between
-// namespaces of one host). The program timed is bench/mpi_bcast.c.
+// namespaces of one host). Ranks yield the CPU while they poll (mpi_yield_when_idle): all
+// ranks share this host's cores, where on a real cluster each would have its own. The program
+// timed is bench/mpi_bcast.c.
 #pragma once
 
 #include <cstdint>
@@ -38,21 +40,26 @@ struct MpiBcastResult {
 // The names coll_tuned_bcast_algorithm accepts (Open MPI 4.1), without "ignore".
 const std::vector<std::string>& OpenMpiBcastAlgorithms();
 
-// The plm_rsh_agent script: a `case` from each node's address to its namespace.
-std::string RshAgentScript(const NetgridState& state);
+// The plm_rsh_agent script: a `case` from each node's address (or name) to its namespace.
+// Each node's Open MPI daemon gets TMPDIR=tmp_base/NODE: the namespaces share one /tmp and
+// one hostname, and orteds sharing a session directory corrupt each other's shared-memory
+// files (hwloc topology, PMIx store) and crash at start-up.
+// REQUIRES: tmp_base has no single quote.
+std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base);
 
 // "ADDRESS slots=1" per node, the source first, then the others in netgrid order.
 std::string MpiHostfile(const NetgridState& state, const std::string& source);
 
-// ip netns exec SOURCE_NS mpirun ... PROGRAM SIZE, under `timeout`.
+// ip netns exec SOURCE_NS env TMPDIR=tmp_base/SOURCE mpirun ... PROGRAM SIZE, under `timeout`.
 std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
-                                    const std::filesystem::path& agent,
+                                    const std::string& tmp_base, const std::filesystem::path& agent,
                                     const std::filesystem::path& hostfile, const MpiBcastOptions& options);
 
 // Finds the program's JSON line in mpirun's output.
 Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output);
 
-// Writes the agent and hostfile into work_dir and runs the broadcast. The mpirun output is
+// Writes the agent, hostfile and per-node temporary directories into work_dir and runs the
+// broadcast (mpirun's own TMPDIR is work_dir/tmp/SOURCE). The mpirun output is
 // kept in work_dir/mpirun.log.
 Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
                                    const std::filesystem::path& work_dir, const MpiBcastOptions& options);
