@@ -23,6 +23,12 @@ Result<NetworkModel> LoadTopology(const std::filesystem::path& path) {
   return model;
 }
 
+std::string ProgramBesideSelf(const std::string& name) {
+  std::error_code ec;
+  const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / name;
+  return !ec && std::filesystem::exists(beside, ec) ? beside.string() : name;
+}
+
 int ReportError(const Status& status) {
   std::cerr << "gridcast: " << status.message() << "\n";
   switch (status.code()) {

@@ -19,6 +19,10 @@ Result<std::string> ReadTextFile(const std::filesystem::path& path);
 // Reads and parses a topology file; errors start with "PATH:".
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
 
+// The path of a program built next to this gridcast binary (build/bin, or the install
+// directory), else `name` alone so that PATH finds it.
+std::string ProgramBesideSelf(const std::string& name);
+
 // Prints "gridcast: <message>" to stderr and returns the exit code for the status
 // (kExitBadInput for InvalidArgument/NotFound, kExitFailure otherwise).
 int ReportError(const Status& status);

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "client/cli/bench_command.h"
 #include "client/cli/cli_util.h"
 #include "client/cli/cluster_command.h"
 #include "client/cli/collectives_command.h"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   gridcast::cli::AddNetgridCommand(app, &exit_code);
   gridcast::cli::AddClusterCommands(app, &exit_code);
   gridcast::cli::AddCollectivesCommands(app, &exit_code);
+  gridcast::cli::AddBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

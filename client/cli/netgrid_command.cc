@@ -44,10 +44,7 @@ int Up(const NetgridArgs& args) {
   for (const std::string& note : state->notes) fmt::print("  note: {}\n", note);
   if (!args.daemons) return kExitOk;
   NetgridDaemonOptions options;
-  // The daemon is built next to this binary; fall back to PATH.
-  std::error_code ec;
-  const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gridcastd";
-  if (!ec && std::filesystem::exists(beside)) options.gridcastd = beside.string();
+  options.gridcastd = ProgramBesideSelf("gridcastd");
   options.extra_args = args.daemon_args;
   Result<std::string> cluster = StartNetgridDaemons(*model, *state, args.state, options);
   if (!cluster.ok()) {

@@ -1,0 +1,304 @@
+#include "client/cli/bench_command.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "client/cli/cli_util.h"
+#include "collectives/bound.h"
+#include "collectives/registry.h"
+#include "common/units.h"
+#include "daemon/auth/hmac.h"
+#include "deploy/bench_netgrid.h"
+#include "deploy/iperf_probe.h"
+#include "deploy/mpi_launch.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The program bench/mpi_bcast.c builds to (only when CMake found MPI).
+constexpr const char* kMpiBcastProgram = "gridcast-mpi-bcast";
+constexpr const char* kPayloadName = "bench.bin";
+constexpr const char* kMpiTunedDefault = "pipeline";
+
+struct BenchArgs {
+  std::string topology;
+  std::string size;
+  std::string mode;
+  std::string algo;
+  std::string state;
+  std::string chunk;
+  std::string segment = "1MiB";
+  std::vector<std::string> daemon_args;
+  int iperf_seconds = 5;
+  bool json = false;
+};
+
+// What every mode measures; the bound is filled in by the caller.
+struct BenchOutcome {
+  std::string algo;
+  double completion_s = 0;
+  bool verified = false;
+  std::vector<std::string> details;  // extra lines for the human output
+};
+
+struct BenchContext {
+  const BenchArgs& args;
+  const NetworkModel& model;
+  uint64_t size_bytes;
+  fs::path state_dir;
+};
+
+// `auto` once the registry has it; before that the planner auto would pick on these networks.
+std::string DefaultPushAlgorithm(const NetworkModel& model) {
+  if (MakePlanner("auto").ok()) return "auto";
+  int switches_with_nodes = 0;
+  for (size_t s = 0; s < model.switches.size(); ++s) {
+    switches_with_nodes += std::any_of(model.nodes.begin(), model.nodes.end(),
+                                       [&](const Node& node) { return node.switch_index == static_cast<int>(s); });
+  }
+  return switches_with_nodes > 1 ? "multilane-sites" : "multilane";
+}
+
+// Writes size_bytes of pseudo-random data (incompressible, different every run) and returns
+// their SHA-256.
+Result<Digest> WriteRandomPayload(const fs::path& path, uint64_t size_bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::Internal("cannot create " + path.string());
+  uint64_t seed = 0;
+  RandomBytes({reinterpret_cast<uint8_t*>(&seed), sizeof seed});
+  std::mt19937_64 generator(seed);
+  std::vector<uint64_t> block(1 << 17);  // 1 MiB
+  Sha256Stream sha;
+  for (uint64_t written = 0; written < size_bytes;) {
+    for (uint64_t& word : block) word = generator();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_bytes - written, block.size() * 8));
+    const auto* bytes = reinterpret_cast<const uint8_t*>(block.data());
+    out.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(n));
+    sha.Update({bytes, n});
+    written += n;
+  }
+  if (!out.flush()) return Status::Internal("cannot write " + path.string() + " (disk full?)");
+  return sha.Finish();
+}
+
+Result<Digest> FileSha256(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("no " + path.string());
+  std::vector<char> block(1 << 20);
+  Sha256Stream sha;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    sha.Update({reinterpret_cast<const uint8_t*>(block.data()), static_cast<size_t>(in.gcount())});
+  }
+  if (in.bad()) return Status::Internal("cannot read " + path.string());
+  return sha.Finish();
+}
+
+// The JSON object `gridcast send --json` printed (stderr lines may surround it).
+Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
+  const size_t begin = out.output.find('{');
+  const size_t end = out.output.rfind('}');
+  if (begin != std::string::npos && end != std::string::npos && end > begin) {
+    nlohmann::json j = nlohmann::json::parse(out.output.substr(begin, end - begin + 1), nullptr, false);
+    if (!j.is_discarded()) return j;
+  }
+  return Status::Internal(fmt::format("gridcast send printed no summary (exit {}): {}", out.exit_code, out.output));
+}
+
+// gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
+// code path as a user's send), then every receiver's file hashed again here.
+Result<BenchOutcome> RunPush(const BenchContext& ctx) {
+  NetgridDaemonOptions daemons;
+  daemons.gridcastd = ProgramBesideSelf("gridcastd");
+  daemons.extra_args = ctx.args.daemon_args;
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
+  const fs::path payload = ctx.state_dir / "payloads" / kPayloadName;
+  GRIDCAST_ASSIGN_OR_RETURN(Digest digest, WriteRandomPayload(payload, ctx.size_bytes));
+
+  const std::string algo = ctx.args.algo.empty() ? DefaultPushAlgorithm(ctx.model) : ctx.args.algo;
+  std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
+                                   netgrid->cluster_file(), "--algo", algo, "--json"};
+  if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
+  std::ofstream(ctx.state_dir / "send.log") << out.output;
+  GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
+
+  BenchOutcome outcome;
+  try {
+    outcome.algo = summary.at("algorithm").get<std::string>();
+    outcome.completion_s = summary.at("completion_s").get<double>();
+    outcome.verified = summary.at("verified").get<bool>() && out.exit_code == 0;
+    if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
+    outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
+                                          summary.at("lanes").get<uint32_t>()));
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
+  }
+  // The daemons' digests agreed; check the bytes on disk independently.
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  int copies_ok = 0;
+  for (const Node& node : ctx.model.nodes) {
+    if (node.name == source) continue;
+    Result<Digest> copy = FileSha256(ctx.state_dir / "data" / node.name / kPayloadName);
+    if (copy.ok() && *copy == digest) {
+      ++copies_ok;
+    } else {
+      outcome.verified = false;
+      outcome.details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
+    }
+  }
+  outcome.details.push_back(fmt::format("{} of {} receivers' files hash to the payload's SHA-256 {}", copies_ok,
+                                        ctx.model.nodes.size() - 1, ToHex(digest).substr(0, 16)));
+  return outcome;
+}
+
+Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
+  const std::string program = ProgramBesideSelf(kMpiBcastProgram);
+  if (program == kMpiBcastProgram) {
+    return Status::FailedPrecondition(
+        "--mode mpi needs the MPI benchmark program, which is built only when CMake finds MPI "
+        "(install Open MPI, e.g. libopenmpi-dev, and rebuild)");
+  }
+  MpiBcastOptions options;
+  options.program = program;
+  options.size_bytes = ctx.size_bytes;
+  if (tuned) {
+    options.tuned_algorithm = ctx.args.algo.empty() ? kMpiTunedDefault : ctx.args.algo;
+    const std::vector<std::string>& known = OpenMpiBcastAlgorithms();
+    if (std::find(known.begin(), known.end(), options.tuned_algorithm) == known.end()) {
+      return Status::InvalidArgument("--algo for --mode mpi is an Open MPI bcast algorithm: " +
+                                     fmt::format("{}", fmt::join(known, ", ")));
+    }
+    GRIDCAST_ASSIGN_OR_RETURN(options.segment_bytes, ParseSizeBytes(ctx.args.segment));
+  } else if (!ctx.args.algo.empty()) {
+    return Status::InvalidArgument("--mode mpi-default runs Open MPI's own choice; --algo does not apply");
+  }
+  const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
+  options.timeout_s = 120 + 20 * bound_s;
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  GRIDCAST_ASSIGN_OR_RETURN(MpiBcastResult result,
+                            RunMpiBcast(netgrid->state(), source, ctx.state_dir / "mpi", options));
+  BenchOutcome outcome;
+  outcome.algo = tuned ? fmt::format("ompi-{}:{}", options.tuned_algorithm, FormatSize(options.segment_bytes))
+                       : "ompi-default";
+  outcome.completion_s = result.completion_s;
+  outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());
+  outcome.details.push_back(fmt::format("{} ranks, one per node, rank 0 on {}; checksums {}", result.ranks, source,
+                                        result.verified ? "all equal" : "DIFFER"));
+  return outcome;
+}
+
+// One stream from the source to a node of its own switch and to the first node under every
+// other switch (so across each uplink); the completion is SIZE at the slowest of those rates.
+Result<BenchOutcome> RunIperf(const BenchContext& ctx) {
+  if (!ctx.args.algo.empty()) return Status::InvalidArgument("--mode iperf measures line rate; --algo does not apply");
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
+  const Node& source = ctx.model.nodes[ctx.model.source];
+  std::vector<const Node*> targets;
+  for (size_t s = 0; s < ctx.model.switches.size(); ++s) {
+    for (const Node& node : ctx.model.nodes) {
+      if (node.switch_index == static_cast<int>(s) && node.name != source.name) {
+        targets.push_back(&node);
+        break;
+      }
+    }
+  }
+  if (targets.empty()) return Status::InvalidArgument("the topology has no receiver to measure");
+  IperfOptions options;
+  options.seconds = ctx.args.iperf_seconds;
+  options.log_dir = ctx.state_dir;
+  BenchOutcome outcome;
+  outcome.algo = "iperf3";
+  double slowest_bps = 0;
+  for (const Node* target : targets) {
+    GRIDCAST_ASSIGN_OR_RETURN(double bps, MeasureGoodputBps(*netgrid->state().FindNode(source.name),
+                                                            *netgrid->state().FindNode(target->name), options));
+    const double nominal_bps = std::min(source.up_bps, target->down_bps);
+    outcome.details.push_back(fmt::format("{} -> {}: {:.1f}mbit ({:.3f} of the NICs' {})", source.name,
+                                          target->name, bps / 1e6, bps / nominal_bps, FormatRate(nominal_bps)));
+    slowest_bps = slowest_bps == 0 ? bps : std::min(slowest_bps, bps);
+  }
+  outcome.completion_s = 8.0 * static_cast<double>(ctx.size_bytes) / slowest_bps;
+  outcome.verified = true;
+  return outcome;
+}
+
+std::string FormatFloat(double value) { return fmt::format("{:.6f}", value); }
+
+int Bench(const BenchArgs& args) {
+  Result<NetworkModel> model = LoadTopology(args.topology);
+  if (!model.ok()) return ReportError(model.status());
+  Result<uint64_t> size = ParseSizeBytes(args.size);
+  if (!size.ok() || *size == 0) {
+    return ReportError(Status::InvalidArgument("--size: " + (size.ok() ? "must be positive" : size.status().message())));
+  }
+  if (model->nodes.size() < 2) return ReportError(Status::InvalidArgument("the topology needs at least 2 nodes"));
+  if (geteuid() != 0) return ReportError(Status::PermissionDenied("gridcast bench builds a netgrid: run it as root"));
+  const fs::path state_dir = args.state.empty() ? fs::path(fmt::format("/tmp/gridcast-bench-{}", getpid())) : fs::path(args.state);
+  const BenchContext ctx{args, *model, *size, fs::absolute(state_dir)};
+
+  Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
+  if (args.mode == "push") {
+    outcome = RunPush(ctx);
+  } else if (args.mode == "mpi" || args.mode == "mpi-default") {
+    outcome = RunMpi(ctx, args.mode == "mpi");
+  } else {
+    outcome = RunIperf(ctx);
+  }
+  if (!outcome.ok()) return ReportError(outcome.status().WithContext("bench --mode " + args.mode));
+
+  const double bound_s = BroadcastBoundSeconds(*model, model->source, {}, *size);
+  const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
+  if (args.json) {
+    fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
+               "\"ratio\": {}, \"verified\": {}}}\n",
+               nlohmann::json(args.mode).dump(), nlohmann::json(outcome->algo).dump(), *size,
+               FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
+               outcome->verified ? "true" : "false");
+  } else {
+    fmt::print("{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
+               outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
+               ratio, outcome->verified ? "verified" : "NOT VERIFIED");
+    for (const std::string& line : outcome->details) fmt::print("  {}\n", line);
+  }
+  return outcome->verified ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Time one broadcast on a fresh netgrid against the physical bound (needs root)");
+  bench->add_option("--topology", args->topology, "Topology YAML file")->required();
+  bench->add_option("--size", args->size, "Payload size, e.g. 256MiB")->required();
+  bench->add_option("--mode", args->mode, "push (gridcastd), mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
+      ->required()
+      ->check(CLI::IsMember({"push", "mpi", "mpi-default", "iperf"}));
+  bench->add_option("--algo", args->algo,
+                    "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
+  bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");
+  bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")
+      ->allow_extra_args(false);
+  bench->add_option("--segment", args->segment, "mpi: segment size of the forced algorithm (default 1MiB)");
+  bench->add_option("--iperf-seconds", args->iperf_seconds, "iperf: seconds per measured path (default 5)")
+      ->check(CLI::Range(1, 600));
+  bench->add_option("--state", args->state,
+                    "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");
+  bench->add_flag("--json", args->json, "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified");
+  bench->callback([args, exit_code] { *exit_code = Bench(*args); });
+}
+
+}  // namespace gridcast::cli

@@ -1,0 +1,149 @@
+#include "deploy/mpi_launch.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every netgrid node's interface (deploy/netgrid_layout.h).
+constexpr const char* kNetgridInterface = "eth0";
+
+Status WriteFile(const fs::path& path, const std::string& text, fs::perms perms) {
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::Internal("cannot write " + path.string());
+  }
+  std::error_code ec;
+  fs::permissions(path, perms, ec);
+  if (ec) return Status::Internal("cannot chmod " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<std::string>& OpenMpiBcastAlgorithms() {
+  static const std::vector<std::string> names = {
+      "basic_linear", "chain",    "pipeline", "split_binary_tree", "binary_tree",
+      "binomial",     "knomial",  "scatter_allgather", "scatter_allgather_ring"};
+  return names;
+}
+
+std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base) {
+  // Node names and addresses are from a safe alphabet (collectives/topology.h), so they need
+  // no quoting inside the case patterns.
+  std::string script =
+      "#!/bin/sh\n"
+      "# plm_rsh_agent for Open MPI on netgrid '" + state.topology_name + "' (written by gridcast bench):\n"
+      "# \"agent HOST command...\" runs the command inside HOST's network namespace.\n"
+      "tmp_base='" + tmp_base + "'\n"
+      "host=\"$1\"\n"
+      "shift\n"
+      "case \"$host\" in\n";
+  for (const NetgridNode& node : state.nodes) {
+    script += fmt::format("  {}|{}) netns={} node={} ;;\n", node.address, node.name, node.netns, node.name);
+  }
+  script +=
+      "  *) echo \"netgrid agent: unknown host '$host'\" >&2; exit 1 ;;\n"
+      "esac\n"
+      "exec ip netns exec \"$netns\" env TMPDIR=\"$tmp_base/$node\" sh -c \"$*\"\n";
+  return script;
+}
+
+std::string MpiHostfile(const NetgridState& state, const std::string& source) {
+  std::string hostfile;
+  const NetgridNode* first = state.FindNode(source);
+  if (first != nullptr) hostfile += first->address + " slots=1\n";
+  for (const NetgridNode& node : state.nodes) {
+    if (node.name != source) hostfile += node.address + " slots=1\n";
+  }
+  return hostfile;
+}
+
+std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
+                                    const std::string& tmp_base, const fs::path& agent,
+                                    const fs::path& hostfile, const MpiBcastOptions& options) {
+  const NetgridNode* root = state.FindNode(source);
+  std::vector<std::string> argv = {
+      "timeout", "-k", "10", fmt::format("{:.0f}", options.timeout_s),
+      "ip", "netns", "exec", root != nullptr ? root->netns : source,
+      "env", "TMPDIR=" + tmp_base + "/" + source,
+      "mpirun", "--allow-run-as-root", "--hostfile", hostfile.string(),
+      "-np", std::to_string(state.nodes.size()), "--map-by", "node",
+      "--mca", "plm_rsh_agent", agent.string(),
+      "--mca", "pml", "ob1",
+      // Ranks share this host's few cores: polling ranks that yield let the busy ones run.
+      "--mca", "mpi_yield_when_idle", "1",
+      "--mca", "btl", "self,tcp",
+      "--mca", "btl_tcp_if_include", kNetgridInterface,
+      "--mca", "oob_tcp_if_include", kNetgridInterface};
+  if (!options.tuned_algorithm.empty()) {
+    for (const std::string& arg :
+         {std::string("--mca"), std::string("coll_tuned_use_dynamic_rules"), std::string("1"),
+          std::string("--mca"), std::string("coll_tuned_bcast_algorithm"), options.tuned_algorithm,
+          std::string("--mca"), std::string("coll_tuned_bcast_algorithm_segmentsize"),
+          std::to_string(options.segment_bytes)}) {
+      argv.push_back(arg);
+    }
+  }
+  argv.push_back(options.program);
+  argv.push_back(std::to_string(options.size_bytes));
+  return argv;
+}
+
+Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output) {
+  std::istringstream lines{std::string(output)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("{\"completion_s\"", 0) != 0) continue;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      return MpiBcastResult{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
+                            j.at("ranks").get<int>()};
+    } catch (const nlohmann::json::exception& e) {
+      return Status::Internal("mpi_bcast printed a bad result line '" + line + "': " + e.what());
+    }
+  }
+  return Status::Internal("mpi_bcast printed no result");
+}
+
+Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
+                                   const fs::path& work_dir, const MpiBcastOptions& options) {
+  if (state.FindNode(source) == nullptr) return Status::InvalidArgument("unknown source '" + source + "'");
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  if (ec) return Status::Internal("cannot create " + work_dir.string() + ": " + ec.message());
+  const std::string tmp_base = fs::absolute(work_dir / "tmp").string();
+  if (tmp_base.find('\'') != std::string::npos) {
+    return Status::InvalidArgument("the state directory's path may not contain a single quote");
+  }
+  for (const NetgridNode& node : state.nodes) {
+    fs::create_directories(fs::path(tmp_base) / node.name, ec);
+    if (ec) return Status::Internal("cannot create " + tmp_base + "/" + node.name + ": " + ec.message());
+  }
+  const fs::path agent = fs::absolute(work_dir / "netgrid-agent.sh");
+  const fs::path hostfile = fs::absolute(work_dir / "hostfile");
+  GRIDCAST_RETURN_IF_ERROR(WriteFile(agent, RshAgentScript(state, tmp_base), fs::perms::owner_all));
+  GRIDCAST_RETURN_IF_ERROR(
+      WriteFile(hostfile, MpiHostfile(state, source), fs::perms::owner_read | fs::perms::owner_write));
+  const std::vector<std::string> argv = MpirunArgv(state, source, tmp_base, agent, hostfile, options);
+  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
+  std::ofstream(work_dir / "mpirun.log") << JoinCommand(argv) << "\n" << out.output;
+  if (out.exit_code != 0) {
+    return Status::Internal(fmt::format("mpirun failed (exit {}{}): {}", out.exit_code,
+                                        out.exit_code == 124 ? ", timed out" : "", out.output));
+  }
+  Result<MpiBcastResult> result = ParseMpiBcastOutput(out.output);
+  if (!result.ok()) return result.status().WithContext(out.output);
+  return result;
+}
+
+}  // namespace gridcast

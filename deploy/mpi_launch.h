@@ -1,0 +1,67 @@
+// Open MPI's MPI_Bcast across a netgrid, for `gridcast bench --mode mpi|mpi-default`.
+//
+// There is no ssh between namespaces: mpirun runs inside the source's namespace and reaches the
+// other nodes through a plm_rsh_agent script that turns "agent HOST orted ..." into
+// `ip netns exec NAMESPACE sh -c "orted ..."`. One rank per node, rank 0 on the source (the
+// first line of the hostfile, which is the node mpirun runs on); messages go over TCP on the
+// netgrid interface only (pml ob1, btl self,tcp: no shared memory or UCX shortcut between
+// namespaces of one host). Ranks yield the CPU while they poll (mpi_yield_when_idle): all
+// ranks share this host's cores, where on a real cluster each would have its own. The program
+// timed is bench/mpi_bcast.c.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "deploy/netgrid.h"
+
+namespace gridcast {
+
+struct MpiBcastOptions {
+  std::string program;        // the mpi_bcast binary
+  uint64_t size_bytes = 0;
+  // An Open MPI coll_tuned bcast algorithm name (OpenMpiBcastAlgorithms()) forced with
+  // segment_bytes segments; empty: Open MPI's own decision rules.
+  std::string tuned_algorithm;
+  uint64_t segment_bytes = 1 << 20;
+  double timeout_s = 600;     // mpirun is killed after this
+};
+
+struct MpiBcastResult {
+  double completion_s = 0;    // first barrier to second barrier, at rank 0
+  bool verified = false;      // every rank's FNV-1a 64 of its buffer equals rank 0's
+  int ranks = 0;
+};
+
+// The names coll_tuned_bcast_algorithm accepts (Open MPI 4.1), without "ignore".
+const std::vector<std::string>& OpenMpiBcastAlgorithms();
+
+// The plm_rsh_agent script: a `case` from each node's address (or name) to its namespace.
+// Each node's Open MPI daemon gets TMPDIR=tmp_base/NODE: the namespaces share one /tmp and
+// one hostname, and orteds sharing a session directory corrupt each other's shared-memory
+// files (hwloc topology, PMIx store) and crash at start-up.
+// REQUIRES: tmp_base has no single quote.
+std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base);
+
+// "ADDRESS slots=1" per node, the source first, then the others in netgrid order.
+std::string MpiHostfile(const NetgridState& state, const std::string& source);
+
+// ip netns exec SOURCE_NS env TMPDIR=tmp_base/SOURCE mpirun ... PROGRAM SIZE, under `timeout`.
+std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
+                                    const std::string& tmp_base, const std::filesystem::path& agent,
+                                    const std::filesystem::path& hostfile, const MpiBcastOptions& options);
+
+// Finds the program's JSON line in mpirun's output.
+Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output);
+
+// Writes the agent, hostfile and per-node temporary directories into work_dir and runs the
+// broadcast (mpirun's own TMPDIR is work_dir/tmp/SOURCE). The mpirun output is
+// kept in work_dir/mpirun.log.
+Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
+                                   const std::filesystem::path& work_dir, const MpiBcastOptions& options);
+
+}  // namespace gridcast

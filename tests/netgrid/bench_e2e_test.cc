@@ -1,0 +1,143 @@
+// `gridcast bench` end to end on a 4-node, 2-switch netgrid: the --json line has exactly the
+// documented keys and a verified push; SIGINT in the middle of a run leaves no namespace,
+// daemon or state directory behind; MPI_Bcast runs across the namespaces (when built with MPI).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "deploy/netgrid.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kTestDir = "/tmp/gridcast-bench-e2e";
+constexpr const char* kStates[] = {"push", "interrupt", "mpi"};
+
+constexpr const char* kTopology = R"(name: bench-e2e
+switches:
+  - name: left
+  - name: right
+    parent: left
+    uplink: 100mbit
+nodes:
+  - switch: left
+    count: 2
+    up: 100mbit
+    down: 100mbit
+  - switch: right
+    count: 2
+    up: 100mbit
+    down: 100mbit
+)";
+
+constexpr uint64_t kSizeBytes = 8u << 20;
+constexpr double kBoundS = 8.0 * kSizeBytes / 100e6;  // the source's 100mbit upload
+
+class BenchE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "gridcast bench needs root (network namespaces); not root";
+    // Fixed places, so a run killed before its end is cleaned up by the next one and by the
+    // ctest cleanup fixture.
+    for (const char* state : kStates) {
+      ASSERT_TRUE(NetgridDown(dir_ / state).ok());
+      fs::remove_all(dir_ / state);
+    }
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "topology.yaml") << kTopology;
+  }
+
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> BenchArgv(const std::string& mode, const std::string& state, uint64_t size_bytes) {
+    return {GRIDCAST_CLI, "bench", "--topology", (dir_ / "topology.yaml").string(), "--size",
+            std::to_string(size_bytes), "--mode", mode, "--state", (dir_ / state).string(), "--json"};
+  }
+
+  // Runs the benchmark, checks that it cleaned up, and returns its JSON line.
+  nlohmann::json RunBench(const std::string& mode, const std::string& state) {
+    Result<CommandOutput> out = RunCommand(BenchArgv(mode, state, kSizeBytes));
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (!out.ok()) return nullptr;
+    EXPECT_EQ(out->exit_code, 0) << out->output;
+    ExpectNothingLeft(state);
+    const std::string& text = out->output;
+    const size_t line = text.rfind("{\"mode\"");
+    EXPECT_NE(line, std::string::npos) << text;
+    return line == std::string::npos ? nullptr : nlohmann::json::parse(text.substr(line), nullptr, false);
+  }
+
+  void ExpectNothingLeft(const std::string& state) {
+    Result<std::vector<std::string>> left = ListNetgridNamespaces(NetgridPrefix(dir_ / state));
+    ASSERT_TRUE(left.ok());
+    EXPECT_TRUE(left->empty()) << left->size() << " namespaces left behind";
+    EXPECT_FALSE(fs::exists(dir_ / state)) << "state directory left behind";
+  }
+
+  static void ExpectResultLine(const nlohmann::json& result, const std::string& mode) {
+    ASSERT_TRUE(result.is_object()) << result.dump();
+    std::set<std::string> keys;
+    for (const auto& item : result.items()) keys.insert(item.key());
+    EXPECT_EQ(keys, (std::set<std::string>{"mode", "algo", "size_bytes", "completion_s", "bound_s", "ratio",
+                                           "verified"}));
+    EXPECT_EQ(result["mode"], mode);
+    EXPECT_FALSE(result["algo"].get<std::string>().empty());
+    EXPECT_EQ(result["size_bytes"], kSizeBytes);
+    EXPECT_EQ(result["verified"], true);
+    const double completion_s = result["completion_s"].get<double>();
+    const double bound_s = result["bound_s"].get<double>();
+    EXPECT_NEAR(bound_s, kBoundS, 1e-5);
+    // Nothing beats the bound; TCP through tbf gets about 95.5% of the shaped rate.
+    EXPECT_GT(completion_s, bound_s);
+    EXPECT_NEAR(result["ratio"].get<double>(), completion_s / bound_s, 1e-5);
+  }
+
+  fs::path dir_ = kTestDir;
+};
+
+TEST_F(BenchE2ETest, PushPrintsTheDocumentedJsonVerifiedAndCleansUp) {
+  ExpectResultLine(RunBench("push", "push"), "push");
+}
+
+TEST_F(BenchE2ETest, InterruptTearsEverythingDown) {
+  Result<ChildProcess> bench = ChildProcess::Start(BenchArgv("push", "interrupt", 256u << 20),
+                                                   (dir_ / "interrupt.log").string());
+  ASSERT_TRUE(bench.ok()) << bench.status().ToString();
+  // Interrupt once the daemons serve (the cluster file is written just before they start).
+  const fs::path cluster = dir_ / "interrupt" / "cluster.yaml";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(cluster) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(cluster)) << "the benchmark never started its daemons";
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  kill(bench->pid(), SIGINT);
+  EXPECT_EQ(bench->Wait(), 128 + SIGINT);
+  ExpectNothingLeft("interrupt");
+  // The `gridcast send` client exits on its own once its daemon is gone: allow it a moment.
+  Result<CommandOutput> left = RunCommand({"pgrep", "-af", (dir_ / "interrupt").string()});
+  for (int attempt = 0; attempt < 50 && left.ok() && left->exit_code == 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = RunCommand({"pgrep", "-af", (dir_ / "interrupt").string()});
+  }
+  ASSERT_TRUE(left.ok());
+  EXPECT_NE(left->exit_code, 0) << "processes left behind:\n" << left->output;
+}
+
+TEST_F(BenchE2ETest, MpiBcastRunsAcrossTheNamespaces) {
+  if (!GRIDCAST_HAVE_MPI_BCAST) GTEST_SKIP() << "built without MPI (CMake found no MPI C compiler)";
+  ExpectResultLine(RunBench("mpi", "mpi"), "mpi");
+}
+
+}  // namespace
+}  // namespace gridcast

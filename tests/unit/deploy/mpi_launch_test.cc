@@ -1,0 +1,80 @@
+#include "deploy/mpi_launch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+NetgridState ThreeNodes() {
+  NetgridState state;
+  state.prefix = "gc123456";
+  state.topology_name = "t";
+  state.nodes = {{"a-0", "gc123456-a-0", "198.18.0.1", "a"},
+                 {"a-1", "gc123456-a-1", "198.18.0.2", "a"},
+                 {"b-0", "gc123456-b-0", "198.18.0.3", "b"}};
+  return state;
+}
+
+TEST(MpiLaunch, AgentMapsEveryAddressAndNameToItsNamespace) {
+  const std::string script = RshAgentScript(ThreeNodes(), "/s/tmp");
+  EXPECT_EQ(script.rfind("#!/bin/sh\n", 0), 0u);
+  EXPECT_NE(script.find("  198.18.0.1|a-0) netns=gc123456-a-0 node=a-0 ;;\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  198.18.0.3|b-0) netns=gc123456-b-0 node=b-0 ;;\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("tmp_base='/s/tmp'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("exec ip netns exec \"$netns\" env TMPDIR=\"$tmp_base/$node\" sh -c \"$*\"\n"),
+            std::string::npos)
+      << script;
+}
+
+TEST(MpiLaunch, HostfilePutsTheSourceFirstOneSlotEach) {
+  EXPECT_EQ(MpiHostfile(ThreeNodes(), "a-1"), "198.18.0.2 slots=1\n198.18.0.1 slots=1\n198.18.0.3 slots=1\n");
+}
+
+TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
+  MpiBcastOptions options;
+  options.program = "/bin/mpi_bcast";
+  options.size_bytes = 1000;
+  options.timeout_s = 90;
+  const std::string plain = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", options));
+  EXPECT_EQ(plain.rfind("timeout -k 10 90 ip netns exec gc123456-b-0 env TMPDIR=/s/tmp/b-0 mpirun --allow-run-as-root "
+                        "--hostfile /s/hosts -np 3 --map-by node --mca plm_rsh_agent /s/agent ",
+                        0),
+            0u)
+      << plain;
+  for (const char* part : {"--mca pml ob1", "--mca btl self,tcp", "--mca btl_tcp_if_include eth0",
+                           "--mca oob_tcp_if_include eth0", "/bin/mpi_bcast 1000"}) {
+    EXPECT_NE(plain.find(part), std::string::npos) << part << " in " << plain;
+  }
+  EXPECT_EQ(plain.find("coll_tuned"), std::string::npos) << "Open MPI's own decision: no coll_tuned";
+
+  options.tuned_algorithm = "pipeline";
+  const std::string tuned = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", options));
+  EXPECT_NE(tuned.find("--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm pipeline "
+                       "--mca coll_tuned_bcast_algorithm_segmentsize 1048576 /bin/mpi_bcast 1000"),
+            std::string::npos)
+      << tuned;
+}
+
+TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
+  Result<MpiBcastResult> result = ParseMpiBcastOutput(
+      "Warning: Permanently added 198.18.0.2\n{\"completion_s\": 2.5, \"verified\": true, \"ranks\": 16}\n");
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_DOUBLE_EQ(result->completion_s, 2.5);
+  EXPECT_TRUE(result->verified);
+  EXPECT_EQ(result->ranks, 16);
+  EXPECT_FALSE(ParseMpiBcastOutput("rank 3: cannot allocate\n").ok());
+  EXPECT_FALSE(ParseMpiBcastOutput("{\"completion_s\": 1.0}\n").ok());
+}
+
+TEST(MpiLaunch, KnowsOpenMpisBcastAlgorithms) {
+  const std::vector<std::string>& names = OpenMpiBcastAlgorithms();
+  EXPECT_NE(std::find(names.begin(), names.end(), "pipeline"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "ignore"), names.end());
+}
+
+}  // namespace
+}  // namespace gridcast
