@@ -33,8 +33,9 @@ class LocalCluster {
     std::string secret(32, '\0');
     RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
     config_.secret = secret;
-    // Ports from the pid keep parallel test processes apart.
-    const int base = 20000 + static_cast<int>(getpid() % 2000) * 16;
+    // Ports from the pid keep parallel test processes apart. They stay below Linux's ephemeral
+    // range (32768 and up): a port in it can be taken by an outgoing connection meanwhile.
+    const int base = 20000 + static_cast<int>(getpid() % 750) * 16;
     for (int i = 0; i < members; ++i) {
       const std::string name = "m" + std::to_string(i);
       config_.members.push_back({name, "unix:" + (dir_ / (name + ".sock")).string(),

@@ -259,6 +259,13 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   auto conn = std::make_shared<SenderConnection>(io_);
   Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected;
+  // With the child down, a connect to a local port can meet itself (TCP simultaneous open on
+  // an ephemeral port equal to the target): that would hold the child's port. Drop it.
+  boost::system::error_code local_ec, remote_ec;
+  if (conn->socket->local_endpoint(local_ec) == conn->socket->remote_endpoint(remote_ec) && !local_ec) {
+    conn->socket->close(local_ec);
+    co_return Status::Unavailable("connected to itself: " + data_addresses_[child] + " is down");
+  }
   Track(conn->socket);
 
   // Handshake, parent side.
