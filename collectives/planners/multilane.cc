@@ -91,15 +91,21 @@ std::vector<FreeUplink> AddMultiLaneSite(std::span<const int> nodes, int feed_a,
   return trees.FreeUplinks();
 }
 
-Result<Plan> MultiLanePlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
-                                        const PlanOptions& options) const {
-  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
-  Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
+Plan StartTwoLanePlan(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes,
+                      const PlanOptions& options, std::string algorithm) {
+  Plan plan = StartPlan(net, ranks, payload_bytes, options, std::move(algorithm));
   for (int lane = 0; lane < 2; ++lane) {
     Lane& l = plan.lanes.emplace_back();
     l.streams = options.streams;
     l.chunks.push_back(InterleavedChunks(plan.NumChunks(), 2, lane));
   }
+  return plan;
+}
+
+Result<Plan> MultiLanePlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                                        const PlanOptions& options) const {
+  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
+  Plan plan = StartTwoLanePlan(net, ranks, payload_bytes, options, name());
   if (ranks.size() > 1) {
     std::vector<int> others(ranks.size() - 1);
     std::iota(others.begin(), others.end(), 1);

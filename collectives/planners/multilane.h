@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/planner.h"
+#include "collectives/planners/planner_util.h"
 
 namespace gridcast {
 
@@ -41,6 +42,11 @@ struct FreeUplink {
 // single child in B, serves it. N = 2 is the direct swap A_1 <-> B_1.
 std::vector<FreeUplink> AddMultiLaneSite(std::span<const int> nodes, int feed_a, int feed_b,
                                          int feed_streams, Lane& lane_a, Lane& lane_b);
+
+// A Plan over `ranks` with the two lanes of multi-lane (kLaneA: even chunks, kLaneB: odd
+// chunks) and no edges yet; AddMultiLaneSite fills them.
+Plan StartTwoLanePlan(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes,
+                      const PlanOptions& options, std::string algorithm);
 
 class MultiLanePlanner : public Planner {
  public:

@@ -78,12 +78,7 @@ Result<Plan> MultiLaneSitesPlanner::MakePlan(const NetworkModel& net, uint64_t p
                                              const PlanOptions& options) const {
   GRIDCAST_RETURN_IF_ERROR(CheckSwitchTree(net));
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
-  Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
-  for (int lane = 0; lane < 2; ++lane) {
-    Lane& l = plan.lanes.emplace_back();
-    l.streams = options.streams;
-    l.chunks.push_back(InterleavedChunks(plan.NumChunks(), 2, lane));
-  }
+  Plan plan = StartTwoLanePlan(net, ranks, payload_bytes, options, name());
   std::vector<int> switch_of_rank;
   for (int node : ranks.nodes) switch_of_rank.push_back(net.nodes[node].switch_index);
 
