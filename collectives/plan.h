@@ -48,6 +48,23 @@ struct Lane {
 // Values are stored on the wire (proto/plan.proto PlanMode); do not renumber.
 enum class PlanMode : int { kPush = 1, kPull = 2, kHybrid = 3 };
 
+// Pull side of a plan (modes kPull and kHybrid): a BitTorrent swarm over the members. The
+// source seeds; each other member first takes its stripe from the source and the rest from its
+// peers, so the source sends about one copy per group of peers instead of one per member.
+struct SwarmMember {
+  int member = 0;                  // member index
+  std::vector<ChunkRange> stripe;  // chunks this member fetches from the source
+  std::vector<int> peers;          // members it exchanges chunks with (connections are two-way)
+};
+
+struct Swarm {
+  int source = 0;                    // member index of the seed
+  std::vector<SwarmMember> members;  // every member but the source, once
+  // Measurement broadcasts (tomography): no stripes, every member peers with every other and
+  // picks chunks freely, so who-sent-what reflects bandwidth rather than our schedule.
+  bool free_choice = false;
+};
+
 struct Plan {
   std::string algorithm;                // the planner that made it
   std::string rationale;                // why (auto records its comparison here)
@@ -55,7 +72,8 @@ struct Plan {
   uint64_t payload_bytes = 0;
   uint64_t chunk_bytes = 1 << 20;       // every chunk but the last has this size
   std::vector<std::string> members;     // node names; member i is index i everywhere
-  std::vector<Lane> lanes;
+  std::vector<Lane> lanes;               // push trees; none in kPull
+  Swarm swarm;                          // kPull and kHybrid only
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;

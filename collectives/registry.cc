@@ -15,6 +15,7 @@
 #include "collectives/planners/binomial.h"
 #include "collectives/planners/chain.h"
 #include "collectives/planners/flat.h"
+#include "collectives/planners/swarm.h"
 #include "collectives/planners/knomial.h"
 #include "collectives/planners/scatter_allgather.h"
 #include "collectives/planners/splitstream.h"
@@ -74,6 +75,12 @@ const std::vector<Entry>& Entries() {
       {{"auto", PlannerKind::kBroadcast,
         "simulates the other broadcast planners (chunk sizes, streams) and keeps the fastest"},
        0, 0, [](int) { return std::make_unique<AutoPlanner>(); }},
+      {{"swarm", PlannerKind::kSwarm,
+        "pull: per bandwidth group, stripes from the source and the rest from peers"}, 0, 0,
+       [](int) { return std::make_unique<SwarmPlanner>(false); }},
+      {{"swarm-free", PlannerKind::kSwarm,
+        "pull for measurement: everyone peers with everyone and picks chunks freely"}, 0, 0,
+       [](int) { return std::make_unique<SwarmPlanner>(true); }},
       {{"ring", PlannerKind::kAllToAll, "all-to-all: every message around the ring"}, 0, 0,
        [](int) { return std::make_unique<AllToAllRingPlanner>(); }},
       {{"prefix-send", PlannerKind::kAllToAll, "all-to-all: direct sends in XOR order"}, 0, 0,

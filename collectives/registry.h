@@ -14,7 +14,8 @@
 
 namespace gridcast {
 
-enum class PlannerKind { kBroadcast, kAllToAll };
+// kBroadcast and kAllToAll plans are push trees; kSwarm plans are pull (BitTorrent) swarms.
+enum class PlannerKind { kBroadcast, kAllToAll, kSwarm };
 
 struct PlannerInfo {
   std::string name;      // canonical, with the default parameter if it takes one

@@ -86,6 +86,82 @@ Status ValidateTree(const Plan& plan, size_t lane_index) {
   return Status::Ok();
 }
 
+Status ValidateRange(const ChunkRange& range, uint64_t num_chunks, const std::string& where) {
+  if (range.step == 0) return Status::InvalidArgument(where + ": chunk range step 0");
+  if (range.end > num_chunks) {
+    return Status::InvalidArgument(where + ": chunk range ends at " + std::to_string(range.end) +
+                                   " but the payload has " + std::to_string(num_chunks) +
+                                   " chunks");
+  }
+  return Status::Ok();
+}
+
+// Every member but the source listed once; peers and stripes name real members and chunks; and
+// every member reaches the source through peer links, so no member is left without a way to
+// get a chunk. Stripes are a schedule, not a partition: a chunk in no stripe is still fetched.
+Status ValidateSwarm(const Plan& plan) {
+  const Swarm& swarm = plan.swarm;
+  const int p = static_cast<int>(plan.members.size());
+  if (swarm.source < 0 || swarm.source >= p) {
+    return Status::InvalidArgument("swarm source " + std::to_string(swarm.source) +
+                                   " is not a member index");
+  }
+  std::vector<int> entry(p, -1);
+  std::vector<std::vector<int>> links(p);
+  for (size_t i = 0; i < swarm.members.size(); ++i) {
+    const SwarmMember& m = swarm.members[i];
+    if (m.member < 0 || m.member >= p) {
+      return Status::InvalidArgument("swarm entry " + std::to_string(i) + " names member " +
+                                     std::to_string(m.member));
+    }
+    const std::string where = "swarm member '" + plan.members[m.member] + "'";
+    if (m.member == swarm.source) return Status::InvalidArgument(where + " is the source");
+    if (entry[m.member] >= 0) return Status::InvalidArgument(where + " is listed twice");
+    entry[m.member] = static_cast<int>(i);
+    std::set<int> seen;
+    for (int peer : m.peers) {
+      if (peer < 0 || peer >= p) {
+        return Status::InvalidArgument(where + ": peer " + std::to_string(peer) +
+                                       " is not a member index");
+      }
+      if (peer == m.member) return Status::InvalidArgument(where + " lists itself as a peer");
+      if (!seen.insert(peer).second) {
+        return Status::InvalidArgument(where + " lists peer '" + plan.members[peer] + "' twice");
+      }
+      links[m.member].push_back(peer);
+      links[peer].push_back(m.member);
+    }
+    for (const ChunkRange& range : m.stripe) {
+      GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, plan.NumChunks(), where));
+    }
+  }
+  for (int v = 0; v < p; ++v) {
+    if (v != swarm.source && entry[v] < 0) {
+      return Status::InvalidArgument("member '" + plan.members[v] + "' is not in the swarm");
+    }
+  }
+  std::vector<bool> reached(p, false);
+  std::vector<int> stack = {swarm.source};
+  reached[swarm.source] = true;
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    for (int w : links[v]) {
+      if (!reached[w]) {
+        reached[w] = true;
+        stack.push_back(w);
+      }
+    }
+  }
+  for (int v = 0; v < p; ++v) {
+    if (!reached[v]) {
+      return Status::InvalidArgument("swarm member '" + plan.members[v] +
+                                     "' has no chain of peers to the source");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ValidatePlan(const Plan& plan) {
@@ -98,6 +174,11 @@ Status ValidatePlan(const Plan& plan) {
     }
   }
   if (plan.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (plan.mode != PlanMode::kPush) GRIDCAST_RETURN_IF_ERROR(ValidateSwarm(plan));
+  if (plan.mode == PlanMode::kPull) {
+    if (!plan.lanes.empty()) return Status::InvalidArgument("a pull plan has no push lanes");
+    return Status::Ok();
+  }
   if (plan.lanes.empty()) return Status::InvalidArgument("plan has no lanes");
 
   const uint64_t n = plan.NumChunks();
@@ -105,12 +186,7 @@ Status ValidatePlan(const Plan& plan) {
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     GRIDCAST_RETURN_IF_ERROR(ValidateTree(plan, l));
     for (const ChunkRange& range : plan.lanes[l].chunks) {
-      if (range.step == 0) return Status::InvalidArgument(LaneName(l) + ": chunk range step 0");
-      if (range.end > n) {
-        return Status::InvalidArgument(LaneName(l) + ": chunk range ends at " +
-                                       std::to_string(range.end) + " but the payload has " +
-                                       std::to_string(n) + " chunks");
-      }
+      GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, n, LaneName(l)));
       for (uint64_t c = range.begin; c < range.end; c += range.step) {
         if (owner[c] >= 0) {
           return Status::InvalidArgument("chunk " + std::to_string(c) + " is in lane " +

@@ -4,7 +4,10 @@
 // exactly one lane; every lane's fanouts form an arborescence over all members rooted at the
 // lane's source (each other member has exactly one parent, all are reachable, no member is
 // named twice in a child list); every index names a member; stream counts are >= 1.
-// Together these mean every member receives every chunk exactly once. Pure; thread-safe.
+// Together these mean every member receives every chunk exactly once.
+// Pull and hybrid plans also carry a swarm: every member but the source listed once, peers and
+// stripes naming members and chunks, and every member connected to the source through peers.
+// A pull plan has no lanes. Pure; thread-safe.
 #pragma once
 
 #include "collectives/network_model.h"

@@ -4,6 +4,32 @@
 
 namespace gridcast {
 
+namespace {
+
+void RangeToProto(const ChunkRange& range, v1::ChunkRange* out) {
+  out->set_begin(range.begin);
+  out->set_end(range.end);
+  out->set_step(range.step);
+}
+
+ChunkRange RangeFromProto(const v1::ChunkRange& r) {
+  return {r.begin(), r.end(), r.step() == 0 ? 1 : r.step()};
+}
+
+void SwarmToProto(const Swarm& swarm, v1::Swarm* out) {
+  out->set_source(static_cast<uint32_t>(swarm.source));
+  out->set_free_choice(swarm.free_choice);
+  out->clear_members();
+  for (const SwarmMember& m : swarm.members) {
+    v1::SwarmMember* sm = out->add_members();
+    sm->set_member(static_cast<uint32_t>(m.member));
+    for (const ChunkRange& range : m.stripe) RangeToProto(range, sm->add_stripe());
+    for (int peer : m.peers) sm->add_peers(static_cast<uint32_t>(peer));
+  }
+}
+
+}  // namespace
+
 void PlanToProto(const Plan& plan, v1::Plan* out) {
   out->set_algorithm(plan.algorithm);
   out->set_rationale(plan.rationale);
@@ -18,18 +44,18 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
     v1::Lane* l = out->add_lanes();
     l->set_source(static_cast<uint32_t>(lane.source));
     l->set_streams(static_cast<uint32_t>(lane.streams));
-    for (const ChunkRange& range : lane.chunks) {
-      v1::ChunkRange* r = l->add_chunks();
-      r->set_begin(range.begin);
-      r->set_end(range.end);
-      r->set_step(range.step);
-    }
+    for (const ChunkRange& range : lane.chunks) RangeToProto(range, l->add_chunks());
     for (const Fanout& fanout : lane.fanouts) {
       v1::Fanout* f = l->add_fanouts();
       f->set_parent(static_cast<uint32_t>(fanout.parent));
       for (int child : fanout.children) f->add_children(static_cast<uint32_t>(child));
       for (int streams : fanout.streams) f->add_streams(static_cast<uint32_t>(streams));
     }
+  }
+  if (plan.mode == PlanMode::kPush) {
+    out->clear_swarm();
+  } else {
+    SwarmToProto(plan.swarm, out->mutable_swarm());
   }
 }
 
@@ -67,9 +93,7 @@ Result<Plan> PlanFromProto(const v1::Plan& in) {
     if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
       return Status::InvalidArgument("plan lane has too many chunk ranges");
     }
-    for (const v1::ChunkRange& r : l.chunks()) {
-      lane.chunks.push_back({r.begin(), r.end(), r.step() == 0 ? 1 : r.step()});
-    }
+    for (const v1::ChunkRange& r : l.chunks()) lane.chunks.push_back(RangeFromProto(r));
     if (l.fanouts_size() > p) return Status::InvalidArgument("plan lane has more fanouts than members");
     for (const v1::Fanout& f : l.fanouts()) {
       Fanout fanout;
@@ -83,6 +107,23 @@ Result<Plan> PlanFromProto(const v1::Plan& in) {
       lane.fanouts.push_back(std::move(fanout));
     }
     plan.lanes.push_back(std::move(lane));
+  }
+  if (plan.mode != PlanMode::kPush) {
+    const v1::Swarm& s = in.swarm();
+    if (s.members_size() > p) return Status::InvalidArgument("plan swarm has more entries than members");
+    plan.swarm.source = as_index(s.source());
+    plan.swarm.free_choice = s.free_choice();
+    for (const v1::SwarmMember& sm : s.members()) {
+      if (sm.peers_size() > p) return Status::InvalidArgument("plan swarm member has too many peers");
+      if (sm.stripe_size() > static_cast<int>(kMaxPlanChunks)) {
+        return Status::InvalidArgument("plan swarm member has too many chunk ranges");
+      }
+      SwarmMember m;
+      m.member = as_index(sm.member());
+      for (const v1::ChunkRange& r : sm.stripe()) m.stripe.push_back(RangeFromProto(r));
+      for (uint32_t peer : sm.peers()) m.peers.push_back(as_index(peer));
+      plan.swarm.members.push_back(std::move(m));
+    }
   }
   GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
   return plan;

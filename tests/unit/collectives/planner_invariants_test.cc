@@ -114,6 +114,7 @@ TEST_P(PlannerInvariants, ValidAndComplete) {
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind == PlannerKind::kSwarm) continue;  // no trees; swarm_test.cc covers them
     for (int p = 1; p <= 70; ++p) cases.push_back({info.name, "flat", p});
     for (int p : {127, 128, 255, 1000}) cases.push_back({info.name, "flat", p});
     for (int p : {1, 2, 3, 5, 8, 16, 17, 31, 64}) cases.push_back({info.name, "sites", p});

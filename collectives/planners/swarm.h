@@ -1,0 +1,32 @@
+// swarm: a pull (BitTorrent) plan with a coordinator's piece schedule.
+//
+// Left to themselves, BitTorrent downloaders ask the seed for the same pieces at once and the
+// seed sends 1.6-2 copies (measured with libtorrent's defaults). Here the members are split
+// into bandwidth groups (collectives/bandwidth_groups.h); inside a group every member takes a
+// disjoint stripe of chunks from the source and everything else from the group's other
+// members, with whom it peers. So the source sends one copy per group and each bottleneck
+// between groups carries about one copy. With `free_choice` (tomography's measurements) there
+// are no stripes and everyone peers with everyone.
+// Chunks are BitTorrent pieces: a power of two of at least 16 KiB. Pure; thread-safe.
+#pragma once
+
+#include "collectives/planner.h"
+
+namespace gridcast {
+
+class SwarmPlanner : public Planner {
+ public:
+  explicit SwarmPlanner(bool free_choice = false) : free_choice_(free_choice) {}
+  std::string name() const override { return free_choice_ ? "swarm-free" : "swarm"; }
+  Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                        const PlanOptions& options) const override;
+
+  // A piece size for `payload_bytes`: 256 KiB, or larger so that there are at most about
+  // 4096 pieces (libtorrent's per-piece bookkeeping), at most 16 MiB.
+  static uint64_t DefaultChunkBytes(uint64_t payload_bytes);
+
+ private:
+  bool free_choice_;
+};
+
+}  // namespace gridcast

@@ -1,0 +1,190 @@
+#include "collectives/planners/swarm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "collectives/bandwidth_groups.h"
+#include "collectives/validate_plan.h"
+#include "proto/plan_codec.h"
+
+namespace gridcast {
+namespace {
+
+NetworkModel Flat(int p) {
+  NetworkModel net;
+  net.switches.push_back({"core", -1});
+  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+  return net;
+}
+
+// Two sites of `per_site` 100 Mbit nodes behind 400 and 50 Mbit uplinks, source in site a.
+NetworkModel TwoSites(int per_site) {
+  NetworkModel net;
+  net.switches = {{"core", -1}, {"a", 0, 400e6, 400e6}, {"b", 0, 50e6, 50e6}};
+  for (int i = 0; i < 2 * per_site; ++i) {
+    net.nodes.push_back({"n" + std::to_string(i), i < per_site ? 1 : 2, 100e6, 100e6});
+  }
+  return net;
+}
+
+constexpr uint64_t kPiece = 256 << 10;
+
+Plan MakeSwarm(const NetworkModel& net, uint64_t size, bool free_choice = false) {
+  PlanOptions options;
+  options.chunk_bytes = kPiece;
+  Result<Plan> plan = SwarmPlanner(free_choice).MakePlan(net, size, options);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return *plan;
+}
+
+std::string Site(const NetworkModel& net, const Plan& plan, int member) {
+  return net.switches[net.nodes[*net.FindNode(plan.members[member])].switch_index].name;
+}
+
+TEST(BandwidthGroups, SitesBehindBottlenecksAreGroups) {
+  EXPECT_EQ(SwitchBandwidthGroups(Flat(16)), std::vector<int>({0}));
+  // 8 x 100 Mbit under 400 and 50 Mbit uplinks: both bottlenecks, the core is alone.
+  EXPECT_EQ(SwitchBandwidthGroups(TwoSites(8)), std::vector<int>({0, 1, 2}));
+  // Two racks behind fat uplinks share a group with their site switch.
+  NetworkModel racks;
+  racks.switches = {{"core", -1}, {"site", 0, 100e6, 100e6}, {"r1", 1}, {"r2", 1}, {"other", 0, 50e6, 50e6}};
+  for (int i = 0; i < 8; ++i) racks.nodes.push_back({"n" + std::to_string(i), 2 + i % 3, 100e6, 100e6});
+  const std::vector<int> groups = SwitchBandwidthGroups(racks);
+  EXPECT_EQ(groups[1], groups[2]);
+  EXPECT_EQ(groups[2], groups[3]);
+  EXPECT_NE(groups[1], groups[4]);
+}
+
+TEST(SwarmPlanner, FlatStripesPartitionThePayloadAcrossReceivers) {
+  const NetworkModel net = Flat(16);
+  const uint64_t size = 1000 * kPiece + 3;
+  const Plan plan = MakeSwarm(net, size);
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok()) << ValidatePlanOn(plan, net).ToString();
+  EXPECT_EQ(plan.mode, PlanMode::kPull);
+  EXPECT_TRUE(plan.lanes.empty());
+  ASSERT_EQ(plan.swarm.members.size(), 15u);
+  std::vector<int> stripes_holding(plan.NumChunks(), 0);
+  for (const SwarmMember& m : plan.swarm.members) {
+    EXPECT_EQ(m.peers.size(), 15u);  // the source and the 14 others
+    EXPECT_EQ(std::count(m.peers.begin(), m.peers.end(), 0), 1);
+    for (const ChunkRange& r : m.stripe) {
+      for (uint64_t c = r.begin; c < r.end; c += r.step) ++stripes_holding[c];
+    }
+  }
+  for (uint64_t c = 0; c < plan.NumChunks(); ++c) ASSERT_EQ(stripes_holding[c], 1) << "chunk " << c;
+}
+
+TEST(SwarmPlanner, TwoSitesKeepStripesAndPeersInsideEachSite) {
+  const NetworkModel net = TwoSites(8);
+  const Plan plan = MakeSwarm(net, 333 * kPiece);
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok());
+  std::map<std::string, std::vector<int>> holders;  // site -> stripe count per chunk
+  for (const SwarmMember& m : plan.swarm.members) {
+    const std::string site = Site(net, plan, m.member);
+    for (int peer : m.peers) {
+      if (peer != 0) {
+        EXPECT_EQ(Site(net, plan, peer), site);
+      }
+    }
+    auto& count = holders[site];
+    count.resize(plan.NumChunks());
+    for (const ChunkRange& r : m.stripe) {
+      for (uint64_t c = r.begin; c < r.end; c += r.step) ++count[c];
+    }
+  }
+  ASSERT_EQ(holders.size(), 2u);  // every chunk once per site: one copy over each uplink
+  for (const auto& [site, count] : holders) {
+    for (uint64_t c = 0; c < count.size(); ++c) ASSERT_EQ(count[c], 1) << site << " chunk " << c;
+  }
+}
+
+TEST(SwarmPlanner, FreeChoiceHasNoStripesAndFullPeering) {
+  const NetworkModel net = TwoSites(3);
+  const Plan plan = MakeSwarm(net, 10 * kPiece, /*free_choice=*/true);
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok());
+  EXPECT_TRUE(plan.swarm.free_choice);
+  for (const SwarmMember& m : plan.swarm.members) {
+    EXPECT_TRUE(m.stripe.empty());
+    EXPECT_EQ(m.peers.size(), 5u);
+  }
+}
+
+TEST(SwarmPlanner, EdgeSizesAndMembers) {
+  for (int p : {1, 2, 3, 17}) {
+    for (uint64_t size : {uint64_t{0}, uint64_t{1}, kPiece, 5 * kPiece + 1}) {
+      const Plan plan = MakeSwarm(Flat(p), size);
+      EXPECT_TRUE(ValidatePlan(plan).ok()) << p << " " << size << ": " << ValidatePlan(plan).ToString();
+    }
+  }
+}
+
+TEST(SwarmPlanner, RefusesPiecesBitTorrentCannotCarry) {
+  PlanOptions options;
+  for (uint64_t bad : {uint64_t{8} << 10, uint64_t{3} << 20, uint64_t{0}}) {
+    options.chunk_bytes = bad;
+    EXPECT_EQ(SwarmPlanner().MakePlan(Flat(4), 1 << 20, options).status().code(),
+              StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(SwarmPlanner, DefaultPieceSize) {
+  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(0), 256u << 10);
+  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(256ull << 20), 256u << 10);
+  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(4ull << 30), 2u << 20);
+  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(1ull << 40), 16u << 20);
+}
+
+TEST(SwarmValidation, RefusesBrokenSwarms) {
+  const NetworkModel net = Flat(4);
+  const Plan good = MakeSwarm(net, 10 * kPiece);
+  auto refused = [](Plan plan, const std::string& needle) {
+    Status s = ValidatePlan(plan);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << needle;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  Plan p = good;
+  p.swarm.members.pop_back();
+  refused(p, "is not in the swarm");
+  p = good;
+  p.swarm.members.push_back(p.swarm.members[0]);
+  refused(p, "listed twice");
+  p = good;
+  p.swarm.members[0].peers.push_back(p.swarm.members[0].member);
+  refused(p, "itself");
+  p = good;
+  p.swarm.members[1].peers.push_back(99);
+  refused(p, "not a member index");
+  p = good;
+  p.swarm.members[1].stripe.push_back({0, 999, 1});
+  refused(p, "chunk range ends");
+  p = good;
+  for (SwarmMember& m : p.swarm.members) m.peers.clear();
+  refused(p, "no chain of peers");
+  p = good;
+  p.lanes.push_back(Lane{});
+  refused(p, "no push lanes");
+  p = good;
+  p.swarm.source = 7;
+  refused(p, "swarm source");
+}
+
+TEST(SwarmValidation, SurvivesTheWireFormat) {
+  const NetworkModel net = TwoSites(4);
+  const Plan plan = MakeSwarm(net, 50 * kPiece);
+  v1::Plan proto;
+  PlanToProto(plan, &proto);
+  Result<Plan> back = PlanFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->swarm.members.size(), plan.swarm.members.size());
+  for (size_t i = 0; i < plan.swarm.members.size(); ++i) {
+    EXPECT_EQ(back->swarm.members[i].peers, plan.swarm.members[i].peers);
+    EXPECT_EQ(back->swarm.members[i].stripe.size(), plan.swarm.members[i].stripe.size());
+  }
+  proto.mutable_swarm()->mutable_members(0)->add_peers(1000);
+  EXPECT_EQ(PlanFromProto(proto).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gridcast
