@@ -42,6 +42,10 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   s.size_bytes = last.payload_bytes();
   s.chunk_bytes = last.chunk_bytes();
   s.lanes = last.lanes();
+  s.mode = last.mode() == v1::PLAN_MODE_PULL ? "pull" : last.mode() == v1::PLAN_MODE_HYBRID ? "hybrid" : "push";
+  if (s.mode != "push" && last.payload_bytes() > 0) {
+    s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
+  }
   s.sha256 = ToHex(AsBytes(last.payload_sha256()));
   s.error = status.ok() ? last.error() : status.message();
   bool all_ok = status.ok() && last.finished() && last.error().empty();
@@ -76,7 +80,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   }
   nlohmann::json j = {{"plan_id", s.plan_id},       {"algorithm", s.algorithm},
                       {"source", s.source},         {"size_bytes", s.size_bytes},
-                      {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes},
+                      {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes}, {"mode", s.mode},
                       {"completion_s", s.completion_s},
                       {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
                       {"sha256", s.sha256},         {"verified", s.verified},
@@ -84,9 +88,30 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
   j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
                                                     : nlohmann::json(nullptr);
+  if (s.source_copies) j["source_copies"] = *s.source_copies;
   if (!s.rationale.empty()) j["rationale"] = s.rationale;
   if (!s.error.empty()) j["error"] = s.error;
   return j;
+}
+
+nlohmann::json ObservationsJson(const v1::BroadcastProgress& last, const std::string& source) {
+  nlohmann::json members = nlohmann::json::array();
+  nlohmann::json pairs = nlohmann::json::array();
+  double bin_s = 0.25;
+  for (const v1::MemberProgress& m : last.members()) {
+    uint64_t received = 0;
+    if (m.bin_s() > 0) bin_s = m.bin_s();
+    for (const v1::PeerReceipt& r : m.received()) {
+      received += r.bytes();
+      pairs.push_back({{"from", r.from()}, {"to", m.member()}, {"bytes", r.bytes()}, {"blocks", r.blocks()},
+                       {"first_s", r.first_s()}, {"last_s", r.last_s()},
+                       {"bytes_per_bin", std::vector<uint64_t>(r.bytes_per_bin().begin(), r.bytes_per_bin().end())}});
+    }
+    members.push_back({{"name", m.member()}, {"start_s", 0.0}, {"finish_s", m.finished_s()},
+                       {"bytes_received", received}, {"complete", m.state() == "done"}});
+  }
+  return {{"version", 1},       {"source", source},   {"payload_bytes", last.payload_bytes()},
+          {"piece_bytes", last.chunk_bytes()}, {"bin_s", bin_s}, {"members", members}, {"pairs", pairs}};
 }
 
 void PrintSummary(const SendSummary& s) {
@@ -95,6 +120,7 @@ void PrintSummary(const SendSummary& s) {
              s.chunk_bytes == 0 ? 0 : (s.size_bytes + s.chunk_bytes - 1) / s.chunk_bytes,
              FormatSize(s.chunk_bytes), s.lanes);
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
+  if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
   if (s.completion_s > 0) {
     fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s,
                FormatRate(8.0 * double(s.size_bytes) / s.completion_s));

@@ -38,6 +38,8 @@ struct SendSummary {
   uint64_t size_bytes = 0;
   uint64_t chunk_bytes = 0;
   uint32_t lanes = 0;
+  std::string mode;               // push, pull or hybrid
+  std::optional<double> source_copies;  // pull/hybrid: payloads the source uploaded
   double completion_s = 0;        // until the last member held a verified copy
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex
@@ -50,5 +52,9 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
                       const Status& status);
 nlohmann::json SummaryJson(const SendSummary& summary);
 void PrintSummary(const SendSummary& summary);
+
+// The observations of a pull or hybrid broadcast in tomography's input format
+// (tomography/observations.h): per receiver, the bytes from each sender and when.
+nlohmann::json ObservationsJson(const v1::BroadcastProgress& last, const std::string& source);
 
 }  // namespace gridcast

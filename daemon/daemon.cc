@@ -44,9 +44,12 @@ Status RunDaemon(const DaemonOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(options.torrents);
+  if (!torrents.ok()) return torrents.status();
+
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
-  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution});
+  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution, torrents->get()});
   DataPlane data_plane(io, options.cluster.secret,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);
@@ -87,8 +90,9 @@ Status RunDaemon(const DaemonOptions& options) {
     io_thread.join();
     return Status::Unavailable("cannot listen for control calls on " + options.control_address);
   }
-  spdlog::info("gridcastd '{}' up: control {}, data {} (port {}), data dir {}", options.name,
-               options.control_address, options.data_address, *data_port, data_dir);
+  spdlog::info("gridcastd '{}' up: control {}, data {} (port {}), BitTorrent {}, data dir {}", options.name,
+               options.control_address, options.data_address, *data_port, options.torrents.listen_address,
+               data_dir);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -10,6 +10,7 @@
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/membership/cluster_file.h"
+#include "daemon/pull/torrent_session.h"
 
 namespace gridcast {
 
@@ -21,6 +22,7 @@ struct DaemonOptions {
   ClusterConfig cluster;          // members, secret, topology
   std::vector<std::string> send_roots;
   ExecutionOptions execution;
+  TorrentSessionOptions torrents;   // the BitTorrent session (pull and hybrid plans)
   std::string tls_cert;           // PEM; with tls_key enables TLS on the control port
   std::string tls_key;
   std::string tls_ca;             // PEM; for calls to other daemons over TLS

@@ -21,6 +21,9 @@ struct Flags {
   std::string data_dir;
   std::string control;
   std::string data;
+  std::string bt;
+  bool bt_defaults = false;
+  double swarm_stall_s = 0;
   std::vector<std::string> send_roots;
   uint32_t window_chunks = 0;
   size_t cache_chunks = 0;
@@ -39,7 +42,8 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca"};
+          "cache_chunks", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
+          "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
                                        ": unknown field '" + key + "'");
@@ -53,6 +57,7 @@ Status ApplyConfigFile(Flags& f) {
     str("data_dir", f.data_dir);
     str("control", f.control);
     str("data", f.data);
+    str("bt", f.bt);
     str("log_level", f.log_level);
     str("tls_cert", f.tls_cert);
     str("tls_key", f.tls_key);
@@ -62,6 +67,8 @@ Status ApplyConfigFile(Flags& f) {
     if (f.cache_chunks == 0 && y["cache_chunks"]) f.cache_chunks = y["cache_chunks"].as<size_t>();
     if (f.io_timeout_s == 0 && y["io_timeout_s"]) f.io_timeout_s = y["io_timeout_s"].as<double>();
     if (!f.fsync && y["fsync"]) f.fsync = y["fsync"].as<bool>();
+    if (!f.bt_defaults && y["bt_defaults"]) f.bt_defaults = y["bt_defaults"].as<bool>();
+    if (f.swarm_stall_s == 0 && y["swarm_stall_s"]) f.swarm_stall_s = y["swarm_stall_s"].as<double>();
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(f.config + ": " + e.what());
   }
@@ -85,6 +92,12 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   options->data_dir = f.data_dir.empty() ? "/var/lib/gridcast/" + f.name : f.data_dir;
   options->control_address = f.control.empty() ? self->control_address : f.control;
   options->data_address = f.data.empty() ? self->data_address : f.data;
+  options->torrents.member_name = f.name;
+  options->torrents.listen_address = f.bt.empty() ? self->bt_address : f.bt;
+  options->torrents.libtorrent_defaults = f.bt_defaults;
+  if (f.swarm_stall_s > 0) {
+    options->torrents.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.swarm_stall_s * 1000));
+  }
   options->send_roots = f.send_roots;
   if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
   if (f.cache_chunks > 0) options->execution.cache_chunks = f.cache_chunks;
@@ -117,6 +130,11 @@ int main(int argc, char** argv) {
   app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
   app.add_option("--cache-chunks", f.cache_chunks, "Recent chunks kept in memory (default 32)");
   app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
+  app.add_option("--bt", f.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
+  app.add_flag("--bt-defaults", f.bt_defaults,
+               "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
+  app.add_option("--swarm-stall", f.swarm_stall_s,
+                 "Seconds without a new chunk before a pull member fetches from anyone (default 3)");
   app.add_flag("--fsync", f.fsync, "fdatasync every finished payload before reporting it done");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error (default info)");
   app.add_option("--tls-cert", f.tls_cert, "PEM certificate: serve control calls over TLS");

@@ -80,13 +80,25 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, PlanFromProto(proto));
   std::vector<std::string> addresses;
+  std::vector<std::string> bt_addresses;
   for (const v1::Member& m : proto.members()) {
     Result<std::pair<std::string, uint16_t>> address = SplitHostPort(m.data_address());
     if (!address.ok()) return address.status().WithContext("member '" + m.name() + "'");
     addresses.push_back(m.data_address());
+    bt_addresses.push_back(m.bt_address());
   }
   auto execution = std::make_shared<PlanExecution>(io_, blocking_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), options_.execution);
+  if (execution->plan().mode != PlanMode::kPush) {
+    if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
+    std::weak_ptr<PlanExecution> weak = execution;
+    SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
+                   std::move(bt_addresses), [weak] {
+                     if (auto e = weak.lock()) e->OnSwarmChunkVerified();
+                   }};
+    GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, options_.torrents->Join(std::move(join)));
+    execution->AttachSwarm(std::move(swarm));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = plans_.emplace(id, execution);
   if (!inserted) return it->second;

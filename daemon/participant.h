@@ -2,7 +2,8 @@
 //
 // Prepare checks a Plan received from a source (everything in it is untrusted input), opens
 // the payload store (space reserved, verified chunks resumed) and registers a PlanExecution;
-// Start, Stop, Snapshot and List act on those. The data plane finds executions through
+// Start, Stop, Snapshot and List act on those. Pull and hybrid plans also join the payload's
+// BitTorrent swarm through the daemon's TorrentSession. The data plane finds executions through
 // FindPlan(). Thread-safe: gRPC handler threads call in; executions run on the io thread.
 #pragma once
 
@@ -16,6 +17,7 @@
 
 #include "common/result.h"
 #include "daemon/executor/plan_execution.h"
+#include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
@@ -24,6 +26,7 @@ struct ParticipantOptions {
   std::string name;
   std::string data_dir;
   ExecutionOptions execution;
+  TorrentSession* torrents = nullptr;  // for pull and hybrid plans; outlives the Participant
 };
 
 class Participant {

@@ -35,11 +35,13 @@ class LocalCluster {
     config_.secret = secret;
     // Ports from the pid keep parallel test processes apart. They stay below Linux's ephemeral
     // range (32768 and up): a port in it can be taken by an outgoing connection meanwhile.
+    // Data ports are base + i, BitTorrent ports base + 8 + i: at most 8 members.
     const int base = 20000 + static_cast<int>(getpid() % 750) * 16;
     for (int i = 0; i < members; ++i) {
       const std::string name = "m" + std::to_string(i);
       config_.members.push_back({name, "unix:" + (dir_ / (name + ".sock")).string(),
-                                 "127.0.0.1:" + std::to_string(base + i)});
+                                 "127.0.0.1:" + std::to_string(base + i),
+                                 "127.0.0.1:" + std::to_string(base + 8 + i)});
     }
     std::ofstream(dir_ / "cluster.yaml") << FormatClusterFile(config_);
     for (int i = 0; i < members; ++i) daemons_.emplace_back(Start(i));

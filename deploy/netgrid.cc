@@ -201,7 +201,8 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
   cluster.topology_path = (root / "topology.yaml").string();
   for (const NetgridNode& node : state.nodes) {
     cluster.members.push_back({node.name, "unix:" + (root / "run" / (node.name + ".sock")).string(),
-                               node.address + ":" + std::to_string(options.data_port)});
+                               node.address + ":" + std::to_string(options.data_port),
+                               node.address + ":" + std::to_string(options.data_port + 1)});
     fs::remove(root / "run" / (node.name + ".sock"), ec);
   }
   const fs::path cluster_file = root / "cluster.yaml";

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,8 @@ struct ClusterArgs {
   int streams = 0;
   double timeout_s = 0;
   bool json = false;
+  std::string mode = "push";
+  std::string observations;
   std::string plan_id;
   std::string tls_ca;
 };
@@ -114,6 +117,18 @@ int Send(const ClusterArgs& args) {
   }
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
+  if (args.mode == "pull") {
+    request.set_mode(v1::PLAN_MODE_PULL);
+  } else if (args.mode == "hybrid") {
+    request.set_mode(v1::PLAN_MODE_HYBRID);
+  } else if (args.mode == "push") {
+    request.set_mode(v1::PLAN_MODE_PUSH);
+  } else {
+    return ReportError(Status::InvalidArgument("--mode: expected push, pull or hybrid, not '" + args.mode + "'"));
+  }
+  if (!args.observations.empty() && args.mode == "push") {
+    return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
+  }
 
   Result<SourceChoice> source = ChooseSource(*cluster, args.source);
   if (!source.ok()) return ReportError(source.status());
@@ -129,6 +144,11 @@ int Send(const ClusterArgs& args) {
                                      if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
                                    });
   SendSummary summary = Summarize(last, *source, status);
+  if (!args.observations.empty() && status.ok()) {
+    std::ofstream out(args.observations);
+    out << ObservationsJson(last, source->member->name).dump(1) << "\n";
+    if (!out) return ReportError(Status::Internal("cannot write " + args.observations));
+  }
   if (args.json) {
     fmt::print("{}\n", SummaryJson(summary).dump(2));
   } else {
@@ -219,6 +239,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
+  send->add_option("--mode", args->mode, "push (trees), pull (BitTorrent swarm) or hybrid (default push)");
+  send->add_option("--observations", args->observations,
+                   "Pull/hybrid: write who sent how much to whom, and when, as JSON (tomography's input)");
   send->callback([args, exit_code] { *exit_code = Send(*args); });
 
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "collectives/planners/swarm.h"
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
@@ -64,7 +65,42 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan,
   return Status::Ok();
 }
 
+// Push plans need push planners and pull plans a swarm planner.
+Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
+  const std::string base = algorithm.substr(0, algorithm.find(':'));
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.name.substr(0, info.name.find(':')) != base) continue;
+    const bool swarm = info.kind == PlannerKind::kSwarm;
+    if (pull && !swarm) return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
+    if (!pull && swarm) return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
+  }
+  return Status::Ok();  // unknown names are MakePlanner's to report
+}
+
 }  // namespace
+
+void BroadcastCoordinator::CollectObservations(const std::vector<std::unique_ptr<ControlClient>>& clients,
+                                               const PlanId& id, v1::BroadcastProgress* progress) {
+  v1::StatusRequest request;
+  request.set_plan_id(std::string(id.begin(), id.end()));
+  request.set_observations(true);
+  for (int i = 0; i < progress->members_size(); ++i) {
+    v1::MemberProgress* mp = progress->mutable_members(i);
+    v1::StatusResponse response;
+    const Status s = clients[static_cast<size_t>(i) + 1]->GetStatus(request, &response);
+    if (!s.ok() || response.plans_size() != 1) {
+      spdlog::warn("broadcast {}: no observations from {}: {}", ToHex(id), mp->member(), s.ToString());
+      continue;
+    }
+    const v1::PlanStatus& ps = response.plans(0);
+    *mp->mutable_received() = ps.received();
+    mp->set_bin_s(ps.bin_s());
+    mp->set_uploaded_bytes(ps.uploaded_bytes());
+  }
+  if (auto own = node_.FindPlan(id); own && own->swarm()) {
+    progress->set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
+  }
+}
 
 BroadcastCoordinator::BroadcastCoordinator(Participant& node, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
@@ -116,12 +152,19 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     plan_options.members.push_back(*node);
   }
   plan_options.source = plan_options.members.front();
+  const bool pull = request.mode() == v1::PLAN_MODE_PULL;
+  if (request.mode() == v1::PLAN_MODE_HYBRID) {
+    return Status::Unimplemented("hybrid broadcasts (push with pull repair) are not available yet");
+  }
+  if (pull) plan_options.chunk_bytes = SwarmPlanner::DefaultChunkBytes(size);
   if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
   // What the request leaves open, `auto` may choose.
   plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;
   plan_options.choose_streams = request.streams() == 0;
-  const std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
+  std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
+  if (pull && algorithm == "auto") algorithm = "swarm";
+  GRIDCAST_RETURN_IF_ERROR(CheckAlgorithmForMode(algorithm, pull));
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
   if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
@@ -142,6 +185,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     const ClusterMember* entry = cluster_.Find(m.name());
     m.set_control_address(entry->control_address);
     m.set_data_address(entry->data_address);
+    m.set_bt_address(entry->bt_address);
+  }
+  if (pull) {
+    GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
+                              TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
+    proto.mutable_swarm()->set_torrent(std::move(torrent));
   }
   const double timeout_s = request.timeout_s() > 0 ? request.timeout_s()
                                                    : 120.0 + static_cast<double>(size) / 1e6;
@@ -156,6 +205,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   progress.set_payload_sha256(Bytes(identity.sha256));
   progress.set_chunk_bytes(plan.chunk_bytes);
   progress.set_lanes(static_cast<uint32_t>(plan.lanes.size()));
+  progress.set_mode(proto.mode());
   spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
                members.size() - 1, plan.algorithm);
 
@@ -265,6 +315,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       return failure;
     }
     if (all_done) {
+      if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(clients, id, &progress);
       release_all("finished");
       progress.set_finished(true);
       report(progress);

@@ -1,14 +1,17 @@
-// BroadcastCoordinator: the source side of one push broadcast.
+// BroadcastCoordinator: the source side of one broadcast (push, or pull over BitTorrent).
 //
 // Plans (collectives/), hashes the payload, and makes every member agree before one data byte
 // moves: each member's Prepare echoes payload size, chunk-hash digest, plan id and member-list
 // digest, and any difference aborts with the member and the field named. Then it starts all
 // members, follows their progress, re-prepares a member that restarted (it resumes from its
 // verified chunks), compares every member's end-to-end SHA-256 with the source's, and releases
-// the plan everywhere. Blocking; runs on the calling (gRPC handler) thread.
+// the plan everywhere. A pull plan also carries the payload's .torrent (made here: the source
+// seeds it), and its last progress message carries every member's per-peer receipts.
+// Blocking; runs on the calling (gRPC handler) thread.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,10 @@ class BroadcastCoordinator {
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
+  // Pull and hybrid: every member's per-peer receipts, into the last progress message.
+  void CollectObservations(const std::vector<std::unique_ptr<ControlClient>>& clients, const PlanId& id,
+                           v1::BroadcastProgress* progress);
+
   Participant& node_;
   const ClusterConfig& cluster_;
   const CoordinatorOptions options_;

@@ -44,7 +44,7 @@ struct PlanExecution::SenderConnection {
 
 PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& blocking, Plan plan, PlanId id,
                              int self, std::vector<std::string> data_addresses,
-                             std::unique_ptr<PayloadStore> store, ExecutionOptions options)
+                             std::shared_ptr<PayloadStore> store, ExecutionOptions options)
     : io_(io),
       blocking_(blocking),
       plan_(std::move(plan)),
@@ -94,7 +94,12 @@ void PlanExecution::Start() {
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
   }
+  if (swarm_) swarm_->Start();
   OnChunkVerified();  // a member that already holds everything is done at once
+}
+
+void PlanExecution::OnSwarmChunkVerified() {
+  asio::post(io_, [self = shared_from_this()] { self->OnChunkVerified(); });
 }
 
 void PlanExecution::RequestStop(std::string reason) {
@@ -107,6 +112,7 @@ void PlanExecution::RequestStop(std::string reason) {
       error_ = std::move(reason);
     }
   }
+  if (swarm_) swarm_->Leave();
   auto self = shared_from_this();
   asio::post(io_, [self] {
     for (auto& socket : self->open_sockets_) {
@@ -126,6 +132,7 @@ void PlanExecution::Fail(const Status& status) {
     state_ = ExecutionState::kFailed;
     error_ = status.message();
   }
+  if (swarm_) swarm_->Leave();
   for (auto& socket : open_sockets_) {
     boost::system::error_code ignored;
     socket->close(ignored);

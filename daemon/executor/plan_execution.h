@@ -9,6 +9,9 @@
 // never by the payload. Lost connections are re-opened; the child's bitmap in the handshake
 // says what it already holds, so a restarted member re-receives only what it had not verified.
 //
+// Pull and hybrid plans also have a Swarm (BitTorrent) writing into the same store; a pull plan
+// has no lanes, and the execution then only follows the store until it is complete.
+//
 // Knows no algorithm: only parents, children, lanes and chunk order.
 // Thread-safety: everything runs on the io_context's single thread except Snapshot() and
 // RequestStop(), which may be called from any thread.
@@ -30,6 +33,7 @@
 
 #include "collectives/plan.h"
 #include "daemon/executor/notifier.h"
+#include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
 #include "daemon/transport/frame.h"
 
@@ -72,12 +76,19 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // finished payload); it must outlive the execution's work.
   PlanExecution(boost::asio::io_context& io, boost::asio::thread_pool& blocking, Plan plan,
                 PlanId id, int self, std::vector<std::string> data_addresses,
-                std::unique_ptr<PayloadStore> store, ExecutionOptions options);
+                std::shared_ptr<PayloadStore> store, ExecutionOptions options);
 
   const PlanId& id() const { return id_; }
   const Plan& plan() const { return plan_; }
   int self() const { return self_; }
   const PayloadStore& store() const { return *store_; }
+  const std::shared_ptr<PayloadStore>& shared_store() const { return store_; }
+
+  // Before Start(): the swarm of a pull or hybrid plan, started and left with this execution.
+  void AttachSwarm(std::shared_ptr<PullSwarm> swarm) { swarm_ = std::move(swarm); }
+  const std::shared_ptr<PullSwarm>& swarm() const { return swarm_; }
+  // Any thread: the swarm verified `chunk` in the store.
+  void OnSwarmChunkVerified();
 
   // On the io thread: start forwarding (opens connections to children).
   void Start();
@@ -120,7 +131,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   const PlanId id_;
   const int self_;
   const std::vector<std::string> data_addresses_;
-  const std::unique_ptr<PayloadStore> store_;
+  const std::shared_ptr<PayloadStore> store_;
+  std::shared_ptr<PullSwarm> swarm_;
   const ExecutionOptions options_;
   // Per lane: its chunks in order, and this member's parent (-1 at the source).
   std::vector<std::vector<uint64_t>> lane_chunks_;

@@ -90,6 +90,14 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
     GRIDCAST_ASSIGN_OR_RETURN(member.data_address, Scalar(m, "data", field + ".data"));
     Result<std::pair<std::string, uint16_t>> data = SplitHostPort(member.data_address);
     if (!data.ok()) return ErrorAt(m["data"], field + ".data", data.status().message());
+    if (m["bt"]) {
+      GRIDCAST_ASSIGN_OR_RETURN(member.bt_address, Scalar(m, "bt", field + ".bt"));
+      Result<std::pair<std::string, uint16_t>> bt = SplitHostPort(member.bt_address);
+      if (!bt.ok()) return ErrorAt(m["bt"], field + ".bt", bt.status().message());
+    } else {
+      if (data->second == 65535) return ErrorAt(m["data"], field + ".data", "port 65535 leaves no default bt port");
+      member.bt_address = data->first + ":" + std::to_string(data->second + 1);
+    }
     if (!names.insert(member.name).second) {
       return ErrorAt(m["name"], field + ".name", "duplicate member '" + member.name + "'");
     }
@@ -106,8 +114,9 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
   for (const ClusterMember& m : config.members) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"
-        << YAML::Value << m.control_address << YAML::Key << "data" << YAML::Value << m.data_address
-        << YAML::EndMap;
+        << YAML::Value << m.control_address << YAML::Key << "data" << YAML::Value << m.data_address;
+    if (!m.bt_address.empty()) out << YAML::Key << "bt" << YAML::Value << m.bt_address;
+    out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

@@ -6,6 +6,8 @@
 //     - name: lyon-0
 //       control: unix:/run/gridcast/lyon-0.sock   # or host:port (gRPC)
 //       data: 198.18.0.1:7701                    # host:port (raw TCP)
+//       bt: 198.18.0.1:7702                      # optional, ip:port (BitTorrent);
+//                                                # default: the data host, data port + 1
 //
 // Written by `gridcast netgrid up --daemons`; read by gridcastd and every client command.
 // Pure parsing (text in); thread-safe.
@@ -24,6 +26,7 @@ struct ClusterMember {
   std::string name;
   std::string control_address;
   std::string data_address;
+  std::string bt_address;
 };
 
 struct ClusterConfig {

@@ -101,6 +101,20 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       if (snapshot.state == ExecutionState::kDone) {
         ps->set_sha256(std::string(snapshot.sha256.begin(), snapshot.sha256.end()));
       }
+      if (request->observations() && plan->swarm()) {
+        const SwarmReport report = plan->swarm()->Report();
+        ps->set_bin_s(report.bin_s);
+        ps->set_uploaded_bytes(report.uploaded_bytes);
+        for (const PeerReceipt& r : report.received) {
+          v1::PeerReceipt* out = ps->add_received();
+          out->set_from(r.from);
+          out->set_bytes(r.bytes);
+          out->set_blocks(r.blocks);
+          out->set_first_s(r.first_s);
+          out->set_last_s(r.last_s);
+          for (uint64_t b : r.bytes_per_bin) out->add_bytes_per_bin(b);
+        }
+      }
     }
     return gridcast::Status::Ok();
   });

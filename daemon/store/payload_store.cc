@@ -69,7 +69,13 @@ PayloadStore::~PayloadStore() {
   if (state_fd_ >= 0) close(state_fd_);
 }
 
+bool PayloadStore::Has(uint64_t chunk) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return chunk < have_.size() && have_[chunk];
+}
+
 std::vector<uint8_t> PayloadStore::BitmapBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   std::vector<uint8_t> bytes((have_.size() + 7) / 8, 0);
   for (size_t c = 0; c < have_.size(); ++c) {
     if (have_[c]) bytes[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
@@ -204,10 +210,10 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
 }
 
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
-  if (chunk >= have_.size()) {
+  if (chunk >= identity_.NumChunks()) {
     return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
   }
-  if (have_[chunk]) return Status::Ok();
+  if (Has(chunk)) return Status::Ok();
   if (data.size() != identity_.ChunkSize(chunk)) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " has " + std::to_string(data.size()) +
                             " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
@@ -215,7 +221,35 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   if (Sha256(data) != identity_.chunk_hashes[chunk]) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (have_[chunk]) return Status::Ok();
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, chunk * identity_.chunk_bytes));
+  return MarkVerified(chunk);
+}
+
+Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
+  if (chunk >= identity_.NumChunks() || offset > identity_.ChunkSize(chunk) ||
+      data.size() > identity_.ChunkSize(chunk) - offset) {
+    return Status::InvalidArgument("block of " + std::to_string(data.size()) + " bytes at " +
+                                   std::to_string(offset) + " is outside chunk " + std::to_string(chunk));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (have_[chunk] || finalized_) return Status::Ok();
+  return PwriteFull(fd_, data, chunk * identity_.chunk_bytes + offset);
+}
+
+Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
+  if (chunk >= identity_.NumChunks()) {
+    return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
+  }
+  std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
+  // Read and hash under the lock: no block may change the bytes between the check and the mark.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (have_[chunk]) return Status::Ok();
+  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, buffer, chunk * identity_.chunk_bytes));
+  if (Sha256(buffer) != identity_.chunk_hashes[chunk]) {
+    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
+  }
   return MarkVerified(chunk);
 }
 
@@ -232,10 +266,18 @@ Status PayloadStore::MarkVerified(uint64_t chunk) {
 }
 
 Status PayloadStore::ReadChunk(uint64_t chunk, std::span<uint8_t> out) const {
-  if (!Has(chunk) || out.size() != identity_.ChunkSize(chunk)) {
-    return Status::FailedPrecondition("chunk " + std::to_string(chunk) + " is not held");
+  if (out.size() != identity_.ChunkSize(chunk)) {
+    return Status::InvalidArgument("read of chunk " + std::to_string(chunk) + " has the wrong size");
   }
-  return PreadFull(fd_, out, chunk * identity_.chunk_bytes);
+  return ReadBlock(chunk, 0, out);
+}
+
+Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_t> out) const {
+  if (!Has(chunk)) return Status::FailedPrecondition("chunk " + std::to_string(chunk) + " is not held");
+  if (offset > identity_.ChunkSize(chunk) || out.size() > identity_.ChunkSize(chunk) - offset) {
+    return Status::InvalidArgument("read outside chunk " + std::to_string(chunk));
+  }
+  return PreadFull(fd_, out, chunk * identity_.chunk_bytes + offset);
 }
 
 Result<Digest> PayloadStore::HashWholeFile() const {

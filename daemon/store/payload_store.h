@@ -7,14 +7,17 @@
 // a bad chunk) and receives only the rest. When every chunk is verified, Finalize() syncs,
 // hashes the whole file end to end, and renames it to its final name.
 //
-// Thread-compatible: one thread calls the mutating methods; VerifiedCount() may be read from
-// any thread, and once Complete(), Finalize() may run on another thread while ReadChunk()
-// and BitmapBytes() continue (nothing they read changes any more).
+// Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
+// swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
+// blocks only ever land in chunks the bitmap does not mark, and marking happens only after
+// the stored bytes hash right, so a chunk marked verified is never overwritten.
+// Thread-safe, except that Finalize() must not race with itself.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,7 +58,7 @@ class PayloadStore {
   PayloadStore& operator=(const PayloadStore&) = delete;
 
   const PayloadIdentity& identity() const { return identity_; }
-  bool Has(uint64_t chunk) const { return chunk < have_.size() && have_[chunk]; }
+  bool Has(uint64_t chunk) const;
   uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
@@ -66,8 +69,18 @@ class PayloadStore {
   // Writing a chunk that is already verified is a no-op.
   Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data);
 
+  // Writes unverified bytes at `offset` inside a chunk that is not verified yet (a BitTorrent
+  // block); a no-op for a verified chunk. VerifyStoredChunk() later decides whether they count.
+  Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data);
+
+  // Hashes what is stored for the chunk and marks it verified when it matches; DataLoss when
+  // it does not (the bytes stay unmarked and will be overwritten). OK if already verified.
+  Status VerifyStoredChunk(uint64_t chunk);
+
   // REQUIRES: Has(chunk). Reads the chunk into `out` (sized ChunkSize(chunk)).
   Status ReadChunk(uint64_t chunk, std::span<uint8_t> out) const;
+  // REQUIRES: Has(chunk). Reads `out.size()` bytes at `offset` inside the chunk.
+  Status ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_t> out) const;
 
   // REQUIRES: Complete(). Hashes the whole file and compares it with the identity, renames the
   // .part file to its final name and removes the state. Returns the SHA-256. Idempotent.
@@ -78,6 +91,7 @@ class PayloadStore {
 
  private:
   PayloadStore() = default;
+  // REQUIRES: mutex_ held.
   Status MarkVerified(uint64_t chunk);
   Result<Digest> HashWholeFile() const;
 
@@ -87,6 +101,7 @@ class PayloadStore {
   DirFd dir_;              // holds the payload; for renameat
   std::string base_name_;  // final component of the name
   std::string state_path_;
+  mutable std::mutex mutex_;  // guards have_, and the bytes of unverified chunks on disk
   std::vector<bool> have_;
   std::atomic<uint64_t> verified_{0};
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread

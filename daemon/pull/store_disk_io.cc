@@ -1,0 +1,214 @@
+#include "daemon/pull/store_disk_io.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <libtorrent/aux_/vector.hpp>
+#include <libtorrent/error_code.hpp>
+#include <libtorrent/peer_request.hpp>
+#include <libtorrent/storage_defs.hpp>
+
+namespace gridcast {
+
+std::string InfoHashHex(const lt::sha1_hash& info_hash) {
+  return ToHex({reinterpret_cast<const uint8_t*>(info_hash.data()), info_hash.size()});
+}
+
+void TorrentStorageTable::Register(const lt::sha1_hash& info_hash, std::shared_ptr<TorrentStorage> storage) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  storages_[info_hash] = std::move(storage);
+}
+
+void TorrentStorageTable::Unregister(const lt::sha1_hash& info_hash) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  storages_.erase(info_hash);
+}
+
+std::shared_ptr<TorrentStorage> TorrentStorageTable::Find(const lt::sha1_hash& info_hash) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = storages_.find(info_hash);
+  return it == storages_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+lt::storage_error StorageError(lt::operation_t operation) {
+  lt::storage_error error;
+  error.ec = boost::system::error_code(EIO, boost::system::generic_category());
+  error.operation = operation;
+  return error;
+}
+
+std::span<const uint8_t> Bytes(const char* data, int length) {
+  return {reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(length)};
+}
+
+class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator_interface {
+ public:
+  StoreDiskIo(lt::io_context& io, std::shared_ptr<TorrentStorageTable> table)
+      : io_(io), table_(std::move(table)) {}
+
+  lt::storage_holder new_torrent(lt::storage_params const& params, std::shared_ptr<void> const&) override {
+    std::shared_ptr<TorrentStorage> storage = table_->Find(params.info_hash);
+    if (storage == nullptr) {
+      // Only torrents gridcast registered are ever added; anything else gets no bytes.
+      spdlog::error("swarm: torrent {} has no registered store", InfoHashHex(params.info_hash));
+    }
+    lt::storage_index_t index{0};
+    if (free_.empty()) {
+      index = storages_.end_index();
+      storages_.push_back(std::move(storage));
+    } else {
+      index = free_.back();
+      free_.pop_back();
+      storages_[index] = std::move(storage);
+    }
+    return lt::storage_holder(index, *this);
+  }
+
+  void remove_torrent(lt::storage_index_t index) override {
+    storages_[index].reset();
+    free_.push_back(index);
+  }
+
+  void async_read(lt::storage_index_t index, lt::peer_request const& r,
+                  std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler,
+                  lt::disk_job_flags_t) override {
+    const std::shared_ptr<TorrentStorage>& storage = storages_[index];
+    char* buffer = new char[static_cast<size_t>(r.length)];
+    Status read = storage == nullptr
+                      ? Status::FailedPrecondition("no store")
+                      : storage->store->ReadBlock(static_cast<uint64_t>(static_cast<int>(r.piece)),
+                                                  static_cast<uint64_t>(r.start),
+                                                  {reinterpret_cast<uint8_t*>(buffer), static_cast<size_t>(r.length)});
+    lt::storage_error error;
+    if (!read.ok()) {
+      spdlog::warn("swarm: read of piece {}: {}", static_cast<int>(r.piece), read.ToString());
+      error = StorageError(lt::operation_t::file_read);
+    }
+    boost::asio::post(io_, [this, handler = std::move(handler), buffer, length = r.length, error] {
+      handler(lt::disk_buffer_holder(*this, buffer, length), error);
+    });
+  }
+
+  bool async_write(lt::storage_index_t index, lt::peer_request const& r, char const* buf,
+                   std::shared_ptr<lt::disk_observer>, std::function<void(lt::storage_error const&)> handler,
+                   lt::disk_job_flags_t) override {
+    const std::shared_ptr<TorrentStorage>& storage = storages_[index];
+    Status written = storage == nullptr
+                         ? Status::FailedPrecondition("no store")
+                         : storage->store->WriteBlock(static_cast<uint64_t>(static_cast<int>(r.piece)),
+                                                      static_cast<uint64_t>(r.start), Bytes(buf, r.length));
+    lt::storage_error error;
+    if (!written.ok()) {
+      spdlog::warn("swarm: write to piece {}: {}", static_cast<int>(r.piece), written.ToString());
+      error = StorageError(lt::operation_t::file_write);
+    }
+    boost::asio::post(io_, [handler = std::move(handler), error] { handler(error); });
+    return false;  // writes are not queued, so the queue is never full
+  }
+
+  void async_hash(lt::storage_index_t index, lt::piece_index_t piece, lt::span<lt::sha256_hash>,
+                  lt::disk_job_flags_t,
+                  std::function<void(lt::piece_index_t, lt::sha1_hash const&, lt::storage_error const&)> handler) override {
+    std::shared_ptr<TorrentStorage> storage = storages_[index];
+    boost::asio::post(pool_, [this, storage, piece, handler = std::move(handler)] {
+      const auto chunk = static_cast<uint64_t>(static_cast<int>(piece));
+      lt::sha1_hash reported;  // all zero: never a real piece hash, so libtorrent fails it
+      lt::storage_error error;
+      if (storage == nullptr || chunk >= storage->piece_sha1.size()) {
+        error = StorageError(lt::operation_t::file_read);
+      } else {
+        Status verified = storage->store->VerifyStoredChunk(chunk);
+        if (verified.ok()) {
+          reported = storage->piece_sha1[chunk];
+          storage->on_chunk_verified();
+        } else if (verified.code() != StatusCode::kDataLoss) {
+          error = StorageError(lt::operation_t::file_read);
+          spdlog::warn("swarm: checking piece {}: {}", chunk, verified.ToString());
+        }
+      }
+      boost::asio::post(io_, [handler, piece, reported, error] { handler(piece, reported, error); });
+    });
+  }
+
+  void async_hash2(lt::storage_index_t, lt::piece_index_t piece, int, lt::disk_job_flags_t,
+                   std::function<void(lt::piece_index_t, lt::sha256_hash const&, lt::storage_error const&)> handler) override {
+    // gridcast torrents are BitTorrent v1 only: there are no v2 block hashes to compute.
+    boost::asio::post(io_, [handler = std::move(handler), piece] {
+      handler(piece, lt::sha256_hash(), StorageError(lt::operation_t::file_read));
+    });
+  }
+
+  void async_move_storage(lt::storage_index_t, std::string path, lt::move_flags_t,
+                          std::function<void(lt::status_t, std::string const&, lt::storage_error const&)> handler) override {
+    boost::asio::post(io_, [handler = std::move(handler), path] {
+      handler(lt::status_t::fatal_disk_error, path, StorageError(lt::operation_t::file_rename));
+    });
+  }
+
+  void async_release_files(lt::storage_index_t, std::function<void()> handler) override { Done(std::move(handler)); }
+
+  void async_check_files(lt::storage_index_t, lt::add_torrent_params const*, lt::aux::vector<std::string, lt::file_index_t>,
+                         std::function<void(lt::status_t, lt::storage_error const&)> handler) override {
+    // The store re-verified its chunks when it opened; the torrent's have_pieces say which.
+    boost::asio::post(io_, [handler = std::move(handler)] { handler(lt::status_t::no_error, lt::storage_error()); });
+  }
+
+  void async_stop_torrent(lt::storage_index_t, std::function<void()> handler) override { Done(std::move(handler)); }
+
+  void async_rename_file(lt::storage_index_t, lt::file_index_t file, std::string name,
+                         std::function<void(std::string const&, lt::file_index_t, lt::storage_error const&)> handler) override {
+    boost::asio::post(io_, [handler = std::move(handler), name, file] {
+      handler(name, file, StorageError(lt::operation_t::file_rename));
+    });
+  }
+
+  void async_delete_files(lt::storage_index_t, lt::remove_flags_t,
+                          std::function<void(lt::storage_error const&)> handler) override {
+    // Payloads are never deleted through BitTorrent.
+    boost::asio::post(io_, [handler = std::move(handler)] { handler(StorageError(lt::operation_t::file_remove)); });
+  }
+
+  void async_set_file_priority(lt::storage_index_t, lt::aux::vector<lt::download_priority_t, lt::file_index_t> priorities,
+                               std::function<void(lt::storage_error const&,
+                                                  lt::aux::vector<lt::download_priority_t, lt::file_index_t>)> handler) override {
+    boost::asio::post(io_, [handler = std::move(handler), priorities = std::move(priorities)]() mutable {
+      handler(lt::storage_error(), std::move(priorities));
+    });
+  }
+
+  void async_clear_piece(lt::storage_index_t, lt::piece_index_t piece,
+                         std::function<void(lt::piece_index_t)> handler) override {
+    boost::asio::post(io_, [handler = std::move(handler), piece] { handler(piece); });
+  }
+
+  void update_stats_counters(lt::counters&) const override {}
+  std::vector<lt::open_file_state> get_status(lt::storage_index_t) const override { return {}; }
+  void abort(bool) override { pool_.join(); }
+  void submit_jobs() override {}
+  void settings_updated() override {}
+
+  void free_disk_buffer(char* buffer) override { delete[] buffer; }
+
+ private:
+  void Done(std::function<void()> handler) {
+    if (handler) boost::asio::post(io_, std::move(handler));
+  }
+
+  lt::io_context& io_;
+  const std::shared_ptr<TorrentStorageTable> table_;
+  lt::aux::vector<std::shared_ptr<TorrentStorage>, lt::storage_index_t> storages_;
+  std::vector<lt::storage_index_t> free_;
+  // Piece checks read and hash a whole chunk: off the network thread.
+  boost::asio::thread_pool pool_{2};
+};
+
+}  // namespace
+
+std::unique_ptr<lt::disk_interface> MakeStoreDiskIo(lt::io_context& io,
+                                                   std::shared_ptr<TorrentStorageTable> table) {
+  return std::make_unique<StoreDiskIo>(io, std::move(table));
+}
+
+}  // namespace gridcast

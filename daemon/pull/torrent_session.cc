@@ -1,0 +1,525 @@
+#include "daemon/pull/torrent_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <libtorrent/add_torrent_params.hpp>
+#include <libtorrent/alert_types.hpp>
+#include <libtorrent/bencode.hpp>
+#include <libtorrent/create_torrent.hpp>
+#include <libtorrent/extensions.hpp>
+#include <libtorrent/hasher.hpp>
+#include <libtorrent/magnet_uri.hpp>
+#include <libtorrent/peer_connection_handle.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/session_params.hpp>
+#include <libtorrent/torrent_handle.hpp>
+#include <libtorrent/torrent_info.hpp>
+#include <libtorrent/torrent_status.hpp>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "daemon/auth/hmac.h"
+#include "daemon/membership/cluster_file.h"
+#include "daemon/pull/store_disk_io.h"
+
+namespace gridcast {
+
+std::string PeerIdForMember(const std::string& member_name) {
+  // A client prefix in the usual "-XXnnnn-" style, then 12 hex digits of the name's SHA-256.
+  return "-GC0100-" + ToHex(Sha256(AsBytes(member_name))).substr(0, 12);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<lt::tcp::endpoint> Endpoint(const std::string& address) {
+  GRIDCAST_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(address));
+  boost::system::error_code ec;
+  const auto ip = boost::asio::ip::make_address(host_port.first, ec);
+  if (ec) return Status::InvalidArgument("BitTorrent address '" + address + "' is not ip:port");
+  return lt::tcp::endpoint(ip, host_port.second);
+}
+
+// The striped member's piece gate (see the header): network thread only, except Arm().
+class StripeGate : public std::enable_shared_from_this<StripeGate> {
+ public:
+  StripeGate(std::vector<bool> in_stripe, std::vector<bool> held, lt::tcp::endpoint source,
+             Clock::duration stall_timeout)
+      : in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
+        source_(source), stall_timeout_(stall_timeout) {
+    for (size_t p = 0; p < in_stripe_.size(); ++p) stripe_missing_ += in_stripe_[p] && !held_[p];
+  }
+
+  void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
+  bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
+  bool SourceBlocked() const { return source_blocked_; }
+
+  // A peer other than the source holds `piece`: it may be fetched now.
+  void Open(int piece) {
+    if (piece < 0 || static_cast<size_t>(piece) >= wanted_.size()) return;
+    if (wanted_[piece] || held_[piece] || in_stripe_[piece]) return;
+    wanted_[piece] = true;
+    handle_.piece_priority(lt::piece_index_t(piece), lt::low_priority);
+  }
+  void OpenAll() {
+    for (size_t p = 0; p < wanted_.size(); ++p) Open(static_cast<int>(p));
+  }
+
+  void OnConnection(const lt::peer_connection_handle& peer) {
+    if (IsSource(peer)) source_connections_.push_back(peer);
+  }
+
+  void OnPiecePassed(int piece) {
+    last_progress_ = Clock::now();
+    if (piece < 0 || static_cast<size_t>(piece) >= held_.size() || held_[piece]) return;
+    held_[piece] = true;
+    if (in_stripe_[piece] && --stripe_missing_ == 0 && !fallback_) {
+      // Everything else comes from peers: leaving the source keeps it from sending a second copy.
+      source_blocked_ = true;
+      for (auto& peer : source_connections_) {
+        if (!peer.native_handle()) continue;
+        peer.disconnect(boost::asio::error::connection_aborted, lt::operation_t::bittorrent);
+      }
+      source_connections_.clear();
+    }
+  }
+
+  void Tick() {
+    if (fallback_ || last_progress_ == Clock::time_point{}) return;
+    if (Clock::now() - last_progress_ < stall_timeout_) return;
+    bool complete = true;
+    for (bool h : held_) complete = complete && h;
+    if (complete) return;
+    spdlog::warn("swarm: no progress for {} ms; fetching every missing chunk from anyone",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(stall_timeout_).count());
+    fallback_ = true;
+    source_blocked_ = false;
+    for (size_t p = 0; p < wanted_.size(); ++p) {
+      if (!held_[p] && !wanted_[p]) {
+        wanted_[p] = true;
+        handle_.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::low_priority);
+      }
+    }
+    handle_.connect_peer(source_);
+  }
+
+  void Started() { last_progress_ = Clock::now(); }
+
+ private:
+  const std::vector<bool> in_stripe_;
+  std::vector<bool> wanted_;
+  std::vector<bool> held_;
+  const lt::tcp::endpoint source_;
+  const Clock::duration stall_timeout_;
+  lt::torrent_handle handle_;
+  int64_t stripe_missing_ = 0;
+  bool source_blocked_ = false;
+  bool fallback_ = false;
+  Clock::time_point last_progress_{};
+  std::vector<lt::peer_connection_handle> source_connections_;
+};
+
+class GatePeerPlugin final : public lt::peer_plugin {
+ public:
+  GatePeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<StripeGate> gate)
+      : peer_(std::move(peer)), gate_(std::move(gate)), from_source_(gate_->IsSource(peer_)) {}
+
+  bool on_have(lt::piece_index_t piece) override {
+    if (!from_source_) gate_->Open(static_cast<int>(piece));
+    return false;
+  }
+  bool on_bitfield(lt::bitfield const& pieces) override {
+    if (from_source_) return false;
+    for (int p = 0; p < pieces.size(); ++p) {
+      if (pieces.get_bit(p)) gate_->Open(p);
+    }
+    return false;
+  }
+  bool on_have_all() override {
+    if (!from_source_) gate_->OpenAll();
+    return false;
+  }
+  void on_connected() override {
+    if (from_source_ && gate_->SourceBlocked()) {
+      peer_.disconnect(boost::asio::error::connection_aborted, lt::operation_t::bittorrent);
+    }
+  }
+
+ private:
+  lt::peer_connection_handle peer_;
+  const std::shared_ptr<StripeGate> gate_;
+  const bool from_source_;
+};
+
+class GateTorrentPlugin final : public lt::torrent_plugin {
+ public:
+  explicit GateTorrentPlugin(std::shared_ptr<StripeGate> gate) : gate_(std::move(gate)) {}
+  std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
+    gate_->OnConnection(peer);
+    return std::make_shared<GatePeerPlugin>(peer, gate_);
+  }
+  void on_piece_pass(lt::piece_index_t piece) override { gate_->OnPiecePassed(static_cast<int>(piece)); }
+  void tick() override { gate_->Tick(); }
+
+ private:
+  const std::shared_ptr<StripeGate> gate_;
+};
+
+}  // namespace
+
+// One torrent of this session: a plan's swarm, or a payload served to an outside client.
+class TorrentSwarm final : public PullSwarm {
+ public:
+  TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
+               std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
+               std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s)
+      : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
+        names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
+        payload_bytes_(payload_bytes), bin_s_(bin_s) {}
+
+  ~TorrentSwarm() override { Leave(); }
+
+  void SetHandle(lt::torrent_handle handle) { handle_ = std::move(handle); }
+  const lt::torrent_handle& handle() const { return handle_; }
+
+  void Start() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      started_ = Clock::now();
+    }
+    if (gate_) {
+      // The gate lives on the network thread; reach it there.
+      boost::asio::post(session_.get_context(), [gate = gate_] { gate->Started(); });
+    }
+    for (const lt::tcp::endpoint& peer : peers_) handle_.connect_peer(peer);
+  }
+
+  void Leave() override {
+    if (left_.exchange(true)) return;
+    try {
+      uploaded_ = handle_.status({}).total_payload_upload;
+    } catch (const std::exception&) {
+    }
+    session_.remove_torrent(handle_);
+    table_->Unregister(info_hash_);
+  }
+
+  SwarmReport Report() const override {
+    SwarmReport report;
+    report.bin_s = bin_s_;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [name, receipt] : receipts_) report.received.push_back(receipt);
+    report.uploaded_bytes = uploaded_;
+    if (!left_) {
+      try {
+        report.uploaded_bytes = static_cast<uint64_t>(handle_.status({}).total_payload_upload);
+      } catch (const std::exception&) {
+      }
+    }
+    return report;
+  }
+
+  // Alert thread: a block of `piece` arrived from the peer with id `pid`.
+  void RecordBlock(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block) {
+    const int64_t piece_start = int64_t{piece} * piece_bytes_;
+    const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
+    const int64_t block_bytes = std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
+    if (block_bytes <= 0) return;
+    auto name = names_.find(pid);
+    const std::string from = name != names_.end() ? name->second
+                                                  : endpoint.address().to_string();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (started_ == Clock::time_point{}) started_ = Clock::now();
+    const double t = std::chrono::duration<double>(Clock::now() - started_).count();
+    PeerReceipt& r = receipts_[from];
+    if (r.blocks == 0) {
+      r.from = from;
+      r.first_s = t;
+    }
+    r.last_s = t;
+    r.bytes += static_cast<uint64_t>(block_bytes);
+    ++r.blocks;
+    const auto bin = static_cast<size_t>(t / bin_s_);
+    if (bin < kMaxBins) {
+      if (r.bytes_per_bin.size() <= bin) r.bytes_per_bin.resize(bin + 1, 0);
+      r.bytes_per_bin[bin] += static_cast<uint64_t>(block_bytes);
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxBins = 1 << 16;  // bounds a report: about 4.5 hours at 0.25 s
+
+  lt::session& session_;
+  const std::shared_ptr<TorrentStorageTable> table_;
+  const lt::sha1_hash info_hash_;
+  const std::vector<lt::tcp::endpoint> peers_;
+  const std::map<lt::peer_id, std::string> names_;
+  const std::shared_ptr<StripeGate> gate_;
+  const int piece_bytes_;
+  const int64_t payload_bytes_;
+  const double bin_s_;
+  lt::torrent_handle handle_;
+  std::atomic<bool> left_{false};
+  std::atomic<uint64_t> uploaded_{0};
+  mutable std::mutex mutex_;
+  Clock::time_point started_{};                  // guarded by mutex_
+  std::map<std::string, PeerReceipt> receipts_;  // guarded by mutex_
+};
+
+class TorrentSession::Impl {
+ public:
+  Impl(const TorrentSessionOptions& options, lt::session_params params, std::shared_ptr<TorrentStorageTable> table)
+      : options_(options), table_(std::move(table)), session_(std::move(params)) {
+    alerts_ = std::thread([this] { PumpAlerts(); });
+  }
+  ~Impl() {
+    stop_ = true;
+    alerts_.join();
+  }
+
+  Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store,
+                                     std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
+                                     const std::vector<bool>* stripe, const lt::tcp::endpoint* source,
+                                     std::function<void()> on_chunk_verified);
+
+  const TorrentSessionOptions options_;
+  const std::shared_ptr<TorrentStorageTable> table_;
+  lt::session session_;
+
+ private:
+  void PumpAlerts();
+  std::shared_ptr<TorrentSwarm> FindSwarm(const lt::torrent_handle& handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = swarms_.find(handle);
+    if (it == swarms_.end()) return nullptr;
+    std::shared_ptr<TorrentSwarm> swarm = it->second.lock();
+    if (swarm == nullptr) swarms_.erase(it);
+    return swarm;
+  }
+
+  std::atomic<bool> stop_{false};
+  std::thread alerts_;
+  std::mutex mutex_;
+  std::map<lt::torrent_handle, std::weak_ptr<TorrentSwarm>> swarms_;  // guarded by mutex_
+};
+
+void TorrentSession::Impl::PumpAlerts() {
+  std::vector<lt::alert*> alerts;
+  while (!stop_) {
+    if (session_.wait_for_alert(std::chrono::milliseconds(200)) == nullptr) continue;
+    session_.pop_alerts(&alerts);
+    for (lt::alert* a : alerts) {
+      if (auto* block = lt::alert_cast<lt::block_finished_alert>(a)) {
+        if (auto swarm = FindSwarm(block->handle)) {
+          swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index);
+        }
+      } else if (a->category() & lt::alert_category::error) {
+        spdlog::warn("swarm: {}", a->message());
+      }
+    }
+  }
+}
+
+Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(
+    const std::string& torrent, std::shared_ptr<PayloadStore> store, std::vector<lt::tcp::endpoint> peers,
+    std::map<lt::peer_id, std::string> names, const std::vector<bool>* stripe, const lt::tcp::endpoint* source,
+    std::function<void()> on_chunk_verified) {
+  const PayloadIdentity& identity = store->identity();
+  lt::error_code ec;
+  auto info = std::make_shared<lt::torrent_info>(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())),
+                                                  ec, lt::from_span);
+  if (ec) return Status::InvalidArgument("the plan's torrent does not parse: " + ec.message());
+  if (!info->info_hashes().has_v1() || info->num_files() != 1 ||
+      static_cast<uint64_t>(info->total_size()) != identity.size_bytes ||
+      static_cast<uint64_t>(info->piece_length()) != identity.chunk_bytes ||
+      static_cast<uint64_t>(info->num_pieces()) != identity.NumChunks()) {
+    return Status::InvalidArgument("the plan's torrent does not describe the payload (one file of " +
+                                   std::to_string(identity.size_bytes) + " bytes in pieces of " +
+                                   std::to_string(identity.chunk_bytes) + ")");
+  }
+  const int pieces = info->num_pieces();
+  auto storage = std::make_shared<TorrentStorage>();
+  storage->store = store;
+  storage->on_chunk_verified = std::move(on_chunk_verified);
+  for (int p = 0; p < pieces; ++p) storage->piece_sha1.push_back(info->hash_for_piece(lt::piece_index_t(p)));
+  const lt::sha1_hash info_hash = info->info_hashes().get_best();
+  if (table_->Find(info_hash) != nullptr) {
+    return Status::AlreadyExists("this daemon is already in the swarm of torrent " + InfoHashHex(info_hash));
+  }
+
+  lt::add_torrent_params params;
+  params.ti = info;
+  params.save_path = ".";  // unused: StoreDiskIo keeps every byte in the PayloadStore
+  params.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed | lt::torrent_flags::need_save_resume);
+  params.have_pieces.resize(pieces, false);
+  std::vector<bool> held(static_cast<size_t>(pieces));
+  for (int p = 0; p < pieces; ++p) {
+    held[p] = store->Has(static_cast<uint64_t>(p));
+    if (held[p]) params.have_pieces.set_bit(lt::piece_index_t(p));
+  }
+  std::shared_ptr<StripeGate> gate;
+  if (stripe != nullptr) {
+    params.piece_priorities.resize(static_cast<size_t>(pieces), lt::dont_download);
+    for (int p = 0; p < pieces; ++p) {
+      if ((*stripe)[p]) params.piece_priorities[p] = lt::top_priority;
+    }
+    gate = std::make_shared<StripeGate>(*stripe, held, *source,
+                                        std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
+    params.extensions.push_back([gate](lt::torrent_handle const&, lt::client_data_t) {
+      return std::make_shared<GateTorrentPlugin>(gate);
+    });
+  }
+  auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(peers), std::move(names), gate,
+                                              info->piece_length(), info->total_size(), options_.bin_s);
+  table_->Register(info_hash, storage);
+  lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
+  if (ec) {
+    table_->Unregister(info_hash);
+    return Status::Internal("libtorrent refused the torrent: " + ec.message());
+  }
+  if (gate) gate->Arm(handle);
+  swarm->SetHandle(handle);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    swarms_[handle] = swarm;
+  }
+  return std::shared_ptr<PullSwarm>(swarm);
+}
+
+TorrentSession::TorrentSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TorrentSession::~TorrentSession() = default;
+
+Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOptions options) {
+  GRIDCAST_RETURN_IF_ERROR(Endpoint(options.listen_address).status());
+  lt::settings_pack s;
+  s.set_str(lt::settings_pack::listen_interfaces, options.listen_address);
+  s.set_str(lt::settings_pack::peer_fingerprint, PeerIdForMember(options.member_name));
+  s.set_bool(lt::settings_pack::enable_dht, false);
+  s.set_bool(lt::settings_pack::enable_lsd, false);
+  s.set_bool(lt::settings_pack::enable_upnp, false);
+  s.set_bool(lt::settings_pack::enable_natpmp, false);
+  s.set_bool(lt::settings_pack::enable_outgoing_utp, false);
+  s.set_bool(lt::settings_pack::enable_incoming_utp, false);
+  s.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
+  s.set_int(lt::settings_pack::alert_mask, lt::alert_category::error | lt::alert_category::block_progress);
+  s.set_int(lt::settings_pack::active_downloads, -1);
+  s.set_int(lt::settings_pack::active_seeds, -1);
+  s.set_int(lt::settings_pack::active_limit, -1);
+  // Peers join at slightly different moments; a refused dial is retried soon, not in a minute.
+  s.set_int(lt::settings_pack::min_reconnect_time, 1);
+  if (!options.libtorrent_defaults) {
+    s.set_int(lt::settings_pack::whole_pieces_threshold, 0);
+    s.set_int(lt::settings_pack::request_queue_time, 1);
+    s.set_int(lt::settings_pack::choking_algorithm, lt::settings_pack::fixed_slots_choker);
+    s.set_int(lt::settings_pack::unchoke_slots_limit, -1);
+    s.set_int(lt::settings_pack::send_buffer_watermark, 4 << 20);
+    s.set_int(lt::settings_pack::out_enc_policy, lt::settings_pack::pe_disabled);
+    s.set_int(lt::settings_pack::in_enc_policy, lt::settings_pack::pe_enabled);
+  }
+  lt::session_params params(std::move(s));
+  params.extensions.clear();  // no peer exchange or metadata transfer: the plan says who and what
+  auto table = std::make_shared<TorrentStorageTable>();
+  params.disk_io_constructor = [table](lt::io_context& io, lt::settings_interface const&, lt::counters&) {
+    return MakeStoreDiskIo(io, table);
+  };
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>(options, std::move(params), table);
+  } catch (const std::exception& e) {
+    return Status::Unavailable(std::string("cannot start the BitTorrent session: ") + e.what());
+  }
+  // Listening is asynchronous; a port that cannot be bound shows up as no listen port.
+  for (int i = 0; i < 50 && !impl->session_.is_listening(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!impl->session_.is_listening()) {
+    return Status::Unavailable("cannot listen for BitTorrent on " + options.listen_address);
+  }
+  return std::unique_ptr<TorrentSession>(new TorrentSession(std::move(impl)));
+}
+
+Result<std::string> TorrentSession::MakeTorrent(const PayloadStore& store, const std::string& file_name) {
+  const PayloadIdentity& identity = store.identity();
+  if (identity.size_bytes == 0) return Status::InvalidArgument("BitTorrent cannot carry an empty payload");
+  if (identity.chunk_bytes < 16384 || (identity.chunk_bytes & (identity.chunk_bytes - 1)) != 0 ||
+      identity.chunk_bytes > (64u << 20)) {
+    return Status::InvalidArgument("a BitTorrent piece must be a power of two from 16 KiB to 64 MiB");
+  }
+  if (!store.Complete()) return Status::FailedPrecondition("only a complete payload has a torrent");
+  if (file_name.empty() || file_name.find('/') != std::string::npos) {
+    return Status::InvalidArgument("torrent file name must be one path component");
+  }
+  lt::file_storage files;
+  files.add_file(file_name, static_cast<std::int64_t>(identity.size_bytes));
+  lt::create_torrent maker(files, static_cast<int>(identity.chunk_bytes), lt::create_torrent::v1_only);
+  maker.set_creator("gridcast");
+  std::vector<uint8_t> buffer(identity.chunk_bytes);
+  for (uint64_t c = 0; c < identity.NumChunks(); ++c) {
+    std::span<uint8_t> chunk(buffer.data(), identity.ChunkSize(c));
+    GRIDCAST_RETURN_IF_ERROR(store.ReadChunk(c, chunk));
+    maker.set_hash(lt::piece_index_t(static_cast<int>(c)),
+                   lt::hasher(reinterpret_cast<const char*>(chunk.data()), static_cast<int>(chunk.size())).final());
+  }
+  std::string out;
+  lt::bencode(std::back_inserter(out), maker.generate());
+  return out;
+}
+
+Result<std::string> TorrentSession::MagnetLink(const std::string& torrent) {
+  lt::error_code ec;
+  lt::torrent_info info(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())), ec,
+                        lt::from_span);
+  if (ec) return Status::InvalidArgument("not a torrent: " + ec.message());
+  return lt::make_magnet_uri(info);
+}
+
+Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
+  const Plan& plan = join.plan;
+  const int p = static_cast<int>(plan.members.size());
+  if (plan.mode == PlanMode::kPush) return Status::InvalidArgument("a push plan has no swarm");
+  if (join.self < 0 || join.self >= p || static_cast<int>(join.bt_addresses.size()) != p) {
+    return Status::InvalidArgument("swarm member index or addresses do not match the plan");
+  }
+  std::vector<lt::tcp::endpoint> endpoints;
+  std::map<lt::peer_id, std::string> names;
+  for (int m = 0; m < p; ++m) {
+    GRIDCAST_ASSIGN_OR_RETURN(lt::tcp::endpoint endpoint, Endpoint(join.bt_addresses[m]));
+    endpoints.push_back(endpoint);
+    const std::string id = PeerIdForMember(plan.members[m]);
+    names[lt::peer_id(id.data())] = plan.members[m];
+  }
+  const Swarm& swarm = plan.swarm;
+  std::vector<lt::tcp::endpoint> peers;
+  std::vector<bool> stripe;
+  bool striped = false;
+  for (const SwarmMember& m : swarm.members) {
+    if (m.member != join.self) continue;
+    for (int peer : m.peers) peers.push_back(endpoints[peer]);
+    if (!swarm.free_choice && plan.mode == PlanMode::kPull) {
+      striped = true;
+      stripe.assign(plan.NumChunks(), false);
+      for (const ChunkRange& range : m.stripe) {
+        for (uint64_t c = range.begin; c < range.end; c += range.step) stripe[c] = true;
+      }
+    }
+  }
+  return impl_->Add(join.torrent, std::move(join.store), std::move(peers), std::move(names),
+                    striped ? &stripe : nullptr, striped ? &endpoints[swarm.source] : nullptr,
+                    std::move(join.on_chunk_verified));
+}
+
+Result<std::shared_ptr<PullSwarm>> TorrentSession::ServeTo(const std::string& torrent, std::shared_ptr<PayloadStore> store,
+                                                       const std::string& address) {
+  GRIDCAST_ASSIGN_OR_RETURN(lt::tcp::endpoint client, Endpoint(address));
+  if (!store->Complete()) return Status::FailedPrecondition("only a complete payload can be served");
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm,
+                            impl_->Add(torrent, std::move(store), {client}, {}, nullptr, nullptr, [] {}));
+  swarm->Start();
+  return swarm;
+}
+
+}  // namespace gridcast

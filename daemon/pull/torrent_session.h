@@ -1,0 +1,84 @@
+// TorrentSession: this daemon's one libtorrent session, and the swarms of its pull and hybrid
+// plans.
+//
+// Settings (what was measured to matter, issue 5): TCP only (uTP, DHT, LSD, UPnP, NAT-PMP and
+// peer exchange off: the control plane is the tracker), whole_pieces_threshold 0 (otherwise
+// fast peers ignore piece priorities), request_queue_time 1 s, unlimited upload slots. Each
+// member's peer id is derived from its name, so received blocks are attributed to members
+// even on one loopback address. Payload bytes go through PayloadStore (store_disk_io.h).
+//
+// A member of a striped swarm (collectives/planners/swarm.h) wants only its stripe at first;
+// a chunk outside it becomes wanted once a peer other than the source announces it, and when
+// its stripe is complete the member leaves the source. If nothing arrives for `stall_timeout`,
+// every missing chunk becomes wanted from anyone, the source included (a peer died).
+//
+// Observations: every received block is attributed to its sender (block_finished_alert) and
+// binned in time; PullSwarm::Report() returns them. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "common/result.h"
+#include "daemon/executor/swarm.h"
+#include "daemon/store/payload_store.h"
+
+namespace gridcast {
+
+struct TorrentSessionOptions {
+  std::string member_name;     // this daemon's name: its peer id
+  std::string listen_address;  // "ip:port" for BitTorrent
+  // libtorrent's own defaults (TCP only and no discovery still): the baseline benchmarks
+  // compare against.
+  bool libtorrent_defaults = false;
+  std::chrono::milliseconds stall_timeout = std::chrono::seconds(3);
+  double bin_s = 0.25;         // width of the observation time bins
+};
+
+struct SwarmJoin {
+  std::string torrent;                 // bencoded .torrent of the payload
+  std::shared_ptr<PayloadStore> store;
+  Plan plan;                           // mode kPull or kHybrid
+  int self = 0;                        // this member's index in the plan
+  std::vector<std::string> bt_addresses;  // per member, "ip:port"
+  std::function<void()> on_chunk_verified;  // any thread
+};
+
+class TorrentSession {
+ public:
+  // Starts the session and listens. Unavailable when the address cannot be bound.
+  static Result<std::unique_ptr<TorrentSession>> Start(TorrentSessionOptions options);
+  ~TorrentSession();
+  TorrentSession(const TorrentSession&) = delete;
+  TorrentSession& operator=(const TorrentSession&) = delete;
+
+  // The bencoded BitTorrent v1 .torrent of a complete payload: one file called `file_name`,
+  // piece = chunk (a power of two of at least 16 KiB). Reads the whole payload once (SHA-1).
+  static Result<std::string> MakeTorrent(const PayloadStore& store, const std::string& file_name);
+  // The magnet link of a .torrent.
+  static Result<std::string> MagnetLink(const std::string& torrent);
+
+  // Adds the payload's torrent, paused until PullSwarm::Start(). Checks the torrent against the
+  // store (size, piece size and count); verified chunks are announced as held.
+  Result<std::shared_ptr<PullSwarm>> Join(SwarmJoin join);
+
+  // Seeds a complete payload to one outside BitTorrent client waiting at `address` (it dials
+  // the client; no tracker). The swarm lasts until Leave().
+  Result<std::shared_ptr<PullSwarm>> ServeTo(const std::string& torrent,
+                                         std::shared_ptr<PayloadStore> store,
+                                         const std::string& address);
+
+ private:
+  class Impl;
+  explicit TorrentSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The fixed 20-byte BitTorrent peer id of a member.
+std::string PeerIdForMember(const std::string& member_name);
+
+}  // namespace gridcast

@@ -1,0 +1,119 @@
+// Pull broadcasts (BitTorrent through libtorrent) between real gridcastd processes on loopback:
+// delivery, the observations tomography reads, the coordinator's stripes, and bad requests.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "tests/integration/send_helpers.h"
+
+namespace gridcast {
+namespace {
+
+class PullTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(GRIDCASTD, "pull", 6); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static LocalCluster* cluster_;
+};
+LocalCluster* PullTest::cluster_ = nullptr;
+
+// The per-pair counts of one broadcast add up to the payload at every receiver: each block is
+// counted once, from the peer that sent it (end-game duplicates are not written twice).
+void ExpectObservationsAddUp(const nlohmann::json& obs, const LocalCluster& cluster, uint64_t size) {
+  ASSERT_TRUE(obs.is_object()) << obs.dump();
+  EXPECT_EQ(obs["source"], "m0");
+  EXPECT_EQ(obs["payload_bytes"].get<uint64_t>(), size);
+  std::set<std::string> names;
+  for (const ClusterMember& m : cluster.config().members) names.insert(m.name);
+  std::map<std::string, uint64_t> received;
+  for (const auto& pair : obs["pairs"]) {
+    const std::string from = pair["from"], to = pair["to"];
+    EXPECT_TRUE(names.count(from)) << "unknown sender " << from;
+    EXPECT_NE(from, to);
+    EXPECT_LE(pair["first_s"].get<double>(), pair["last_s"].get<double>());
+    uint64_t binned = 0;
+    for (const auto& b : pair["bytes_per_bin"]) binned += b.get<uint64_t>();
+    EXPECT_EQ(binned, pair["bytes"].get<uint64_t>());
+    received[to] += pair["bytes"].get<uint64_t>();
+  }
+  ASSERT_EQ(obs["members"].size(), static_cast<size_t>(cluster.size() - 1));
+  for (const auto& member : obs["members"]) {
+    const std::string name = member["name"];
+    EXPECT_TRUE(member["complete"].get<bool>()) << name;
+    // libtorrent may receive an end-game block twice; the second copy is counted too.
+    EXPECT_GE(received[name], size) << name;
+    EXPECT_LE(received[name], size + size / 20) << name;
+    EXPECT_EQ(member["bytes_received"].get<uint64_t>(), received[name]) << name;
+  }
+}
+
+TEST_F(PullTest, StripedSwarmDeliversAndReportsWhoSentWhat) {
+  const uint64_t size = (24 << 20) + 5;
+  const std::string path = cluster_->MakePayload("pull-striped.bin", size);
+  const std::string observations = (cluster_->dir() / "striped-observations.json").string();
+  SendResult r = Send(*cluster_, {path, "--mode", "pull", "--chunk", "256KiB", "--observations", observations});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.json["mode"], "pull");
+  EXPECT_EQ(r.json["algorithm"], "swarm");
+  EXPECT_TRUE(r.json["verified"].get<bool>());
+  ExpectEverywhere(*cluster_, path, "pull-striped.bin");
+  // Each receiver takes its stripe from the source and the rest from peers while the source
+  // is still connected; on unshaped loopback the source is fast enough to be asked for some
+  // of the rest too (netgrid's figures are in docs/performance.md). A flat tree sends 5.
+  EXPECT_GE(r.json["source_copies"].get<double>(), 0.99);
+  EXPECT_LE(r.json["source_copies"].get<double>(), 3.0);
+  const nlohmann::json obs = nlohmann::json::parse(ReadFile(observations), nullptr, false);
+  ExpectObservationsAddUp(obs, *cluster_, size);
+  uint64_t from_peers = 0;
+  for (const auto& pair : obs["pairs"]) from_peers += pair["from"] == "m0" ? 0 : pair["bytes"].get<uint64_t>();
+  EXPECT_GT(from_peers, 3 * size) << "receivers should mostly serve each other";
+}
+
+TEST_F(PullTest, FreeChoiceSwarmForMeasurements) {
+  const uint64_t size = 8 << 20;
+  const std::string path = cluster_->MakePayload("pull-free.bin", size);
+  const std::string observations = (cluster_->dir() / "free-observations.json").string();
+  SendResult r = Send(*cluster_, {path, "--mode", "pull", "--algo", "swarm-free", "--observations", observations});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.json["algorithm"], "swarm-free");
+  ExpectEverywhere(*cluster_, path, "pull-free.bin");
+  ExpectObservationsAddUp(nlohmann::json::parse(ReadFile(observations), nullptr, false), *cluster_, size);
+}
+
+TEST_F(PullTest, ResumesOnlyWhatWasNotVerified) {
+  // A second pull of a payload every member already holds moves nothing and still verifies.
+  const uint64_t size = 4 << 20;
+  const std::string path = cluster_->MakePayload("pull-twice.bin", size);
+  ASSERT_EQ(Send(*cluster_, {path, "--mode", "pull"}).exit_code, 0);
+  SendResult again = Send(*cluster_, {path, "--mode", "pull"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_LT(again.json["source_copies"].get<double>(), 0.01);
+  ExpectEverywhere(*cluster_, path, "pull-twice.bin");
+}
+
+TEST_F(PullTest, BadRequestsGetClearErrors) {
+  const std::string path = cluster_->MakePayload("pull-bad.bin", 1 << 20);
+  SendResult push_planner = Send(*cluster_, {path, "--mode", "pull", "--algo", "multilane"});
+  EXPECT_NE(push_planner.exit_code, 0);
+  EXPECT_NE(push_planner.output.find("push planner"), std::string::npos) << push_planner.output;
+  SendResult odd_piece = Send(*cluster_, {path, "--mode", "pull", "--chunk", "100KiB"});
+  EXPECT_NE(odd_piece.exit_code, 0);
+  EXPECT_NE(odd_piece.output.find("power of two"), std::string::npos) << odd_piece.output;
+  const std::string empty = cluster_->MakePayload("pull-empty.bin", 0);
+  SendResult nothing = Send(*cluster_, {empty, "--mode", "pull"});
+  EXPECT_NE(nothing.exit_code, 0);
+  EXPECT_NE(nothing.output.find("empty payload"), std::string::npos) << nothing.output;
+  SendResult swarm_push = Send(*cluster_, {path, "--algo", "swarm"});
+  EXPECT_NE(swarm_push.exit_code, 0);
+  EXPECT_NE(swarm_push.output.find("--mode pull"), std::string::npos) << swarm_push.output;
+  // The daemons are still there.
+  SendResult fine = Send(*cluster_, {path, "--mode", "pull"});
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+}
+
+}  // namespace
+}  // namespace gridcast
