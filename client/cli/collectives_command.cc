@@ -198,7 +198,10 @@ struct SimRow {
 Result<SimRow> PlanAndSimulate(const std::string& algo, const Inputs& in, double bound_s) {
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algo));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(in.net, in.payload_bytes, in.options));
-  GRIDCAST_ASSIGN_OR_RETURN(SimResult result, SimulatePlan(plan, in.net, SimOptions()));
+  // The daemon's per-chunk overhead, as auto assumes when it picks among these.
+  SimOptions options;
+  options.per_message_overhead_s = kDaemonPerChunkOverheadS;
+  GRIDCAST_ASSIGN_OR_RETURN(SimResult result, SimulatePlan(plan, in.net, options));
   const double efficiency = result.completion_s > 0 ? bound_s / result.completion_s : 1.0;
   return SimRow{plan.algorithm, plan.chunk_bytes, result.completion_s, efficiency,
                 plan.rationale};

@@ -8,9 +8,13 @@
 //      above the payload; only with options.choose_chunk_bytes) and stream count (1, 2 and 4,
 //      only with options.choose_streams and when the network has switch uplinks).
 // The shortest predicted time wins; ties go to the candidate tried first, so the result is
-// deterministic. The returned Plan is the winner's, with `algorithm` = the winning planner's
-// name and `rationale` = e.g. "multilane-sites 1MiB: 21.6 s predicted, efficiency 0.97; next:
-// capacity 22.0 s, chain 23.1 s". Pure; thread-safe.
+// deterministic. Candidates are simulated with the daemon's per-chunk overhead
+// (kDaemonPerChunkOverheadS, simulator.h): every chunk costs it on every hop, so the chunk
+// size trades pipeline fill (chunk / rate per hop, smaller is better) against chunks x
+// overhead (larger is better). The returned Plan is the winner's, with `algorithm` = the
+// winning planner's name and `rationale` = e.g. "multilane-sites 1MiB: 21.6 s predicted,
+// efficiency 0.97; next: capacity 22.0 s, chain 23.1 s; chunk 1MiB (50 us per chunk per hop
+// against pipeline fill): 512KiB 21.7 s, 2MiB 21.8 s". Pure; thread-safe.
 #pragma once
 
 #include <array>

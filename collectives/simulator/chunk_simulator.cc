@@ -27,7 +27,7 @@ class ChunkSimulation {
  public:
   ChunkSimulation(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
                   const SimOptions& options)
-      : setup_(setup), window_(options.window_chunks),
+      : setup_(setup), window_(options.window_chunks), overhead_s_(options.per_message_overhead_s),
         result_(EmptySimResult(setup, net, SimMode::kChunkLevel)) {
     const int p = setup.num_members;
     const int num_lanes = static_cast<int>(plan.lanes.size());
@@ -51,21 +51,25 @@ class ChunkSimulation {
 
   SimResult Run() {
     for (int e = 0; e < static_cast<int>(setup_.edges.size()); ++e) TryStart(e);
-    while (!active_.empty() || !arrivals_.empty()) {
+    while (!active_.empty() || !events_.empty()) {
       if (rates_stale_) SolveRates();
       double done_at = kInfinity;
       for (size_t i = 0; i < active_.size(); ++i) {
         done_at = std::min(done_at, now_ + active_[i].remaining_bytes / rates_[i]);
       }
-      const double arrival_at = arrivals_.empty() ? kInfinity : arrivals_.front().time;
-      if (done_at <= arrival_at) {
+      const double event_at = events_.empty() ? kInfinity : events_.front().time;
+      if (done_at <= event_at) {
         FinishTransmissions(done_at);
       } else {
-        Advance(arrival_at);
-        std::pop_heap(arrivals_.begin(), arrivals_.end(), std::greater<>());
-        const int edge = arrivals_.back().edge;
-        arrivals_.pop_back();
-        Arrive(edge);
+        Advance(event_at);
+        std::pop_heap(events_.begin(), events_.end(), std::greater<>());
+        const Event event = events_.back();
+        events_.pop_back();
+        if (event.kind == kReady) {
+          BeginTransmission(event.edge);
+        } else {
+          Arrive(event.edge);
+        }
       }
     }
     for (double t : result_.member_completion_s) result_.completion_s = std::max(result_.completion_s, t);
@@ -78,11 +82,13 @@ class ChunkSimulation {
     uint64_t bytes;
     double remaining_bytes;
   };
-  struct Arrival {
+  enum EventKind { kArrival, kReady };
+  struct Event {
     double time;
-    uint64_t sequence;  // ties in time resolve in the order the transmissions ended
+    uint64_t sequence;  // ties in time resolve in the order the events were made
     int edge;
-    bool operator>(const Arrival& other) const {
+    EventKind kind;     // a chunk arrives, or its sender's per-chunk work is done
+    bool operator>(const Event& other) const {
       return std::tie(time, sequence) > std::tie(other.time, other.sequence);
     }
   };
@@ -97,9 +103,19 @@ class ChunkSimulation {
     if (transmitting_[e] || in_flight_[e] >= window_ || next_[e] >= held_[Slot(edge.lane, edge.parent)]) {
       return;
     }
-    const uint64_t bytes = sizes_[edge.lane][next_[e]++];
     transmitting_[e] = true;
     ++in_flight_[e];
+    if (overhead_s_ > 0) {
+      // The sender's per-chunk work comes first; the bytes flow once it is done.
+      events_.push_back({now_ + overhead_s_, sequence_++, e, kReady});
+      std::push_heap(events_.begin(), events_.end(), std::greater<>());
+      return;
+    }
+    BeginTransmission(e);
+  }
+
+  void BeginTransmission(int e) {
+    const uint64_t bytes = sizes_[setup_.edges[e].lane][next_[e]++];
     active_.push_back({e, bytes, static_cast<double>(bytes)});
     rates_stale_ = true;
   }
@@ -144,8 +160,8 @@ class ChunkSimulation {
     Advance(time);
     for (int e : ended) {
       transmitting_[e] = false;
-      arrivals_.push_back({now_ + setup_.edges[e].delay_s, sequence_++, e});
-      std::push_heap(arrivals_.begin(), arrivals_.end(), std::greater<>());
+      events_.push_back({now_ + setup_.edges[e].delay_s, sequence_++, e, kArrival});
+      std::push_heap(events_.begin(), events_.end(), std::greater<>());
     }
     rates_stale_ = true;
     for (int e : ended) TryStart(e);
@@ -165,17 +181,18 @@ class ChunkSimulation {
 
   const SimSetup& setup_;
   const int window_;
+  const double overhead_s_;
   SimResult result_;
   std::vector<std::vector<uint64_t>> sizes_;  // per lane, chunk sizes in flow order
   std::vector<size_t> held_;                  // per (lane, member): chunks arrived (a prefix)
   std::vector<int> out_begin_, out_end_;      // per (lane, member): its edges, in child order
   std::vector<size_t> next_;                  // per edge: next chunk position to send
   std::vector<int> in_flight_;                // per edge
-  std::vector<bool> transmitting_;            // per edge
+  std::vector<bool> transmitting_;            // per edge: busy with a chunk (overhead or bytes)
   std::vector<Transfer> active_;              // transmitting now, in start order
   std::vector<double> rates_;                 // bytes/s, parallel to active_
   bool rates_stale_ = true;
-  std::vector<Arrival> arrivals_;             // min-heap
+  std::vector<Event> events_;                 // min-heap
   uint64_t sequence_ = 0;
   double now_ = 0;
   FairShareProblem problem_;

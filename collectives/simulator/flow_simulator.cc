@@ -64,11 +64,16 @@ class FluidSimulation {
       flow.shape = shape;
       double fastest = kInfinity;
       for (int r : edge.resources) fastest = std::min(fastest, setup.capacity_bytes_per_s[r]);
-      // At most `window` chunks per (transmission + delay), even at the fastest rate; a lane
-      // that fits in the window never waits for it.
-      const double cycle_s = (fastest == kInfinity ? 0 : shape.first_chunk_bytes / fastest) + edge.delay_s;
+      // The sender's per-chunk work holds the edge for the overhead before each chunk's
+      // bytes: at most one chunk per (overhead + transmission at the fastest rate).
+      const double transmit_s = fastest == kInfinity ? 0 : shape.first_chunk_bytes / fastest;
+      const double overhead_s = options.per_message_overhead_s;
+      if (overhead_s > 0) flow.window_cap = shape.first_chunk_bytes / (overhead_s + transmit_s);
+      // At most `window` chunks per (overhead + transmission + delay); a lane that fits in the
+      // window never waits for it.
+      const double cycle_s = overhead_s + transmit_s + edge.delay_s;
       if (cycle_s > 0 && plan.lanes[edge.lane].ChunkCount() > static_cast<uint64_t>(options.window_chunks)) {
-        flow.window_cap = options.window_chunks * shape.first_chunk_bytes / cycle_s;
+        flow.window_cap = std::min(flow.window_cap, options.window_chunks * shape.first_chunk_bytes / cycle_s);
       }
       flow_of[e] = static_cast<int>(flows_.size());
       flows_.push_back(flow);
@@ -121,7 +126,7 @@ class FluidSimulation {
     int edge = 0;
     int feeder = -1;           // flow index, or -1 when the parent is the lane source
     LaneShape shape;
-    double window_cap = kInfinity;
+    double window_cap = kInfinity;  // the window's and the per-chunk overhead's limit
     Phase phase = Phase::kWaiting;
     double sent = 0;           // bytes transmitted so far
     bool first_sent = false;   // the first chunk has been transmitted

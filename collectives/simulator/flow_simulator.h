@@ -14,13 +14,16 @@
 // Events closer together than SimOptions::flow_merge_fraction of the elapsed time are handled
 // as one.
 //
-// Accuracy: on chains, flat trees, binary trees and two-lane plans, on one switch, mixed NICs
-// and two sites, it matches the chunk level to 0.01% - 2% (the agreement test). Outside its
-// model, when many lanes of few chunks each cross long paths (scatter-allgather's shape:
-// every node forwards many lanes whose chunks in fact arrive staggered, while the fluid makes
-// them share all the time) it is pessimistic: +30% for 9 lanes of 9 chunks over 9 hops, up to
-// 5x for 99 lanes of 10 chunks. FlowLevelFits() (sim_setup.h) tells the two apart; kAuto then
-// prefers the chunk level.
+// The per-message overhead holds an edge before each chunk, so it caps the flow at one chunk
+// per (overhead + transmission at the fastest rate) of its path.
+//
+// Accuracy: within 3% of the chunk level on every plan FlowLevelFits() accepts (chains, flat,
+// binary, binomial and k-nomial trees, two-lane and k-tree plans, capacity's packings, on one
+// switch, mixed NICs and two sites; engine_agreement_test.cc). Outside it (simulator.h says
+// why): lanes of few chunks per hop (scatter-allgather's shape), where it is pessimistic by
+// up to 19% in the test grid and +30% to 5x on longer rings, and plans mixing stream counts,
+// where it is optimistic (25% for 4-stream WAN edges beside 1-stream ones). kAuto prefers the
+// chunk level for both.
 //
 // Complexity: O(K · F · L · log F) for F lane edges crossing L resources each and K distinct
 // event times, independent of the number of chunks. K is a few per tree level when members

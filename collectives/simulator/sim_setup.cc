@@ -136,8 +136,7 @@ Result<SimSetup> BuildSimSetup(const Plan& plan, const NetworkModel& net, const 
         edge.child = fanout->children[i];
         edge.feeder = into[parent];
         edge.weight = lane.StreamsOn(*fanout, i);
-        edge.delay_s = net.PathLatencySeconds(node_of[parent], node_of[edge.child]) +
-                       options.per_message_overhead_s;
+        edge.delay_s = net.PathLatencySeconds(node_of[parent], node_of[edge.child]);
         GRIDCAST_ASSIGN_OR_RETURN(edge.resources,
                                   PathResources(net, node_of[parent], node_of[edge.child], table));
         into[edge.child] = static_cast<int>(setup.edges.size());
@@ -156,6 +155,7 @@ bool FlowLevelFits(const Plan& plan, const SimSetup& setup) {
   std::vector<uint64_t> hops(setup.edges.size(), 1);
   for (size_t e = 0; e < setup.edges.size(); ++e) {
     const SimEdge& edge = setup.edges[e];
+    if (edge.weight != setup.edges[0].weight) return false;
     if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
     const uint64_t chunks = plan.lanes[edge.lane].ChunkCount();
     if (chunks > 0 && chunks < kStreamingChunksPerHop * hops[e]) return false;

@@ -20,7 +20,7 @@ struct SimEdge {
   int child = 0;             // member index
   int feeder = -1;           // the edge that brings the lane to `parent`; -1 at the lane source
   double weight = 1;         // parallel TCP streams: shares of a shared bottleneck
-  double delay_s = 0;        // one-way path latency plus the per-message overhead
+  double delay_s = 0;        // one-way path latency
   std::vector<int> resources;  // indices into SimSetup::capacity_bytes_per_s
 };
 
@@ -48,7 +48,8 @@ Result<SimSetup> BuildSimSetup(const Plan& plan, const NetworkModel& net, const 
 // flow level agrees with the chunk level within a few percent (flow_simulator.h).
 inline constexpr uint64_t kStreamingChunksPerHop = 8;
 
-// True when every lane that carries chunks streams.
+// True when every lane that carries chunks streams and every edge has the same number of
+// streams: the plans the flow level represents within 3% (flow_simulator.h).
 bool FlowLevelFits(const Plan& plan, const SimSetup& setup);
 
 // A SimResult with zero times and zero byte counts sized for `plan` on `net`.

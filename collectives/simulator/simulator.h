@@ -5,7 +5,7 @@
 // share capacity max-min fairly (TCP-like). Resources are each node's NIC egress and ingress
 // and each uplink in each direction; a transfer between switches crosses the uplinks of the
 // switch-tree path, up then down. Every chunk on every hop also
-// pays that path's one-way latency plus a per-message overhead.
+// pays that path's one-way latency and a per-message overhead.
 //
 // Modelling choices (so results can be read correctly):
 // * One lane edge is one TCP byte stream: its chunks are transmitted one after another, and at
@@ -13,12 +13,29 @@
 //   window is what hides latency; a small window on a long path caps the edge's throughput.
 // * An edge with s parallel streams gets s shares of a shared bottleneck (TCP is fair per
 //   connection); streams do not add capacity.
-// * The overhead delays each chunk's arrival like latency; it does not occupy the link.
+// * The overhead is the sender's per-chunk work (framing, hashing, store read and write): it
+//   holds the edge before each chunk's bytes go, without using bandwidth (the other edges
+//   of the node share it meanwhile). So it costs a lane chunks x overhead per hop of its
+//   pipeline, against the fill of (chunk / rate) per hop that smaller chunks save: the
+//   trade-off `auto` weighs when it picks the chunk size.
 //
 // Two engines: a chunk-level discrete-event reference (exact for this model;
 // chunk_simulator.h) and a flow-level fluid approximation whose cost does not grow with the
 // number of chunks (10,000 members, two lanes, 1024 chunks in 0.25 s; flow_simulator.h, which
-// also says where it is inaccurate). Pure and deterministic; thread-safe.
+// also says where it is inaccurate). They agree within 3% on every plan FlowLevelFits()
+// accepts (tests/unit/collectives/simulator/engine_agreement_test.cc: every registered
+// broadcast planner, 2 to 33 members, flat, two-site and mixed-NIC networks, 1 and 4 streams).
+// Two kinds of plans lie outside the fluid's model, and kAuto runs them chunk by chunk up to
+// 4x the usual budget:
+// * lanes of few chunks per hop (scatter-allgather with few chunks per member: the flow level
+//   is up to 19% slow in the test grid, +30% to 5x on longer rings), because the fluid keeps
+//   every hop a chunk behind its feeder while the links are full, a lag that adds up along
+//   the path, where chunk by chunk the links stay busy with whichever chunk has arrived;
+// * edges with different stream counts in one plan (a 4-stream WAN edge beside 1-stream local
+//   ones: the flow level is 25% fast on [ML] 2 x 16), because a fluid edge that has caught up
+//   with its feeder follows the feeder's rate, while chunk by chunk its 4 shares squeeze the
+//   parent's other children whenever it has a chunk, a delay that spreads down their subtrees.
+// Pure and deterministic; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,15 +47,24 @@
 
 namespace gridcast {
 
+// The daemon's per-chunk cost per hop, for SimOptions::per_message_overhead_s when predicting
+// the daemon (auto and `gridcast simulate` use it). No per-chunk figure has been measured yet
+// (docs/performance.md measures CPU per byte: about 4.4 CPU-s per GiB per receiver, mostly
+// per-wakeup system time); 50 us is the order of a chunk's framing, syscalls and store write
+// beside the per-byte hashing that the goodput does not model.
+inline constexpr double kDaemonPerChunkOverheadS = 50e-6;
+
 enum class SimMode {
-  kAuto,        // chunk-level up to `max_chunk_transfers` (4x that for plans of short lanes
-                // over long paths, which the flow level overestimates), else flow-level
+  kAuto,        // chunk-level up to `max_chunk_transfers` (4x that for plans outside the
+                // flow level's model: FlowLevelFits(), see above), else flow-level
   kChunkLevel,  // every chunk on every hop is an event; cost grows with chunks x members
   kFlowLevel,   // every lane edge is one steady flow; cost grows with members only
 };
 
 struct SimOptions {
-  // Fixed cost per chunk per hop (send + receive processing, hashing, store write).
+  // Fixed cost per chunk per hop (send + receive processing, hashing, store write), holding
+  // the edge before the chunk's bytes. 0 reproduces the analytic formulas;
+  // kDaemonPerChunkOverheadS predicts the daemon.
   double per_message_overhead_s = 0;
 
   // Fraction of a shaped rate that TCP delivers as payload (headers, ACKs). netgrid measures

@@ -58,15 +58,16 @@ class BothModes : public ::testing::TestWithParam<SimMode> {
 };
 
 TEST_P(BothModes, ChainIsStoreAndForwardPipeline) {
-  // C chunks through p - 1 hops: the last chunk leaves the source after C chunk times and
-  // then crosses p - 2 more hops: (C + p - 2) * chunk / b + (p - 1) * (l + o).
+  // C chunks through p - 1 hops, each chunk holding its edge for the overhead o and then its
+  // transmission: the last chunk leaves the source after C such slots and then crosses p - 2
+  // more hops: (C + p - 2) * (chunk / b + o) + (p - 1) * l.
   const int p = 6;
   const uint64_t chunks = 32;
   const NetworkModel net = SwitchPerNode(p, 0.001);
   SimOptions options = Options();
   options.per_message_overhead_s = 0.0005;
   const SimResult result = Simulate(FromPlanner("chain", net, chunks * kChunk, kChunk), net, options);
-  const double expected = (chunks + p - 2) * kChunk / kBytesPerS + (p - 1) * (0.002 + 0.0005);
+  const double expected = (chunks + p - 2) * (kChunk / kBytesPerS + 0.0005) + (p - 1) * 0.002;
   EXPECT_NEAR(result.completion_s, expected, 1e-6 * expected);
   EXPECT_EQ(result.mode, GetParam());
 }
