@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -40,6 +42,7 @@ struct BenchArgs {
   std::string chunk;
   std::string segment = "1MiB";
   std::vector<std::string> daemon_args;
+  std::string observations;
   int iperf_seconds = 5;
   bool json = false;
 };
@@ -49,6 +52,8 @@ struct BenchOutcome {
   std::string algo;
   double completion_s = 0;
   bool verified = false;
+  std::optional<double> source_copies;          // pull modes: payloads the source uploaded
+  std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
   std::vector<std::string> details;  // extra lines for the human output
 };
 
@@ -116,20 +121,49 @@ Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
   return Status::Internal(fmt::format("gridcast send printed no summary (exit {}): {}", out.exit_code, out.output));
 }
 
+// Payloads received by the nodes under each non-root switch from nodes outside it: how many
+// copies crossed that switch's uplink downwards, counted from a pull broadcast's observations.
+std::map<std::string, double> UplinkCopies(const NetworkModel& model, const nlohmann::json& observations,
+                                           uint64_t size_bytes) {
+  std::map<std::string, double> copies;
+  for (size_t s = 1; s < model.switches.size(); ++s) {
+    uint64_t crossing = 0;
+    auto under = [&](const std::string& name) {
+      const std::optional<int> node = model.FindNode(name);
+      return node && model.IsInSubtree(model.nodes[*node].switch_index, static_cast<int>(s));
+    };
+    for (const auto& pair : observations.at("pairs")) {
+      if (under(pair.at("to").get<std::string>()) && !under(pair.at("from").get<std::string>())) {
+        crossing += pair.at("bytes").get<uint64_t>();
+      }
+    }
+    copies[model.switches[s].name] = double(crossing) / double(size_bytes);
+  }
+  return copies;
+}
+
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
-// code path as a user's send), then every receiver's file hashed again here.
-Result<BenchOutcome> RunPush(const BenchContext& ctx) {
+// code path as a user's send), then every receiver's file hashed again here. Modes: push;
+// pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
+// the plain-swarm baseline).
+Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
+  const std::string& mode = ctx.args.mode;
+  const bool pull = mode != "push";
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
+  if (mode == "pull-default") daemons.extra_args.push_back("--bt-defaults");
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
   const fs::path payload = ctx.state_dir / "payloads" / kPayloadName;
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, WriteRandomPayload(payload, ctx.size_bytes));
 
-  const std::string algo = ctx.args.algo.empty() ? DefaultPushAlgorithm(ctx.model) : ctx.args.algo;
+  std::string algo = ctx.args.algo;
+  if (algo.empty()) algo = mode == "push" ? DefaultPushAlgorithm(ctx.model) : mode == "pull" ? "swarm" : "swarm-free";
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
                                    netgrid->cluster_file(), "--algo", algo, "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  const fs::path observations = ctx.state_dir / "observations.json";
+  if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   std::ofstream(ctx.state_dir / "send.log") << out.output;
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
@@ -142,6 +176,18 @@ Result<BenchOutcome> RunPush(const BenchContext& ctx) {
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
+    if (pull && outcome.verified) {
+      outcome.source_copies = summary.at("source_copies").get<double>();
+      outcome.details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome.source_copies));
+      std::ifstream in(observations);
+      const nlohmann::json seen = nlohmann::json::parse(in, nullptr, false);
+      if (seen.is_discarded()) return Status::Internal("unreadable observations " + observations.string());
+      outcome.uplink_copies = UplinkCopies(ctx.model, seen, ctx.size_bytes);
+      for (const auto& [name, copies] : outcome.uplink_copies) {
+        outcome.details.push_back(fmt::format("{:.3f} copies entered {} over its uplink", copies, name));
+      }
+      if (!ctx.args.observations.empty()) fs::copy_file(observations, ctx.args.observations, fs::copy_options::overwrite_existing);
+    }
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
   }
@@ -250,8 +296,8 @@ int Bench(const BenchArgs& args) {
   const BenchContext ctx{args, *model, *size, fs::absolute(state_dir)};
 
   Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
-  if (args.mode == "push") {
-    outcome = RunPush(ctx);
+  if (args.mode == "push" || args.mode == "pull" || args.mode == "pull-default") {
+    outcome = RunDaemonBroadcast(ctx);
   } else if (args.mode == "mpi" || args.mode == "mpi-default") {
     outcome = RunMpi(ctx, args.mode == "mpi");
   } else {
@@ -262,11 +308,16 @@ int Bench(const BenchArgs& args) {
   const double bound_s = BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
   if (args.json) {
+    std::string pull_fields;
+    if (outcome->source_copies) {
+      pull_fields = fmt::format(", \"source_copies\": {}, \"uplink_copies\": {}", FormatFloat(*outcome->source_copies),
+                                nlohmann::json(outcome->uplink_copies).dump());
+    }
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
-               "\"ratio\": {}, \"verified\": {}}}\n",
+               "\"ratio\": {}, \"verified\": {}{}}}\n",
                nlohmann::json(args.mode).dump(), nlohmann::json(outcome->algo).dump(), *size,
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
-               outcome->verified ? "true" : "false");
+               outcome->verified ? "true" : "false", pull_fields);
   } else {
     fmt::print("{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
                outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
@@ -284,14 +335,17 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "bench", "Time one broadcast on a fresh netgrid against the physical bound (needs root)");
   bench->add_option("--topology", args->topology, "Topology YAML file")->required();
   bench->add_option("--size", args->size, "Payload size, e.g. 256MiB")->required();
-  bench->add_option("--mode", args->mode, "push (gridcastd), mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
+  bench->add_option("--mode", args->mode,
+                    "push (gridcastd trees), pull (gridcastd swarm), pull-default (libtorrent's own settings), "
+                    "mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
       ->required()
-      ->check(CLI::IsMember({"push", "mpi", "mpi-default", "iperf"}));
+      ->check(CLI::IsMember({"push", "pull", "pull-default", "mpi", "mpi-default", "iperf"}));
   bench->add_option("--algo", args->algo,
                     "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
   bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")
       ->allow_extra_args(false);
+  bench->add_option("--observations", args->observations, "pull: keep the broadcast's observations (JSON) here");
   bench->add_option("--segment", args->segment, "mpi: segment size of the forced algorithm (default 1MiB)");
   bench->add_option("--iperf-seconds", args->iperf_seconds, "iperf: seconds per measured path (default 5)")
       ->check(CLI::Range(1, 600));

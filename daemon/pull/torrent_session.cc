@@ -19,6 +19,7 @@
 #include <libtorrent/torrent_status.hpp>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "daemon/auth/hmac.h"
@@ -44,19 +45,23 @@ Result<lt::tcp::endpoint> Endpoint(const std::string& address) {
   return lt::tcp::endpoint(ip, host_port.second);
 }
 
-// The striped member's piece gate (see the header): network thread only, except Arm().
-class StripeGate : public std::enable_shared_from_this<StripeGate> {
+// The striped member's side (network thread only, except Arm()). libtorrent asks any peer
+// that holds a wanted piece for it, and the source holds everything: left alone, members ask
+// the source for pieces their peers could give them. So the member ignores the source's
+// have-all, believes only the HAVEs the source sends for its stripe (StripeAnnouncer), and
+// wants a piece outside its stripe once a peer other than the source announces it. If nothing
+// arrives for the stall timeout (a peer died with its stripe), it reconnects to the source,
+// believes its have-all this time, and wants every missing piece.
+class StripeGate {
  public:
   StripeGate(std::vector<bool> in_stripe, std::vector<bool> held, lt::tcp::endpoint source,
              Clock::duration stall_timeout)
       : in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
-        source_(source), stall_timeout_(stall_timeout) {
-    for (size_t p = 0; p < in_stripe_.size(); ++p) stripe_missing_ += in_stripe_[p] && !held_[p];
-  }
+        source_(source), stall_timeout_(stall_timeout) {}
 
   void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
   bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
-  bool SourceBlocked() const { return source_blocked_; }
+  bool TrustSource() const { return fallback_; }
 
   // A peer other than the source holds `piece`: it may be fetched now.
   void Open(int piece) {
@@ -75,35 +80,27 @@ class StripeGate : public std::enable_shared_from_this<StripeGate> {
 
   void OnPiecePassed(int piece) {
     last_progress_ = Clock::now();
-    if (piece < 0 || static_cast<size_t>(piece) >= held_.size() || held_[piece]) return;
-    held_[piece] = true;
-    if (in_stripe_[piece] && --stripe_missing_ == 0 && !fallback_) {
-      // Everything else comes from peers: leaving the source keeps it from sending a second copy.
-      source_blocked_ = true;
-      for (auto& peer : source_connections_) {
-        if (!peer.native_handle()) continue;
-        peer.disconnect(boost::asio::error::connection_aborted, lt::operation_t::bittorrent);
-      }
-      source_connections_.clear();
-    }
+    if (piece >= 0 && static_cast<size_t>(piece) < held_.size()) held_[piece] = true;
   }
 
   void Tick() {
     if (fallback_ || last_progress_ == Clock::time_point{}) return;
     if (Clock::now() - last_progress_ < stall_timeout_) return;
-    bool complete = true;
-    for (bool h : held_) complete = complete && h;
-    if (complete) return;
+    if (std::all_of(held_.begin(), held_.end(), [](bool h) { return h; })) return;
     spdlog::warn("swarm: no progress for {} ms; fetching every missing chunk from anyone",
                  std::chrono::duration_cast<std::chrono::milliseconds>(stall_timeout_).count());
     fallback_ = true;
-    source_blocked_ = false;
     for (size_t p = 0; p < wanted_.size(); ++p) {
-      if (!held_[p] && !wanted_[p]) {
+      if (!held_[p] && !wanted_[p] && !in_stripe_[p]) {
         wanted_[p] = true;
         handle_.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::low_priority);
       }
     }
+    // A new connection to the source is believed in full.
+    for (auto& peer : source_connections_) {
+      if (peer.native_handle()) peer.disconnect(boost::asio::error::connection_aborted, lt::operation_t::bittorrent);
+    }
+    source_connections_.clear();
     handle_.connect_peer(source_);
   }
 
@@ -116,8 +113,6 @@ class StripeGate : public std::enable_shared_from_this<StripeGate> {
   const lt::tcp::endpoint source_;
   const Clock::duration stall_timeout_;
   lt::torrent_handle handle_;
-  int64_t stripe_missing_ = 0;
-  bool source_blocked_ = false;
   bool fallback_ = false;
   Clock::time_point last_progress_{};
   std::vector<lt::peer_connection_handle> source_connections_;
@@ -126,31 +121,26 @@ class StripeGate : public std::enable_shared_from_this<StripeGate> {
 class GatePeerPlugin final : public lt::peer_plugin {
  public:
   GatePeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<StripeGate> gate)
-      : peer_(std::move(peer)), gate_(std::move(gate)), from_source_(gate_->IsSource(peer_)) {}
+      : gate_(std::move(gate)), from_source_(gate_->IsSource(peer)) {}
 
   bool on_have(lt::piece_index_t piece) override {
     if (!from_source_) gate_->Open(static_cast<int>(piece));
     return false;
   }
   bool on_bitfield(lt::bitfield const& pieces) override {
-    if (from_source_) return false;
+    if (from_source_) return !gate_->TrustSource();
     for (int p = 0; p < pieces.size(); ++p) {
       if (pieces.get_bit(p)) gate_->Open(p);
     }
     return false;
   }
   bool on_have_all() override {
-    if (!from_source_) gate_->OpenAll();
+    if (from_source_) return !gate_->TrustSource();
+    gate_->OpenAll();
     return false;
-  }
-  void on_connected() override {
-    if (from_source_ && gate_->SourceBlocked()) {
-      peer_.disconnect(boost::asio::error::connection_aborted, lt::operation_t::bittorrent);
-    }
   }
 
  private:
-  lt::peer_connection_handle peer_;
   const std::shared_ptr<StripeGate> gate_;
   const bool from_source_;
 };
@@ -167,6 +157,44 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
 
  private:
   const std::shared_ptr<StripeGate> gate_;
+};
+
+// The source's side of the stripes: after its have-all, it tells each member (known by peer
+// id) that it has that member's stripe, in BitTorrent HAVE messages the member believes.
+using StripesByPeer = std::map<lt::peer_id, std::vector<int>>;
+
+class AnnouncerPeerPlugin final : public lt::peer_plugin {
+ public:
+  AnnouncerPeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<const StripesByPeer> stripes)
+      : peer_(std::move(peer)), stripes_(std::move(stripes)) {}
+
+  void sent_have_all() override {
+    auto it = stripes_->find(peer_.pid());
+    if (it == stripes_->end()) return;
+    std::string messages;
+    messages.reserve(it->second.size() * 9);
+    for (int piece : it->second) {
+      const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
+                            static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
+      messages.append(have, sizeof have);
+    }
+    peer_.send_buffer(messages.data(), static_cast<int>(messages.size()));
+  }
+
+ private:
+  lt::peer_connection_handle peer_;
+  const std::shared_ptr<const StripesByPeer> stripes_;
+};
+
+class AnnouncerTorrentPlugin final : public lt::torrent_plugin {
+ public:
+  explicit AnnouncerTorrentPlugin(std::shared_ptr<const StripesByPeer> stripes) : stripes_(std::move(stripes)) {}
+  std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
+    return std::make_shared<AnnouncerPeerPlugin>(peer, stripes_);
+  }
+
+ private:
+  const std::shared_ptr<const StripesByPeer> stripes_;
 };
 
 }  // namespace
@@ -281,10 +309,16 @@ class TorrentSession::Impl {
     alerts_.join();
   }
 
-  Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store,
-                                     std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
-                                     const std::vector<bool>* stripe, const lt::tcp::endpoint* source,
-                                     std::function<void()> on_chunk_verified);
+  // This daemon's part in one torrent.
+  struct Role {
+    std::vector<lt::tcp::endpoint> peers;          // to dial at Start()
+    std::map<lt::peer_id, std::string> names;      // peer id -> member, for observations
+    std::optional<std::vector<bool>> stripe;       // a striped member: its stripe
+    lt::tcp::endpoint source;                      // ... and the source's address
+    std::shared_ptr<const StripesByPeer> announce; // the source of a striped swarm
+    std::function<void()> on_chunk_verified;
+  };
+  Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store, Role role);
 
   const TorrentSessionOptions options_;
   const std::shared_ptr<TorrentStorageTable> table_;
@@ -324,10 +358,8 @@ void TorrentSession::Impl::PumpAlerts() {
   }
 }
 
-Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(
-    const std::string& torrent, std::shared_ptr<PayloadStore> store, std::vector<lt::tcp::endpoint> peers,
-    std::map<lt::peer_id, std::string> names, const std::vector<bool>* stripe, const lt::tcp::endpoint* source,
-    std::function<void()> on_chunk_verified) {
+Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& torrent,
+                                                               std::shared_ptr<PayloadStore> store, Role role) {
   const PayloadIdentity& identity = store->identity();
   lt::error_code ec;
   auto info = std::make_shared<lt::torrent_info>(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())),
@@ -344,7 +376,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(
   const int pieces = info->num_pieces();
   auto storage = std::make_shared<TorrentStorage>();
   storage->store = store;
-  storage->on_chunk_verified = std::move(on_chunk_verified);
+  storage->on_chunk_verified = std::move(role.on_chunk_verified);
   for (int p = 0; p < pieces; ++p) storage->piece_sha1.push_back(info->hash_for_piece(lt::piece_index_t(p)));
   const lt::sha1_hash info_hash = info->info_hashes().get_best();
   if (table_->Find(info_hash) != nullptr) {
@@ -362,19 +394,25 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(
     if (held[p]) params.have_pieces.set_bit(lt::piece_index_t(p));
   }
   std::shared_ptr<StripeGate> gate;
-  if (stripe != nullptr) {
+  if (role.stripe) {
+    if (role.stripe->size() != static_cast<size_t>(pieces)) return Status::Internal("stripe does not match the torrent");
     params.piece_priorities.resize(static_cast<size_t>(pieces), lt::dont_download);
     for (int p = 0; p < pieces; ++p) {
-      if ((*stripe)[p]) params.piece_priorities[p] = lt::top_priority;
+      if ((*role.stripe)[p]) params.piece_priorities[p] = lt::top_priority;
     }
-    gate = std::make_shared<StripeGate>(*stripe, held, *source,
+    gate = std::make_shared<StripeGate>(*role.stripe, held, role.source,
                                         std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
     params.extensions.push_back([gate](lt::torrent_handle const&, lt::client_data_t) {
       return std::make_shared<GateTorrentPlugin>(gate);
     });
   }
-  auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(peers), std::move(names), gate,
-                                              info->piece_length(), info->total_size(), options_.bin_s);
+  if (role.announce) {
+    params.extensions.push_back([announce = role.announce](lt::torrent_handle const&, lt::client_data_t) {
+      return std::make_shared<AnnouncerTorrentPlugin>(announce);
+    });
+  }
+  auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
+                                              gate, info->piece_length(), info->total_size(), options_.bin_s);
   table_->Register(info_hash, storage);
   lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
   if (ec) {
@@ -411,6 +449,9 @@ Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOpti
   s.set_int(lt::settings_pack::active_limit, -1);
   // Peers join at slightly different moments; a refused dial is retried soon, not in a minute.
   s.set_int(lt::settings_pack::min_reconnect_time, 1);
+  // A striped member learns what the source holds one HAVE at a time; libtorrent would close
+  // the connection to an upload-only peer that is not interesting yet.
+  s.set_bool(lt::settings_pack::close_redundant_connections, false);
   if (!options.libtorrent_defaults) {
     s.set_int(lt::settings_pack::whole_pieces_threshold, 0);
     s.set_int(lt::settings_pack::request_queue_time, 1);
@@ -493,31 +534,48 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
     names[lt::peer_id(id.data())] = plan.members[m];
   }
   const Swarm& swarm = plan.swarm;
-  std::vector<lt::tcp::endpoint> peers;
-  std::vector<bool> stripe;
-  bool striped = false;
-  for (const SwarmMember& m : swarm.members) {
-    if (m.member != join.self) continue;
-    for (int peer : m.peers) peers.push_back(endpoints[peer]);
-    if (!swarm.free_choice && plan.mode == PlanMode::kPull) {
-      striped = true;
-      stripe.assign(plan.NumChunks(), false);
-      for (const ChunkRange& range : m.stripe) {
-        for (uint64_t c = range.begin; c < range.end; c += range.step) stripe[c] = true;
+  Impl::Role role;
+  role.names = std::move(names);
+  role.on_chunk_verified = std::move(join.on_chunk_verified);
+  const bool striped = !swarm.free_choice && plan.mode == PlanMode::kPull;
+  auto stripe_of = [&](const SwarmMember& m) {
+    std::vector<bool> stripe(plan.NumChunks(), false);
+    for (const ChunkRange& range : m.stripe) {
+      for (uint64_t c = range.begin; c < range.end; c += range.step) stripe[c] = true;
+    }
+    return stripe;
+  };
+  if (join.self == swarm.source && striped) {
+    auto announce = std::make_shared<StripesByPeer>();
+    for (const SwarmMember& m : swarm.members) {
+      const std::string id = PeerIdForMember(plan.members[m.member]);
+      std::vector<int>& pieces = (*announce)[lt::peer_id(id.data())];
+      const std::vector<bool> stripe = stripe_of(m);
+      for (size_t c = 0; c < stripe.size(); ++c) {
+        if (stripe[c]) pieces.push_back(static_cast<int>(c));
       }
     }
+    role.announce = std::move(announce);
   }
-  return impl_->Add(join.torrent, std::move(join.store), std::move(peers), std::move(names),
-                    striped ? &stripe : nullptr, striped ? &endpoints[swarm.source] : nullptr,
-                    std::move(join.on_chunk_verified));
+  for (const SwarmMember& m : swarm.members) {
+    if (m.member != join.self) continue;
+    for (int peer : m.peers) role.peers.push_back(endpoints[peer]);
+    if (striped) {
+      role.stripe = stripe_of(m);
+      role.source = endpoints[swarm.source];
+    }
+  }
+  return impl_->Add(join.torrent, std::move(join.store), std::move(role));
 }
 
 Result<std::shared_ptr<PullSwarm>> TorrentSession::ServeTo(const std::string& torrent, std::shared_ptr<PayloadStore> store,
                                                        const std::string& address) {
   GRIDCAST_ASSIGN_OR_RETURN(lt::tcp::endpoint client, Endpoint(address));
   if (!store->Complete()) return Status::FailedPrecondition("only a complete payload can be served");
-  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm,
-                            impl_->Add(torrent, std::move(store), {client}, {}, nullptr, nullptr, [] {}));
+  Impl::Role role;
+  role.peers = {client};
+  role.on_chunk_verified = [] {};
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, impl_->Add(torrent, std::move(store), std::move(role)));
   swarm->Start();
   return swarm;
 }

@@ -7,10 +7,12 @@
 // member's peer id is derived from its name, so received blocks are attributed to members
 // even on one loopback address. Payload bytes go through PayloadStore (store_disk_io.h).
 //
-// A member of a striped swarm (collectives/planners/swarm.h) wants only its stripe at first;
-// a chunk outside it becomes wanted once a peer other than the source announces it, and when
-// its stripe is complete the member leaves the source. If nothing arrives for `stall_timeout`,
-// every missing chunk becomes wanted from anyone, the source included (a peer died).
+// A striped swarm (collectives/planners/swarm.h) keeps the source to about one copy per
+// group: each member believes the source holds only its stripe (the member ignores the
+// source's have-all; the source sends HAVEs for that member's stripe), so it can ask the
+// source for nothing else; a chunk outside its stripe becomes wanted once a peer other than
+// the source announces it. If nothing arrives for `stall_timeout` (a peer died with its
+// stripe), the member reconnects to the source, believes it in full, and wants everything.
 //
 // Observations: every received block is attributed to its sender (block_finished_alert) and
 // binned in time; PullSwarm::Report() returns them. Thread-safe.
