@@ -45,6 +45,7 @@ std::optional<RunRate> RateOf(const std::vector<double>& series, double bin_s,
     squares += b * b;
     ++active;
   }
+  if (active == 0) return std::nullopt;  // active_fraction > 1: nothing reaches the peak
   RunRate rate;
   rate.active_bins = active;
   rate.bps = 8 * bytes / (active * bin_s);

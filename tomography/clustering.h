@@ -27,8 +27,13 @@
 // first level and the racks at the second, i.e. three clusters; each decision is recorded.
 //
 // Limits: with min_z = 3 a split needs roughly 3 + 3 nodes in the examined set (two clusters
-// of 2 cannot be told apart from noise with 6 pairs); contrasts near min_ratio with +-30%
-// noise on 4-node clusters are at the edge of what the pairs can show.
+// of 2 cannot be told apart from noise with 6 pairs). Measured on planted matrices with
+// uniform +-30% noise per pair, 1000 seeds each, defaults: homogeneous 16 nodes -> one
+// cluster 100%, 8 nodes 99.7%; 1.5:1 contrast exact: 8+8 99.5%, 3+13 99.8%, 6+5+5 99%,
+// racks 4+4 in a site + a site of 8 (1.5:1 per level) 97.8%, 4+4+4+4 88.5% (98.3% at 1.6:1,
+// 100% at 2:1). The misses: a homogeneous 5-8 node cluster split by noise (ratio just over
+// 1.3; about 0.5% at any contrast), or, for 4+4+4+4, one pair of true clusters measuring under
+// 1.3, whose merge then drags the others below the threshold too (fewer clusters).
 // Deterministic for a seed; pure; thread-safe.
 #pragma once
 
