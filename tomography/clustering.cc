@@ -148,8 +148,7 @@ class Divider {
   // chance, since a coarse proposal that lumps true clusters together fails as a whole.
   Settled Propose(const DenseMatrix& sub) const {
     const int n = sub.size();
-    Settled settled;
-    settled.reason = "Louvain proposes one community";
+    std::string first_reason;  // of the first resolution tried, when none gives a split
     for (double resolution = options_.resolution; resolution <= 1.61 * options_.resolution;
          resolution *= 1.1) {
       LouvainResult louvain = Louvain(sub, {resolution, options_.seed});
@@ -160,12 +159,21 @@ class Divider {
         proposal = louvain.levels.front();
       }
       const int proposed = Renumber(proposal);
-      if (proposed == 1) continue;
-      settled = Settle(sub, std::move(proposal));
-      settled.reason = "Louvain proposes " + std::to_string(proposed) + " parts; " + settled.reason;
-      if (settled.count > 1) break;
+      Settled settled;
+      if (proposed > 1) settled = Settle(sub, std::move(proposal));
+      const std::string reason = proposed == 1 ? "Louvain proposes one community"
+                                               : "Louvain proposes " + std::to_string(proposed) +
+                                                     " parts; " + settled.reason;
+      if (settled.count > 1) {
+        settled.reason = reason;
+        return settled;
+      }
+      if (first_reason.empty()) first_reason = reason + " (resolutions up to 1.6x tried)";
     }
-    return settled;
+    Settled whole;
+    whole.count = 1;
+    whole.reason = first_reason;
+    return whole;
   }
 
   void Leaf(SplitDecision decision) {
