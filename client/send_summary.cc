@@ -94,24 +94,23 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   return j;
 }
 
-nlohmann::json ObservationsJson(const v1::BroadcastProgress& last, const std::string& source) {
-  nlohmann::json members = nlohmann::json::array();
-  nlohmann::json pairs = nlohmann::json::array();
-  double bin_s = 0.25;
+Observations ObservationsFromProgress(const v1::BroadcastProgress& last, const std::string& source) {
+  Observations obs;
+  obs.source = source;
+  obs.payload_bytes = last.payload_bytes();
+  obs.piece_bytes = last.chunk_bytes();
+  obs.members.push_back({source, 0, 0, 0, true});
   for (const v1::MemberProgress& m : last.members()) {
+    if (m.bin_s() > 0) obs.bin_s = m.bin_s();
     uint64_t received = 0;
-    if (m.bin_s() > 0) bin_s = m.bin_s();
     for (const v1::PeerReceipt& r : m.received()) {
       received += r.bytes();
-      pairs.push_back({{"from", r.from()}, {"to", m.member()}, {"bytes", r.bytes()}, {"blocks", r.blocks()},
-                       {"first_s", r.first_s()}, {"last_s", r.last_s()},
-                       {"bytes_per_bin", std::vector<uint64_t>(r.bytes_per_bin().begin(), r.bytes_per_bin().end())}});
+      obs.pairs.push_back({r.from(), m.member(), r.bytes(), r.blocks(), r.first_s(), r.last_s(),
+                           std::vector<uint64_t>(r.bytes_per_bin().begin(), r.bytes_per_bin().end())});
     }
-    members.push_back({{"name", m.member()}, {"start_s", 0.0}, {"finish_s", m.finished_s()},
-                       {"bytes_received", received}, {"complete", m.state() == "done"}});
+    obs.members.push_back({m.member(), 0, m.finished_s(), received, m.state() == "done"});
   }
-  return {{"version", 1},       {"source", source},   {"payload_bytes", last.payload_bytes()},
-          {"piece_bytes", last.chunk_bytes()}, {"bin_s", bin_s}, {"members", members}, {"pairs", pairs}};
+  return obs;
 }
 
 void PrintSummary(const SendSummary& s) {

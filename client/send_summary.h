@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "daemon/membership/cluster_file.h"
 #include "proto/control.pb.h"
+#include "tomography/observations.h"
 
 namespace gridcast {
 
@@ -53,8 +54,8 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
 nlohmann::json SummaryJson(const SendSummary& summary);
 void PrintSummary(const SendSummary& summary);
 
-// The observations of a pull or hybrid broadcast in tomography's input format
-// (tomography/observations.h): per receiver, the bytes from each sender and when.
-nlohmann::json ObservationsJson(const v1::BroadcastProgress& last, const std::string& source);
+// The observations of a pull or hybrid broadcast (tomography's input): per receiver, the bytes
+// from each sender and when. Members' times count from the broadcast's start.
+Observations ObservationsFromProgress(const v1::BroadcastProgress& last, const std::string& source);
 
 }  // namespace gridcast

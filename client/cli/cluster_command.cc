@@ -145,8 +145,12 @@ int Send(const ClusterArgs& args) {
                                    });
   SendSummary summary = Summarize(last, *source, status);
   if (!args.observations.empty() && status.ok()) {
+    const Observations observations = ObservationsFromProgress(last, source->member->name);
+    if (Status valid = ValidateObservations(observations); !valid.ok()) {
+      return ReportError(valid.WithContext("the daemons' observations"));
+    }
     std::ofstream out(args.observations);
-    out << ObservationsJson(last, source->member->name).dump(1) << "\n";
+    out << ObservationsToJson(observations) << "\n";
     if (!out) return ReportError(Status::Internal("cannot write " + args.observations));
   }
   if (args.json) {
