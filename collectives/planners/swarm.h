@@ -21,8 +21,10 @@ class SwarmPlanner : public Planner {
   Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                         const PlanOptions& options) const override;
 
-  // A piece size for `payload_bytes`: 256 KiB, or larger so that there are at most about
-  // 4096 pieces (libtorrent's per-piece bookkeeping), at most 16 MiB.
+  // A piece size for `payload_bytes`: small pieces shorten the tail (the last pieces of each
+  // stripe still have to reach every peer; on netgrid, 64 KiB pieces finished 64 MiB 5% sooner
+  // than 256 KiB ones), but cost per-piece work, so at most about 4096 pieces: 64 KiB up to
+  // 256 MiB, then larger, at most 16 MiB.
   static uint64_t DefaultChunkBytes(uint64_t payload_bytes);
 
  private:
