@@ -31,7 +31,7 @@ struct ClusterArgs {
   int streams = 0;
   double timeout_s = 0;
   bool json = false;
-  std::string mode = "push";
+  std::string mode;  // empty: the source daemon decides
   std::string observations;
   std::string plan_id;
   std::string tls_ca;
@@ -117,7 +117,9 @@ int Send(const ClusterArgs& args) {
   }
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
-  if (args.mode == "pull") {
+  if (args.mode.empty()) {
+    request.set_mode(v1::PLAN_MODE_UNSPECIFIED);
+  } else if (args.mode == "pull") {
     request.set_mode(v1::PLAN_MODE_PULL);
   } else if (args.mode == "hybrid") {
     request.set_mode(v1::PLAN_MODE_HYBRID);
@@ -126,7 +128,7 @@ int Send(const ClusterArgs& args) {
   } else {
     return ReportError(Status::InvalidArgument("--mode: expected push, pull or hybrid, not '" + args.mode + "'"));
   }
-  if (!args.observations.empty() && args.mode == "push") {
+  if (!args.observations.empty() && args.mode != "pull" && args.mode != "hybrid") {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
 
@@ -243,7 +245,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
-  send->add_option("--mode", args->mode, "push (trees), pull (BitTorrent swarm) or hybrid (default push)");
+  send->add_option("--mode", args->mode,
+                   "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
+                   "hybrid for auto when the cluster file names no topology");
   send->add_option("--observations", args->observations,
                    "Pull/hybrid: write who sent how much to whom, and when, as JSON (tomography's input)");
   send->callback([args, exit_code] { *exit_code = Send(*args); });

@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -153,21 +156,37 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
   plan_options.source = plan_options.members.front();
   const bool pull = request.mode() == v1::PLAN_MODE_PULL;
-  if (request.mode() == v1::PLAN_MODE_HYBRID) {
-    return Status::Unimplemented("hybrid broadcasts (push with pull repair) are not available yet");
-  }
+  std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
+  // Unless told, `auto` on a network nobody described (no topology: the model is a guess)
+  // pushes with pull repair, so a member whose tree parent fails or lags still finishes.
+  const bool default_hybrid = request.mode() == v1::PLAN_MODE_UNSPECIFIED && algorithm == "auto" &&
+                              cluster_.topology_path.empty() && size > 0;
+  const bool hybrid = request.mode() == v1::PLAN_MODE_HYBRID || default_hybrid;
   if (pull) plan_options.chunk_bytes = SwarmPlanner::DefaultChunkBytes(size);
   if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
   // What the request leaves open, `auto` may choose.
   plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;
   plan_options.choose_streams = request.streams() == 0;
-  std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
   if (pull && algorithm == "auto") algorithm = "swarm";
   GRIDCAST_RETURN_IF_ERROR(CheckAlgorithmForMode(algorithm, pull));
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
   if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
+  if (hybrid) {
+    // The push plan, plus a swarm of everyone for the repairs (its chunks are its pieces).
+    if (!std::has_single_bit(plan.chunk_bytes) || plan.chunk_bytes < (16u << 10) || size == 0) {
+      return Status::InvalidArgument("hybrid needs a non-empty payload and chunks of a power of two of at least "
+                                     "16 KiB (BitTorrent pieces), not " + std::to_string(plan.chunk_bytes));
+    }
+    PlanOptions swarm_options = plan_options;
+    swarm_options.chunk_bytes = plan.chunk_bytes;
+    GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/true).MakePlan(net, size, swarm_options));
+    if (swarm.members != plan.members) return Status::Internal("push and swarm plans order members differently");
+    plan.mode = PlanMode::kHybrid;
+    plan.swarm = std::move(swarm.swarm);
+    plan.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
+  }
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
 
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
@@ -187,7 +206,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     m.set_data_address(entry->data_address);
     m.set_bt_address(entry->bt_address);
   }
-  if (pull) {
+  if (pull || hybrid) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
     proto.mutable_swarm()->set_torrent(std::move(torrent));
@@ -261,6 +280,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   v1::StatusRequest status_request;
   status_request.set_plan_id(proto.plan_id());
   std::vector<double> done_at(members.size(), -1);  // when this coordinator first saw each done
+  // Hybrid only: a member unreachable for member_lost_after is given up on; the others finish.
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> unreachable_since(members.size());
+  std::vector<std::string> lost;
   for (;;) {
     progress.clear_members();
     progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -270,6 +292,10 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       v1::MemberProgress* mp = progress.add_members();
       mp->set_member(members[i]);
       mp->set_chunks_total(identity.NumChunks());
+      if (std::find(lost.begin(), lost.end(), members[i]) != lost.end()) {
+        mp->set_state("lost");
+        continue;
+      }
       v1::StatusResponse response;
       Status s = clients[i]->GetStatus(status_request, &response);
       if (s.code() == StatusCode::kNotFound) {
@@ -285,8 +311,17 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       if (!s.ok() || response.plans_size() != 1) {
         mp->set_state("unreachable");
         all_done = false;
+        const auto now = std::chrono::steady_clock::now();
+        if (!unreachable_since[i]) unreachable_since[i] = now;
+        if (proto.mode() == v1::PLAN_MODE_HYBRID && now - *unreachable_since[i] > options_.member_lost_after) {
+          spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
+                       members[i], options_.member_lost_after.count());
+          lost.push_back(members[i]);
+          mp->set_state("lost");
+        }
         continue;
       }
+      unreachable_since[i].reset();
       const v1::PlanStatus& ps = response.plans(0);
       mp->set_chunks_done(ps.chunks_done());
       mp->set_bytes_done(std::min(ps.chunks_done() * plan.chunk_bytes, size));
@@ -318,9 +353,17 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(clients, id, &progress);
       release_all("finished");
       progress.set_finished(true);
+      Status result;
+      if (!lost.empty()) {
+        std::string names;
+        for (const std::string& m : lost) names += (names.empty() ? "" : ", ") + m;
+        result = Status::Unavailable("every other member holds a verified copy; lost: " + names);
+        progress.set_error(result.message());
+      }
       report(progress);
-      spdlog::info("broadcast {} finished in {:.3f} s", ToHex(id), progress.elapsed_s());
-      return Status::Ok();
+      spdlog::info("broadcast {} finished in {:.3f} s{}", ToHex(id), progress.elapsed_s(),
+                   lost.empty() ? "" : " (" + result.message() + ")");
+      return result;
     }
     report(progress);
     std::this_thread::sleep_for(options_.poll_interval);

@@ -28,6 +28,9 @@ struct CoordinatorOptions {
   std::vector<std::string> send_roots;
   ControlClientOptions client;
   std::chrono::milliseconds poll_interval = std::chrono::milliseconds(50);
+  // Hybrid broadcasts only: a member unreachable this long is lost and the rest finish
+  // without it (push broadcasts wait for a member to come back and resume).
+  std::chrono::milliseconds member_lost_after = std::chrono::seconds(5);
 };
 
 class BroadcastCoordinator {

@@ -458,6 +458,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       Fail(written.WithContext(plan_.members[self_]));
       co_return;
     } else {
+      if (swarm_) swarm_->ChunkVerifiedByPush(header->chunk, *data);
       CacheChunk(header->chunk, std::move(data));
       OnChunkVerified();
     }

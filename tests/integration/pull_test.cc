@@ -2,8 +2,12 @@
 // delivery, the observations tomography reads, the coordinator's stripes, and bad requests.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <map>
 #include <set>
+#include <thread>
+
+#include "daemon/membership/control_client.h"
 
 #include "tests/integration/send_helpers.h"
 
@@ -113,6 +117,68 @@ TEST_F(PullTest, BadRequestsGetClearErrors) {
   // The daemons are still there.
   SendResult fine = Send(*cluster_, {path, "--mode", "pull"});
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
+}
+
+// Hybrid: push trees with pull repair. 8 daemons, a binary tree (m0 -> m1, m2; m1 -> m3, m4;
+// m2 -> m5, m6; m3 -> m7): m1 and m2 are killed mid-broadcast, which cuts every other member
+// off from the source's trees. The survivors notice the stall and pull what they miss.
+TEST(HybridTest, SurvivorsOfDeadInteriorMembersFinishByPull) {
+  LocalCluster cluster(GRIDCASTD, "hybrid", 8, {"--swarm-stall", "1"});
+  const uint64_t size = 192 << 20;
+  const std::string path = cluster.MakePayload("hybrid.bin", size);
+  auto send = std::async(std::launch::async, [&] {
+    return Send(cluster, {path, "--mode", "hybrid", "--algo", "binary", "--chunk", "256KiB"});
+  });
+  // Kill the interior members once the leaves have started receiving, well before the end.
+  ControlClient leaf(cluster.config().members[7].control_address, cluster.config().secret, {});
+  bool killed = false;
+  for (int i = 0; i < 2000 && !killed; ++i) {
+    v1::StatusRequest request;
+    v1::StatusResponse response;
+    if (leaf.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
+        response.plans(0).chunks_done() > 0) {
+      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
+      cluster.Kill(1);
+      cluster.Kill(2);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(killed) << "the broadcast never reached the leaves";
+  SendResult r = send.get();
+  // The two dead members are reported lost; everyone else holds a verified copy.
+  EXPECT_NE(r.exit_code, 0);
+  ASSERT_TRUE(r.json.is_object()) << r.output;
+  EXPECT_EQ(r.json["mode"], "hybrid");
+  EXPECT_NE(r.json["error"].get<std::string>().find("lost: m1, m2"), std::string::npos) << r.output;
+  for (const auto& member : r.json["members"]) {
+    const std::string name = member["name"];
+    if (name == "m1" || name == "m2") {
+      EXPECT_EQ(member["state"], "lost");
+    } else {
+      EXPECT_TRUE(member["digest_ok"].get<bool>()) << name << ": " << member.dump();
+    }
+  }
+  const std::string expected = FileSha256(path);
+  for (int i = 3; i < cluster.size(); ++i) {
+    EXPECT_EQ(FileSha256(cluster.data_dir(i) / "hybrid.bin"), expected) << "m" << i;
+  }
+}
+
+TEST(HybridTest, UndisturbedHybridIsAPushThatAlsoSeeds) {
+  LocalCluster cluster(GRIDCASTD, "hybrid-calm", 4);
+  const uint64_t size = (8 << 20) + 3;
+  const std::string path = cluster.MakePayload("calm.bin", size);
+  SendResult r = Send(cluster, {path, "--mode", "hybrid", "--algo", "chain"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.json["mode"], "hybrid");
+  ExpectEverywhere(cluster, path, "calm.bin");
+  // The trees carried everything: nothing was pulled, so the source uploaded no BitTorrent bytes.
+  EXPECT_LT(r.json["source_copies"].get<double>(), 0.01);
+  // auto on a cluster file without a topology is hybrid by default.
+  SendResult by_default = Send(cluster, {path, "--name", "calm-auto.bin"});
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.output;
+  EXPECT_EQ(by_default.json["mode"], "hybrid");
 }
 
 }  // namespace
