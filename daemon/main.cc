@@ -97,6 +97,7 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   options->torrents.libtorrent_defaults = f.bt_defaults;
   if (f.swarm_stall_s > 0) {
     options->torrents.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.swarm_stall_s * 1000));
+    options->execution.repair_stall = options->torrents.stall_timeout;
   }
   options->send_roots = f.send_roots;
   if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
@@ -134,7 +135,8 @@ int main(int argc, char** argv) {
   app.add_flag("--bt-defaults", f.bt_defaults,
                "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
   app.add_option("--swarm-stall", f.swarm_stall_s,
-                 "Seconds without a new chunk before a pull member fetches from anyone (default 3)");
+                 "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
+                 "pulls a stalled tree's chunks (default 3 and 2)");
   app.add_flag("--fsync", f.fsync, "fdatasync every finished payload before reporting it done");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error (default info)");
   app.add_option("--tls-cert", f.tls_cert, "PEM certificate: serve control calls over TLS");

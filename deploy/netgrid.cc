@@ -161,6 +161,10 @@ Status NetgridDown(const fs::path& state_dir) {
   return Status::Ok();
 }
 
+void KillNetgridNode(const NetgridNode& node) {
+  for (int pid : NamespacePids(node.netns)) kill(pid, SIGKILL);
+}
+
 Result<NetgridState> LoadNetgridState(const fs::path& state_dir) {
   const fs::path path = state_dir / kStateFile;
   std::ifstream in(path);

@@ -44,6 +44,9 @@ Status NetgridDown(const std::filesystem::path& state_dir);
 // Reads STATE/netgrid.json. NotFound when no netgrid is up there.
 Result<NetgridState> LoadNetgridState(const std::filesystem::path& state_dir);
 
+// SIGKILLs every process in the node's namespace (a crashed machine, for failure tests).
+void KillNetgridNode(const NetgridNode& node);
+
 // Namespaces currently present whose names start with "<prefix>-".
 Result<std::vector<std::string>> ListNetgridNamespaces(const std::string& prefix);
 

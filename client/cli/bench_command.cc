@@ -12,6 +12,8 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "client/cli/cli_util.h"
 #include "collectives/bound.h"
@@ -43,6 +45,8 @@ struct BenchArgs {
   std::string segment = "1MiB";
   std::vector<std::string> daemon_args;
   std::string observations;
+  int kill = 0;          // hybrid: interior members killed mid-broadcast
+  double kill_at = 0.3;  // ... after this fraction of the bound
   int iperf_seconds = 5;
   bool json = false;
 };
@@ -142,13 +146,37 @@ std::map<std::string, double> UplinkCopies(const NetworkModel& model, const nloh
   return copies;
 }
 
+// The `count` members with the most children in the plan `gridcast plan` makes for these
+// arguments (the daemons' planner is deterministic and gets the same inputs), never the source.
+Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const std::string& algo, int count) {
+  std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "plan", "--topology", ctx.args.topology, "--algo",
+                                   algo, "--size", std::to_string(ctx.size_bytes), "--json"};
+  if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
+  const nlohmann::json plan = nlohmann::json::parse(out.output, nullptr, false);
+  if (out.exit_code != 0 || plan.is_discarded()) return Status::Internal("gridcast plan failed: " + out.output);
+  std::map<std::string, int> children;
+  for (const auto& lane : plan.at("lanes")) {
+    for (const auto& edge : lane.at("edges")) children[edge.at("parent").get<std::string>()] += int(edge.at("children").size());
+  }
+  children.erase(ctx.model.nodes[ctx.model.source].name);
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [name, n] : children) ranked.emplace_back(-n, name);
+  std::sort(ranked.begin(), ranked.end());
+  if (static_cast<int>(ranked.size()) < count) return Status::InvalidArgument("--kill: the plan has fewer interior members");
+  std::vector<std::string> victims;
+  for (int i = 0; i < count; ++i) victims.push_back(ranked[i].second);
+  return victims;
+}
+
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
 // code path as a user's send), then every receiver's file hashed again here. Modes: push;
 // pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
-// the plain-swarm baseline).
+// the plain-swarm baseline); hybrid (push with pull repair; with --kill, interior members are
+// killed mid-broadcast and only the survivors are timed and checked).
 Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   const std::string& mode = ctx.args.mode;
-  const bool pull = mode != "push";
+  const bool pull = mode == "pull" || mode == "pull-default";
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
@@ -158,13 +186,33 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, WriteRandomPayload(payload, ctx.size_bytes));
 
   std::string algo = ctx.args.algo;
-  if (algo.empty()) algo = mode == "push" ? DefaultPushAlgorithm(ctx.model) : mode == "pull" ? "swarm" : "swarm-free";
+  if (algo.empty()) algo = mode == "pull" ? "swarm" : mode == "pull-default" ? "swarm-free" : DefaultPushAlgorithm(ctx.model);
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
                                    netgrid->cluster_file(), "--algo", algo, "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   const fs::path observations = ctx.state_dir / "observations.json";
   if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
-  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
+  if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid"});
+  std::vector<std::string> victims;
+  if (ctx.args.kill > 0) {
+    if (mode != "hybrid") return Status::InvalidArgument("--kill needs --mode hybrid");
+    GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
+  }
+  const fs::path send_log = ctx.state_dir / "send.log";
+  GRIDCAST_ASSIGN_OR_RETURN(ChildProcess send, ChildProcess::Start(argv, send_log.string()));
+  if (!victims.empty()) {
+    const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
+    std::this_thread::sleep_for(std::chrono::duration<double>(ctx.args.kill_at * bound_s));
+    for (const std::string& victim : victims) KillNetgridNode(*netgrid->state().FindNode(victim));
+  }
+  CommandOutput out;
+  out.exit_code = send.Wait();
+  {
+    std::ifstream in(send_log);
+    std::stringstream text;
+    text << in.rdbuf();
+    out.output = text.str();
+  }
   std::ofstream(ctx.state_dir / "send.log") << out.output;
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
 
@@ -173,6 +221,17 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
     outcome.algo = summary.at("algorithm").get<std::string>();
     outcome.completion_s = summary.at("completion_s").get<double>();
     outcome.verified = summary.at("verified").get<bool>() && out.exit_code == 0;
+    if (!victims.empty()) {
+      // The victims are lost by design; every survivor must hold a verified copy.
+      outcome.verified = true;
+      for (const auto& m : summary.at("members")) {
+        const std::string name = m.at("name").get<std::string>();
+        const bool victim = std::find(victims.begin(), victims.end(), name) != victims.end();
+        outcome.verified = outcome.verified && (victim || m.at("digest_ok").get<bool>());
+      }
+      outcome.details.push_back(fmt::format("killed {} after {:.0f}% of the bound", fmt::join(victims, ", "),
+                                            100 * ctx.args.kill_at));
+    }
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
@@ -195,7 +254,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
-    if (node.name == source) continue;
+    if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
     Result<Digest> copy = FileSha256(ctx.state_dir / "data" / node.name / kPayloadName);
     if (copy.ok() && *copy == digest) {
       ++copies_ok;
@@ -205,7 +264,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
     }
   }
   outcome.details.push_back(fmt::format("{} of {} receivers' files hash to the payload's SHA-256 {}", copies_ok,
-                                        ctx.model.nodes.size() - 1, ToHex(digest).substr(0, 16)));
+                                        ctx.model.nodes.size() - 1 - victims.size(), ToHex(digest).substr(0, 16)));
   return outcome;
 }
 
@@ -296,7 +355,7 @@ int Bench(const BenchArgs& args) {
   const BenchContext ctx{args, *model, *size, fs::absolute(state_dir)};
 
   Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
-  if (args.mode == "push" || args.mode == "pull" || args.mode == "pull-default") {
+  if (args.mode == "push" || args.mode == "pull" || args.mode == "pull-default" || args.mode == "hybrid") {
     outcome = RunDaemonBroadcast(ctx);
   } else if (args.mode == "mpi" || args.mode == "mpi-default") {
     outcome = RunMpi(ctx, args.mode == "mpi");
@@ -337,9 +396,13 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--size", args->size, "Payload size, e.g. 256MiB")->required();
   bench->add_option("--mode", args->mode,
                     "push (gridcastd trees), pull (gridcastd swarm), pull-default (libtorrent's own settings), "
-                    "mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
+                    "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
       ->required()
-      ->check(CLI::IsMember({"push", "pull", "pull-default", "mpi", "mpi-default", "iperf"}));
+      ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "iperf"}));
+  bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
+      ->check(CLI::Range(0, 1000));
+  bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.3)")
+      ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--algo", args->algo,
                     "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
   bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");

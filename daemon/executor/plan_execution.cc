@@ -95,7 +95,38 @@ void PlanExecution::Start() {
     forwarding_done_ = true;
   }
   if (swarm_) swarm_->Start();
+  if (swarm_ && plan_.mode == PlanMode::kHybrid) {
+    lane_progress_.assign(plan_.lanes.size(), started_);
+    parent_lost_.assign(plan_.lanes.size(), false);
+    lane_repaired_.assign(plan_.lanes.size(), false);
+    asio::co_spawn(io_, WatchLanes(), asio::detached);
+  }
   OnChunkVerified();  // a member that already holds everything is done at once
+}
+
+asio::awaitable<void> PlanExecution::WatchLanes() {
+  auto keep_alive = shared_from_this();
+  asio::steady_timer tick(io_);
+  const auto period = std::max(options_.repair_stall / 4, std::chrono::milliseconds(50));
+  while (!Stopping() && !store_->Complete()) {
+    tick.expires_after(period);
+    boost::system::error_code ec;
+    co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      if (parent_[l] < 0 || lane_repaired_[l]) continue;
+      if (!parent_lost_[l] && now - lane_progress_[l] < options_.repair_stall) continue;
+      std::vector<uint64_t> missing;
+      for (uint64_t c : lane_chunks_[l]) {
+        if (!store_->Has(c)) missing.push_back(c);
+      }
+      if (missing.empty()) continue;
+      spdlog::warn("plan {} lane {}: parent {} {}; pulling its {} missing chunks from the swarm", ToHex(id_), l,
+                   plan_.members[parent_[l]], parent_lost_[l] ? "is gone" : "stalled", missing.size());
+      lane_repaired_[l] = true;
+      swarm_->Fetch(missing);
+    }
+  }
 }
 
 void PlanExecution::OnSwarmChunkVerified() {
@@ -414,7 +445,10 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
   for (;;) {
     Status read = co_await ReadExactly(socket, bytes, options_.io_timeout);
     if (!read.ok()) {
-      if (!Stopping() && !store_->Complete()) spdlog::debug("{}: parent connection ended: {}", where, read.ToString());
+      if (!Stopping() && !store_->Complete()) {
+        spdlog::debug("{}: parent connection ended: {}", where, read.ToString());
+        if (!parent_lost_.empty()) parent_lost_[lane] = true;
+      }
       co_return;
     }
     Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(plan_.chunk_bytes));
@@ -459,6 +493,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       co_return;
     } else {
       if (swarm_) swarm_->ChunkVerifiedByPush(header->chunk, *data);
+      if (!lane_progress_.empty()) lane_progress_[lane] = std::chrono::steady_clock::now();
       CacheChunk(header->chunk, std::move(data));
       OnChunkVerified();
     }

@@ -53,6 +53,9 @@ struct ExecutionOptions {
   // on ext4 a sync also waits for every other dirty file of the journal: many members
   // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
   bool sync_on_finish = false;
+  // Hybrid plans: a lane whose parent connection ended, or that brought no chunk for this
+  // long, is repaired by pulling its missing chunks from the swarm.
+  std::chrono::milliseconds repair_stall = std::chrono::seconds(2);
 };
 
 enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };
@@ -111,6 +114,9 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
   boost::asio::awaitable<void> RunReceiver(boost::asio::ip::tcp::socket socket, int lane,
                                            int stream, int stream_count);
+  // Hybrid: watches every lane this member receives and asks the swarm for the missing
+  // chunks of one that stalled or lost its parent.
+  boost::asio::awaitable<void> WatchLanes();
   // The chunk from the cache, or read from the store (and cached).
   Result<std::shared_ptr<const std::vector<uint8_t>>> ChunkBuffer(uint64_t chunk);
   void CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer);
@@ -146,6 +152,9 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
+  std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last chunk per lane
+  std::vector<bool> parent_lost_;   // a connection from the lane's parent ended
+  std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
 
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_

@@ -34,6 +34,8 @@ class PullSwarm {
   virtual void Start() = 0;
   // Leave the swarm; idempotent. Verified chunks stay in the store.
   virtual void Leave() = 0;
+  // Hybrid plans: fetch these chunks from peers (the push tree that carries them stalled).
+  virtual void Fetch(const std::vector<uint64_t>& chunks) = 0;
   // The push path verified `chunk` (hybrid plans): announce it to the peers.
   virtual void ChunkVerifiedByPush(uint64_t chunk, std::span<const uint8_t> data) = 0;
   virtual SwarmReport Report() const = 0;

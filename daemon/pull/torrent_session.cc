@@ -159,43 +159,6 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
   const std::shared_ptr<StripeGate> gate_;
 };
 
-// A hybrid member's side: the push trees deliver; the swarm only seeds what this member
-// verified until nothing new has arrived for the stall timeout (a parent died or stalls), and
-// from then on fetches every missing chunk from any peer.
-class RepairGate final : public lt::torrent_plugin {
- public:
-  RepairGate(std::shared_ptr<const PayloadStore> store, Clock::duration stall_timeout)
-      : store_(std::move(store)), stall_timeout_(stall_timeout) {}
-
-  void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
-  void Started() { started_ = true; }
-
-  void tick() override {
-    if (!started_ || repairing_ || store_->Complete()) return;
-    const uint64_t verified = store_->VerifiedCount();
-    if (verified != last_verified_ || last_progress_ == Clock::time_point{}) {
-      last_verified_ = verified;
-      last_progress_ = Clock::now();
-      return;
-    }
-    if (Clock::now() - last_progress_ < stall_timeout_) return;
-    spdlog::warn("swarm: no chunk for {} ms from the push trees; pulling the {} missing chunks from peers",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(stall_timeout_).count(),
-                 store_->identity().NumChunks() - verified);
-    repairing_ = true;
-    handle_.prioritize_pieces(std::vector<lt::download_priority_t>(store_->identity().NumChunks(), lt::low_priority));
-  }
-
- private:
-  const std::shared_ptr<const PayloadStore> store_;
-  const Clock::duration stall_timeout_;
-  lt::torrent_handle handle_;
-  std::atomic<bool> started_{false};
-  bool repairing_ = false;
-  uint64_t last_verified_ = 0;
-  Clock::time_point last_progress_{};
-};
-
 // The source's side of the stripes: after its have-all, it tells each member (known by peer
 // id) that it has that member's stripe, in BitTorrent HAVE messages the member believes.
 using StripesByPeer = std::map<lt::peer_id, std::vector<int>>;
@@ -241,10 +204,9 @@ class TorrentSwarm final : public PullSwarm {
  public:
   TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
                std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
-               std::shared_ptr<StripeGate> gate, std::shared_ptr<RepairGate> repair, int piece_bytes,
-               int64_t payload_bytes, double bin_s)
+               std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s)
       : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
-        names_(std::move(names)), gate_(std::move(gate)), repair_(std::move(repair)), piece_bytes_(piece_bytes),
+        names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
         payload_bytes_(payload_bytes), bin_s_(bin_s) {}
 
   ~TorrentSwarm() override { Leave(); }
@@ -261,8 +223,14 @@ class TorrentSwarm final : public PullSwarm {
       // The gate lives on the network thread; reach it there.
       boost::asio::post(session_.get_context(), [gate = gate_] { gate->Started(); });
     }
-    if (repair_) repair_->Started();
     for (const lt::tcp::endpoint& peer : peers_) handle_.connect_peer(peer);
+  }
+
+  void Fetch(const std::vector<uint64_t>& chunks) override {
+    if (left_ || chunks.empty()) return;
+    std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> wanted;
+    for (uint64_t c : chunks) wanted.emplace_back(lt::piece_index_t(static_cast<int>(c)), lt::low_priority);
+    handle_.prioritize_pieces(wanted);
   }
 
   void ChunkVerifiedByPush(uint64_t chunk, std::span<const uint8_t> data) override {
@@ -335,7 +303,6 @@ class TorrentSwarm final : public PullSwarm {
   const std::vector<lt::tcp::endpoint> peers_;
   const std::map<lt::peer_id, std::string> names_;
   const std::shared_ptr<StripeGate> gate_;
-  const std::shared_ptr<RepairGate> repair_;
   const int piece_bytes_;
   const int64_t payload_bytes_;
   const double bin_s_;
@@ -365,7 +332,7 @@ class TorrentSession::Impl {
     std::optional<std::vector<bool>> stripe;       // a striped member: its stripe
     lt::tcp::endpoint source;                      // ... and the source's address
     std::shared_ptr<const StripesByPeer> announce; // the source of a striped swarm
-    bool repair = false;                           // a hybrid member: pull only to repair
+    bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     std::function<void()> on_chunk_verified;
   };
   Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store, Role role);
@@ -459,22 +426,14 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
       return std::make_shared<GateTorrentPlugin>(gate);
     });
   }
-  std::shared_ptr<RepairGate> repair;
-  if (role.repair) {
-    params.piece_priorities.assign(static_cast<size_t>(pieces), lt::dont_download);
-    repair = std::make_shared<RepairGate>(store, std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
-    params.extensions.push_back([repair](lt::torrent_handle const& handle, lt::client_data_t) {
-      repair->Arm(handle);
-      return repair;
-    });
-  }
+  if (role.push_first) params.piece_priorities.assign(static_cast<size_t>(pieces), lt::dont_download);
   if (role.announce) {
     params.extensions.push_back([announce = role.announce](lt::torrent_handle const&, lt::client_data_t) {
       return std::make_shared<AnnouncerTorrentPlugin>(announce);
     });
   }
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
-                                              gate, repair, info->piece_length(), info->total_size(), options_.bin_s);
+                                              gate, info->piece_length(), info->total_size(), options_.bin_s);
   table_->Register(info_hash, storage);
   lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
   if (ec) {
@@ -625,7 +584,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       role.stripe = stripe_of(m);
       role.source = endpoints[swarm.source];
     }
-    role.repair = plan.mode == PlanMode::kHybrid;
+    role.push_first = plan.mode == PlanMode::kHybrid;
   }
   return impl_->Add(join.torrent, std::move(join.store), std::move(role));
 }

@@ -15,7 +15,11 @@
 // stripe), the member reconnects to the source, believes it in full, and wants everything.
 //
 // Observations: every received block is attributed to its sender (block_finished_alert) and
-// binned in time; PullSwarm::Report() returns them. Thread-safe.
+// binned in time; PullSwarm::Report() returns them.
+//
+// A hybrid member's swarm seeds what the push trees delivered (the executor announces each
+// chunk) and downloads only the chunks the executor asks for with Fetch() when a tree stalls.
+// Thread-safe.
 #pragma once
 
 #include <chrono>
