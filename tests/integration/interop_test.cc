@@ -5,6 +5,7 @@
 // delivers on loopback (the netgrid test covers clients in their own namespace).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <future>
 #include <thread>
 
@@ -202,6 +203,27 @@ TEST_F(InteropTest, ServesAreBoundedListedAndCancelled) {
   v1::CancelRequest unknown;
   unknown.set_plan_id(std::string(16, 'x'));
   EXPECT_EQ(Client().Cancel(unknown).code(), StatusCode::kNotFound);
+}
+
+TEST_F(InteropTest, InterruptingServeToEndsTheServe) {
+  auto serves = [] {
+    v1::StatusResponse status;
+    EXPECT_TRUE(Client().GetStatus(v1::StatusRequest(), &status).ok());
+    return status.serves_size();
+  };
+  Result<ChildProcess> cli = ChildProcess::Start(
+      {GRIDCAST_CLI, "serve-to", SpareAddress(3), "held.bin", "--cluster", cluster_->cluster_file()},
+      (cluster_->dir() / "interrupted.log").string());
+  ASSERT_TRUE(cli.ok());
+  for (int attempt = 0; attempt < 100 && serves() == 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(serves(), 1);
+  cli->Stop(SIGINT);
+  for (int attempt = 0; attempt < 100 && serves() > 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(serves(), 0) << "the daemon kept serving for a caller that went away";
 }
 
 TEST_F(InteropTest, BothCallsNeedTheClusterSecret) {
