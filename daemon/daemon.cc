@@ -61,7 +61,8 @@ Status RunDaemon(const DaemonOptions& options) {
   coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
   BroadcastCoordinator coordinator(node, options.cluster, coordinator_options);
-  ControlService service(node, coordinator, options.cluster.secret);
+  TorrentExports exports(data_dir, **torrents);
+  ControlService service(node, coordinator, exports, options.cluster.secret);
 
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {

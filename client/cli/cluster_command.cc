@@ -37,14 +37,6 @@ struct ClusterArgs {
   std::string tls_ca;
 };
 
-Result<ClusterConfig> LoadCluster(const std::string& path) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  const std::string base = std::filesystem::absolute(path).parent_path().string();
-  Result<ClusterConfig> config = ParseClusterFile(text, base);
-  if (!config.ok()) return config.status().WithContext(path);
-  return config;
-}
-
 std::vector<std::string> SplitComma(const std::string& text) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -190,6 +182,10 @@ int StatusCommand(const ClusterArgs& args) {
       line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), plan.state(),
                           plan.chunks_done(), plan.chunks_total(), plan.is_source() ? " (source)" : "");
     }
+    for (const v1::ServeStatus& serve : response.serves()) {
+      line += fmt::format("\n  {} serving {} to {}: {}, {}/{} pieces", ToHex(AsBytes(serve.serve_id())), serve.name(),
+                          serve.address(), serve.state(), serve.client_pieces(), serve.pieces_total());
+    }
     return line;
   });
 }
@@ -210,7 +206,7 @@ int ListCommand(const ClusterArgs& args) {
 int CancelCommand(const ClusterArgs& args) {
   Result<std::string> id = FromHex(args.plan_id);
   if (!id.ok() || id->size() != 16) {
-    return ReportError(Status::InvalidArgument("plan id must be 32 hex digits (see gridcast status)"));
+    return ReportError(Status::InvalidArgument("plan or serve id must be 32 hex digits (see gridcast status)"));
   }
   return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
     v1::CancelRequest request;
@@ -260,8 +256,8 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   add_common(list);
   list->callback([args, exit_code] { *exit_code = ListCommand(*args); });
 
-  CLI::App* cancel = app.add_subcommand("cancel", "Cancel a broadcast everywhere");
-  cancel->add_option("plan", args->plan_id, "Plan id (32 hex digits, from gridcast status)")->required();
+  CLI::App* cancel = app.add_subcommand("cancel", "Cancel a broadcast (or a serve-to) everywhere");
+  cancel->add_option("plan", args->plan_id, "Plan or serve id (32 hex digits, from gridcast status)")->required();
   add_common(cancel);
   cancel->callback([args, exit_code] { *exit_code = CancelCommand(*args); });
 }

@@ -71,6 +71,19 @@ Status ControlClient::List(v1::ListResponse* response) {
   return FromGrpc(stub_->List(&context, v1::ListRequest(), response));
 }
 
+Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {
+  grpc::ClientContext context;
+  Authorise(&context, "/gridcast.v1.Control/ExportTorrent", options_.call_timeout);
+  return FromGrpc(stub_->ExportTorrent(&context, request, response));
+}
+
+Status ControlClient::ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,
+                              v1::ServeToResponse* response) {
+  grpc::ClientContext context;
+  Authorise(&context, "/gridcast.v1.Control/ServeTo", timeout);
+  return FromGrpc(stub_->ServeTo(&context, request, response));
+}
+
 Status ControlClient::Broadcast(const v1::BroadcastRequest& request,
                                 std::chrono::milliseconds timeout,
                                 const std::function<void(const v1::BroadcastProgress&)>& on_progress) {

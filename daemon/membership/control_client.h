@@ -28,6 +28,10 @@ class ControlClient {
   Status Cancel(const v1::CancelRequest& request);
   Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response);
   Status List(v1::ListResponse* response);
+  Status ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response);
+  // Blocks while the daemon serves; `timeout` bounds the whole call.
+  Status ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,
+                 v1::ServeToResponse* response);
   // Streams progress to on_progress until the broadcast ends; `timeout` bounds the whole call.
   Status Broadcast(const v1::BroadcastRequest& request, std::chrono::milliseconds timeout,
                    const std::function<void(const v1::BroadcastProgress&)>& on_progress);

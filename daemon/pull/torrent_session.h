@@ -19,7 +19,10 @@
 //
 // A hybrid member's swarm seeds what the push trees delivered (the executor announces each
 // chunk) and downloads only the chunks the executor asks for with Fetch() when a tree stalls.
-// Thread-safe.
+//
+// Interop: ServeTo() seeds a complete payload to one standard BitTorrent client (aria2c,
+// transmission) by dialling it, redialling while it is not connected, and follows how many
+// pieces the client announces. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -54,6 +57,33 @@ struct SwarmJoin {
   std::function<void()> on_chunk_verified;  // any thread
 };
 
+// A payload served to one outside client, as far as the client's own messages tell.
+struct ServeProgress {
+  uint64_t pieces_total = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t client_pieces = 0;    // pieces the client announced having (bitfield, have)
+  uint64_t uploaded_bytes = 0;   // payload bytes sent to it
+  bool requested_all = false;    // the client asked for every block at least once
+  bool interested = false;       // it still wants something
+  bool connected = false;
+
+  // Clients need not announce their last pieces to a seed: transmission batches HAVE messages
+  // and hangs up on a seed as soon as it is one. So a client is also done when it has asked
+  // for and been sent every block, and then lost interest or hung up.
+  bool Complete() const {
+    return pieces_total > 0 && (client_pieces == pieces_total ||
+                                (requested_all && !interested && uploaded_bytes >= payload_bytes));
+  }
+};
+
+class ClientServe {
+ public:
+  virtual ~ClientServe() = default;
+  virtual ServeProgress Progress() const = 0;
+  // Disconnects the client and drops the torrent; idempotent.
+  virtual void Stop() = 0;
+};
+
 class TorrentSession {
  public:
   // Starts the session and listens. Unavailable when the address cannot be bound.
@@ -72,11 +102,17 @@ class TorrentSession {
   // store (size, piece size and count); verified chunks are announced as held.
   Result<std::shared_ptr<PullSwarm>> Join(SwarmJoin join);
 
-  // Seeds a complete payload to one outside BitTorrent client waiting at `address` (it dials
-  // the client; no tracker). The swarm lasts until Leave().
-  Result<std::shared_ptr<PullSwarm>> ServeTo(const std::string& torrent,
-                                         std::shared_ptr<PayloadStore> store,
-                                         const std::string& address);
+  // Seeds a complete payload to one outside BitTorrent client waiting at `address` ("ip:port";
+  // it dials the client, no tracker) until Stop(). AlreadyExists while this session already
+  // has the torrent (another serve of it, or a pull plan's swarm).
+  Result<std::shared_ptr<ClientServe>> ServeTo(const std::string& torrent,
+                                               std::shared_ptr<PayloadStore> store,
+                                               const std::string& address);
+
+  // InvalidArgument unless `piece_bytes` is a power of two from 16 KiB to 64 MiB.
+  static Status CheckPieceBytes(uint64_t piece_bytes);
+  // InvalidArgument unless `address` is "ip:port" (what ServeTo() can dial).
+  static Status CheckPeerAddress(const std::string& address);
 
  private:
   class Impl;

@@ -23,10 +23,23 @@ grpc::Status Guarded(const char* method, Body body) {
   }
 }
 
+void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
+  out->set_serve_id(std::string(serve.id.begin(), serve.id.end()));
+  out->set_name(serve.name);
+  out->set_address(serve.address);
+  out->set_state(serve.state);
+  out->set_client_pieces(serve.progress.client_pieces);
+  out->set_pieces_total(serve.progress.pieces_total);
+  out->set_uploaded_bytes(serve.progress.uploaded_bytes);
+  out->set_elapsed_s(serve.elapsed_s);
+  out->set_transfer_s(serve.transfer_s);
+}
+
 }  // namespace
 
-ControlService::ControlService(Participant& node, BroadcastCoordinator& coordinator, std::string secret)
-    : node_(node), coordinator_(coordinator), authenticator_(std::move(secret)) {}
+ControlService::ControlService(Participant& node, BroadcastCoordinator& coordinator, TorrentExports& exports,
+                               std::string secret)
+    : node_(node), coordinator_(coordinator), exports_(exports), authenticator_(std::move(secret)) {}
 
 gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, const char* method) {
   const auto& metadata = context->client_metadata();
@@ -70,7 +83,11 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
   return Guarded("Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    return node_.Stop(id, request->reason().empty() ? "cancelled" : request->reason().substr(0, 512));
+    gridcast::Status stopped = node_.Stop(id, request->reason().empty() ? "cancelled" : request->reason().substr(0, 512));
+    if (stopped.code() != StatusCode::kNotFound) return stopped;
+    // Serve ids (Status lists them) are 16 random bytes too: Cancel ends serves as well.
+    if (exports_.Stop(id).ok()) return gridcast::Status::Ok();
+    return gridcast::Status::NotFound("unknown plan or serve " + ToHex(id));
   });
 }
 
@@ -116,6 +133,7 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
         }
       }
     }
+    for (const ServeSnapshot& serve : exports_.Serves()) ToProto(serve, response->add_serves());
     return gridcast::Status::Ok();
   });
 }
@@ -125,6 +143,30 @@ grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRe
   return Guarded("List", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/List"));
     *response = node_.List();
+    return gridcast::Status::Ok();
+  });
+}
+
+grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
+                                           v1::ExportTorrentResponse* response) {
+  return Guarded("ExportTorrent", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ExportTorrent"));
+    GRIDCAST_ASSIGN_OR_RETURN(ExportedTorrent exported, exports_.Export(request->name(), request->piece_bytes()));
+    response->set_torrent(std::move(exported.torrent));
+    response->set_magnet(std::move(exported.magnet));
+    response->set_piece_bytes(exported.piece_bytes);
+    response->set_size_bytes(exported.size_bytes);
+    return gridcast::Status::Ok();
+  });
+}
+
+grpc::Status ControlService::ServeTo(grpc::ServerContext* context, const v1::ServeToRequest* request,
+                                     v1::ServeToResponse* response) {
+  return Guarded("ServeTo", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ServeTo"));
+    ServeRequest serve{request->name(), request->address(), request->piece_bytes(), request->timeout_s()};
+    GRIDCAST_ASSIGN_OR_RETURN(ServeSnapshot done, exports_.Serve(serve, [context] { return context->IsCancelled(); }));
+    ToProto(done, response->mutable_serve());
     return gridcast::Status::Ok();
   });
 }

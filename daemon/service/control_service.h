@@ -8,13 +8,15 @@
 #include "daemon/auth/control_auth.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/participant.h"
+#include "daemon/pull/torrent_exports.h"
 #include "proto/control.grpc.pb.h"
 
 namespace gridcast {
 
 class ControlService final : public v1::Control::Service {
  public:
-  ControlService(Participant& node, BroadcastCoordinator& coordinator, std::string secret);
+  ControlService(Participant& node, BroadcastCoordinator& coordinator, TorrentExports& exports,
+                 std::string secret);
 
   grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                          grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
@@ -28,12 +30,17 @@ class ControlService final : public v1::Control::Service {
                       v1::StatusResponse* response) override;
   grpc::Status List(grpc::ServerContext* context, const v1::ListRequest* request,
                     v1::ListResponse* response) override;
+  grpc::Status ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
+                             v1::ExportTorrentResponse* response) override;
+  grpc::Status ServeTo(grpc::ServerContext* context, const v1::ServeToRequest* request,
+                       v1::ServeToResponse* response) override;
 
  private:
   gridcast::Status Authenticate(grpc::ServerContext* context, const char* method);
 
   Participant& node_;
   BroadcastCoordinator& coordinator_;
+  TorrentExports& exports_;
   ControlAuthenticator authenticator_;
 };
 

@@ -85,13 +85,37 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path,
                                                                uint64_t chunk_bytes) {
-  if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  return HashOpenFile(fd, path, chunk_bytes);
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
+    const std::string& data_dir, const std::string& name,
+    const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size) {
+  if (name.ends_with(".part")) {
+    return Status::InvalidArgument("'" + name + "' is a payload still being received, not a complete one");
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
+  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return Status::InvalidArgument("payload name '" + name + "' is a symlink");
+  if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument("payload '" + name + "' is not a regular file");
+  }
+  return HashOpenFile(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)));
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const std::string& label,
+                                                                 uint64_t chunk_bytes) {
   std::unique_ptr<PayloadStore> store(new PayloadStore());
-  store->fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (store->fd_ < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  store->fd_ = fd;
+  if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   struct stat st {};
   if (fstat(store->fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(path + " is not a regular file");
+    return Status::InvalidArgument(label + " is not a regular file");
   }
   PayloadIdentity& id = store->identity_;
   id.size_bytes = static_cast<uint64_t>(st.st_size);
@@ -102,7 +126,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string
   Sha256Stream whole;
   for (uint64_t c = 0; c < n; ++c) {
     std::span<uint8_t> chunk(buffer.data(), id.ChunkSize(c));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(store->fd_, chunk, c * chunk_bytes).WithContext(path));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(store->fd_, chunk, c * chunk_bytes).WithContext(label));
     id.chunk_hashes[c] = Sha256(chunk);
     whole.Update(chunk);
   }

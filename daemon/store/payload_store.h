@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -46,6 +47,13 @@ class PayloadStore {
   // The file is only read, never written.
   static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path,
                                                           uint64_t chunk_bytes);
+
+  // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
+  // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size
+  // is `chunk_bytes_for_size(size)`. NotFound when no complete payload has that name.
+  static Result<std::unique_ptr<PayloadStore>> OpenHeld(
+      const std::string& data_dir, const std::string& name,
+      const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size);
 
   // Prepares to receive `name` below data_dir (see safe_path.h), reserving the space
   // (ResourceExhausted when the disk cannot hold it) and resuming verified chunks.
@@ -91,6 +99,9 @@ class PayloadStore {
 
  private:
   PayloadStore() = default;
+  // Takes `fd` (a regular file, read only) and hashes it; `label` names it in errors.
+  static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label,
+                                                            uint64_t chunk_bytes);
   // REQUIRES: mutex_ held.
   Status MarkVerified(uint64_t chunk);
   Result<Digest> HashWholeFile() const;
