@@ -1,0 +1,144 @@
+// PayloadStore's two writers: whole verified chunks (push) and unverified blocks checked
+// later (BitTorrent). The rule under test: a chunk counts only when its stored bytes hash
+// right, and a counted chunk is never overwritten.
+#include "daemon/store/payload_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kChunk = 64 << 10;
+
+class PayloadStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gridcast-store-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::mt19937_64 random(7);
+    payload_.resize(5 * kChunk + 123);
+    for (uint8_t& b : payload_) b = static_cast<uint8_t>(random());
+    identity_.size_bytes = payload_.size();
+    identity_.chunk_bytes = kChunk;
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes.push_back(Sha256(Chunk(c)));
+    identity_.sha256 = Sha256(payload_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::span<const uint8_t> Chunk(uint64_t c) const {
+    return std::span<const uint8_t>(payload_).subspan(c * kChunk, identity_.ChunkSize(c));
+  }
+  std::unique_ptr<PayloadStore> Open() {
+    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return std::move(*store);
+  }
+  // Writes chunk c as 16 KiB blocks, as libtorrent does.
+  void WriteBlocks(PayloadStore& store, uint64_t c, std::span<const uint8_t> data) {
+    for (uint64_t offset = 0; offset < data.size(); offset += 16384) {
+      ASSERT_TRUE(store.WriteBlock(c, offset, data.subspan(offset, std::min<uint64_t>(16384, data.size() - offset))).ok());
+    }
+  }
+  std::vector<uint8_t> Read(const PayloadStore& store, uint64_t c) {
+    std::vector<uint8_t> out(identity_.ChunkSize(c));
+    EXPECT_TRUE(store.ReadChunk(c, out).ok());
+    return out;
+  }
+
+  fs::path dir_;
+  std::vector<uint8_t> payload_;
+  PayloadIdentity identity_;
+};
+
+TEST_F(PayloadStoreTest, BlocksCountOnlyAfterTheStoredChunkHashesRight) {
+  auto store = Open();
+  WriteBlocks(*store, 2, Chunk(2));
+  EXPECT_FALSE(store->Has(2));
+  ASSERT_TRUE(store->VerifyStoredChunk(2).ok());
+  EXPECT_TRUE(store->Has(2));
+  EXPECT_EQ(store->VerifiedCount(), 1u);
+  EXPECT_TRUE(std::ranges::equal(Read(*store, 2), Chunk(2)));
+  // The short last chunk too.
+  WriteBlocks(*store, 5, Chunk(5));
+  ASSERT_TRUE(store->VerifyStoredChunk(5).ok());
+}
+
+TEST_F(PayloadStoreTest, ACorruptBlockIsNeverCountedAndCanBeOverwritten) {
+  auto store = Open();
+  std::vector<uint8_t> bad(Chunk(1).begin(), Chunk(1).end());
+  bad[40000] ^= 1;
+  WriteBlocks(*store, 1, bad);
+  EXPECT_EQ(store->VerifyStoredChunk(1).code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(store->Has(1));
+  std::vector<uint8_t> out(kChunk);
+  EXPECT_EQ(store->ReadChunk(1, out).code(), StatusCode::kFailedPrecondition);  // unverified bytes are not served
+  WriteBlocks(*store, 1, Chunk(1));
+  EXPECT_TRUE(store->VerifyStoredChunk(1).ok());
+}
+
+TEST_F(PayloadStoreTest, AVerifiedChunkIsNeverOverwritten) {
+  auto store = Open();
+  ASSERT_TRUE(store->WriteChunk(3, Chunk(3)).ok());  // the push path
+  std::vector<uint8_t> garbage(kChunk, 0xAB);
+  WriteBlocks(*store, 3, garbage);  // a late BitTorrent block of the same chunk
+  EXPECT_TRUE(store->VerifyStoredChunk(3).ok());
+  EXPECT_TRUE(std::ranges::equal(Read(*store, 3), Chunk(3)));
+  EXPECT_EQ(store->VerifiedCount(), 1u);
+}
+
+TEST_F(PayloadStoreTest, BadBlockArgumentsAreRefused) {
+  auto store = Open();
+  const std::vector<uint8_t> block(16384, 1);
+  EXPECT_EQ(store->WriteBlock(99, 0, block).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->WriteBlock(0, kChunk - 100, block).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->WriteBlock(5, 16384, block).code(), StatusCode::kInvalidArgument);  // past the short chunk
+  EXPECT_EQ(store->VerifyStoredChunk(6).code(), StatusCode::kInvalidArgument);
+  std::vector<uint8_t> out(10);
+  ASSERT_TRUE(store->WriteChunk(0, Chunk(0)).ok());
+  EXPECT_EQ(store->ReadBlock(0, kChunk - 5, out).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(PayloadStoreTest, ARestartKeepsOnlyWhatWasVerified) {
+  {
+    auto store = Open();
+    WriteBlocks(*store, 0, Chunk(0));
+    ASSERT_TRUE(store->VerifyStoredChunk(0).ok());
+    WriteBlocks(*store, 4, Chunk(4));  // written, never checked: a crash before the check
+  }
+  auto store = Open();
+  EXPECT_TRUE(store->Has(0));
+  EXPECT_FALSE(store->Has(4));
+  EXPECT_EQ(store->VerifiedCount(), 1u);
+}
+
+TEST_F(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
+  auto store = Open();
+  const uint64_t n = identity_.NumChunks();
+  std::thread push([&] {
+    for (uint64_t c = 0; c < n; ++c) EXPECT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
+  });
+  std::thread pull([&] {
+    for (uint64_t c = n; c-- > 0;) {
+      WriteBlocks(*store, c, Chunk(c));
+      EXPECT_TRUE(store->VerifyStoredChunk(c).ok());
+    }
+  });
+  push.join();
+  pull.join();
+  ASSERT_TRUE(store->Complete());
+  Result<Digest> digest = store->Finalize(false);
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, identity_.sha256);
+}
+
+}  // namespace
+}  // namespace gridcast
