@@ -192,7 +192,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   const fs::path observations = ctx.state_dir / "observations.json";
   if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
-  if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid"});
+  if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid", "--observations", observations.string()});
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
     if (mode != "hybrid") return Status::InvalidArgument("--kill needs --mode hybrid");
@@ -235,7 +235,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
-    if (pull && outcome.verified) {
+    if ((pull || mode == "hybrid") && outcome.verified) {
       outcome.source_copies = summary.at("source_copies").get<double>();
       outcome.details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome.source_copies));
       std::ifstream in(observations);

@@ -138,7 +138,8 @@ int Send(const ClusterArgs& args) {
                                      if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
                                    });
   SendSummary summary = Summarize(last, *source, status);
-  if (!args.observations.empty() && status.ok()) {
+  // Also when members were lost (hybrid): the survivors' observations are complete.
+  if (!args.observations.empty() && last.finished() && last.members_size() > 0) {
     const Observations observations = ObservationsFromProgress(last, source->member->name);
     if (Status valid = ValidateObservations(observations); !valid.ok()) {
       return ReportError(valid.WithContext("the daemons' observations"));

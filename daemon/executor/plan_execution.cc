@@ -96,7 +96,9 @@ void PlanExecution::Start() {
   }
   if (swarm_) swarm_->Start();
   if (swarm_ && plan_.mode == PlanMode::kHybrid) {
-    lane_progress_.assign(plan_.lanes.size(), started_);
+    // Parents connect a moment after Start (the source starts last): the first chunk of a lane
+    // gets a longer grace before the lane counts as stalled.
+    lane_progress_.assign(plan_.lanes.size(), started_ + 2 * options_.repair_stall);
     parent_lost_.assign(plan_.lanes.size(), false);
     lane_repaired_.assign(plan_.lanes.size(), false);
     asio::co_spawn(io_, WatchLanes(), asio::detached);

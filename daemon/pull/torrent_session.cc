@@ -408,7 +408,8 @@ class TorrentSwarm final : public PullSwarm {
     const int64_t piece_start = int64_t{piece} * piece_bytes_;
     const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
     const int64_t block_bytes = std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
-    if (block_bytes <= 0) return;
+    // Pieces the push path handed over (add_piece) finish with no peer: not swarm traffic.
+    if (block_bytes <= 0 || endpoint.address().is_unspecified()) return;
     auto name = names_.find(pid);
     const std::string from = name != names_.end() ? name->second
                                                   : endpoint.address().to_string();
