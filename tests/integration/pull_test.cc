@@ -16,7 +16,9 @@ namespace {
 
 class PullTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { cluster_ = new LocalCluster(GRIDCASTD, "pull", 6); }
+  // No member dies here: a long stall timeout keeps a slow (sanitized) run from falling back
+  // to fetching from the source, which the copy counts below would show.
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(GRIDCASTD, "pull", 6, {"--swarm-stall", "30"}); }
   static void TearDownTestSuite() {
     delete cluster_;
     cluster_ = nullptr;
