@@ -88,7 +88,7 @@ int gridcast_poll(gridcast_broadcast* broadcast, double* fraction) {
 
 int gridcast_wait(gridcast_client* client, gridcast_broadcast* broadcast, double* completion_s) {
   if (broadcast == nullptr) return Fail(client, gridcast::Status::InvalidArgument("null broadcast"));
-  gridcast::Result<gridcast::SendSummary> summary = broadcast->broadcast->Wait();
+  gridcast::Result<gridcast::BroadcastResult> summary = broadcast->broadcast->Wait();
   if (!summary.ok()) return Fail(client, summary.status());
   if (completion_s != nullptr) *completion_s = summary->completion_s;
   return 0;

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <thread>
 
+#include "client/send_summary.h"
 #include "daemon/membership/cluster_file.h"
 #include "daemon/membership/control_client.h"
 #include "daemon/store/safe_path.h"
@@ -49,13 +50,17 @@ class BroadcastImpl : public Broadcast {
     return ended_;
   }
 
-  Result<SendSummary> Wait() override {
+  Result<BroadcastResult> Wait() override {
     if (thread_.joinable()) thread_.join();
     std::lock_guard<std::mutex> lock(mutex_);
     SendSummary summary = Summarize(last_, *source_, status_);
     if (!status_.ok()) return status_;
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
-    return summary;
+    BroadcastResult result{summary.plan_id,   summary.algorithm, summary.mode,   summary.size_bytes,
+                           summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
+                           {},                summary.verified};
+    for (const MemberResult& m : summary.members) result.members.push_back({m.name, m.state, m.digest_ok, m.finished_s});
+    return result;
   }
 
  private:

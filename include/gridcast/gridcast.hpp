@@ -12,10 +12,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
-#include "client/send_summary.h"
 #include "common/result.h"
 
 namespace gridcast {
@@ -41,13 +42,33 @@ struct Progress {
   double elapsed_s = 0;
 };
 
+// How one broadcast ended (what `gridcast send --json` prints, as plain values).
+struct BroadcastResult {
+  struct Member {
+    std::string name;
+    std::string state;        // "done", "failed: ...", "lost" (hybrid), ...
+    bool digest_ok = false;   // its end-to-end SHA-256 equals the source's
+    double finished_s = 0;
+  };
+  std::string plan_id;        // hex
+  std::string algorithm;
+  std::string mode;           // push, pull or hybrid
+  uint64_t size_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  double completion_s = 0;    // until the last member held a verified copy
+  std::optional<double> bound_s;  // the physical lower bound, when the topology is known
+  std::string sha256;         // the source's, hex
+  std::vector<Member> members;
+  bool verified = false;      // every member's copy verified
+};
+
 class Broadcast {
  public:
   virtual ~Broadcast() = default;
   // Non-blocking. True once the broadcast has ended (successfully or not).
   virtual bool Poll(Progress* progress) = 0;
   // Blocks until the end. OK with the summary when every member verified its copy.
-  virtual Result<SendSummary> Wait() = 0;
+  virtual Result<BroadcastResult> Wait() = 0;
 };
 
 class Client {
