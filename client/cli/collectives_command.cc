@@ -114,6 +114,16 @@ void PrintPlanText(const Plan& plan) {
       fmt::print("  {} -> {}\n", plan.members[f->parent], children);
     }
   }
+  if (plan.mode == PlanMode::kPush) return;
+  fmt::print("swarm: source {}{}\n", plan.members[plan.swarm.source],
+             plan.swarm.free_choice ? ", free choice (no stripes)" : "");
+  for (const SwarmMember& m : plan.swarm.members) {
+    uint64_t stripe = 0;
+    for (const ChunkRange& r : m.stripe) stripe += r.Count();
+    std::string peers;
+    for (int peer : m.peers) peers += (peers.empty() ? "" : ", ") + plan.members[peer];
+    fmt::print("  {}: {} chunks from the source; peers {}\n", plan.members[m.member], stripe, peers);
+  }
 }
 
 nlohmann::json PlanJson(const Plan& plan) {
@@ -137,9 +147,22 @@ nlohmann::json PlanJson(const Plan& plan) {
     lanes.push_back({{"source", plan.members[lane.source]}, {"chunks", chunks},
                      {"streams", lane.streams}, {"edges", edges}});
   }
-  return {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
-          {"mode", ModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
-          {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
+  nlohmann::json out = {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
+                        {"mode", ModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
+                        {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
+  if (plan.mode != PlanMode::kPush) {
+    nlohmann::json members = nlohmann::json::array();
+    for (const SwarmMember& m : plan.swarm.members) {
+      nlohmann::json stripe = nlohmann::json::array();
+      for (const ChunkRange& r : m.stripe) stripe.push_back({{"begin", r.begin}, {"end", r.end}, {"step", r.step}});
+      nlohmann::json peers = nlohmann::json::array();
+      for (int peer : m.peers) peers.push_back(plan.members[peer]);
+      members.push_back({{"member", plan.members[m.member]}, {"stripe", stripe}, {"peers", peers}});
+    }
+    out["swarm"] = {{"source", plan.members[plan.swarm.source]}, {"free_choice", plan.swarm.free_choice},
+                    {"members", members}};
+  }
+  return out;
 }
 
 // Graphviz: one cluster per switch holding its members, one colour per lane.
