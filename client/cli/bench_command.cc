@@ -11,11 +11,11 @@
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "client/cli/cli_util.h"
 #include "collectives/bound.h"
 #include "collectives/registry.h"
+#include "common/splitmix64.h"
 #include "common/units.h"
 #include "daemon/auth/hmac.h"
 #include "deploy/bench_netgrid.h"
@@ -82,15 +82,14 @@ Result<Digest> WriteRandomPayload(const fs::path& path, uint64_t size_bytes) {
   if (!out) return Status::Internal("cannot create " + path.string());
   uint64_t seed = 0;
   RandomBytes({reinterpret_cast<uint8_t*>(&seed), sizeof seed});
-  std::mt19937_64 generator(seed);
-  std::vector<uint64_t> block(1 << 17);  // 1 MiB
+  SplitMix64 generator(seed);
+  std::vector<uint8_t> block(1 << 20);
   Sha256Stream sha;
   for (uint64_t written = 0; written < size_bytes;) {
-    for (uint64_t& word : block) word = generator();
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_bytes - written, block.size() * 8));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(block.data());
-    out.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(n));
-    sha.Update({bytes, n});
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_bytes - written, block.size()));
+    FillPseudoRandom({block.data(), n}, generator);
+    out.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(n));
+    sha.Update({block.data(), n});
     written += n;
   }
   if (!out.flush()) return Status::Internal("cannot write " + path.string() + " (disk full?)");
