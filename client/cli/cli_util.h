@@ -6,6 +6,7 @@
 
 #include "collectives/network_model.h"
 #include "common/result.h"
+#include "daemon/membership/cluster_file.h"
 
 namespace gridcast::cli {
 
@@ -18,6 +19,10 @@ Result<std::string> ReadTextFile(const std::filesystem::path& path);
 
 // Reads and parses a topology file; errors start with "PATH:".
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
+
+// Reads and parses a cluster file (a relative topology path is relative to it); errors start
+// with "PATH:".
+Result<ClusterConfig> LoadCluster(const std::string& path);
 
 // The path of a program built next to this gridcast binary (build/bin, or the install
 // directory), else `name` alone so that PATH finds it.
