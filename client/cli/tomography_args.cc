@@ -4,8 +4,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <numeric>
 
 namespace gridcast::cli {
+namespace {
+
+constexpr double kInverseGoldenRatio = 0.6180339887498949;
+
+}  // namespace
 
 Result<RunCount> ParseRunCount(std::string_view runs, int max_runs, int stable_last_n) {
   if (runs == "auto") {
@@ -31,7 +38,10 @@ Result<std::vector<std::string>> SourcesOfRuns(std::string_view sources, const s
   if (members.empty()) return Status::InvalidArgument("the cluster has no members");
   std::vector<std::string> out;
   if (sources == "rotate") {
-    for (int k = 0; k < runs; ++k) out.push_back(members[static_cast<size_t>(k) % members.size()]);
+    const size_t n = members.size();
+    size_t stride = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(n) * kInverseGoldenRatio)));
+    while (std::gcd(stride, n) != 1) --stride;  // ends at 1 at the latest
+    for (int k = 0; k < runs; ++k) out.push_back(members[(static_cast<size_t>(k) * stride) % n]);
     return out;
   }
   if (std::find(members.begin(), members.end(), sources) == members.end()) {

@@ -25,7 +25,10 @@ inline constexpr int kMaxTomographyRuns = 100;
 // Errors: InvalidArgument naming the option, e.g. "--runs: expected a count or auto, not 'x'".
 Result<RunCount> ParseRunCount(std::string_view runs, int max_runs, int stable_last_n);
 
-// --sources: "rotate" (run k's source is members[k % members.size()]) or one member's name.
+// --sources: "rotate" or one member's name. Rotation visits every member once per
+// members.size() runs, stepping through the cluster file's order by a stride coprime with the
+// member count near count / golden ratio: cluster files list a site's nodes together, so
+// consecutive runs start in different parts of the network (16 members: 0, 9, 2, 11, ...).
 // Errors: InvalidArgument for an unknown member or no members.
 Result<std::vector<std::string>> SourcesOfRuns(std::string_view sources, const std::vector<std::string>& members,
                                                int runs);

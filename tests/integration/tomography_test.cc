@@ -68,8 +68,8 @@ TEST(TomographyCliTest, TwoRunsReportEveryMemberOnceAndFeedSendAuto) {
   const nlohmann::json runs = nlohmann::json::parse(ReadFile(observations));
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0]["source"], "m0");
-  EXPECT_EQ(runs[1]["source"], "m1");
-  const std::string probe = FileSha256(cluster.data_dir(1) / "tomography-probe.bin");
+  EXPECT_EQ(runs[1]["source"], "m3");  // rotation stride 3 of 5
+  const std::string probe = FileSha256(cluster.data_dir(3) / "tomography-probe.bin");
   for (int i = 0; i < cluster.size(); ++i) {
     EXPECT_EQ(fs::file_size(cluster.data_dir(i) / "tomography-probe.bin"), 4u << 20) << i;
     EXPECT_EQ(FileSha256(cluster.data_dir(i) / "tomography-probe.bin"), probe) << i;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gridcast::cli {
 namespace {
 
@@ -34,7 +36,18 @@ TEST(SourcesOfRunsTest, RotatesOverTheMembersOrRepeatsOne) {
   const std::vector<std::string> members = {"a", "b", "c"};
   Result<std::vector<std::string>> rotate = SourcesOfRuns("rotate", members, 5);
   ASSERT_TRUE(rotate.ok());
-  EXPECT_EQ(*rotate, (std::vector<std::string>{"a", "b", "c", "a", "b"}));
+  EXPECT_EQ(*rotate, (std::vector<std::string>{"a", "c", "b", "a", "c"}));  // stride 2
+  // 16 members (two sites of 8 in file order): every member once per 16 runs, sites alternate.
+  std::vector<std::string> sixteen;
+  for (int i = 0; i < 16; ++i) sixteen.push_back(std::to_string(i));
+  Result<std::vector<std::string>> spread = SourcesOfRuns("rotate", sixteen, 16);
+  ASSERT_TRUE(spread.ok());
+  EXPECT_EQ((std::vector<std::string>(spread->begin(), spread->begin() + 4)),
+            (std::vector<std::string>{"0", "9", "2", "11"}));
+  EXPECT_EQ(std::set<std::string>(spread->begin(), spread->end()).size(), 16u);
+  Result<std::vector<std::string>> pair = SourcesOfRuns("rotate", {"a", "b"}, 3);
+  ASSERT_TRUE(pair.ok());
+  EXPECT_EQ(*pair, (std::vector<std::string>{"a", "b", "a"}));
   Result<std::vector<std::string>> one = SourcesOfRuns("b", members, 2);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(*one, (std::vector<std::string>{"b", "b"}));
