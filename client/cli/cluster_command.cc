@@ -58,16 +58,17 @@ std::optional<InferredTopology> CachedTopology(const std::string& cluster_file, 
   std::error_code ec;
   const auto written = fs::last_write_time(path, ec);
   if (ec) return std::nullopt;
-  Result<std::string> yaml = ReadTextFile(path);
-  Result<NetworkModel> model = yaml.ok() ? ParseTopology(*yaml) : Result<NetworkModel>(yaml.status());
-  std::string problem = model.ok() ? "" : model.status().message();
-  for (const ClusterMember& m : cluster.members) {
-    if (problem.empty() && model.ok() && !model->FindNode(m.name)) problem = "it has no node '" + m.name + "'";
-  }
-  if (!problem.empty()) {
+  auto ignore = [&](const std::string& problem) -> std::optional<InferredTopology> {
     fmt::print(stderr, "gridcast: ignoring the inferred topology {}: {} (run gridcast tomography again)\n",
                path.string(), problem);
     return std::nullopt;
+  };
+  Result<std::string> yaml = ReadTextFile(path);
+  if (!yaml.ok()) return ignore(yaml.status().message());
+  Result<NetworkModel> model = ParseTopology(*yaml);
+  if (!model.ok()) return ignore(model.status().message());
+  for (const ClusterMember& m : cluster.members) {
+    if (!model->FindNode(m.name)) return ignore("it has no node '" + m.name + "'");
   }
   const double age_s = std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
   return InferredTopology{std::move(*yaml), age_s, path.string()};

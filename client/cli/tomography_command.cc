@@ -25,10 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Measured on netgrid two-sites (16 nodes, 100mbit NICs): about 3-4 s per run, so an
-// automatic measurement of 3-4 runs stays well under a minute; smaller probes end before
-// libtorrent's connections ramp up and the rates get noisy.
-constexpr const char* kDefaultProbeSize = "16MiB";
+// Measured on netgrid (16 nodes, 100mbit NICs, docs/tomography.md): with 16 MiB probes three
+// runs take about 25 s but split two racks behind 150mbit uplinks in only 7 of 10
+// measurements; 32 MiB found them in 10 of 10, estimated the bottlenecks closer, and three
+// runs took 29-44 s.
+constexpr const char* kDefaultProbeSize = "32MiB";
 
 struct TomographyArgs {
   std::string cluster;

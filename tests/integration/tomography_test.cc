@@ -85,6 +85,16 @@ TEST(TomographyCliTest, TwoRunsReportEveryMemberOnceAndFeedSendAuto) {
   EXPECT_TRUE(sent.json.contains("inferred_topology_age_s")) << sent.json.dump();
   EXPECT_NE(sent.json["mode"], "hybrid");  // a described network: no default hybrid
   ExpectEverywhere(cluster, payload, "after-tomography.bin");
+
+  // A cache that no longer fits the cluster (a member missing) is ignored with a warning.
+  std::ofstream(cluster.dir() / ".gridcast-tomography" / "topology.yaml")
+      << "name: stale\nswitches: [{name: s}]\nnodes: [{switch: s, names: [m0, m1]}]\n";
+  const std::string again = cluster.MakePayload("stale-cache.bin", 1 << 20);
+  const CommandOutput stale = RunGridcast({"send", again, "--cluster", cluster.cluster_file(), "--algo", "auto"});
+  ASSERT_EQ(stale.exit_code, 0) << stale.output;
+  EXPECT_NE(stale.output.find("ignoring the inferred topology"), std::string::npos) << stale.output;
+  EXPECT_NE(stale.output.find("no node 'm2'"), std::string::npos) << stale.output;
+  EXPECT_EQ(stale.output.find("inferred by gridcast tomography"), std::string::npos) << stale.output;
 }
 
 TEST(TomographyCliTest, BadArgumentsExitTwoWithOneLine) {
