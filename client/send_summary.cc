@@ -89,6 +89,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
                                                     : nlohmann::json(nullptr);
   if (s.source_copies) j["source_copies"] = *s.source_copies;
+  if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
   if (!s.rationale.empty()) j["rationale"] = s.rationale;
   if (!s.error.empty()) j["error"] = s.error;
   return j;
@@ -119,6 +120,7 @@ void PrintSummary(const SendSummary& s) {
              s.chunk_bytes == 0 ? 0 : (s.size_bytes + s.chunk_bytes - 1) / s.chunk_bytes,
              FormatSize(s.chunk_bytes), s.lanes);
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
+  if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
   if (s.completion_s > 0) {
     fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s,

@@ -47,6 +47,10 @@ struct SendSummary {
   std::vector<MemberResult> members;
   bool verified = false;          // every member's end-to-end SHA-256 equals the source's
   std::string error;
+  // Set when the plan used the topology `gridcast tomography` inferred (the cluster file names
+  // none): its age when the send began, and a line saying where it came from.
+  std::optional<double> inferred_topology_age_s;
+  std::string topology_note;
 };
 
 SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,

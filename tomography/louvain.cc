@@ -4,7 +4,7 @@
 #include <cassert>
 #include <numeric>
 
-#include "tomography/splitmix64.h"
+#include "common/splitmix64.h"
 
 namespace gridcast {
 namespace {

@@ -5,25 +5,31 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <thread>
 
 #include "client/cli/cli_util.h"
 #include "collectives/bound.h"
 #include "collectives/registry.h"
+#include "common/splitmix64.h"
 #include "common/units.h"
 #include "daemon/auth/hmac.h"
 #include "deploy/bench_netgrid.h"
 #include "deploy/iperf_probe.h"
+#include "deploy/p2p_schedule.h"
 #include "deploy/mpi_launch.h"
 #include "deploy/subprocess.h"
+#include "tomography/clustering.h"
+#include "tomography/inferred_topology.h"
+#include "tomography/partition_compare.h"
 
 namespace gridcast::cli {
 namespace {
@@ -59,6 +65,11 @@ struct BenchOutcome {
   std::optional<double> source_copies;          // pull modes: payloads the source uploaded
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
   std::vector<std::string> details;  // extra lines for the human output
+  // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
+  // their adjusted Rand index against the topology's bandwidth groups.
+  std::optional<int> pairs, rounds;
+  std::vector<std::vector<std::string>> clusters;
+  std::optional<double> clusters_ari;
 };
 
 struct BenchContext {
@@ -86,15 +97,14 @@ Result<Digest> WriteRandomPayload(const fs::path& path, uint64_t size_bytes) {
   if (!out) return Status::Internal("cannot create " + path.string());
   uint64_t seed = 0;
   RandomBytes({reinterpret_cast<uint8_t*>(&seed), sizeof seed});
-  std::mt19937_64 generator(seed);
-  std::vector<uint64_t> block(1 << 17);  // 1 MiB
+  SplitMix64 generator(seed);
+  std::vector<uint8_t> block(1 << 20);
   Sha256Stream sha;
   for (uint64_t written = 0; written < size_bytes;) {
-    for (uint64_t& word : block) word = generator();
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_bytes - written, block.size() * 8));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(block.data());
-    out.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(n));
-    sha.Update({bytes, n});
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_bytes - written, block.size()));
+    FillPseudoRandom({block.data(), n}, generator);
+    out.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(n));
+    sha.Update({block.data(), n});
     written += n;
   }
   if (!out.flush()) return Status::Internal("cannot write " + path.string() + " (disk full?)");
@@ -340,6 +350,66 @@ Result<BenchOutcome> RunIperf(const BenchContext& ctx) {
   return outcome;
 }
 
+// All-pairs iperf3 the traditional way, as many pairs at once as share no bottleneck
+// (deploy/p2p_schedule.h); the completion is the whole matrix's wall time. The rates, made
+// symmetric, are clustered with tomography's significance rule for the side-by-side.
+Result<BenchOutcome> RunP2pMatrix(const BenchContext& ctx) {
+  if (!ctx.args.algo.empty()) return Status::InvalidArgument("--mode p2p-matrix measures pairs; --algo does not apply");
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
+  const std::vector<std::vector<P2pPair>> rounds = ScheduleP2pRounds(ctx.model);
+  const int n = static_cast<int>(ctx.model.nodes.size());
+  DenseMatrix rate_bps(n);
+  const auto start = std::chrono::steady_clock::now();
+  int pairs = 0;
+  for (const std::vector<P2pPair>& round : rounds) {
+    std::vector<std::future<Result<double>>> measured;
+    for (size_t i = 0; i < round.size(); ++i) {
+      IperfOptions options;
+      options.port = 5201 + static_cast<int>(i);  // receivers of one round may share a namespace
+      options.seconds = ctx.args.iperf_seconds;
+      options.log_dir = ctx.state_dir;
+      const NetgridNode* from = netgrid->state().FindNode(ctx.model.nodes[round[i].from].name);
+      const NetgridNode* to = netgrid->state().FindNode(ctx.model.nodes[round[i].to].name);
+      measured.push_back(std::async(std::launch::async, [from, to, options] { return MeasureGoodputBps(*from, *to, options); }));
+    }
+    for (size_t i = 0; i < round.size(); ++i) {
+      GRIDCAST_ASSIGN_OR_RETURN(double bps, measured[i].get());
+      rate_bps.at(round[i].from, round[i].to) = bps;
+      ++pairs;
+    }
+  }
+  BenchOutcome outcome;
+  outcome.algo = "iperf3-pairs";
+  outcome.completion_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.verified = true;
+  outcome.pairs = pairs;
+  outcome.rounds = static_cast<int>(rounds.size());
+  DenseMatrix similarity(n);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) similarity.at(i, j) = i == j ? 0 : rate_bps.at(i, j) + rate_bps.at(j, i);
+  }
+  const Clustering clustering = ClusterSignificant(similarity, ClusteringOptions{});
+  Partition found;
+  for (int i = 0; i < n; ++i) {
+    const size_t c = static_cast<size_t>(clustering.cluster[static_cast<size_t>(i)]);
+    if (found.clusters.size() <= c) found.clusters.resize(c + 1);
+    found.clusters[c].push_back(ctx.model.nodes[static_cast<size_t>(i)].name);
+  }
+  found = Canonical(std::move(found));
+  outcome.clusters = found.clusters;
+  GRIDCAST_ASSIGN_OR_RETURN(double ari, AdjustedRandIndex(found, TruthFromTopology(ctx.model)));
+  outcome.clusters_ari = ari;
+  outcome.details.push_back(fmt::format("{} pairs of {} s each in {} rounds; the rates imply {} cluster(s), ARI {:.3f} "
+                                        "against the topology's bandwidth groups",
+                                        pairs, ctx.args.iperf_seconds, rounds.size(), found.clusters.size(), ari));
+  for (const P2pPair& slowest : rounds.front()) {
+    outcome.details.push_back(fmt::format("{} -> {}: {:.1f}mbit (path {})", ctx.model.nodes[slowest.from].name,
+                                          ctx.model.nodes[slowest.to].name, rate_bps.at(slowest.from, slowest.to) / 1e6,
+                                          FormatRate(slowest.rate_bps)));
+  }
+  return outcome;
+}
+
 std::string FormatFloat(double value) { return fmt::format("{:.6f}", value); }
 
 int Bench(const BenchArgs& args) {
@@ -357,6 +427,8 @@ int Bench(const BenchArgs& args) {
   Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
   if (args.mode == "push" || args.mode == "pull" || args.mode == "pull-default" || args.mode == "hybrid") {
     outcome = RunDaemonBroadcast(ctx);
+  } else if (args.mode == "p2p-matrix") {
+    outcome = RunP2pMatrix(ctx);
   } else if (args.mode == "mpi" || args.mode == "mpi-default") {
     outcome = RunMpi(ctx, args.mode == "mpi");
   } else {
@@ -364,13 +436,19 @@ int Bench(const BenchArgs& args) {
   }
   if (!outcome.ok()) return ReportError(outcome.status().WithContext("bench --mode " + args.mode));
 
-  const double bound_s = BroadcastBoundSeconds(*model, model->source, {}, *size);
+  // A matrix of pairs is no broadcast: no bound to compare with.
+  const double bound_s = args.mode == "p2p-matrix" ? 0 : BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
   if (args.json) {
     std::string pull_fields;
     if (outcome->source_copies) {
       pull_fields = fmt::format(", \"source_copies\": {}, \"uplink_copies\": {}", FormatFloat(*outcome->source_copies),
                                 nlohmann::json(outcome->uplink_copies).dump());
+    }
+    if (outcome->pairs) {
+      pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
+                                 *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
+                                 FormatFloat(*outcome->clusters_ari));
     }
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
                "\"ratio\": {}, \"verified\": {}{}}}\n",
@@ -396,9 +474,10 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--size", args->size, "Payload size, e.g. 256MiB")->required();
   bench->add_option("--mode", args->mode,
                     "push (gridcastd trees), pull (gridcastd swarm), pull-default (libtorrent's own settings), "
-                    "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, iperf (line rate)")
+                    "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, iperf (line rate), "
+                    "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused)")
       ->required()
-      ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "iperf"}));
+      ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "iperf", "p2p-matrix"}));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.3)")
@@ -410,7 +489,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->allow_extra_args(false);
   bench->add_option("--observations", args->observations, "pull: keep the broadcast's observations (JSON) here");
   bench->add_option("--segment", args->segment, "mpi: segment size of the forced algorithm (default 1MiB)");
-  bench->add_option("--iperf-seconds", args->iperf_seconds, "iperf: seconds per measured path (default 5)")
+  bench->add_option("--iperf-seconds", args->iperf_seconds, "iperf, p2p-matrix: seconds per measured path (default 5)")
       ->check(CLI::Range(1, 600));
   bench->add_option("--state", args->state,
                     "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");

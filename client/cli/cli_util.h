@@ -20,7 +20,8 @@ Result<std::string> ReadTextFile(const std::filesystem::path& path);
 // Reads and parses a topology file; errors start with "PATH:".
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
 
-// Reads and parses a cluster file; errors start with "PATH:".
+// Reads and parses a cluster file (a relative topology path is relative to it); errors start
+// with "PATH:".
 Result<ClusterConfig> LoadCluster(const std::string& path);
 
 // The path of a program built next to this gridcast binary (build/bin, or the install

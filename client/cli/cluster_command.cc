@@ -3,15 +3,20 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "client/cli/cli_util.h"
+#include "client/cli/tomography_args.h"
+#include "client/cli/tomography_command.h"
 #include "client/send_summary.h"
+#include "collectives/topology.h"
 #include "common/units.h"
 #include "daemon/auth/hmac.h"
 #include "daemon/membership/cluster_file.h"
@@ -19,6 +24,8 @@
 
 namespace gridcast::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct ClusterArgs {
   std::string cluster;
@@ -35,7 +42,37 @@ struct ClusterArgs {
   std::string observations;
   std::string plan_id;
   std::string tls_ca;
+  bool retomograph = false;
 };
+
+// The topology `gridcast tomography` last inferred for this cluster file, with its age; none
+// when it never ran (or its file is unusable: then a warning says why).
+struct InferredTopology {
+  std::string yaml;
+  double age_s = 0;
+  std::string path;
+};
+
+std::optional<InferredTopology> CachedTopology(const std::string& cluster_file, const ClusterConfig& cluster) {
+  const fs::path path = TomographyCachePath(cluster_file);
+  std::error_code ec;
+  const auto written = fs::last_write_time(path, ec);
+  if (ec) return std::nullopt;
+  auto ignore = [&](const std::string& problem) -> std::optional<InferredTopology> {
+    fmt::print(stderr, "gridcast: ignoring the inferred topology {}: {} (run gridcast tomography again)\n",
+               path.string(), problem);
+    return std::nullopt;
+  };
+  Result<std::string> yaml = ReadTextFile(path);
+  if (!yaml.ok()) return ignore(yaml.status().message());
+  Result<NetworkModel> model = ParseTopology(*yaml);
+  if (!model.ok()) return ignore(model.status().message());
+  for (const ClusterMember& m : cluster.members) {
+    if (!model->FindNode(m.name)) return ignore("it has no node '" + m.name + "'");
+  }
+  const double age_s = std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
+  return InferredTopology{std::move(*yaml), age_s, path.string()};
+}
 
 std::vector<std::string> SplitComma(const std::string& text) {
   std::vector<std::string> parts;
@@ -124,6 +161,22 @@ int Send(const ClusterArgs& args) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
 
+  // A network nobody described: plan `auto` on what tomography inferred, when it ran.
+  std::optional<InferredTopology> inferred;
+  if (args.retomograph && (args.algo != "auto" || !cluster->topology_path.empty())) {
+    return ReportError(Status::InvalidArgument("--retomograph needs --algo auto and a cluster file without a topology"));
+  }
+  if (args.algo == "auto" && cluster->topology_path.empty()) {
+    if (args.retomograph) {
+      Result<std::string> yaml = RetomographCluster(args.cluster, args.tls_ca);
+      if (!yaml.ok()) return ReportError(yaml.status().WithContext("--retomograph"));
+      inferred = InferredTopology{std::move(*yaml), 0, TomographyCachePath(args.cluster).string()};
+    } else {
+      inferred = CachedTopology(args.cluster, *cluster);
+    }
+    if (inferred) request.set_topology_yaml(inferred->yaml);
+  }
+
   Result<SourceChoice> source = ChooseSource(*cluster, args.source);
   if (!source.ok()) return ReportError(source.status());
   ControlClient client(source->member->control_address, cluster->secret, {args.tls_ca});
@@ -138,6 +191,10 @@ int Send(const ClusterArgs& args) {
                                      if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
                                    });
   SendSummary summary = Summarize(last, *source, status);
+  if (inferred) {
+    summary.inferred_topology_age_s = inferred->age_s;
+    summary.topology_note = "inferred by gridcast tomography " + FormatAge(inferred->age_s) + " ago (" + inferred->path + ")";
+  }
   // Also when members were lost (hybrid): the survivors' observations are complete.
   if (!args.observations.empty() && last.finished() && last.members_size() > 0) {
     const Observations observations = ObservationsFromProgress(last, source->member->name);
@@ -244,9 +301,12 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_flag("--json", args->json, "Print the summary as JSON");
   send->add_option("--mode", args->mode,
                    "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
-                   "hybrid for auto when the cluster file names no topology");
+                   "hybrid for auto when the cluster file names no topology and tomography inferred none");
   send->add_option("--observations", args->observations,
                    "Pull/hybrid: write who sent how much to whom, and when, as JSON (tomography's input)");
+  send->add_flag("--retomograph", args->retomograph,
+                 "auto without a topology in the cluster file: run gridcast tomography first (else the latest "
+                 "inferred topology is used when there is one)");
   send->callback([args, exit_code] { *exit_code = Send(*args); });
 
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");

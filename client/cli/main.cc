@@ -8,6 +8,7 @@
 #include "client/cli/collectives_command.h"
 #include "client/cli/netgrid_command.h"
 #include "client/cli/torrent_command.h"
+#include "client/cli/tomography_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app("gridcast: move one large payload from one node to many, as fast as the network allows");
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   gridcast::cli::AddCollectivesCommands(app, &exit_code);
   gridcast::cli::AddBenchCommand(app, &exit_code);
   gridcast::cli::AddTorrentCommands(app, &exit_code);
+  gridcast::cli::AddTomographyCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

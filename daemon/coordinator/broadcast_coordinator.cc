@@ -15,6 +15,7 @@
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
+#include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
 
 namespace gridcast {
@@ -43,7 +44,24 @@ NetworkModel FlatModel(const std::vector<std::string>& members) {
   return net;
 }
 
-Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const std::vector<std::string>& members) {
+// Bounds what a client may make the source parse.
+constexpr size_t kMaxTopologyYamlBytes = 1 << 20;
+constexpr const char* kDefaultProbeName = "tomography-probe.bin";
+
+// The request's topology, else the cluster file's, else the flat guess.
+Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const v1::BroadcastRequest& request,
+                               const std::vector<std::string>& members) {
+  if (!request.topology_yaml().empty()) {
+    if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
+      return Status::InvalidArgument("topology_yaml is larger than 1 MiB");
+    }
+    Result<NetworkModel> model = ParseTopology(request.topology_yaml());
+    if (!model.ok()) return model.status().WithContext("the request's topology");
+    for (const std::string& m : members) {
+      if (!model->FindNode(m)) return Status::InvalidArgument("member '" + m + "' is not a node of the request's topology");
+    }
+    return model;
+  }
   if (cluster.topology_path.empty()) return FlatModel(members);
   std::ifstream in(cluster.topology_path);
   if (!in) return Status::FailedPrecondition("cannot read topology " + cluster.topology_path);
@@ -111,9 +129,18 @@ BroadcastCoordinator::BroadcastCoordinator(Participant& node, const ClusterConfi
 
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
-  // --- The payload: inside the data directory or an allowed send root.
-  if (request.payload_path().empty()) return Status::InvalidArgument("no payload path");
+  // --- The payload: inside the data directory or an allowed send root, or a fresh probe.
   fs::path path(request.payload_path());
+  std::string probe_name;
+  if (request.probe_bytes() > 0) {
+    if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
+    probe_name = request.name().empty() ? kDefaultProbeName : request.name();
+    GRIDCAST_ASSIGN_OR_RETURN(std::string written,
+                              WriteProbePayload(node_.data_dir(), probe_name, request.probe_bytes()));
+    path = written;
+  } else if (request.payload_path().empty()) {
+    return Status::InvalidArgument("no payload path");
+  }
   if (path.is_relative()) path = fs::path(node_.data_dir()) / path;
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(path, ec);
@@ -127,7 +154,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
   const uint64_t size = fs::file_size(canonical, ec);
   if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
-  const std::string name = request.name().empty() ? canonical.filename().string() : request.name();
+  const std::string name = !probe_name.empty()       ? probe_name
+                           : request.name().empty() ? canonical.filename().string()
+                                                    : request.name();
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
 
   // --- Members: the source first, then the receivers.
@@ -147,7 +176,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
 
   // --- The plan.
-  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadModel(cluster_, members));
+  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadModel(cluster_, request, members));
   PlanOptions plan_options;
   for (const std::string& m : members) {
     std::optional<int> node = net.FindNode(m);
@@ -159,8 +188,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
   // Unless told, `auto` on a network nobody described (no topology: the model is a guess)
   // pushes with pull repair, so a member whose tree parent fails or lags still finishes.
+  // A topology in the request (tomography's, from the client) counts as described.
   const bool default_hybrid = request.mode() == v1::PLAN_MODE_UNSPECIFIED && algorithm == "auto" &&
-                              cluster_.topology_path.empty() && size > 0;
+                              cluster_.topology_path.empty() && request.topology_yaml().empty() && size > 0;
   const bool hybrid = request.mode() == v1::PLAN_MODE_HYBRID || default_hybrid;
   if (pull) plan_options.chunk_bytes = SwarmPlanner::DefaultChunkBytes(size);
   if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();

@@ -1,10 +1,13 @@
 // SplitMix64 (Steele, Lea, Flood 2014): a tiny, fully specified generator, so that a seed
-// gives the same node orders and shuffles on every platform. Not for cryptography.
-// A value type; thread-compatible.
+// gives the same node orders and shuffles on every platform (tomography), and a fast filler of
+// incompressible bytes (benchmark and tomography probe payloads, several GB/s per core).
+// Not for cryptography. A value type; thread-compatible.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -33,5 +36,18 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
+
+// Fills `out` with the generator's next outputs, 8 bytes per step (the last step may be cut).
+inline void FillPseudoRandom(std::span<uint8_t> out, SplitMix64& generator) {
+  size_t i = 0;
+  for (; i + 8 <= out.size(); i += 8) {
+    const uint64_t word = generator.Next();
+    std::memcpy(out.data() + i, &word, 8);
+  }
+  if (i < out.size()) {
+    const uint64_t word = generator.Next();
+    std::memcpy(out.data() + i, &word, out.size() - i);
+  }
+}
 
 }  // namespace gridcast
