@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,6 +51,7 @@ class LocalCluster {
 
   ~LocalCluster() {
     daemons_.clear();  // SIGKILL and reap
+    if (std::getenv("GRIDCAST_KEEP_TEST_DIRS") != nullptr) return;  // logs and data, for a post-mortem
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }

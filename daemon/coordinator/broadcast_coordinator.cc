@@ -204,14 +204,16 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
   if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
   if (hybrid) {
-    // The push plan, plus a swarm of everyone for the repairs (its chunks are its pieces).
+    // The push plan, plus a striped swarm for the repairs (its chunks are its pieces): the
+    // members cut off from a lane all pull its missing chunks, and each leaves the source
+    // once per bandwidth group, as in pull mode.
     if (!std::has_single_bit(plan.chunk_bytes) || plan.chunk_bytes < (16u << 10) || size == 0) {
       return Status::InvalidArgument("hybrid needs a non-empty payload and chunks of a power of two of at least "
                                      "16 KiB (BitTorrent pieces), not " + std::to_string(plan.chunk_bytes));
     }
     PlanOptions swarm_options = plan_options;
     swarm_options.chunk_bytes = plan.chunk_bytes;
-    GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/true).MakePlan(net, size, swarm_options));
+    GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, size, swarm_options));
     if (swarm.members != plan.members) return Status::Internal("push and swarm plans order members differently");
     plan.mode = PlanMode::kHybrid;
     plan.swarm = std::move(swarm.swarm);

@@ -40,6 +40,7 @@ struct PlanExecution::SenderConnection {
   Notifier wake;
   Status error;
   std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
 };
 
 PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& blocking, Plan plan, PlanId id,
@@ -99,7 +100,7 @@ void PlanExecution::Start() {
     // Parents connect a moment after Start (the source starts last): the first chunk of a lane
     // gets a longer grace before the lane counts as stalled.
     lane_progress_.assign(plan_.lanes.size(), started_ + 2 * options_.repair_stall);
-    parent_lost_.assign(plan_.lanes.size(), false);
+    parent_trouble_.assign(plan_.lanes.size(), ParentTrouble::kNone);
     lane_repaired_.assign(plan_.lanes.size(), false);
     asio::co_spawn(io_, WatchLanes(), asio::detached);
   }
@@ -115,20 +116,47 @@ asio::awaitable<void> PlanExecution::WatchLanes() {
     boost::system::error_code ec;
     co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     const auto now = std::chrono::steady_clock::now();
-    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
-      if (parent_[l] < 0 || lane_repaired_[l]) continue;
-      if (!parent_lost_[l] && now - lane_progress_[l] < options_.repair_stall) continue;
+    auto missing_of = [this](size_t lane) {
       std::vector<uint64_t> missing;
-      for (uint64_t c : lane_chunks_[l]) {
+      for (uint64_t c : lane_chunks_[lane]) {
         if (!store_->Has(c)) missing.push_back(c);
       }
+      return missing;
+    };
+    // Endgame: once the swarm delivered every chunk it was asked for, the lanes still pushing
+    // (slowly: their parents share their upload with the swarm) finish through it too.
+    bool repairing = false, swarm_idle = true;
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      if (!lane_repaired_[l]) continue;
+      repairing = true;
+      swarm_idle = swarm_idle && missing_of(l).empty();
+    }
+    const bool endgame = repairing && swarm_idle;
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      if (parent_[l] < 0 || lane_repaired_[l]) continue;
+      const ParentTrouble trouble = parent_trouble_[l];
+      if (!endgame && trouble == ParentTrouble::kNone && now - lane_progress_[l] < options_.repair_stall) continue;
+      std::vector<uint64_t> missing = missing_of(l);
       if (missing.empty()) continue;
       spdlog::warn("plan {} lane {}: parent {} {}; pulling its {} missing chunks from the swarm", ToHex(id_), l,
-                   plan_.members[parent_[l]], parent_lost_[l] ? "is gone" : "stalled", missing.size());
+                   plan_.members[parent_[l]],
+                   trouble == ParentTrouble::kGone        ? "is gone"
+                   : trouble == ParentTrouble::kRepairing ? "pulls this lane itself"
+                   : endgame                              ? "is slower than the idle swarm"
+                                                          : "is silent",
+                   missing.size());
       lane_repaired_[l] = true;
       swarm_->Fetch(missing);
     }
   }
+}
+
+std::chrono::milliseconds PlanExecution::KeepaliveInterval() const {
+  return std::clamp(options_.repair_stall / 4, std::chrono::milliseconds(50), options_.io_timeout / 4);
+}
+
+void PlanExecution::MarkLaneProgress(int lane) {
+  if (!lane_progress_.empty()) lane_progress_[lane] = std::chrono::steady_clock::now();
 }
 
 void PlanExecution::OnSwarmChunkVerified() {
@@ -356,8 +384,21 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     header.sha256 = store_->identity().chunk_hashes[chunk];
     const auto header_bytes = EncodeFrameHeader(header);
     conn->in_flight.insert(chunk);
+    conn->last_sent = std::chrono::steady_clock::now();
     co_return co_await WriteAll(conn->socket, asio::buffer(header_bytes), asio::buffer(**data),
                                 options_.io_timeout);
+  };
+  // While this member waits for a chunk to forward, the child hears that its parent is alive.
+  const auto keepalive_every = KeepaliveInterval();
+  auto send_keepalive = [this, conn, lane]() -> asio::awaitable<Status> {
+    FrameHeader header;
+    header.type = FrameType::kKeepalive;
+    header.plan_id = id_;
+    header.lane = static_cast<uint32_t>(lane);
+    header.chunk = !lane_repaired_.empty() && lane_repaired_[lane] ? kKeepaliveParentRepairs : 0;
+    const auto header_bytes = EncodeFrameHeader(header);
+    conn->last_sent = std::chrono::steady_clock::now();
+    co_return co_await WriteAll(conn->socket, asio::buffer(header_bytes), asio::const_buffer(), options_.io_timeout);
   };
   // Waits until the connection can take one more chunk; resends what the child refused.
   auto wait_for_window = [this, conn, &send_chunk]() -> asio::awaitable<Status> {
@@ -383,7 +424,10 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     while (!store_->Has(chunk)) {
       if (Stopping()) co_return Status::Cancelled("stopped");
       if (!conn->error.ok()) co_return conn->error;
-      co_await chunk_arrived_.Wait();
+      if (std::chrono::steady_clock::now() - conn->last_sent >= keepalive_every) {
+        GRIDCAST_CO_RETURN_IF_ERROR(co_await send_keepalive());
+      }
+      co_await chunk_arrived_.Wait(keepalive_every);
     }
     GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
     GRIDCAST_CO_RETURN_IF_ERROR(co_await send_chunk(chunk));
@@ -405,8 +449,8 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
   for (;;) {
     Status read = co_await ReadExactly(conn->socket, bytes, std::chrono::hours(24 * 365));
     Result<FrameHeader> header = read.ok() ? DecodeFrameHeader(bytes, 0) : Result<FrameHeader>(read);
-    if (header.ok() && (header->type == FrameType::kData || header->plan_id != id_ ||
-                        !conn->in_flight.count(header->chunk))) {
+    const bool answer = header.ok() && (header->type == FrameType::kAck || header->type == FrameType::kNack);
+    if (header.ok() && (!answer || header->plan_id != id_ || !conn->in_flight.count(header->chunk))) {
       header = Status::InvalidArgument("unexpected frame from child");
     }
     if (!header.ok()) {
@@ -449,16 +493,18 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
     if (!read.ok()) {
       if (!Stopping() && !store_->Complete()) {
         spdlog::debug("{}: parent connection ended: {}", where, read.ToString());
-        if (!parent_lost_.empty()) parent_lost_[lane] = true;
+        if (!parent_trouble_.empty()) parent_trouble_[lane] = ParentTrouble::kGone;
       }
       co_return;
     }
     Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(plan_.chunk_bytes));
     Status valid = header.status();
     if (valid.ok()) {
-      if (header->type != FrameType::kData || header->plan_id != id_ ||
-          header->lane != static_cast<uint32_t>(lane)) {
+      if ((header->type != FrameType::kData && header->type != FrameType::kKeepalive) ||
+          header->plan_id != id_ || header->lane != static_cast<uint32_t>(lane)) {
         valid = Status::InvalidArgument("frame for another plan, lane or of the wrong type");
+      } else if (header->type == FrameType::kKeepalive) {
+        if (header->chunk > kKeepaliveParentRepairs) valid = Status::InvalidArgument("malformed keepalive");
       } else if (header->chunk >= plan_.NumChunks() ||
                  !StreamCarries(lane, header->chunk, stream, stream_count)) {
         valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " is not carried here");
@@ -472,8 +518,26 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       socket->close(ignored);
       co_return;
     }
+    MarkLaneProgress(lane);
+    if (header->type == FrameType::kKeepalive) {
+      // The parent pulls this lane itself: its whole subtree is cut off, so pull too (the
+      // swarm spreads the missing chunks faster than one repairer forwarding them down).
+      if (header->chunk == kKeepaliveParentRepairs && !parent_trouble_.empty() &&
+          parent_trouble_[lane] == ParentTrouble::kNone) {
+        parent_trouble_[lane] = ParentTrouble::kRepairing;
+      }
+      continue;
+    }
     auto data = std::make_shared<std::vector<uint8_t>>(header->length);
-    if (!(co_await ReadExactly(socket, *data, options_.io_timeout)).ok()) co_return;
+    // In slices, so that a parent sending slowly (its upload shared) is told from a silent one.
+    constexpr size_t kSliceBytes = 256 << 10;
+    bool received = true;
+    for (size_t at = 0; at < data->size() && received; at += kSliceBytes) {
+      const std::span<uint8_t> slice(data->data() + at, std::min(kSliceBytes, data->size() - at));
+      received = (co_await ReadExactly(socket, slice, options_.io_timeout)).ok();
+      MarkLaneProgress(lane);
+    }
+    if (!received) co_return;
 
     FrameHeader reply;
     reply.plan_id = id_;
@@ -495,7 +559,6 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       co_return;
     } else {
       if (swarm_) swarm_->ChunkVerifiedByPush(header->chunk, *data);
-      if (!lane_progress_.empty()) lane_progress_[lane] = std::chrono::steady_clock::now();
       CacheChunk(header->chunk, std::move(data));
       OnChunkVerified();
     }

@@ -53,8 +53,8 @@ struct ExecutionOptions {
   // on ext4 a sync also waits for every other dirty file of the journal: many members
   // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
   bool sync_on_finish = false;
-  // Hybrid plans: a lane whose parent connection ended, or that brought no chunk for this
-  // long, is repaired by pulling its missing chunks from the swarm.
+  // Hybrid plans: a lane whose parent connection ended, or whose parent was silent (no bytes,
+  // no keepalive) for this long, is repaired by pulling its missing chunks from the swarm.
   std::chrono::milliseconds repair_stall = std::chrono::seconds(2);
 };
 
@@ -117,6 +117,11 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Hybrid: watches every lane this member receives and asks the swarm for the missing
   // chunks of one that stalled or lost its parent.
   boost::asio::awaitable<void> WatchLanes();
+  // How often a parent waiting for a chunk tells its children it is alive (KEEPALIVE frames):
+  // well within repair_stall, so only a silent parent counts as stalled.
+  std::chrono::milliseconds KeepaliveInterval() const;
+  // Hybrid: bytes or a keepalive arrived on `lane` from its parent.
+  void MarkLaneProgress(int lane);
   // The chunk from the cache, or read from the store (and cached).
   Result<std::shared_ptr<const std::vector<uint8_t>>> ChunkBuffer(uint64_t chunk);
   void CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer);
@@ -153,7 +158,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   std::chrono::steady_clock::time_point started_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
   std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last chunk per lane
-  std::vector<bool> parent_lost_;   // a connection from the lane's parent ended
+  enum class ParentTrouble { kNone, kGone, kRepairing };
+  std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
 
   mutable std::mutex mutex_;

@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "daemon/auth/hmac.h"
@@ -47,26 +48,31 @@ Result<lt::tcp::endpoint> Endpoint(const std::string& address) {
   return lt::tcp::endpoint(ip, host_port.second);
 }
 
-// The striped member's side (network thread only). libtorrent asks any peer
-// that holds a wanted piece for it, and the source holds everything: left alone, members ask
-// the source for pieces their peers could give them. So the member ignores the source's
-// have-all, believes only the HAVEs the source sends for its stripe (StripeAnnouncer), and
-// wants a piece outside its stripe once a peer other than the source announces it. If nothing
-// arrives for the stall timeout (a peer died with its stripe), it reconnects to the source,
-// believes its have-all this time, and wants every missing piece.
+// The striped member's side (network thread only). libtorrent asks any peer that holds a
+// wanted piece for it, and the source holds everything: left alone, members ask the source for
+// pieces their peers could give them, and the source sends many pieces several times. So the
+// member ignores the source's have-all and believes only the HAVEs the source sends (its
+// stripe, and stripes it took over: StripeDispenser). A pull member wants its stripe from the
+// start and any other piece once somebody announces it; a hybrid member wants only what Want()
+// asks (what its push lanes will not deliver), its stripe first. If no block arrives for the
+// stall timeout while wanted pieces are missing (a peer died with pieces nobody else
+// announces), it reconnects to the source and believes its have-all this time; a pull member
+// then wants every missing piece.
 class StripeGate {
  public:
-  StripeGate(std::vector<bool> in_stripe, std::vector<bool> held, lt::tcp::endpoint source,
+  enum class Kind { kPull, kHybrid };
+  StripeGate(Kind kind, std::vector<bool> in_stripe, std::vector<bool> held, lt::tcp::endpoint source,
              Clock::duration stall_timeout)
-      : in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
+      : kind_(kind), in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
         source_(source), stall_timeout_(stall_timeout) {}
 
   void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
   bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
   bool TrustSource() const { return fallback_; }
 
-  // A peer other than the source holds `piece`: it may be fetched now.
+  // Somebody holds `piece`: a pull member may fetch it now.
   void Open(int piece) {
+    if (kind_ != Kind::kPull) return;
     if (piece < 0 || static_cast<size_t>(piece) >= wanted_.size()) return;
     if (wanted_[piece] || held_[piece] || in_stripe_[piece]) return;
     wanted_[piece] = true;
@@ -74,6 +80,19 @@ class StripeGate {
   }
   void OpenAll() {
     for (size_t p = 0; p < wanted_.size(); ++p) Open(static_cast<int>(p));
+  }
+
+  // Hybrid: the push lanes will not deliver `pieces`.
+  void Want(const std::vector<uint64_t>& pieces) {
+    std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> priorities;
+    for (uint64_t p : pieces) {
+      if (p >= wanted_.size() || held_[p] || wanted_[p]) continue;
+      wanted_[p] = true;
+      priorities.emplace_back(lt::piece_index_t(static_cast<int>(p)), in_stripe_[p] ? lt::top_priority : lt::low_priority);
+    }
+    if (priorities.empty()) return;
+    if (last_progress_ == Clock::time_point{}) last_progress_ = Clock::now();
+    handle_.prioritize_pieces(priorities);
   }
 
   void OnConnection(const lt::peer_connection_handle& peer) {
@@ -84,15 +103,22 @@ class StripeGate {
     last_progress_ = Clock::now();
     if (piece >= 0 && static_cast<size_t>(piece) < held_.size()) held_[piece] = true;
   }
+  // A block arrived: in a busy swarm many pieces are in flight at once and each completes late,
+  // so progress is counted in blocks, not pieces.
+  void OnBlock() { last_progress_ = Clock::now(); }
 
   void Tick() {
     if (fallback_ || last_progress_ == Clock::time_point{}) return;
     if (Clock::now() - last_progress_ < stall_timeout_) return;
-    if (std::all_of(held_.begin(), held_.end(), [](bool h) { return h; })) return;
-    spdlog::warn("swarm: no progress for {} ms; fetching every missing chunk from anyone",
+    bool missing = false;
+    for (size_t p = 0; p < held_.size() && !missing; ++p) {
+      missing = !held_[p] && (kind_ == Kind::kPull || wanted_[p]);
+    }
+    if (!missing) return;
+    spdlog::warn("swarm: no progress for {} ms; fetching the missing chunks from anyone",
                  std::chrono::duration_cast<std::chrono::milliseconds>(stall_timeout_).count());
     fallback_ = true;
-    for (size_t p = 0; p < wanted_.size(); ++p) {
+    for (size_t p = 0; p < wanted_.size() && kind_ == Kind::kPull; ++p) {
       if (!held_[p] && !wanted_[p] && !in_stripe_[p]) {
         wanted_[p] = true;
         handle_.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::low_priority);
@@ -106,9 +132,12 @@ class StripeGate {
     handle_.connect_peer(source_);
   }
 
-  void Started() { last_progress_ = Clock::now(); }
+  void Started() {
+    if (kind_ == Kind::kPull) last_progress_ = Clock::now();
+  }
 
  private:
+  const Kind kind_;
   const std::vector<bool> in_stripe_;
   std::vector<bool> wanted_;
   std::vector<bool> held_;
@@ -126,7 +155,7 @@ class GatePeerPlugin final : public lt::peer_plugin {
       : gate_(std::move(gate)), from_source_(gate_->IsSource(peer)) {}
 
   bool on_have(lt::piece_index_t piece) override {
-    if (!from_source_) gate_->Open(static_cast<int>(piece));
+    gate_->Open(static_cast<int>(piece));
     return false;
   }
   bool on_bitfield(lt::bitfield const& pieces) override {
@@ -139,6 +168,10 @@ class GatePeerPlugin final : public lt::peer_plugin {
   bool on_have_all() override {
     if (from_source_) return !gate_->TrustSource();
     gate_->OpenAll();
+    return false;
+  }
+  bool on_piece(lt::peer_request const&, lt::span<char const>) override {
+    gate_->OnBlock();
     return false;
   }
 
@@ -161,42 +194,128 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
   const std::shared_ptr<StripeGate> gate_;
 };
 
-// The source's side of the stripes: after its have-all, it tells each member (known by peer
-// id) that it has that member's stripe, in BitTorrent HAVE messages the member believes.
-using StripesByPeer = std::map<lt::peer_id, std::vector<int>>;
-
-class AnnouncerPeerPlugin final : public lt::peer_plugin {
+// The source's side of the stripes (network thread only). After its have-all, the source tells
+// each member (known by peer id) that it has that member's stripe, in BitTorrent HAVE messages
+// the member believes. When a member's last connection ends before it holds its stripe (it
+// died or left), the pieces of its stripe it lacks go to the members of its bandwidth group
+// still connected, round-robin: pieces it would have passed on still leave the source once,
+// instead of waiting for every survivor's stall timeout and then being asked of the source by
+// all of them. (A member falling back to the full have-all reconnects holding its stripe:
+// nothing to hand over.) A member that died before it ever connected shows up as a refused
+// dial to its address: nothing listens there, so its whole stripe is handed over.
+class StripeDispenser {
  public:
-  AnnouncerPeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<const StripesByPeer> stripes)
-      : peer_(std::move(peer)), stripes_(std::move(stripes)) {}
+  struct Stripe {
+    std::vector<int> pieces;
+    std::vector<lt::peer_id> group;  // who may take the stripe over (not the source)
+    lt::tcp::endpoint address;       // where the member listens
+  };
+  StripeDispenser(std::map<lt::peer_id, Stripe> stripes, std::map<lt::peer_id, std::string> names)
+      : stripes_(std::move(stripes)), names_(std::move(names)) {}
 
-  void sent_have_all() override {
-    auto it = stripes_->find(peer_.pid());
-    if (it == stripes_->end()) return;
+  void Connected(const lt::peer_connection_handle& peer) {
+    auto stripe = stripes_.find(peer.pid());
+    if (stripe == stripes_.end()) return;
+    live_[peer.pid()].push_back(peer);
+    handed_over_.erase(peer.pid());
+    SendHaves(peer, stripe->second.pieces);
+    SendHaves(peer, taken_over_[peer.pid()]);
+  }
+
+  void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code& error) {
+    if (error == boost::asio::error::connection_refused) {
+      for (const auto& [pid, stripe] : stripes_) {
+        if (stripe.address == peer.remote() && !live_.count(pid)) {
+          std::vector<int> everything = stripe.pieces;
+          const std::vector<int>& inherited = taken_over_[pid];
+          everything.insert(everything.end(), inherited.begin(), inherited.end());
+          HandOver(pid, everything);
+        }
+      }
+      return;
+    }
+    // A member may hold several connections at once (both sides dialled; libtorrent closes one).
+    auto live = live_.find(peer.pid());
+    if (live == live_.end() || std::erase(live->second, peer) == 0) return;
+    if (!live->second.empty()) return;
+    live_.erase(live);
+    std::vector<int> lacking;
+    const std::vector<int>& stripe = stripes_.at(peer.pid()).pieces;
+    const std::vector<int>& inherited = taken_over_[peer.pid()];
+    for (const std::vector<int>* pieces : {&stripe, &inherited}) {
+      for (int p : *pieces) {
+        if (!peer.has_piece(lt::piece_index_t(p))) lacking.push_back(p);
+      }
+    }
+    HandOver(peer.pid(), lacking);
+  }
+
+ private:
+  // The group's members not known to be gone take `pieces` over; those connected hear of
+  // them now, the others when they connect.
+  void HandOver(const lt::peer_id& gone, const std::vector<int>& pieces) {
+    if (!handed_over_.insert(gone).second) return;  // until it connects again
+    std::vector<lt::peer_id> takers;
+    for (const lt::peer_id& pid : stripes_.at(gone).group) {
+      if (!handed_over_.count(pid)) takers.push_back(pid);
+    }
+    if (takers.empty() || pieces.empty()) return;
+    std::vector<std::vector<int>> shares(takers.size());
+    for (size_t i = 0; i < pieces.size(); ++i) shares[i % takers.size()].push_back(pieces[i]);
+    for (size_t t = 0; t < takers.size(); ++t) {
+      std::vector<int>& held = taken_over_[takers[t]];
+      held.insert(held.end(), shares[t].begin(), shares[t].end());
+      if (auto live = live_.find(takers[t]); live != live_.end()) SendHaves(live->second.front(), shares[t]);
+    }
+    spdlog::info("swarm: {} left without {} pieces of its stripe; they go to {} members of its group", Name(gone),
+                 pieces.size(), takers.size());
+  }
+
+  static void SendHaves(lt::peer_connection_handle peer, const std::vector<int>& pieces) {
+    if (pieces.empty() || peer.is_disconnecting()) return;
     std::string messages;
-    messages.reserve(it->second.size() * 9);
-    for (int piece : it->second) {
+    messages.reserve(pieces.size() * 9);
+    for (int piece : pieces) {
       const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
                             static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
       messages.append(have, sizeof have);
     }
-    peer_.send_buffer(messages.data(), static_cast<int>(messages.size()));
+    peer.send_buffer(messages.data(), static_cast<int>(messages.size()));
+  }
+  std::string Name(const lt::peer_id& pid) const {
+    auto it = names_.find(pid);
+    return it != names_.end() ? it->second : "a member";
   }
 
- private:
-  lt::peer_connection_handle peer_;
-  const std::shared_ptr<const StripesByPeer> stripes_;
+  const std::map<lt::peer_id, Stripe> stripes_;
+  const std::map<lt::peer_id, std::string> names_;
+  std::map<lt::peer_id, std::vector<lt::peer_connection_handle>> live_;  // never an empty vector
+  std::map<lt::peer_id, std::vector<int>> taken_over_;  // pieces a member holds for others
+  std::set<lt::peer_id> handed_over_;                    // gone members whose pieces went to others
 };
 
-class AnnouncerTorrentPlugin final : public lt::torrent_plugin {
+class DispenserPeerPlugin final : public lt::peer_plugin {
  public:
-  explicit AnnouncerTorrentPlugin(std::shared_ptr<const StripesByPeer> stripes) : stripes_(std::move(stripes)) {}
+  DispenserPeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<StripeDispenser> dispenser)
+      : peer_(std::move(peer)), dispenser_(std::move(dispenser)) {}
+
+  void sent_have_all() override { dispenser_->Connected(peer_); }
+  void on_disconnect(lt::error_code const& error) override { dispenser_->Disconnected(peer_, error); }
+
+ private:
+  const lt::peer_connection_handle peer_;
+  const std::shared_ptr<StripeDispenser> dispenser_;
+};
+
+class DispenserTorrentPlugin final : public lt::torrent_plugin {
+ public:
+  explicit DispenserTorrentPlugin(std::shared_ptr<StripeDispenser> dispenser) : dispenser_(std::move(dispenser)) {}
   std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
-    return std::make_shared<AnnouncerPeerPlugin>(peer, stripes_);
+    return std::make_shared<DispenserPeerPlugin>(peer, dispenser_);
   }
 
  private:
-  const std::shared_ptr<const StripesByPeer> stripes_;
+  const std::shared_ptr<StripeDispenser> dispenser_;
 };
 
 // What the one outside client of a ServeTo() announced and asked for, and its redialling.
@@ -364,6 +483,10 @@ class TorrentSwarm final : public PullSwarm {
 
   void Fetch(const std::vector<uint64_t>& chunks) override {
     if (left_ || chunks.empty()) return;
+    if (gate_) {
+      boost::asio::post(session_.get_context(), [gate = gate_, chunks] { gate->Want(chunks); });
+      return;
+    }
     std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> wanted;
     for (uint64_t c : chunks) wanted.emplace_back(lt::piece_index_t(static_cast<int>(c)), lt::low_priority);
     handle_.prioritize_pieces(wanted);
@@ -468,7 +591,7 @@ class TorrentSession::Impl {
     std::map<lt::peer_id, std::string> names;      // peer id -> member, for observations
     std::optional<std::vector<bool>> stripe;       // a striped member: its stripe
     lt::tcp::endpoint source;                      // ... and the source's address
-    std::shared_ptr<const StripesByPeer> announce; // the source of a striped swarm
+    std::shared_ptr<StripeDispenser> dispenser;    // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     std::function<void()> on_chunk_verified;
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
@@ -552,10 +675,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
   if (role.stripe) {
     if (role.stripe->size() != static_cast<size_t>(pieces)) return Status::Internal("stripe does not match the torrent");
     params.piece_priorities.resize(static_cast<size_t>(pieces), lt::dont_download);
-    for (int p = 0; p < pieces; ++p) {
+    for (int p = 0; p < pieces && !role.push_first; ++p) {
       if ((*role.stripe)[p]) params.piece_priorities[p] = lt::top_priority;
     }
-    gate = std::make_shared<StripeGate>(*role.stripe, held, role.source,
+    const auto kind = role.push_first ? StripeGate::Kind::kHybrid : StripeGate::Kind::kPull;
+    gate = std::make_shared<StripeGate>(kind, *role.stripe, held, role.source,
                                         std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
     // The plugin is made on the network thread before any connection: the gate gets its
     // handle there, before a peer's HAVE can reach it.
@@ -565,9 +689,9 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
     });
   }
   if (role.push_first) params.piece_priorities.assign(static_cast<size_t>(pieces), lt::dont_download);
-  if (role.announce) {
-    params.extensions.push_back([announce = role.announce](lt::torrent_handle const&, lt::client_data_t) {
-      return std::make_shared<AnnouncerTorrentPlugin>(announce);
+  if (role.dispenser) {
+    params.extensions.push_back([dispenser = role.dispenser](lt::torrent_handle const&, lt::client_data_t) {
+      return std::make_shared<DispenserTorrentPlugin>(dispenser);
     });
   }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
@@ -693,7 +817,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   Impl::Role role;
   role.names = std::move(names);
   role.on_chunk_verified = std::move(join.on_chunk_verified);
-  const bool striped = !swarm.free_choice && plan.mode == PlanMode::kPull;
+  const bool striped = !swarm.free_choice;
   auto stripe_of = [&](const SwarmMember& m) {
     std::vector<bool> stripe(plan.NumChunks(), false);
     for (const ChunkRange& range : m.stripe) {
@@ -701,17 +825,24 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
     }
     return stripe;
   };
+  auto peer_id_of = [&](int member) {
+    const std::string id = PeerIdForMember(plan.members[member]);
+    return lt::peer_id(id.data());
+  };
   if (join.self == swarm.source && striped) {
-    auto announce = std::make_shared<StripesByPeer>();
+    std::map<lt::peer_id, StripeDispenser::Stripe> stripes;
     for (const SwarmMember& m : swarm.members) {
-      const std::string id = PeerIdForMember(plan.members[m.member]);
-      std::vector<int>& pieces = (*announce)[lt::peer_id(id.data())];
-      const std::vector<bool> stripe = stripe_of(m);
-      for (size_t c = 0; c < stripe.size(); ++c) {
-        if (stripe[c]) pieces.push_back(static_cast<int>(c));
+      StripeDispenser::Stripe& stripe = stripes[peer_id_of(m.member)];
+      const std::vector<bool> in_stripe = stripe_of(m);
+      for (size_t c = 0; c < in_stripe.size(); ++c) {
+        if (in_stripe[c]) stripe.pieces.push_back(static_cast<int>(c));
       }
+      for (int peer : m.peers) {
+        if (peer != swarm.source) stripe.group.push_back(peer_id_of(peer));
+      }
+      stripe.address = endpoints[m.member];
     }
-    role.announce = std::move(announce);
+    role.dispenser = std::make_shared<StripeDispenser>(std::move(stripes), role.names);
   }
   for (const SwarmMember& m : swarm.members) {
     if (m.member != join.self) continue;

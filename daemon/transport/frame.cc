@@ -94,7 +94,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   uint8_t type_and_pad[4];
   r.Bytes(type_and_pad, 4);
   FrameHeader h;
-  if (type_and_pad[0] < 1 || type_and_pad[0] > 3) {
+  if (type_and_pad[0] < 1 || type_and_pad[0] > static_cast<uint8_t>(FrameType::kKeepalive)) {
     return Status::InvalidArgument("unknown frame type " + std::to_string(type_and_pad[0]));
   }
   if (type_and_pad[1] != 0 || type_and_pad[2] != 0 || type_and_pad[3] != 0) {
@@ -111,7 +111,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
                                    " exceeds the limit " + std::to_string(max_length));
   }
   if (h.type != FrameType::kData && h.length != 0) {
-    return Status::InvalidArgument("ACK/NACK frame with a payload");
+    return Status::InvalidArgument("ACK/NACK/KEEPALIVE frame with a payload");
   }
   return h;
 }

@@ -4,7 +4,10 @@
 //   magic "GCF1" | type u8 | 3 zero bytes | plan id (16) | lane u32 | length u32 |
 //   chunk u64 | sha256 (32)
 // DATA frames (parent -> child) are followed by `length` payload bytes; ACK and NACK frames
-// (child -> parent) have length 0 and no hash. Decoding checks everything a header alone can
+// (child -> parent) have length 0 and no hash; a KEEPALIVE (parent -> child, length 0) says the
+// parent is alive while it waits for a chunk to forward, so its child can tell waiting from a
+// hung parent; its chunk field is kKeepaliveParentRepairs when the parent (hybrid plans) pulls
+// that lane's missing chunks from the swarm, else 0. Decoding checks everything a header alone can
 // tell; the receiver checks the rest against its plan (lane, chunk range, chunk size).
 //
 // Handshake (the secret never travels): the child speaks first with a random challenge, the
@@ -27,9 +30,10 @@ namespace gridcast {
 using PlanId = std::array<uint8_t, 16>;
 
 // Values are on the wire; do not renumber.
-enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3 };
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4 };
 
 inline constexpr size_t kFrameHeaderBytes = 72;
+inline constexpr uint64_t kKeepaliveParentRepairs = 1;
 
 struct FrameHeader {
   FrameType type = FrameType::kData;
@@ -43,7 +47,7 @@ struct FrameHeader {
 std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& header);
 
 // InvalidArgument for a bad magic, an unknown type, a DATA length above max_length, or an
-// ACK/NACK with a payload.
+// ACK/NACK/KEEPALIVE with a payload.
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length);
 
