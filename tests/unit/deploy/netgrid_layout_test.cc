@@ -52,11 +52,11 @@ nodes:
   EXPECT_TRUE(HasCommand(layout, "ip netns add gctest-core"));
   EXPECT_TRUE(HasCommand(layout, "ip -n gctest-far link add uplink type veth peer name down1 netns gctest-core"));
   // Node up = egress of its own eth0; node down = egress of the switch port toward it.
-  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core-0 qdisc replace dev eth0 root tbf rate 100000000bit burst 50000 latency 50ms"));
-  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core qdisc replace dev port0 root tbf rate 50000000bit burst 32768 latency 50ms"));
+  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core-0 qdisc replace dev eth0 root tbf rate 100000000bit burst 131072 latency 50ms"));
+  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core qdisc replace dev port0 root tbf rate 50000000bit burst 131072 latency 50ms"));
   // Uplink up = egress of the child end; uplink down = egress of the parent end.
-  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-far qdisc replace dev uplink root tbf rate 40000000bit burst 32768 latency 50ms"));
-  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core qdisc replace dev down1 root tbf rate 30000000bit burst 32768 latency 50ms"));
+  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-far qdisc replace dev uplink root tbf rate 40000000bit burst 131072 latency 50ms"));
+  EXPECT_TRUE(HasCommand(layout, "tc -n gctest-core qdisc replace dev down1 root tbf rate 30000000bit burst 131072 latency 50ms"));
   // Unshaped node: no qdisc on its devices.
   for (const auto& c : layout.setup_commands) {
     std::string joined = JoinCommand(c);
