@@ -54,6 +54,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& blocking, 
       data_addresses_(std::move(data_addresses)),
       store_(std::move(store)),
       options_(std::move(options)),
+      buffers_(BufferPool::Create(options_.cache_chunks + options_.window_chunks)),
       chunk_arrived_(io) {
   for (const Lane& lane : plan_.lanes) {
     std::vector<uint64_t> chunks;
@@ -259,7 +260,7 @@ void PlanExecution::CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector
 Result<std::shared_ptr<const std::vector<uint8_t>>> PlanExecution::ChunkBuffer(uint64_t chunk) {
   auto it = cache_.find(chunk);
   if (it != cache_.end()) return it->second;
-  auto buffer = std::make_shared<std::vector<uint8_t>>(store_->identity().ChunkSize(chunk));
+  auto buffer = buffers_->Acquire(store_->identity().ChunkSize(chunk));
   GRIDCAST_RETURN_IF_ERROR(store_->ReadChunk(chunk, *buffer));
   std::shared_ptr<const std::vector<uint8_t>> shared = std::move(buffer);
   CacheChunk(chunk, shared);
@@ -528,7 +529,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       }
       continue;
     }
-    auto data = std::make_shared<std::vector<uint8_t>>(header->length);
+    auto data = buffers_->Acquire(header->length);
     // In slices, so that a parent sending slowly (its upload shared) is told from a silent one.
     constexpr size_t kSliceBytes = 256 << 10;
     bool received = true;

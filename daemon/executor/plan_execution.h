@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collectives/plan.h"
+#include "daemon/executor/buffer_pool.h"
 #include "daemon/executor/notifier.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
@@ -149,6 +150,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   std::vector<std::vector<uint64_t>> lane_chunks_;
   std::vector<int> parent_;
 
+  const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
+
   // io thread only.
   Notifier chunk_arrived_;
   std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> cache_;
@@ -157,7 +160,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
-  std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last chunk per lane
+  std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last bytes or keepalive per lane
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
