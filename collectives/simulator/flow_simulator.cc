@@ -216,6 +216,13 @@ class FluidSimulation {
   // Events closer than this are handled together; never below what `now_` can resolve.
   double MergeWindow() const { return std::max(merge_fraction_, 1e-12) * std::max(1.0, now_); }
   static double Tolerance(const Flow& flow) { return 1e-9 * std::max(1.0, flow.shape.bytes); }
+  // A trailing flow this close to a moving limit has caught up. Its limit shifts a little with
+  // every change of rates (the lag is the feeder's rate over the flow's own); without this
+  // margin a flow would chase each shift with an event of its own, thousands on many-lane
+  // plans, for a thousandth of a chunk each.
+  static double CatchUpTolerance(const Flow& flow) {
+    return std::max(Tolerance(flow), 1e-3 * flow.shape.first_chunk_bytes);
+  }
 
   void Schedule(double time, TimedKind kind, int flow, double bytes = 0) {
     timed_.push_back({time, kind, flow, bytes});
@@ -255,7 +262,8 @@ class FluidSimulation {
         continue;
       }
       int feeder = -1;
-      if (Limit(flow) - flow.sent <= Tolerance(flow)) {
+      const double gap = Limit(flow) - flow.sent;
+      if (gap <= Tolerance(flow) || (LimitMoves(flow) && gap <= CatchUpTolerance(flow))) {
         if (!LimitMoves(flow)) {
           flow.held = true;
           continue;
@@ -295,7 +303,7 @@ class FluidSimulation {
       double to_limit = kInfinity;
       if (!LimitMoves(flow)) {
         to_limit = TimeToClose(gap, flow.rate);
-      } else if (gap > Tolerance(flow)) {
+      } else if (gap > CatchUpTolerance(flow)) {
         const double feeder_rate = flows_[flow.feeder].rate;
         to_limit = TimeToClose(gap, flow.rate == kInfinity ? kInfinity : flow.rate - feeder_rate);
       }
