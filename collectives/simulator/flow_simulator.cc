@@ -14,7 +14,7 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A lane streams when it carries at least this many chunks per hop of its deepest path; the
-// trailing fluid agrees with the chunk level within a few tenths of a percent there.
+// trailing fluid agrees with the chunk level within about 1% there (flow_simulator.h).
 constexpr uint64_t kStreamingChunksPerHop = 16;
 
 // Seconds until a gap of `gap_bytes` closes at `closing_rate` (bytes/s); 0 if already closed.
@@ -63,7 +63,9 @@ std::vector<bool> SteppedLanes(const Plan& plan, const SimSetup& setup) {
     const SimEdge& edge = setup.edges[e];
     mixed_streams |= edge.weight != setup.edges[0].weight;
     if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
-    if (plan.lanes[edge.lane].ChunkCount() < kStreamingChunksPerHop * hops[e]) stepped[edge.lane] = true;
+    if (plan.lanes[edge.lane].ChunkCount() < kStreamingChunksPerHop * hops[e]) {
+      stepped[edge.lane] = true;
+    }
   }
   if (mixed_streams) stepped.assign(plan.lanes.size(), true);
   return stepped;

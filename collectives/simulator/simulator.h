@@ -22,7 +22,7 @@
 // Two engines: a chunk-level discrete-event reference (exact for this model;
 // chunk_simulator.h) and a flow-level fluid approximation whose cost grows with the number of
 // chunks only on the lanes it steps chunk by chunk (10,000 members, two lanes, 1024 chunks in
-// 0.25 s; flow_simulator.h says which lanes and why). They agree within 3% on every plan of
+// 0.17 s; flow_simulator.h says which lanes and why). They agree within 3% on every plan of
 // tests/unit/collectives/simulator/engine_agreement_test.cc (every registered broadcast
 // planner, 2 to 33 members, flat, two-site and mixed-NIC networks, 1, 4 and mixed stream
 // counts), so kAuto picks the engine by cost alone.
