@@ -186,10 +186,11 @@ class FluidSimulation {
   };
 
   // How far a flow may have sent. Store-and-forward: a chunk goes on only once it has fully
-  // arrived. A stepped flow: the chunks that have arrived. A trailing flow: never the last chunk before the feeder's last byte has arrived; everything
-  // else once the feeder is into its last chunk; and before that the first chunk, then as far
-  // as trailing the feeder by the time it takes to send one chunk itself (a flow faster than
-  // its feeder sends each chunk in a burst, so it trails by less than a chunk).
+  // arrived. A stepped flow: the chunks that have arrived. A trailing flow: never the last
+  // chunk before the feeder's last byte has arrived; everything else once the feeder is into
+  // its last chunk; and before that the first chunk, then as far as trailing the feeder by the
+  // time it takes to send one chunk itself (a flow faster than its feeder sends each chunk in
+  // a burst, so it trails by less than a chunk).
   double Limit(const Flow& flow) const {
     if (flow.feeder < 0 || flow.released) return flow.shape.bytes;
     if (flow.stepped) return flow.arrived;
@@ -237,7 +238,8 @@ class FluidSimulation {
     timed_.pop_back();
     Flow& flow = flows_[event.flow];
     // A stepped flow that was idle starts its next chunk with the per-chunk work.
-    const bool idle = flow.phase == Phase::kWaiting || flow.sent >= Limit(flow) - Tolerance(flow);
+    const bool idle = flow.stepped && (flow.phase == Phase::kWaiting ||
+                                       flow.sent >= Limit(flow) - Tolerance(flow));
     if (event.kind == kStart) {
       flow.phase = Phase::kActive;
     } else if (event.kind == kRelease) {
@@ -245,7 +247,7 @@ class FluidSimulation {
     } else {
       flow.arrived = std::max(flow.arrived, event.bytes);
     }
-    if (flow.stepped && idle) flow.resume_at = event.time + overhead_s_;
+    if (idle) flow.resume_at = event.time + overhead_s_;
   }
 
   // Max-min fair rates of the active flows; a flow that has caught up with a moving feeder is
@@ -352,14 +354,15 @@ class FluidSimulation {
       }
       const double delay_s = setup_.edges[flow.edge].delay_s;
       if (Steps(static_cast<int>(f)) && flow.sent + reach + Tolerance(flow) >= flow.next_boundary) {
-        // A whole chunk is out: the children may forward it once it has arrived, and the
-        // next chunk starts with the per-chunk work (at once if the parent holds it).
+        // A whole chunk is out: the children may forward it once it has arrived. The next
+        // chunk's per-chunk work starts now if the parent holds that chunk, else on arrival.
         flow.sent = std::max(flow.sent, flow.next_boundary);
         for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) {
           Schedule(now_ + delay_s, kArrive, fed_[i], flow.next_boundary);
         }
         if (Limit(flow) > flow.next_boundary + Tolerance(flow)) flow.resume_at = now_ + overhead_s_;
-        flow.next_boundary = std::min(flow.shape.bytes, flow.next_boundary + flow.shape.first_chunk_bytes);
+        flow.next_boundary =
+            std::min(flow.shape.bytes, flow.next_boundary + flow.shape.first_chunk_bytes);
         changed = true;
       }
       if (!flow.first_sent && flow.sent + reach + Tolerance(flow) >= flow.shape.first_chunk_bytes) {
