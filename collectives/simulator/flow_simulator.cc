@@ -13,6 +13,10 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+// A lane streams when it carries at least this many chunks per hop of its deepest path; the
+// trailing fluid agrees with the chunk level within about 1% there (flow_simulator.h).
+constexpr uint64_t kStreamingChunksPerHop = 16;
+
 // Seconds until a gap of `gap_bytes` closes at `closing_rate` (bytes/s); 0 if already closed.
 double TimeToClose(double gap_bytes, double closing_rate) {
   if (gap_bytes <= 0 || closing_rate == kInfinity) return 0;
@@ -44,14 +48,39 @@ LaneShape ShapeOf(const Plan& plan, int lane_index) {
   return shape;
 }
 
+// Lanes whose flows are stepped: limited by the whole chunks their parent holds, with the
+// per-chunk work as a pause, which is the chunk level's own rule. The trailing fluid is kept
+// where it is accurate and cheaper: lanes that stream (at least kStreamingChunksPerHop chunks
+// per hop of their deepest path) in plans of one stream count. Stepping costs an event per
+// chunk boundary (fewer where flows cross them together), so it is used where the fluid errs:
+// on short lanes over long paths, where the lanes' chunks interleave at every node, and where
+// stream counts differ, so a many-stream edge squeezes its neighbours chunk by chunk.
+std::vector<bool> SteppedLanes(const Plan& plan, const SimSetup& setup) {
+  std::vector<bool> stepped(plan.lanes.size(), false);
+  std::vector<uint64_t> hops(setup.edges.size(), 1);
+  bool mixed_streams = false;
+  for (size_t e = 0; e < setup.edges.size(); ++e) {
+    const SimEdge& edge = setup.edges[e];
+    mixed_streams |= edge.weight != setup.edges[0].weight;
+    if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
+    if (plan.lanes[edge.lane].ChunkCount() < kStreamingChunksPerHop * hops[e]) {
+      stepped[edge.lane] = true;
+    }
+  }
+  if (mixed_streams) stepped.assign(plan.lanes.size(), true);
+  return stepped;
+}
+
 class FluidSimulation {
  public:
   FluidSimulation(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
                   const SimOptions& options)
       : setup_(setup), merge_fraction_(options.flow_merge_fraction),
+        overhead_s_(options.per_message_overhead_s),
         result_(EmptySimResult(setup, net, SimMode::kFlowLevel)) {
     std::vector<LaneShape> shapes;
     for (int l = 0; l < static_cast<int>(plan.lanes.size()); ++l) shapes.push_back(ShapeOf(plan, l));
+    const std::vector<bool> stepped = SteppedLanes(plan, setup);
     const int num_edges = static_cast<int>(setup.edges.size());
     std::vector<int> flow_of(num_edges, -1);
     for (int e = 0; e < num_edges; ++e) {
@@ -62,13 +91,18 @@ class FluidSimulation {
       flow.edge = e;
       flow.feeder = edge.feeder >= 0 ? flow_of[edge.feeder] : -1;
       flow.shape = shape;
+      flow.stepped = stepped[edge.lane];
+      flow.arrived = flow.next_boundary = shape.first_chunk_bytes;
       double fastest = kInfinity;
       for (int r : edge.resources) fastest = std::min(fastest, setup.capacity_bytes_per_s[r]);
       // The sender's per-chunk work holds the edge for the overhead before each chunk's
-      // bytes: at most one chunk per (overhead + transmission at the fastest rate).
+      // bytes: at most one chunk per (overhead + transmission at the fastest rate). A stepped
+      // flow pauses for it instead.
       const double transmit_s = fastest == kInfinity ? 0 : shape.first_chunk_bytes / fastest;
       const double overhead_s = options.per_message_overhead_s;
-      if (overhead_s > 0) flow.window_cap = shape.first_chunk_bytes / (overhead_s + transmit_s);
+      if (overhead_s > 0 && !flow.stepped) {
+        flow.window_cap = shape.first_chunk_bytes / (overhead_s + transmit_s);
+      }
       // At most `window` chunks per (overhead + transmission + delay); a lane that fits in the
       // window never waits for it.
       const double cycle_s = overhead_s + transmit_s + edge.delay_s;
@@ -120,7 +154,7 @@ class FluidSimulation {
 
  private:
   enum class Phase { kWaiting, kActive, kDone };
-  enum TimedKind { kStart = 0, kRelease = 1 };
+  enum TimedKind { kStart = 0, kRelease = 1, kArrive = 2 };
 
   struct Flow {
     int edge = 0;
@@ -133,6 +167,10 @@ class FluidSimulation {
     bool feeder_done = false;  // the feeder has transmitted its last byte
     bool released = false;     // ... and it has arrived: the last chunk may go
     bool held = false;         // at a limit that does not move: rate 0 until an event
+    bool stepped = false;      // limited by whole chunks arrived instead of trailing its feeder
+    double arrived = 0;        // stepped: bytes of the chunks its parent holds
+    double next_boundary = 0;  // stepped: where the chunk it is transmitting ends
+    double resume_at = 0;      // stepped: busy with the per-chunk work until then
     double rate = 0;
     double burst_rate = 0;     // what it could get now while transmitting (not held to its feeder)
   };
@@ -141,18 +179,21 @@ class FluidSimulation {
     double time;
     int kind;
     int flow;
+    double bytes;  // kArrive: the parent now holds this much of the lane
     bool operator>(const Timed& other) const {
       return std::tie(time, kind, flow) > std::tie(other.time, other.kind, other.flow);
     }
   };
 
   // How far a flow may have sent. Store-and-forward: a chunk goes on only once it has fully
-  // arrived. So never the last chunk before the feeder's last byte has arrived; everything
-  // else once the feeder is into its last chunk; and before that the first chunk, then as far
-  // as trailing the feeder by the time it takes to send one chunk itself (a flow faster than
-  // its feeder sends each chunk in a burst, so it trails by less than a chunk).
+  // arrived. A stepped flow: the chunks that have arrived. A trailing flow: never the last
+  // chunk before the feeder's last byte has arrived; everything else once the feeder is into
+  // its last chunk; and before that the first chunk, then as far as trailing the feeder by the
+  // time it takes to send one chunk itself (a flow faster than its feeder sends each chunk in
+  // a burst, so it trails by less than a chunk).
   double Limit(const Flow& flow) const {
     if (flow.feeder < 0 || flow.released) return flow.shape.bytes;
+    if (flow.stepped) return flow.arrived;
     const double before_last = flow.shape.bytes - flow.shape.last_chunk_bytes;
     const Flow& feeder = flows_[flow.feeder];
     if (flow.feeder_done || feeder.sent >= before_last) return before_last;
@@ -160,10 +201,17 @@ class FluidSimulation {
     // A flow starts once its parent holds the first chunk, so that much is always there.
     return std::max(flow.shape.first_chunk_bytes, feeder.sent - lag_fraction * flow.shape.first_chunk_bytes);
   }
+  // Whether flow f has chunk boundaries ahead to mark: a stepped flow with children (they may
+  // forward each chunk once it has arrived) or a per-chunk pause, before its last chunk.
+  bool Steps(int f) const {
+    const Flow& flow = flows_[f];
+    return flow.stepped && (overhead_s_ > 0 || fed_begin_[f] < fed_begin_[f + 1]) &&
+           flow.next_boundary < flow.shape.bytes;
+  }
   bool LimitIsFinal(const Flow& flow) const { return flow.feeder < 0 || flow.released; }
   // The limit moves while the feeder is transmitting.
   bool LimitMoves(const Flow& flow) const {
-    if (LimitIsFinal(flow) || flow.feeder_done) return false;
+    if (LimitIsFinal(flow) || flow.feeder_done || flow.stepped) return false;
     const Flow& feeder = flows_[flow.feeder];
     return feeder.phase == Phase::kActive && !feeder.held &&
            feeder.sent < flow.shape.bytes - flow.shape.last_chunk_bytes;
@@ -171,9 +219,16 @@ class FluidSimulation {
   // Events closer than this are handled together; never below what `now_` can resolve.
   double MergeWindow() const { return std::max(merge_fraction_, 1e-12) * std::max(1.0, now_); }
   static double Tolerance(const Flow& flow) { return 1e-9 * std::max(1.0, flow.shape.bytes); }
+  // A trailing flow this close to a moving limit has caught up. Its limit shifts a little with
+  // every change of rates (the lag is the feeder's rate over the flow's own); without this
+  // margin a flow would chase each shift with an event of its own, thousands on many-lane
+  // plans, for a thousandth of a chunk each.
+  static double CatchUpTolerance(const Flow& flow) {
+    return std::max(Tolerance(flow), 1e-3 * flow.shape.first_chunk_bytes);
+  }
 
-  void Schedule(double time, TimedKind kind, int flow) {
-    timed_.push_back({time, kind, flow});
+  void Schedule(double time, TimedKind kind, int flow, double bytes = 0) {
+    timed_.push_back({time, kind, flow, bytes});
     std::push_heap(timed_.begin(), timed_.end(), std::greater<>());
   }
 
@@ -182,11 +237,17 @@ class FluidSimulation {
     const Timed event = timed_.back();
     timed_.pop_back();
     Flow& flow = flows_[event.flow];
+    // A stepped flow that was idle starts its next chunk with the per-chunk work.
+    const bool idle = flow.stepped && (flow.phase == Phase::kWaiting ||
+                                       flow.sent >= Limit(flow) - Tolerance(flow));
     if (event.kind == kStart) {
       flow.phase = Phase::kActive;
-    } else {
+    } else if (event.kind == kRelease) {
       flow.released = true;
+    } else {
+      flow.arrived = std::max(flow.arrived, event.bytes);
     }
+    if (idle) flow.resume_at = event.time + overhead_s_;
   }
 
   // Max-min fair rates of the active flows; a flow that has caught up with a moving feeder is
@@ -200,8 +261,13 @@ class FluidSimulation {
       problem_index_[f] = -1;
       flow.held = false;
       if (flow.phase != Phase::kActive) continue;
+      if (flow.resume_at > now_ + MergeWindow()) {
+        flow.held = true;
+        continue;
+      }
       int feeder = -1;
-      if (Limit(flow) - flow.sent <= Tolerance(flow)) {
+      const double gap = Limit(flow) - flow.sent;
+      if (gap <= Tolerance(flow) || (LimitMoves(flow) && gap <= CatchUpTolerance(flow))) {
         if (!LimitMoves(flow)) {
           flow.held = true;
           continue;
@@ -231,18 +297,24 @@ class FluidSimulation {
 
   double NextEventTime() const {
     double next = timed_.empty() ? kInfinity : timed_.front().time;
-    for (const Flow& flow : flows_) {
-      if (flow.phase != Phase::kActive || flow.held) continue;
+    for (size_t f = 0; f < flows_.size(); ++f) {
+      const Flow& flow = flows_[f];
+      if (flow.phase != Phase::kActive) continue;
+      if (flow.resume_at > now_) next = std::min(next, flow.resume_at);
+      if (flow.held) continue;
       const double limit = Limit(flow);
       const double gap = limit - flow.sent;
       double to_limit = kInfinity;
       if (!LimitMoves(flow)) {
         to_limit = TimeToClose(gap, flow.rate);
-      } else if (gap > Tolerance(flow)) {
+      } else if (gap > CatchUpTolerance(flow)) {
         const double feeder_rate = flows_[flow.feeder].rate;
         to_limit = TimeToClose(gap, flow.rate == kInfinity ? kInfinity : flow.rate - feeder_rate);
       }
       next = std::min(next, now_ + to_limit);
+      if (Steps(static_cast<int>(f))) {
+        next = std::min(next, now_ + TimeToClose(flow.next_boundary - flow.sent, flow.rate));
+      }
       if (!flow.first_sent) {
         // The first chunk is out when the flow has sent it and its limit has passed it.
         const double chunk = flow.shape.first_chunk_bytes;
@@ -281,6 +353,18 @@ class FluidSimulation {
         flow.sent = limit;
       }
       const double delay_s = setup_.edges[flow.edge].delay_s;
+      if (Steps(static_cast<int>(f)) && flow.sent + reach + Tolerance(flow) >= flow.next_boundary) {
+        // A whole chunk is out: the children may forward it once it has arrived. The next
+        // chunk's per-chunk work starts now if the parent holds that chunk, else on arrival.
+        flow.sent = std::max(flow.sent, flow.next_boundary);
+        for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) {
+          Schedule(now_ + delay_s, kArrive, fed_[i], flow.next_boundary);
+        }
+        if (Limit(flow) > flow.next_boundary + Tolerance(flow)) flow.resume_at = now_ + overhead_s_;
+        flow.next_boundary =
+            std::min(flow.shape.bytes, flow.next_boundary + flow.shape.first_chunk_bytes);
+        changed = true;
+      }
       if (!flow.first_sent && flow.sent + reach + Tolerance(flow) >= flow.shape.first_chunk_bytes) {
         flow.first_sent = true;
         changed = true;
@@ -302,6 +386,7 @@ class FluidSimulation {
 
   const SimSetup& setup_;
   const double merge_fraction_;
+  const double overhead_s_;
   SimResult result_;
   std::vector<Flow> flows_;         // one per lane edge with bytes, in edge order
   std::vector<int> fed_begin_, fed_;

@@ -151,18 +151,6 @@ Result<SimSetup> BuildSimSetup(const Plan& plan, const NetworkModel& net, const 
   return setup;
 }
 
-bool FlowLevelFits(const Plan& plan, const SimSetup& setup) {
-  std::vector<uint64_t> hops(setup.edges.size(), 1);
-  for (size_t e = 0; e < setup.edges.size(); ++e) {
-    const SimEdge& edge = setup.edges[e];
-    if (edge.weight != setup.edges[0].weight) return false;
-    if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
-    const uint64_t chunks = plan.lanes[edge.lane].ChunkCount();
-    if (chunks > 0 && chunks < kStreamingChunksPerHop * hops[e]) return false;
-  }
-  return true;
-}
-
 SimResult EmptySimResult(const SimSetup& setup, const NetworkModel& net, SimMode mode) {
   SimResult result;
   result.mode = mode;

@@ -44,14 +44,6 @@ struct SimSetup {
 // plan's paths that is not positive, or options out of range.
 Result<SimSetup> BuildSimSetup(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 
-// Lanes that carry at least this many chunks per hop of their deepest path stream; there the
-// flow level agrees with the chunk level within a few percent (flow_simulator.h).
-inline constexpr uint64_t kStreamingChunksPerHop = 8;
-
-// True when every lane that carries chunks streams and every edge has the same number of
-// streams: the plans the flow level represents within 3% (flow_simulator.h).
-bool FlowLevelFits(const Plan& plan, const SimSetup& setup);
-
 // A SimResult with zero times and zero byte counts sized for `plan` on `net`.
 SimResult EmptySimResult(const SimSetup& setup, const NetworkModel& net, SimMode mode);
 

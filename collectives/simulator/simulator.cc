@@ -14,11 +14,7 @@ Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const 
     for (size_t l = 0; l < plan.lanes.size(); ++l) {
       transfers += plan.lanes[l].ChunkCount() * (setup.lane_edge_begin[l + 1] - setup.lane_edge_begin[l]);
     }
-    // Plans of short lanes over long paths are outside the flow level's model: simulate them
-    // chunk by chunk up to a larger budget.
-    const uint64_t budget = FlowLevelFits(plan, setup) ? options.max_chunk_transfers
-                                                       : 4 * options.max_chunk_transfers;
-    mode = transfers <= budget ? SimMode::kChunkLevel : SimMode::kFlowLevel;
+    mode = transfers <= options.max_chunk_transfers ? SimMode::kChunkLevel : SimMode::kFlowLevel;
   }
   if (mode == SimMode::kChunkLevel) return SimulateChunkLevel(plan, net, setup, options);
   return SimulateFlowLevel(plan, net, setup, options);

@@ -20,21 +20,12 @@
 //   trade-off `auto` weighs when it picks the chunk size.
 //
 // Two engines: a chunk-level discrete-event reference (exact for this model;
-// chunk_simulator.h) and a flow-level fluid approximation whose cost does not grow with the
-// number of chunks (10,000 members, two lanes, 1024 chunks in 0.25 s; flow_simulator.h, which
-// also says where it is inaccurate). They agree within 3% on every plan FlowLevelFits()
-// accepts (tests/unit/collectives/simulator/engine_agreement_test.cc: every registered
-// broadcast planner, 2 to 33 members, flat, two-site and mixed-NIC networks, 1 and 4 streams).
-// Two kinds of plans lie outside the fluid's model, and kAuto runs them chunk by chunk up to
-// 4x the usual budget:
-// * lanes of few chunks per hop (scatter-allgather with few chunks per member: the flow level
-//   is up to 19% slow in the test grid, +30% to 5x on longer rings), because the fluid keeps
-//   every hop a chunk behind its feeder while the links are full, a lag that adds up along
-//   the path, where chunk by chunk the links stay busy with whichever chunk has arrived;
-// * edges with different stream counts in one plan (a 4-stream WAN edge beside 1-stream local
-//   ones: the flow level is 25% fast on [ML] 2 x 16), because a fluid edge that has caught up
-//   with its feeder follows the feeder's rate, while chunk by chunk its 4 shares squeeze the
-//   parent's other children whenever it has a chunk, a delay that spreads down their subtrees.
+// chunk_simulator.h) and a flow-level fluid approximation whose cost grows with the number of
+// chunks only on the lanes it steps chunk by chunk (10,000 members, two lanes, 1024 chunks in
+// 0.17 s; flow_simulator.h says which lanes and why). They agree within 3% on every plan of
+// tests/unit/collectives/simulator/engine_agreement_test.cc (every registered broadcast
+// planner, 2 to 33 members, flat, two-site and mixed-NIC networks, 1, 4 and mixed stream
+// counts), so kAuto picks the engine by cost alone.
 // Pure and deterministic; thread-safe.
 #pragma once
 
@@ -55,8 +46,7 @@ namespace gridcast {
 inline constexpr double kDaemonPerChunkOverheadS = 50e-6;
 
 enum class SimMode {
-  kAuto,        // chunk-level up to `max_chunk_transfers` (4x that for plans outside the
-                // flow level's model: FlowLevelFits(), see above), else flow-level
+  kAuto,        // chunk-level up to `max_chunk_transfers`, else flow-level
   kChunkLevel,  // every chunk on every hop is an event; cost grows with chunks x members
   kFlowLevel,   // every lane edge is one steady flow; cost grows with members only
 };
