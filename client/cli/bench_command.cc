@@ -52,7 +52,7 @@ struct BenchArgs {
   std::vector<std::string> daemon_args;
   std::string observations;
   int kill = 0;          // hybrid: interior members killed mid-broadcast
-  double kill_at = 0.3;  // ... after this fraction of the bound
+  double kill_at = 0.5;  // ... after this fraction of the bound: mid-broadcast
   int iperf_seconds = 5;
   bool json = false;
 };
@@ -480,7 +480,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "iperf", "p2p-matrix"}));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
-  bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.3)")
+  bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--algo", args->algo,
                     "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
