@@ -286,7 +286,10 @@ Status PayloadStore::MarkVerified(uint64_t chunk) {
   for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
     if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
-  return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8));
+  // Two chunks per verified one: the prefix keeps up when chunks arrive about in order, and
+  // catches up after a resume or a burst of out-of-order chunks without stalling a writer.
+  return ExtendWholeHash(2);
 }
 
 Status PayloadStore::ReadChunk(uint64_t chunk, std::span<uint8_t> out) const {
@@ -315,11 +318,30 @@ Result<Digest> PayloadStore::HashWholeFile() const {
   return whole.Finish();
 }
 
+Status PayloadStore::ExtendWholeHash(uint64_t max_chunks) {
+  if (!whole_) whole_ = std::make_unique<Sha256Stream>();
+  for (uint64_t n = 0; n < max_chunks && whole_chunks_ < have_.size() && have_[whole_chunks_]; ++n) {
+    whole_buffer_.resize(identity_.ChunkSize(whole_chunks_));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, whole_buffer_, whole_chunks_ * identity_.chunk_bytes));
+    whole_->Update(whole_buffer_);
+    ++whole_chunks_;
+  }
+  return Status::Ok();
+}
+
 Result<Digest> PayloadStore::Finalize(bool sync) {
   if (finalized_) return identity_.sha256;
   if (!Complete()) return Status::FailedPrecondition("payload is not complete");
   if (sync && fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
-  GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashWholeFile());
+  Digest digest;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GRIDCAST_RETURN_IF_ERROR(ExtendWholeHash(have_.size()));
+    digest = whole_->Finish();
+    whole_.reset();
+    whole_chunks_ = 0;
+    whole_buffer_ = {};
+  }
   if (digest != identity_.sha256) {
     return Status::DataLoss("end-to-end SHA-256 of the assembled payload does not match the source's");
   }

@@ -4,8 +4,11 @@
 // SHA-256 matches the plan; each verified chunk is marked in a bitmap persisted under
 // "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
 // chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
-// a bad chunk) and receives only the rest. When every chunk is verified, Finalize() syncs,
-// hashes the whole file end to end, and renames it to its final name.
+// a bad chunk) and receives only the rest. The end-to-end SHA-256 of the file is computed from
+// the stored bytes as the verified prefix grows (a few chunks per verified chunk, read back
+// from the page cache), so most of it is done when the last chunk arrives; when every chunk is
+// verified, Finalize() syncs, hashes the rest, compares, and renames the file to its final
+// name.
 //
 // Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
 // swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
@@ -104,6 +107,10 @@ class PayloadStore {
                                                             uint64_t chunk_bytes);
   // REQUIRES: mutex_ held.
   Status MarkVerified(uint64_t chunk);
+  // REQUIRES: mutex_ held. Reads back and hashes up to `max_chunks` chunks of the verified
+  // prefix that the end-to-end hash has not covered yet.
+  Status ExtendWholeHash(uint64_t max_chunks);
+  // An existing complete file's SHA-256, in one pass.
   Result<Digest> HashWholeFile() const;
 
   PayloadIdentity identity_;
@@ -114,6 +121,9 @@ class PayloadStore {
   std::string state_path_;
   mutable std::mutex mutex_;  // guards have_, and the bytes of unverified chunks on disk
   std::vector<bool> have_;
+  std::unique_ptr<Sha256Stream> whole_;  // end-to-end hash of chunks [0, whole_chunks_)
+  uint64_t whole_chunks_ = 0;
+  std::vector<uint8_t> whole_buffer_;   // one chunk, allocated on first use
   std::atomic<uint64_t> verified_{0};
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 };

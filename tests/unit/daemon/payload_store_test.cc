@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -138,6 +139,44 @@ TEST_F(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
   EXPECT_EQ(*digest, identity_.sha256);
+}
+
+// The end-to-end hash grows with the verified prefix while chunks arrive; whatever order they
+// come in, and across a restart, Finalize compares the SHA-256 of the stored file.
+TEST_F(PayloadStoreTest, TheEndToEndHashFollowsAnyArrivalOrderAndARestart) {
+  const uint64_t n = identity_.NumChunks();
+  for (const std::vector<uint64_t>& order : {std::vector<uint64_t>{5, 4, 3, 2, 1, 0}, {1, 0, 3, 2, 5, 4}, {0, 2, 4, 1, 3, 5}}) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ASSERT_EQ(order.size(), n);
+    {
+      auto store = Open();
+      for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(store->WriteChunk(order[i], Chunk(order[i])).ok());
+    }
+    auto store = Open();  // a restart half-way: the prefix is hashed again from the file
+    for (size_t i = 3; i < n; ++i) ASSERT_TRUE(store->WriteChunk(order[i], Chunk(order[i])).ok());
+    Result<Digest> digest = store->Finalize(false);
+    ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+    EXPECT_EQ(*digest, identity_.sha256);
+    EXPECT_TRUE(fs::exists(dir_ / "p.bin"));
+  }
+}
+
+// Bytes that change on disk after their chunk was verified (before the end-to-end hash read
+// them back) fail the end-to-end check: the file keeps its .part name.
+TEST_F(PayloadStoreTest, AFileChangedAfterVerificationFailsTheEndToEndCheck) {
+  auto store = Open();
+  const uint64_t n = identity_.NumChunks();
+  for (uint64_t c = n; c-- > 1;) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());  // prefix still empty
+  {
+    std::fstream part(dir_ / "p.bin.part", std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(static_cast<std::streamoff>(3 * kChunk + 10));
+    part.put(static_cast<char>(payload_[3 * kChunk + 10] ^ 0xff));
+  }
+  ASSERT_TRUE(store->WriteChunk(0, Chunk(0)).ok());
+  Result<Digest> digest = store->Finalize(false);
+  EXPECT_EQ(digest.status().code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(fs::exists(dir_ / "p.bin"));
 }
 
 }  // namespace
