@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace gridcast {
@@ -9,8 +10,8 @@ namespace {
 
 struct RunRate {
   double bps = 0;
-  int active_bins = 0;
-  double bin_cv = 0;  // coefficient of variation of the active bins
+  int bins = 0;           // bins at or above the rate
+  double top_spread = 0;  // (largest bin - the rate's bin) / the rate's bin
 };
 
 std::vector<double> Series(const Observations& run, const std::set<std::string>& from,
@@ -31,45 +32,32 @@ std::optional<RunRate> RateOf(const std::vector<double>& series, double bin_s,
   for (double b : series) {
     if (b > 0) positive.push_back(b);
   }
-  if (positive.empty()) return std::nullopt;
-  std::sort(positive.begin(), positive.end());
-  const double q = std::clamp(options.peak_quantile, 0.0, 1.0);
-  const double peak =
-      positive[static_cast<size_t>(std::floor(q * static_cast<double>(positive.size() - 1)))];
-  const double threshold = options.active_fraction * peak;
-  double bytes = 0, squares = 0;
-  int active = 0;
-  for (double b : positive) {
-    if (b < threshold) continue;
-    bytes += b;
-    squares += b * b;
-    ++active;
-  }
-  if (active == 0) return std::nullopt;  // active_fraction > 1: nothing reaches the peak
+  if (positive.empty() || bin_s <= 0) return std::nullopt;
+  std::sort(positive.begin(), positive.end(), std::greater<>());
+  // A flow with fewer busy bins than that never held any rate that long: its weakest bin.
+  const auto wanted = static_cast<size_t>(std::max(1.0, std::ceil(options.sustained_s / bin_s - 1e-9)));
+  const size_t k = std::min(wanted, positive.size());
   RunRate rate;
-  rate.active_bins = active;
-  rate.bps = 8 * bytes / (active * bin_s);
-  const double mean = bytes / active;
-  rate.bin_cv = mean > 0 ? std::sqrt(std::max(0.0, squares / active - mean * mean)) / mean : 0;
+  rate.bins = static_cast<int>(k);
+  rate.bps = 8 * positive[k - 1] / bin_s;
+  rate.top_spread = (positive.front() - positive[k - 1]) / positive[k - 1];
   return rate;
 }
 
 RateEstimate Combine(const std::vector<RunRate>& rates) {
   RateEstimate out;
   if (rates.empty()) return out;
-  std::vector<double> bps;
+  double low = rates.front().bps;
   for (const RunRate& r : rates) {
-    bps.push_back(r.bps);
-    out.samples += r.active_bins;
+    out.bps = std::max(out.bps, r.bps);
+    low = std::min(low, r.bps);
+    out.samples += r.bins;
   }
   out.runs = static_cast<int>(rates.size());
-  std::sort(bps.begin(), bps.end());
-  const size_t mid = bps.size() / 2;
-  out.bps = bps.size() % 2 ? bps[mid] : (bps[mid - 1] + bps[mid]) / 2;
   if (rates.size() == 1) {
-    out.relative_spread = rates.front().bin_cv;
+    out.relative_spread = rates.front().top_spread;
   } else {
-    out.relative_spread = out.bps > 0 ? (bps.back() - bps.front()) / out.bps : 0;
+    out.relative_spread = out.bps > 0 ? (out.bps - low) / out.bps : 0;
   }
   return out;
 }

@@ -3,16 +3,19 @@
 // per-node receive rate of a set (what a cluster's NICs achieve).
 //
 // Estimator, per run: add up the bins of every pair from a sender in `from` to a receiver in
-// `to` into one series of bytes per bin; its peak is the peak_quantile of the non-zero bins (so
-// one burst does not set it); the flow is "active" in the bins carrying at least
-// active_fraction of the peak; the run's rate is the bytes of the active bins divided by their
-// time. Runs combine by the median.
-// Assumptions: while a cross-cluster flow is active it is limited by the narrowest link on its
-// way (BitTorrent keeps many connections busy, so a bottleneck uplink is saturated for most of
-// the time that pieces cross it), and ramp-up, tail and idle bins are what falls below
-// active_fraction of the peak. A direction that never saturates (few pieces needed that way,
-// e.g. towards the source's cluster) gives only a lower bound of its capacity; the caller
-// decides what to trust (inferred_topology.h takes the larger direction).
+// `to` into one series of bytes per bin; the run's rate is the highest rate the flow held in
+// at least `sustained_s` of its bins (the k-th largest bin, k = sustained_s / bin_s), so a
+// single burst bin does not set it and a link saturated for only a few seconds of a swarm
+// still shows its capacity. Runs combine by the maximum: each run loads different links (the
+// source's cluster sends, the others mostly receive), and a rate limit cannot be exceeded, so
+// the best run is the one that came closest to it.
+// Why not an average over "active" bins: a wide uplink fed by several senders is rarely
+// saturated for long, and averaging its full and partial bins read the 150mbit uplinks of
+// netgrid's racks.yaml 20-38% low (docs/tomography.md). tbf shapes with a hard cap, so on the
+// way up a rate is only ever overstated by timing jitter of the bins (a few percent).
+// Assumptions: a bottleneck uplink is saturated for at least sustained_s in some run; a
+// direction that never saturates gives only a lower bound of its capacity; the caller decides
+// what to trust (inferred_topology.h takes the larger direction).
 // Pairs without bins (bytes_per_bin empty) carry no timing and are ignored here.
 // Pure; thread-safe.
 #pragma once
@@ -26,16 +29,15 @@
 namespace gridcast {
 
 struct BandwidthOptions {
-  double active_fraction = 0.5;  // of the peak; lower keeps more ramp bins
-  double peak_quantile = 0.9;    // 1 = the largest bin
+  double sustained_s = 1.5;  // time a rate must hold (in total, over any bins) to count
 };
 
 struct RateEstimate {
   double bps = 0;   // bits per second; 0 when no run showed the flow
   int runs = 0;     // runs in which the flow carried timed bytes
-  int samples = 0;  // active bins over those runs
-  // Confidence: (max - min) / median of the per-run rates when runs >= 2; with one run the
-  // coefficient of variation of its active bins. Smaller is better.
+  int samples = 0;  // bins at or above each run's rate, over those runs
+  // Confidence: (max - min) / max of the per-run rates when runs >= 2; with one run
+  // (largest bin - its rate) / its rate. Smaller is better.
   double relative_spread = 0;
 };
 

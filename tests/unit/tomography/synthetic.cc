@@ -36,7 +36,8 @@ Observations SyntheticRun(const SyntheticNetwork& net, const std::string& source
   const int bins = static_cast<int>(std::lround((net.active_s + 2 * net.ramp_s) / net.bin_s));
   const int ramp_bins = static_cast<int>(std::lround(net.ramp_s / net.bin_s));
   auto level = [&](int k) { return k < ramp_bins || k >= bins - ramp_bins ? 0.25 : 1.0; };
-  auto noisy = [&] { return 1 - net.noise + 2 * net.noise * Uniform(rng); };
+  // A shaped link is never exceeded: TCP's losses and the bins' timing only take away.
+  auto noisy = [&] { return 1 - net.noise * Uniform(rng); };
 
   Observations obs;
   obs.source = source;

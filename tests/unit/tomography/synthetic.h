@@ -31,7 +31,7 @@ struct SyntheticNetwork {
   std::vector<std::vector<double>> cross_bps;  // [a][b]: all of cluster a to all of cluster b
   double active_s = 10;                        // flows at full rate for this long...
   double ramp_s = 1;                           // ...after and before this long at a quarter
-  double noise = 0.2;                          // per bin, uniform in [1 - noise, 1 + noise]
+  double noise = 0.2;                          // per bin, uniform in [1 - noise, 1]
   double bin_s = 0.25;
 };
 
