@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +52,7 @@ class LocalCluster {
 
   ~LocalCluster() {
     daemons_.clear();  // SIGKILL and reap
+    for (int i = 0; i < static_cast<int>(config_.members.size()); ++i) ReportCrash(i);
     if (std::getenv("GRIDCAST_KEEP_TEST_DIRS") != nullptr) return;  // logs and data, for a post-mortem
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -91,6 +93,27 @@ class LocalCluster {
   }
 
  private:
+  // A daemon that died of a sanitizer report or an uncaught exception shows up only as a
+  // closed socket to the client: put the report where a failing test's output shows it.
+  void ReportCrash(int i) const {
+    std::ifstream in(log(i));
+    std::string line;
+    int to_print = 0;
+    while (std::getline(in, line)) {
+      if (to_print == 0 && (line.find("ERROR: AddressSanitizer") != std::string::npos ||
+                            line.find("runtime error:") != std::string::npos ||
+                            line.find("terminate called") != std::string::npos)) {
+        std::fprintf(stderr, "LocalCluster: %s crashed (%s):\n", config_.members[i].name.c_str(),
+                     log(i).c_str());
+        to_print = 40;
+      }
+      if (to_print > 0) {
+        std::fprintf(stderr, "  %s\n", line.c_str());
+        --to_print;
+      }
+    }
+  }
+
   ChildProcess Start(int i) {
     std::error_code ec;
     fs::remove(dir_ / (config_.members[i].name + ".sock"), ec);  // WaitReady waits for a new one

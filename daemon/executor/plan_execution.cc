@@ -86,8 +86,7 @@ void PlanExecution::Start() {
         const int streams = lane.StreamsOn(fanout, i);
         for (int s = 0; s < streams; ++s) {
           ++senders_running_;
-          asio::co_spawn(io_, RunSender(static_cast<int>(l), fanout.children[i], s, streams),
-                         asio::detached);
+          Spawn(RunSender(static_cast<int>(l), fanout.children[i], s, streams));
         }
       }
     }
@@ -103,13 +102,19 @@ void PlanExecution::Start() {
     lane_progress_.assign(plan_.lanes.size(), started_ + 2 * options_.repair_stall);
     parent_trouble_.assign(plan_.lanes.size(), ParentTrouble::kNone);
     lane_repaired_.assign(plan_.lanes.size(), false);
-    asio::co_spawn(io_, WatchLanes(), asio::detached);
+    Spawn(WatchLanes());
   }
   OnChunkVerified();  // a member that already holds everything is done at once
 }
 
+void PlanExecution::Spawn(asio::awaitable<void> task) {
+  // The lambda lives as long as the task, and with it an owner of this object: a task may
+  // start after the last other owner let go, so taking an owner inside it would be too late.
+  asio::co_spawn(io_, [self = shared_from_this(), task = std::move(task)]() mutable { return std::move(task); },
+                 asio::detached);
+}
+
 asio::awaitable<void> PlanExecution::WatchLanes() {
-  auto keep_alive = shared_from_this();
   asio::steady_timer tick(io_);
   const auto period = std::max(options_.repair_stall / 4, std::chrono::milliseconds(50));
   while (!Stopping() && !store_->Complete()) {
@@ -309,7 +314,6 @@ void PlanExecution::SenderFinished() {
 }
 
 asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, int stream_count) {
-  auto keep_alive = shared_from_this();
   while (!Stopping()) {
     Status status = co_await SendOnce(lane, child, stream, stream_count);
     if (status.ok()) break;
@@ -371,7 +375,7 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   conn->child_has.resize(n);
   for (uint64_t c = 0; c < n; ++c) conn->child_has[c] = (extra[c / 8] >> (c % 8)) & 1;
 
-  asio::co_spawn(io_, ReadAcks(conn), asio::detached);
+  Spawn(ReadAcks(conn));
 
   auto send_chunk = [this, conn, lane](uint64_t chunk) -> asio::awaitable<Status> {
     Result<std::shared_ptr<const std::vector<uint8_t>>> data = ChunkBuffer(chunk);
@@ -445,7 +449,6 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
 }
 
 asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> conn) {
-  auto keep_alive = shared_from_this();
   std::array<uint8_t, kFrameHeaderBytes> bytes{};
   for (;;) {
     Status read = co_await ReadExactly(conn->socket, bytes, std::chrono::hours(24 * 365));
@@ -474,15 +477,12 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
 }
 
 void PlanExecution::AdoptParentConnection(tcp::socket socket, const Hello& hello) {
-  asio::co_spawn(io_,
-                 RunReceiver(std::move(socket), static_cast<int>(hello.lane),
-                             static_cast<int>(hello.stream), static_cast<int>(hello.stream_count)),
-                 asio::detached);
+  Spawn(RunReceiver(std::move(socket), static_cast<int>(hello.lane), static_cast<int>(hello.stream),
+                    static_cast<int>(hello.stream_count)));
 }
 
 asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lane, int stream,
                                                  int stream_count) {
-  auto keep_alive = shared_from_this();
   auto socket = std::make_shared<tcp::socket>(std::move(raw_socket));
   Track(socket);
   const std::string where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);

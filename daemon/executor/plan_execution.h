@@ -110,6 +110,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
  private:
   struct SenderConnection;
 
+  // Runs a coroutine of this object on io_, holding an owner of it until the coroutine ends.
+  void Spawn(boost::asio::awaitable<void> task);
   boost::asio::awaitable<void> RunSender(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<Status> SendOnce(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
