@@ -193,12 +193,19 @@ void PrintPlanDot(const Plan& plan, const NetworkModel& net) {
   fmt::print("}}\n");
 }
 
+// Without --chunk, the planner's default chunk size for the payload (as the daemon does).
+Result<Plan> MakePlanFromInputs(const Planner& planner, const Inputs& in) {
+  PlanOptions options = in.options;
+  if (options.choose_chunk_bytes) options.chunk_bytes = planner.DefaultChunkBytes(in.payload_bytes);
+  return planner.MakePlan(in.net, in.payload_bytes, options);
+}
+
 int RunPlan(const CollectivesArgs& args) {
   Result<Inputs> in = LoadInputs(args);
   if (!in.ok()) return ReportError(in.status());
   Result<std::unique_ptr<Planner>> planner = MakePlanner(args.algo);
   if (!planner.ok()) return ReportError(planner.status());
-  Result<Plan> plan = (*planner)->MakePlan(in->net, in->payload_bytes, in->options);
+  Result<Plan> plan = MakePlanFromInputs(**planner, *in);
   if (!plan.ok()) return ReportError(plan.status());
   if (args.json) {
     fmt::print("{}\n", PlanJson(*plan).dump(2));
@@ -220,7 +227,7 @@ struct SimRow {
 
 Result<SimRow> PlanAndSimulate(const std::string& algo, const Inputs& in, double bound_s) {
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algo));
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(in.net, in.payload_bytes, in.options));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakePlanFromInputs(*planner, in));
   // The daemon's per-chunk overhead, as auto assumes when it picks among these.
   SimOptions options;
   options.per_message_overhead_s = kDaemonPerChunkOverheadS;
@@ -288,7 +295,7 @@ void AddCommonOptions(CLI::App* command, CollectivesArgs* args) {
   command->add_option("--topology", args->topology, "topology file (YAML)")->required();
   command->add_option("--size", args->size, "payload size, e.g. 1GiB")->required();
   command->add_option("--chunk", args->chunk, "chunk size, e.g. 1MiB (default: auto chooses, "
-                                              "the others use 1MiB)");
+                                              "the others: their default for the size, 128KiB for 256MiB)");
 }
 
 }  // namespace

@@ -31,6 +31,8 @@ class AutoPlanner : public Planner {
   static constexpr int kFinalists = 3;
 
   std::string name() const override { return "auto"; }
+  // The first guess, before the search (options.choose_chunk_bytes) tries kChunkSizes.
+  uint64_t DefaultChunkBytes(uint64_t) const override { return 1 << 20; }
   // Errors: ResolveRanks's (bad source, members, chunk size or streams).
   Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                         const PlanOptions& options) const override;

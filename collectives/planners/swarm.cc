@@ -9,11 +9,8 @@
 
 namespace gridcast {
 
-uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) {
-  constexpr uint64_t kMinBytes = 64 << 10;
-  constexpr uint64_t kMaxBytes = 16 << 20;
-  constexpr uint64_t kTargetPieces = 4096;
-  return std::clamp(std::bit_ceil((payload_bytes + kTargetPieces - 1) / kTargetPieces), kMinBytes, kMaxBytes);
+uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
+  return ChunkBytesForCount(payload_bytes, 4096, 64 << 10, 16 << 20);
 }
 
 Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,

@@ -25,7 +25,7 @@ class SwarmPlanner : public Planner {
   // stripe still have to reach every peer; on netgrid, 64 KiB pieces finished 64 MiB 5% sooner
   // than 256 KiB ones), but cost per-piece work, so at most about 4096 pieces: 64 KiB up to
   // 256 MiB, then larger, at most 16 MiB.
-  static uint64_t DefaultChunkBytes(uint64_t payload_bytes);
+  uint64_t DefaultChunkBytes(uint64_t payload_bytes) const override;
 
  private:
   bool free_choice_;

@@ -192,8 +192,6 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   const bool default_hybrid = request.mode() == v1::PLAN_MODE_UNSPECIFIED && algorithm == "auto" &&
                               cluster_.topology_path.empty() && request.topology_yaml().empty() && size > 0;
   const bool hybrid = request.mode() == v1::PLAN_MODE_HYBRID || default_hybrid;
-  if (pull) plan_options.chunk_bytes = SwarmPlanner::DefaultChunkBytes(size);
-  if (request.chunk_bytes() > 0) plan_options.chunk_bytes = request.chunk_bytes();
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
   // What the request leaves open, `auto` may choose.
   plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;
@@ -201,6 +199,8 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   if (pull && algorithm == "auto") algorithm = "swarm";
   GRIDCAST_RETURN_IF_ERROR(CheckAlgorithmForMode(algorithm, pull));
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
+  plan_options.chunk_bytes =
+      request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
   if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
   if (hybrid) {

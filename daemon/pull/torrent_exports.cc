@@ -30,7 +30,7 @@ Result<TorrentExports::Opened> TorrentExports::Open(const std::string& name, uin
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
   if (piece_bytes != 0) GRIDCAST_RETURN_IF_ERROR(TorrentSession::CheckPieceBytes(piece_bytes));
   auto piece_for_size = [piece_bytes](uint64_t size_bytes) {
-    return piece_bytes != 0 ? piece_bytes : SwarmPlanner::DefaultChunkBytes(size_bytes);
+    return piece_bytes != 0 ? piece_bytes : SwarmPlanner().DefaultChunkBytes(size_bytes);
   };
   Opened opened;
   GRIDCAST_ASSIGN_OR_RETURN(opened.store, PayloadStore::OpenHeld(data_dir_, name, piece_for_size));

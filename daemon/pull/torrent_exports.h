@@ -8,7 +8,7 @@
 // every piece, its timeout passes, Stop() is called or its caller gives up; at most kMaxServes
 // run at once, so a flood of requests cannot tie up the daemon's upload and disk.
 //
-// Piece sizes are powers of two from 16 KiB to 64 MiB; 0 picks SwarmPlanner::DefaultChunkBytes.
+// Piece sizes are powers of two from 16 KiB to 64 MiB; 0 picks SwarmPlanner's default.
 // The same payload and piece size give the same info hash, so a .torrent exported once
 // matches every later serve of the payload. Thread-safe; Export and Serve block the caller.
 #pragma once

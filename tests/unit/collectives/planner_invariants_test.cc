@@ -3,6 +3,7 @@
 // planner is enough to have it tested here.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <map>
 #include <string>
 
@@ -142,6 +143,43 @@ TEST(Registry, NamesAndParameters) {
     ASSERT_TRUE(planner.ok()) << info.name;
     EXPECT_EQ((*planner)->name(), info.name);
   }
+}
+
+// The chunk size callers use when the user names none: a power of two a BitTorrent piece can
+// be (hybrid and pull plans share chunks with a swarm), and a plan made with it validates.
+TEST(DefaultChunkBytes, EveryPlannerPowerOfTwoPieceAndValidPlan) {
+  const NetworkModel net = Flat(16);
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind == PlannerKind::kAllToAll) continue;
+    Result<std::unique_ptr<Planner>> planner = MakePlanner(info.name);
+    ASSERT_TRUE(planner.ok()) << info.name;
+    for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{3} << 20, uint64_t{256} << 20, uint64_t{1} << 40}) {
+      const uint64_t chunk = (*planner)->DefaultChunkBytes(size);
+      EXPECT_TRUE(std::has_single_bit(chunk)) << info.name << " " << size;
+      EXPECT_GE(chunk, 16u << 10) << info.name << " " << size;
+      EXPECT_LE(chunk, 64u << 20) << info.name << " " << size;
+      if (size > (1u << 30)) continue;  // planning a TiB in small chunks is slow, and covered above
+      PlanOptions options;
+      options.chunk_bytes = chunk;
+      Result<Plan> plan = (*planner)->MakePlan(net, size, options);
+      ASSERT_TRUE(plan.ok()) << info.name << " " << size << ": " << plan.status().ToString();
+      EXPECT_TRUE(ValidatePlanOn(*plan, net).ok()) << info.name << " " << size;
+    }
+  }
+}
+
+TEST(DefaultChunkBytes, PushPlansCutAbout2048Chunks) {
+  Result<std::unique_ptr<Planner>> multilane = MakePlanner("multilane");
+  ASSERT_TRUE(multilane.ok());
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(0), 64u << 10);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(128u << 20), 64u << 10);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes((128u << 20) + 1), 128u << 10);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(256u << 20), 128u << 10);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(1u << 30), 512u << 10);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(uint64_t{8} << 30), 4u << 20);
+  EXPECT_EQ((*multilane)->DefaultChunkBytes(uint64_t{1} << 40), 4u << 20);
+  // auto's is only the first guess of its search.
+  EXPECT_EQ((*MakePlanner("auto"))->DefaultChunkBytes(256u << 20), 1u << 20);
 }
 
 }  // namespace

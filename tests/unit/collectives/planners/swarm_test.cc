@@ -130,11 +130,11 @@ TEST(SwarmPlanner, RefusesPiecesBitTorrentCannotCarry) {
 }
 
 TEST(SwarmPlanner, DefaultPieceSize) {
-  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(0), 64u << 10);
-  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(256ull << 20), 64u << 10);
-  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes((256ull << 20) + 1), 128u << 10);
-  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(4ull << 30), 1u << 20);
-  EXPECT_EQ(SwarmPlanner::DefaultChunkBytes(1ull << 40), 16u << 20);
+  EXPECT_EQ(SwarmPlanner().DefaultChunkBytes(0), 64u << 10);
+  EXPECT_EQ(SwarmPlanner().DefaultChunkBytes(256ull << 20), 64u << 10);
+  EXPECT_EQ(SwarmPlanner().DefaultChunkBytes((256ull << 20) + 1), 128u << 10);
+  EXPECT_EQ(SwarmPlanner().DefaultChunkBytes(4ull << 30), 1u << 20);
+  EXPECT_EQ(SwarmPlanner().DefaultChunkBytes(1ull << 40), 16u << 20);
 }
 
 TEST(SwarmValidation, RefusesBrokenSwarms) {
