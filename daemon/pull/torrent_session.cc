@@ -25,6 +25,7 @@
 
 #include "daemon/auth/hmac.h"
 #include "daemon/membership/cluster_file.h"
+#include "daemon/pull/piece_dealer.h"
 #include "daemon/pull/store_disk_io.h"
 
 namespace gridcast {
@@ -37,6 +38,11 @@ std::string PeerIdForMember(const std::string& member_name) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How much a pull member may have dealt to it by the source and not yet completed: enough to
+// keep its requests to the source flowing (about a second at its share of the source's
+// upload), small enough that the last deals drain quickly.
+constexpr uint64_t kDealtBytes = 1 << 20;
 using TorrentPluginFactory =
     std::function<std::shared_ptr<lt::torrent_plugin>(lt::torrent_handle const&, lt::client_data_t)>;
 
@@ -77,6 +83,15 @@ class StripeGate {
     if (wanted_[piece] || held_[piece] || in_stripe_[piece]) return;
     wanted_[piece] = true;
     handle_.piece_priority(lt::piece_index_t(piece), lt::low_priority);
+  }
+  // The source announced `piece` to this member: the member is to take it from the source
+  // (its stripe, or a piece dealt to it from another's stripe), ahead of what peers offer.
+  void Dealt(int piece) {
+    if (kind_ != Kind::kPull) return Open(piece);
+    if (piece < 0 || static_cast<size_t>(piece) >= wanted_.size()) return;
+    if (held_[piece] || in_stripe_[piece]) return;
+    wanted_[piece] = true;
+    handle_.piece_priority(lt::piece_index_t(piece), lt::top_priority);
   }
   void OpenAll() {
     for (size_t p = 0; p < wanted_.size(); ++p) Open(static_cast<int>(p));
@@ -155,7 +170,11 @@ class GatePeerPlugin final : public lt::peer_plugin {
       : gate_(std::move(gate)), from_source_(gate_->IsSource(peer)) {}
 
   bool on_have(lt::piece_index_t piece) override {
-    gate_->Open(static_cast<int>(piece));
+    if (from_source_) {
+      gate_->Dealt(static_cast<int>(piece));
+    } else {
+      gate_->Open(static_cast<int>(piece));
+    }
     return false;
   }
   bool on_bitfield(lt::bitfield const& pieces) override {
@@ -194,7 +213,69 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
   const std::shared_ptr<StripeGate> gate_;
 };
 
-// The source's side of the stripes (network thread only). After its have-all, the source tells
+// The source's side of a striped swarm (network thread only): what it tells members as they
+// connect, report pieces (HAVE) and leave.
+class SourceSide {
+ public:
+  virtual ~SourceSide() = default;
+  virtual void Connected(const lt::peer_connection_handle& peer) = 0;
+  virtual void Reported(const lt::peer_connection_handle& peer, int piece) = 0;
+  virtual void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code& error) = 0;
+};
+
+void SendHaves(lt::peer_connection_handle peer, const std::vector<int>& pieces) {
+  if (pieces.empty() || peer.is_disconnecting()) return;
+  std::string messages;
+  messages.reserve(pieces.size() * 9);
+  for (int piece : pieces) {
+    const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
+                          static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
+    messages.append(have, sizeof have);
+  }
+  peer.send_buffer(messages.data(), static_cast<int>(messages.size()));
+}
+
+// Pull: pieces dealt by PieceDealer (see there why), announced in HAVE messages the member
+// believes.
+class DealingSource final : public SourceSide {
+ public:
+  DealingSource(std::map<lt::peer_id, int> members, PieceDealer dealer)
+      : members_(std::move(members)), dealer_(std::move(dealer)) {}
+
+  void Connected(const lt::peer_connection_handle& peer) override {
+    auto member = members_.find(peer.pid());
+    if (member == members_.end()) return;
+    live_[member->second].push_back(peer);
+    SendHaves(peer, dealer_.Joined(member->second, Holds(peer)));
+  }
+  void Reported(const lt::peer_connection_handle& peer, int piece) override {
+    auto member = members_.find(peer.pid());
+    if (member == members_.end()) return;
+    const std::vector<int> more = dealer_.Completed(member->second, piece, Holds(peer));
+    if (auto live = live_.find(member->second); live != live_.end()) {
+      for (const auto& connection : live->second) SendHaves(connection, more);
+    }
+  }
+  void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code&) override {
+    auto member = members_.find(peer.pid());
+    if (member == members_.end()) return;
+    auto live = live_.find(member->second);
+    if (live == live_.end() || std::erase(live->second, peer) == 0 || !live->second.empty()) return;
+    live_.erase(live);
+    dealer_.Left(member->second, Holds(peer));
+  }
+
+ private:
+  static PieceDealer::Holds Holds(const lt::peer_connection_handle& peer) {
+    return [peer](int piece) { return peer.has_piece(lt::piece_index_t(piece)); };
+  }
+
+  const std::map<lt::peer_id, int> members_;
+  PieceDealer dealer_;
+  std::map<int, std::vector<lt::peer_connection_handle>> live_;  // never an empty vector
+};
+
+// Hybrid: fixed stripes (network thread only). After its have-all, the source tells
 // each member (known by peer id) that it has that member's stripe, in BitTorrent HAVE messages
 // the member believes. When a member's last connection ends before it holds its stripe (it
 // died or left), the pieces of its stripe it lacks go to the members of its bandwidth group
@@ -203,7 +284,7 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
 // all of them. (A member falling back to the full have-all reconnects holding its stripe:
 // nothing to hand over.) A member that died before it ever connected shows up as a refused
 // dial to its address: nothing listens there, so its whole stripe is handed over.
-class StripeDispenser {
+class StripeDispenser final : public SourceSide {
  public:
   struct Stripe {
     std::vector<int> pieces;
@@ -213,7 +294,7 @@ class StripeDispenser {
   StripeDispenser(std::map<lt::peer_id, Stripe> stripes, std::map<lt::peer_id, std::string> names)
       : stripes_(std::move(stripes)), names_(std::move(names)) {}
 
-  void Connected(const lt::peer_connection_handle& peer) {
+  void Connected(const lt::peer_connection_handle& peer) override {
     auto stripe = stripes_.find(peer.pid());
     if (stripe == stripes_.end()) return;
     live_[peer.pid()].push_back(peer);
@@ -222,7 +303,8 @@ class StripeDispenser {
     SendHaves(peer, taken_over_[peer.pid()]);
   }
 
-  void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code& error) {
+  void Reported(const lt::peer_connection_handle&, int) override {}  // stripes are fixed
+  void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code& error) override {
     if (error == boost::asio::error::connection_refused) {
       for (const auto& [pid, stripe] : stripes_) {
         if (stripe.address == peer.remote() && !live_.count(pid)) {
@@ -271,17 +353,6 @@ class StripeDispenser {
                  pieces.size(), takers.size());
   }
 
-  static void SendHaves(lt::peer_connection_handle peer, const std::vector<int>& pieces) {
-    if (pieces.empty() || peer.is_disconnecting()) return;
-    std::string messages;
-    messages.reserve(pieces.size() * 9);
-    for (int piece : pieces) {
-      const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
-                            static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
-      messages.append(have, sizeof have);
-    }
-    peer.send_buffer(messages.data(), static_cast<int>(messages.size()));
-  }
   std::string Name(const lt::peer_id& pid) const {
     auto it = names_.find(pid);
     return it != names_.end() ? it->second : "a member";
@@ -294,28 +365,38 @@ class StripeDispenser {
   std::set<lt::peer_id> handed_over_;                    // gone members whose pieces went to others
 };
 
-class DispenserPeerPlugin final : public lt::peer_plugin {
+class SourcePeerPlugin final : public lt::peer_plugin {
  public:
-  DispenserPeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<StripeDispenser> dispenser)
-      : peer_(std::move(peer)), dispenser_(std::move(dispenser)) {}
+  SourcePeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<SourceSide> side)
+      : peer_(std::move(peer)), side_(std::move(side)) {}
 
-  void sent_have_all() override { dispenser_->Connected(peer_); }
-  void on_disconnect(lt::error_code const& error) override { dispenser_->Disconnected(peer_, error); }
+  void sent_have_all() override { side_->Connected(peer_); }
+  bool on_have(lt::piece_index_t piece) override {
+    side_->Reported(peer_, static_cast<int>(piece));
+    return false;
+  }
+  bool on_bitfield(lt::bitfield const& pieces) override {  // a member that resumed
+    for (int p = 0; p < pieces.size(); ++p) {
+      if (pieces.get_bit(p)) side_->Reported(peer_, p);
+    }
+    return false;
+  }
+  void on_disconnect(lt::error_code const& error) override { side_->Disconnected(peer_, error); }
 
  private:
   const lt::peer_connection_handle peer_;
-  const std::shared_ptr<StripeDispenser> dispenser_;
+  const std::shared_ptr<SourceSide> side_;
 };
 
-class DispenserTorrentPlugin final : public lt::torrent_plugin {
+class SourceTorrentPlugin final : public lt::torrent_plugin {
  public:
-  explicit DispenserTorrentPlugin(std::shared_ptr<StripeDispenser> dispenser) : dispenser_(std::move(dispenser)) {}
+  explicit SourceTorrentPlugin(std::shared_ptr<SourceSide> side) : side_(std::move(side)) {}
   std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
-    return std::make_shared<DispenserPeerPlugin>(peer, dispenser_);
+    return std::make_shared<SourcePeerPlugin>(peer, side_);
   }
 
  private:
-  const std::shared_ptr<StripeDispenser> dispenser_;
+  const std::shared_ptr<SourceSide> side_;
 };
 
 // What the one outside client of a ServeTo() announced and asked for, and its redialling.
@@ -591,7 +672,7 @@ class TorrentSession::Impl {
     std::map<lt::peer_id, std::string> names;      // peer id -> member, for observations
     std::optional<std::vector<bool>> stripe;       // a striped member: its stripe
     lt::tcp::endpoint source;                      // ... and the source's address
-    std::shared_ptr<StripeDispenser> dispenser;    // the source of a striped swarm
+    std::shared_ptr<SourceSide> source_side;       // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     std::function<void()> on_chunk_verified;
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
@@ -689,9 +770,9 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
     });
   }
   if (role.push_first) params.piece_priorities.assign(static_cast<size_t>(pieces), lt::dont_download);
-  if (role.dispenser) {
-    params.extensions.push_back([dispenser = role.dispenser](lt::torrent_handle const&, lt::client_data_t) {
-      return std::make_shared<DispenserTorrentPlugin>(dispenser);
+  if (role.source_side) {
+    params.extensions.push_back([side = role.source_side](lt::torrent_handle const&, lt::client_data_t) {
+      return std::make_shared<SourceTorrentPlugin>(side);
     });
   }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
@@ -735,6 +816,9 @@ Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOpti
   // A striped member learns what the source holds one HAVE at a time; libtorrent would close
   // the connection to an upload-only peer that is not interesting yet.
   s.set_bool(lt::settings_pack::close_redundant_connections, false);
+  // The source deals a pull member more pieces when the member reports (HAVE) one it was dealt,
+  // which in the member's view the source already holds.
+  s.set_bool(lt::settings_pack::send_redundant_have, true);
   if (!options.libtorrent_defaults) {
     s.set_int(lt::settings_pack::whole_pieces_threshold, 0);
     s.set_int(lt::settings_pack::request_queue_time, 1);
@@ -829,7 +913,25 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
     const std::string id = PeerIdForMember(plan.members[member]);
     return lt::peer_id(id.data());
   };
-  if (join.self == swarm.source && striped) {
+  if (join.self == swarm.source && striped && plan.mode == PlanMode::kPull) {
+    std::map<lt::peer_id, int> index;
+    std::vector<PieceDealer::Member> members(swarm.members.size());
+    for (size_t i = 0; i < swarm.members.size(); ++i) index[peer_id_of(swarm.members[i].member)] = static_cast<int>(i);
+    for (size_t i = 0; i < swarm.members.size(); ++i) {
+      const SwarmMember& m = swarm.members[i];
+      const std::vector<bool> in_stripe = stripe_of(m);
+      for (size_t c = 0; c < in_stripe.size(); ++c) {
+        if (in_stripe[c]) members[i].stripe.push_back(static_cast<int>(c));
+      }
+      for (int peer : m.peers) {
+        if (auto it = index.find(peer_id_of(peer)); peer != swarm.source && it != index.end() && it->second != static_cast<int>(i)) {
+          members[i].group.push_back(it->second);
+        }
+      }
+    }
+    const int window = std::max<int>(2, static_cast<int>(kDealtBytes / plan.chunk_bytes));
+    role.source_side = std::make_shared<DealingSource>(std::move(index), PieceDealer(std::move(members), window));
+  } else if (join.self == swarm.source && striped) {
     std::map<lt::peer_id, StripeDispenser::Stripe> stripes;
     for (const SwarmMember& m : swarm.members) {
       StripeDispenser::Stripe& stripe = stripes[peer_id_of(m.member)];
@@ -842,7 +944,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       }
       stripe.address = endpoints[m.member];
     }
-    role.dispenser = std::make_shared<StripeDispenser>(std::move(stripes), role.names);
+    role.source_side = std::make_shared<StripeDispenser>(std::move(stripes), role.names);
   }
   for (const SwarmMember& m : swarm.members) {
     if (m.member != join.self) continue;

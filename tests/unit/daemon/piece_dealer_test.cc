@@ -1,0 +1,121 @@
+// PieceDealer: every piece dealt once per group, windows respected, fast members take over
+// slow members' reserves, departed members' pieces come back.
+#include "daemon/pull/piece_dealer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace gridcast {
+namespace {
+
+// n members in one group, piece p in the stripe of member p % n.
+std::vector<PieceDealer::Member> OneGroup(int n, int pieces) {
+  std::vector<PieceDealer::Member> members(n);
+  for (int p = 0; p < pieces; ++p) members[p % n].stripe.push_back(p);
+  for (int m = 0; m < n; ++m) {
+    for (int g = 0; g < n; ++g) {
+      if (g != m) members[m].group.push_back(g);
+    }
+  }
+  return members;
+}
+
+const PieceDealer::Holds kHoldsNothing = [](int) { return false; };
+
+TEST(PieceDealerTest, DealsAWindowOfTheStripeThenOneMorePerCompletedPiece) {
+  PieceDealer dealer(OneGroup(2, 10), 2);
+  EXPECT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
+  EXPECT_EQ(dealer.outstanding(0), 2);
+  EXPECT_TRUE(dealer.Completed(0, 1, kHoldsNothing).empty());  // not dealt to it: no room made
+  EXPECT_EQ(dealer.Completed(0, 0, kHoldsNothing), (std::vector<int>{4}));
+  EXPECT_EQ(dealer.outstanding(0), 2);
+}
+
+TEST(PieceDealerTest, AFastMemberTakesOverTheBackOfTheLargestReserve) {
+  PieceDealer dealer(OneGroup(3, 9), 1);  // stripes {0,3,6} {1,4,7} {2,5,8}
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0}));
+  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1}));
+  EXPECT_EQ(dealer.Completed(0, 0, kHoldsNothing), (std::vector<int>{3}));
+  EXPECT_EQ(dealer.Completed(0, 3, kHoldsNothing), (std::vector<int>{6}));
+  // Own reserve empty: member 2 never connected and holds the largest reserve.
+  EXPECT_EQ(dealer.Completed(0, 6, kHoldsNothing), (std::vector<int>{8}));
+  // {4, 7} and {2, 5}: a tie goes to the first of its group.
+  EXPECT_EQ(dealer.Completed(0, 8, kHoldsNothing), (std::vector<int>{7}));
+  EXPECT_EQ(dealer.reserve(2), 2u);  // {2, 5}: now the largest
+  EXPECT_EQ(dealer.Completed(0, 7, kHoldsNothing), (std::vector<int>{5}));
+}
+
+TEST(PieceDealerTest, EveryPieceIsDealtExactlyOnceWhateverTheOrder) {
+  constexpr int kMembers = 5;
+  constexpr int kPieces = 97;
+  PieceDealer dealer(OneGroup(kMembers, kPieces), 3);
+  std::map<int, int> dealt_to;
+  std::vector<std::set<int>> outstanding(kMembers);
+  auto record = [&](int member, const std::vector<int>& pieces) {
+    for (int p : pieces) {
+      ASSERT_TRUE(dealt_to.emplace(p, member).second) << "piece " << p << " dealt twice";
+      outstanding[member].insert(p);
+    }
+  };
+  for (int m = 0; m < kMembers; ++m) record(m, dealer.Joined(m, kHoldsNothing));
+  // Member 0 is fast (completes 4 per round), member 4 slow (one every third round).
+  for (int round = 0; round < 400; ++round) {
+    for (int m = 0; m < kMembers; ++m) {
+      const int completions = m == 0 ? 4 : (m == 4 ? (round % 3 == 0) : 1);
+      for (int c = 0; c < completions && !outstanding[m].empty(); ++c) {
+        const int piece = *outstanding[m].begin();
+        outstanding[m].erase(outstanding[m].begin());
+        record(m, dealer.Completed(m, piece, kHoldsNothing));
+      }
+      EXPECT_LE(dealer.outstanding(m), 3);
+    }
+  }
+  EXPECT_EQ(dealt_to.size(), static_cast<size_t>(kPieces));
+  int by_fast = 0;
+  int by_slow = 0;
+  for (const auto& [piece, member] : dealt_to) {
+    by_fast += member == 0;
+    by_slow += member == 4;
+  }
+  EXPECT_GT(by_fast, by_slow * 3) << "the fast member should have taken over the slow one's stripe";
+}
+
+TEST(PieceDealerTest, PiecesOfAMemberThatLeftGoBackToItsGroupFirst) {
+  PieceDealer dealer(OneGroup(2, 8), 2);  // stripes {0,2,4,6} {1,3,5,7}
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
+  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
+  dealer.Left(1, [](int piece) { return piece == 1; });  // it got 1, not 3
+  EXPECT_EQ(dealer.outstanding(1), 0);
+  EXPECT_EQ(dealer.Completed(0, 0, kHoldsNothing), (std::vector<int>{3}));
+  // It comes back: its reserve is still its own, and it is dealt from it again.
+  EXPECT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{5, 7}));
+}
+
+TEST(PieceDealerTest, PiecesAMemberHoldsAreNeverDealtToIt) {
+  PieceDealer dealer(OneGroup(1, 6), 2);
+  EXPECT_EQ(dealer.Joined(0, [](int piece) { return piece < 3; }), (std::vector<int>{3, 4}));
+}
+
+TEST(PieceDealerTest, GroupsDoNotShare) {
+  // Two groups of one: a member never takes another group's pieces.
+  std::vector<PieceDealer::Member> members(2);
+  members[0].stripe = {0, 1};
+  members[1].stripe = {0, 1};
+  PieceDealer dealer(members, 1);
+  EXPECT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0}));
+  EXPECT_EQ(dealer.Completed(0, 0, kHoldsNothing), (std::vector<int>{1}));
+  EXPECT_TRUE(dealer.Completed(0, 1, kHoldsNothing).empty());
+  EXPECT_EQ(dealer.reserve(1), 2u);
+}
+
+TEST(PieceDealerTest, RejectsBadConstruction) {
+  EXPECT_THROW(PieceDealer(OneGroup(2, 4), 0), std::invalid_argument);
+  std::vector<PieceDealer::Member> self_group(1);
+  self_group[0].group = {0};
+  EXPECT_THROW(PieceDealer(self_group, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gridcast
