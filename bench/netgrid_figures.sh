@@ -23,8 +23,13 @@ run --topology $F --size 256MiB --mode push --algo multilane
 run --topology $F --size 256MiB --mode mpi
 run --topology $F --size 256MiB --mode pull
 run --topology $F --size 256MiB --mode pull-default
+run --topology $F --size 256MiB --mode push
+run --topology $F --size 256MiB --mode hybrid
+run --topology $F --size 256MiB --mode hybrid --kill 2
+run --topology $F --size 256MiB --mode hybrid --kill 2 --kill-at 0.3
 run --topology $T --size 256MiB --mode push
 run --topology $T --size 256MiB --mode mpi
+run --topology $T --size 256MiB --mode pull
 run --topology $Q --size 64MiB --mode push
 run --topology $Q --size 64MiB --mode hybrid
 run --topology $Q --size 64MiB --mode hybrid --kill 2
