@@ -123,8 +123,11 @@ void PrintSummary(const SendSummary& s) {
   if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
   if (s.completion_s > 0) {
-    fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s,
-               FormatRate(8.0 * double(s.size_bytes) / s.completion_s));
+    // Not FormatRate: it keeps every digit (it writes topologies); a reader wants a few.
+    const double mbit_per_s = 8.0 * double(s.size_bytes) / s.completion_s / 1e6;
+    const std::string rate = mbit_per_s >= 1000 ? fmt::format("{:.2f} gbit/s", mbit_per_s / 1000)
+                                                : fmt::format("{:.1f} mbit/s", mbit_per_s);
+    fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s, rate);
   }
   if (s.bound_s) {
     fmt::print("  bound      {:.3f} s (physical limit of the network model)\n", *s.bound_s);
