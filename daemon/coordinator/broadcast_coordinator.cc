@@ -312,7 +312,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   v1::StatusRequest status_request;
   status_request.set_plan_id(proto.plan_id());
   std::vector<double> done_at(members.size(), -1);  // when this coordinator first saw each done
-  // Hybrid only: a member unreachable for member_lost_after is given up on; the others finish.
+  // Pull and hybrid: a member unreachable for member_lost_after is given up on; the others
+  // finish through the swarm. (In a push plan its subtree depends on it: it is waited for.)
+  const bool swarm_routes_around = proto.mode() == v1::PLAN_MODE_HYBRID || proto.mode() == v1::PLAN_MODE_PULL;
   std::vector<std::optional<std::chrono::steady_clock::time_point>> unreachable_since(members.size());
   std::vector<std::string> lost;
   for (;;) {
@@ -345,7 +347,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         all_done = false;
         const auto now = std::chrono::steady_clock::now();
         if (!unreachable_since[i]) unreachable_since[i] = now;
-        if (proto.mode() == v1::PLAN_MODE_HYBRID && now - *unreachable_since[i] > options_.member_lost_after) {
+        if (swarm_routes_around && now - *unreachable_since[i] > options_.member_lost_after) {
           spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
                        members[i], options_.member_lost_after.count());
           lost.push_back(members[i]);

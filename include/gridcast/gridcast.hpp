@@ -46,7 +46,7 @@ struct Progress {
 struct BroadcastResult {
   struct Member {
     std::string name;
-    std::string state;        // "done", "failed: ...", "lost" (hybrid), ...
+    std::string state;        // "done", "failed: ...", "lost" (pull, hybrid), ...
     bool digest_ok = false;   // its end-to-end SHA-256 equals the source's
     double finished_s = 0;
   };

@@ -121,6 +121,48 @@ TEST_F(PullTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
 }
 
+// A pull member dies mid-broadcast and stays dead: what the source had dealt it and it lacked
+// goes back to its group and its undealt stripe is taken over, so every survivor finishes and
+// the source still sends little more than one copy.
+TEST(PullDeathTest, SurvivorsOfADeadMemberFinish) {
+  LocalCluster cluster(GRIDCASTD, "pulldeath", 6, {"--swarm-stall", "1"});
+  const uint64_t size = 128 << 20;
+  const std::string path = cluster.MakePayload("pull-death.bin", size);
+  auto send = std::async(std::launch::async, [&] {
+    return Send(cluster, {path, "--mode", "pull", "--chunk", "256KiB"});
+  });
+  ControlClient watched(cluster.config().members[5].control_address, cluster.config().secret, {});
+  bool killed = false;
+  for (int i = 0; i < 4000 && !killed; ++i) {
+    v1::StatusRequest request;
+    v1::StatusResponse response;
+    if (watched.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
+        response.plans(0).chunks_done() > 0) {
+      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
+      cluster.Kill(3);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(killed) << "the broadcast never started";
+  SendResult r = send.get();
+  EXPECT_NE(r.exit_code, 0);
+  ASSERT_TRUE(r.json.is_object()) << r.output;
+  EXPECT_NE(r.json["error"].get<std::string>().find("lost: m3"), std::string::npos) << r.output;
+  for (const auto& member : r.json["members"]) {
+    const std::string name = member["name"];
+    if (name == "m3") {
+      EXPECT_EQ(member["state"], "lost");
+    } else if (name != "m0") {
+      EXPECT_TRUE(member["digest_ok"].get<bool>()) << name << ": " << member.dump();
+    }
+  }
+  const std::string expected = FileSha256(path);
+  for (int i : {1, 2, 4, 5}) EXPECT_EQ(FileSha256(cluster.data_dir(i) / "pull-death.bin"), expected) << "m" << i;
+  // At most the dead member's share again (what it held and passed to nobody) on top of one copy.
+  EXPECT_LE(r.json["source_copies"].get<double>(), 1.0 + 1.0 / 5 + 0.05) << r.output;
+}
+
 // Hybrid: push trees with pull repair. 8 daemons, a binary tree (m0 -> m1, m2; m1 -> m3, m4;
 // m2 -> m5, m6; m3 -> m7): m1 and m2 are killed mid-broadcast, which cuts every other member
 // off from the source's trees. The survivors notice the stall and pull what they miss.
