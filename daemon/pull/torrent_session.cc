@@ -57,9 +57,10 @@ Result<lt::tcp::endpoint> Endpoint(const std::string& address) {
 // The striped member's side (network thread only). libtorrent asks any peer that holds a
 // wanted piece for it, and the source holds everything: left alone, members ask the source for
 // pieces their peers could give them, and the source sends many pieces several times. So the
-// member ignores the source's have-all and believes only the HAVEs the source sends (its
-// stripe, and stripes it took over: StripeDispenser). A pull member wants its stripe from the
-// start and any other piece once somebody announces it; a hybrid member wants only what Want()
+// member ignores the source's have-all and believes only the HAVEs the source sends (pull:
+// the pieces DealingSource deals it; hybrid: its stripe, and stripes it took over:
+// StripeDispenser). A pull member wants its stripe from the start, a piece the source deals
+// it at once, and any other piece once somebody announces it; a hybrid member wants only what Want()
 // asks (what its push lanes will not deliver), its stripe first. If no block arrives for the
 // stall timeout while wanted pieces are missing (a peer died with pieces nobody else
 // announces), it reconnects to the source and believes its have-all this time; a pull member
