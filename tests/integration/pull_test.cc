@@ -2,6 +2,7 @@
 // delivery, the observations tomography reads, the coordinator's stripes, and bad requests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <set>
@@ -121,44 +122,57 @@ TEST_F(PullTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
 }
 
+// Kills `victims` once member `watched` has received its first chunks, well before the end.
+void KillOnceUnderWay(LocalCluster& cluster, int watched, const std::vector<int>& victims) {
+  ControlClient client(cluster.config().members[watched].control_address, cluster.config().secret, {});
+  for (int i = 0; i < 4000; ++i) {
+    v1::StatusRequest request;
+    v1::StatusResponse response;
+    if (client.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
+        response.plans(0).chunks_done() > 0) {
+      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
+      for (int victim : victims) cluster.Kill(victim);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL() << "the broadcast never reached m" << watched;
+}
+
+// The killed members are reported lost (and named in the error); every other receiver holds a
+// verified, byte-identical copy.
+void ExpectLostAndTheRestVerified(const SendResult& r, const LocalCluster& cluster, const std::vector<int>& killed,
+                                  const std::string& path, const std::string& name_in_store) {
+  EXPECT_NE(r.exit_code, 0);
+  ASSERT_TRUE(r.json.is_object()) << r.output;
+  std::string lost;
+  for (int k : killed) lost += (lost.empty() ? "lost: m" : ", m") + std::to_string(k);
+  EXPECT_NE(r.json["error"].get<std::string>().find(lost), std::string::npos) << r.output;
+  const std::string expected = FileSha256(path);
+  ASSERT_EQ(r.json["members"].size(), static_cast<size_t>(cluster.size() - 1)) << r.output;
+  for (const auto& member : r.json["members"]) {
+    const int i = std::stoi(member["name"].get<std::string>().substr(1));  // "m<i>"
+    if (std::find(killed.begin(), killed.end(), i) != killed.end()) {
+      EXPECT_EQ(member["state"], "lost");
+    } else {
+      EXPECT_TRUE(member["digest_ok"].get<bool>()) << member.dump();
+      EXPECT_EQ(FileSha256(cluster.data_dir(i) / name_in_store), expected) << "m" << i;
+    }
+  }
+}
+
 // A pull member dies mid-broadcast and stays dead: what the source had dealt it and it lacked
 // goes back to its group and its undealt stripe is taken over, so every survivor finishes and
 // the source still sends little more than one copy.
 TEST(PullDeathTest, SurvivorsOfADeadMemberFinish) {
   LocalCluster cluster(GRIDCASTD, "pulldeath", 6, {"--swarm-stall", "1"});
-  const uint64_t size = 128 << 20;
-  const std::string path = cluster.MakePayload("pull-death.bin", size);
+  const std::string path = cluster.MakePayload("pull-death.bin", 128 << 20);
   auto send = std::async(std::launch::async, [&] {
     return Send(cluster, {path, "--mode", "pull", "--chunk", "256KiB"});
   });
-  ControlClient watched(cluster.config().members[5].control_address, cluster.config().secret, {});
-  bool killed = false;
-  for (int i = 0; i < 4000 && !killed; ++i) {
-    v1::StatusRequest request;
-    v1::StatusResponse response;
-    if (watched.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
-        response.plans(0).chunks_done() > 0) {
-      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
-      cluster.Kill(3);
-      killed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(killed) << "the broadcast never started";
-  SendResult r = send.get();
-  EXPECT_NE(r.exit_code, 0);
-  ASSERT_TRUE(r.json.is_object()) << r.output;
-  EXPECT_NE(r.json["error"].get<std::string>().find("lost: m3"), std::string::npos) << r.output;
-  for (const auto& member : r.json["members"]) {
-    const std::string name = member["name"];
-    if (name == "m3") {
-      EXPECT_EQ(member["state"], "lost");
-    } else if (name != "m0") {
-      EXPECT_TRUE(member["digest_ok"].get<bool>()) << name << ": " << member.dump();
-    }
-  }
-  const std::string expected = FileSha256(path);
-  for (int i : {1, 2, 4, 5}) EXPECT_EQ(FileSha256(cluster.data_dir(i) / "pull-death.bin"), expected) << "m" << i;
+  ASSERT_NO_FATAL_FAILURE(KillOnceUnderWay(cluster, 5, {3}));
+  const SendResult r = send.get();
+  ExpectLostAndTheRestVerified(r, cluster, {3}, path, "pull-death.bin");
   // At most the dead member's share again (what it held and passed to nobody) on top of one copy.
   EXPECT_LE(r.json["source_copies"].get<double>(), 1.0 + 1.0 / 5 + 0.05) << r.output;
 }
@@ -168,45 +182,14 @@ TEST(PullDeathTest, SurvivorsOfADeadMemberFinish) {
 // off from the source's trees. The survivors notice the stall and pull what they miss.
 TEST(HybridTest, SurvivorsOfDeadInteriorMembersFinishByPull) {
   LocalCluster cluster(GRIDCASTD, "hybrid", 8, {"--swarm-stall", "1"});
-  const uint64_t size = 192 << 20;
-  const std::string path = cluster.MakePayload("hybrid.bin", size);
+  const std::string path = cluster.MakePayload("hybrid.bin", 192 << 20);
   auto send = std::async(std::launch::async, [&] {
     return Send(cluster, {path, "--mode", "hybrid", "--algo", "binary", "--chunk", "256KiB"});
   });
-  // Kill the interior members once the leaves have started receiving, well before the end.
-  ControlClient leaf(cluster.config().members[7].control_address, cluster.config().secret, {});
-  bool killed = false;
-  for (int i = 0; i < 2000 && !killed; ++i) {
-    v1::StatusRequest request;
-    v1::StatusResponse response;
-    if (leaf.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
-        response.plans(0).chunks_done() > 0) {
-      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
-      cluster.Kill(1);
-      cluster.Kill(2);
-      killed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(killed) << "the broadcast never reached the leaves";
-  SendResult r = send.get();
-  // The two dead members are reported lost; everyone else holds a verified copy.
-  EXPECT_NE(r.exit_code, 0);
-  ASSERT_TRUE(r.json.is_object()) << r.output;
+  ASSERT_NO_FATAL_FAILURE(KillOnceUnderWay(cluster, 7, {1, 2}));  // once the leaves receive
+  const SendResult r = send.get();
   EXPECT_EQ(r.json["mode"], "hybrid");
-  EXPECT_NE(r.json["error"].get<std::string>().find("lost: m1, m2"), std::string::npos) << r.output;
-  for (const auto& member : r.json["members"]) {
-    const std::string name = member["name"];
-    if (name == "m1" || name == "m2") {
-      EXPECT_EQ(member["state"], "lost");
-    } else {
-      EXPECT_TRUE(member["digest_ok"].get<bool>()) << name << ": " << member.dump();
-    }
-  }
-  const std::string expected = FileSha256(path);
-  for (int i = 3; i < cluster.size(); ++i) {
-    EXPECT_EQ(FileSha256(cluster.data_dir(i) / "hybrid.bin"), expected) << "m" << i;
-  }
+  ExpectLostAndTheRestVerified(r, cluster, {1, 2}, path, "hybrid.bin");
 }
 
 TEST(HybridTest, UndisturbedHybridIsAPushThatAlsoSeeds) {
