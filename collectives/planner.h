@@ -56,8 +56,8 @@ class Planner {
   // 64 KiB to 4 MiB: what a chunk costs in pipeline fill and in lag between parent and child
   // (up to a window of chunks per hop, which a member whose upload is fully used never wins
   // back) is then a fixed share of the broadcast, while the per-chunk work stays small. On
-  // netgrid flat16 (100mbit, 256 MiB, multilane) 128 KiB chunks finished at 1.08-1.11x the
-  // bound, 256 KiB at 1.10-1.12x, 1 MiB at 1.18-1.19x.
+  // netgrid flat16 (100mbit, 256 MiB, multilane) 128 KiB chunks finished at 1.065-1.11x the
+  // bound, 256 KiB at 1.10-1.12x, 1 MiB at 1.18-1.19x (docs/performance.md).
   virtual uint64_t DefaultChunkBytes(uint64_t payload_bytes) const;
 
   // InvalidArgument for inputs the planner cannot serve (unknown source, empty members...).
