@@ -50,7 +50,8 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   s.error = status.ok() ? last.error() : status.message();
   bool all_ok = status.ok() && last.finished() && last.error().empty();
   for (const v1::MemberProgress& m : last.members()) {
-    MemberResult r{m.member(), m.state(), !m.sha256().empty() && m.sha256() == last.payload_sha256(),
+    MemberResult r{m.member(), m.state(),
+                   !m.chunk_list_sha256().empty() && m.chunk_list_sha256() == last.payload_chunk_list_sha256(),
                    m.finished_s()};
     all_ok = all_ok && r.digest_ok;
     s.completion_s = std::max(s.completion_s, r.finished_s);

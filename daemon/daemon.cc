@@ -49,7 +49,7 @@ Status RunDaemon(const DaemonOptions& options) {
 
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
-  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution, torrents->get()});
+  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution, torrents->get(), options.workers});
   DataPlane data_plane(io, options.cluster.secret,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);

@@ -22,6 +22,7 @@ struct DaemonOptions {
   ClusterConfig cluster;          // members, secret, topology
   std::vector<std::string> send_roots;
   ExecutionOptions execution;
+  unsigned workers = 0;           // threads hashing and writing chunks; 0 = one per core
   TorrentSessionOptions torrents;   // the BitTorrent session (pull and hybrid plans)
   std::string tls_cert;           // PEM; with tls_key enables TLS on the control port
   std::string tls_key;

@@ -27,6 +27,7 @@ struct Flags {
   std::vector<std::string> send_roots;
   uint32_t window_chunks = 0;
   size_t cache_chunks = 0;
+  unsigned workers = 0;
   double io_timeout_s = 0;
   bool fsync = false;
   std::string log_level;
@@ -42,7 +43,7 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
+          "cache_chunks", "workers", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
           "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
@@ -65,6 +66,7 @@ Status ApplyConfigFile(Flags& f) {
     if (f.send_roots.empty() && y["send_roots"]) f.send_roots = y["send_roots"].as<std::vector<std::string>>();
     if (f.window_chunks == 0 && y["window_chunks"]) f.window_chunks = y["window_chunks"].as<uint32_t>();
     if (f.cache_chunks == 0 && y["cache_chunks"]) f.cache_chunks = y["cache_chunks"].as<size_t>();
+    if (f.workers == 0 && y["workers"]) f.workers = y["workers"].as<unsigned>();
     if (f.io_timeout_s == 0 && y["io_timeout_s"]) f.io_timeout_s = y["io_timeout_s"].as<double>();
     if (!f.fsync && y["fsync"]) f.fsync = y["fsync"].as<bool>();
     if (!f.bt_defaults && y["bt_defaults"]) f.bt_defaults = y["bt_defaults"].as<bool>();
@@ -102,6 +104,7 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   options->send_roots = f.send_roots;
   if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
   if (f.cache_chunks > 0) options->execution.cache_chunks = f.cache_chunks;
+  if (f.workers > 0) options->workers = f.workers;
   if (f.io_timeout_s > 0) {
     options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.io_timeout_s * 1000));
   }
@@ -129,7 +132,8 @@ int main(int argc, char** argv) {
   app.add_option("--data", f.data, "Data listen address ip:port");
   app.add_option("--send-root", f.send_roots, "Directory a broadcast may read payloads from");
   app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
-  app.add_option("--cache-chunks", f.cache_chunks, "Recent chunks kept in memory (default 32)");
+  app.add_option("--cache-chunks", f.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
+  app.add_option("--workers", f.workers, "Threads that hash and write chunks (default: one per core)");
   app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
   app.add_option("--bt", f.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
   app.add_flag("--bt-defaults", f.bt_defaults,

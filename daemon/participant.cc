@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "daemon/membership/cluster_file.h"
 #include "daemon/store/safe_path.h"
@@ -39,6 +40,7 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
 }  // namespace
 
 Digest ChunkHashesDigest(const v1::Payload& payload) {
+  // The same bytes as ChunkListDigest: the concatenated 32-byte hashes.
   Sha256Stream stream;
   for (const std::string& hash : payload.chunk_sha256()) stream.Update(AsBytes(hash));
   return stream.Finish();
@@ -60,7 +62,10 @@ Result<PlanId> PlanIdFromBytes(const std::string& bytes) {
   return id;
 }
 
-Participant::Participant(boost::asio::io_context& io, ParticipantOptions options) : io_(io), options_(std::move(options)) {}
+Participant::Participant(boost::asio::io_context& io, ParticipantOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())) {}
 
 std::shared_ptr<PlanExecution> Participant::FindPlan(const PlanId& id) const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -87,7 +92,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     addresses.push_back(m.data_address());
     bt_addresses.push_back(m.bt_address());
   }
-  auto execution = std::make_shared<PlanExecution>(io_, blocking_, std::move(plan), id, self, std::move(addresses),
+  auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), options_.execution);
   if (execution->plan().mode != PlanMode::kPush) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
@@ -171,7 +176,7 @@ Status Participant::Stop(const PlanId& id, const std::string& reason) {
   return Status::Ok();
 }
 
-v1::ListResponse Participant::List() const {
+v1::ListResponse Participant::List(bool verify) const {
   namespace fs = std::filesystem;
   std::map<std::string, std::shared_ptr<PlanExecution>> by_name;
   {
@@ -202,9 +207,22 @@ v1::ListResponse Participant::List() const {
       const ExecutionSnapshot snapshot = known->second->Snapshot();
       held->set_chunks_verified(snapshot.chunks_done);
       held->set_chunks_total(snapshot.chunks_total);
-      if (snapshot.state == ExecutionState::kDone) {
-        held->set_sha256(std::string(snapshot.sha256.begin(), snapshot.sha256.end()));
-      }
+    }
+    if (partial) continue;
+    Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(options_.data_dir, name);
+    if (recorded.ok()) held->set_sha256(AsString(recorded->sha256));
+    if (!verify) continue;
+    Result<ScrubReport> scrub = PayloadStore::Scrub(options_.data_dir, name);
+    if (!scrub.ok()) {
+      held->set_scrub("unknown: " + scrub.status().message());
+      continue;
+    }
+    held->set_chunks_total(scrub->chunks);
+    held->set_chunks_verified(scrub->chunks - scrub->bad_chunks.size());
+    held->set_scrub(scrub->bad_chunks.empty() ? "ok" : "bad");
+    for (uint64_t c : scrub->bad_chunks) held->add_bad_chunks(c);
+    if (!scrub->bad_chunks.empty()) {
+      spdlog::warn("scrub: {} has {} bad chunks of {}", name, scrub->bad_chunks.size(), scrub->chunks);
     }
   }
   return response;

@@ -27,6 +27,7 @@ struct ParticipantOptions {
   std::string data_dir;
   ExecutionOptions execution;
   TorrentSession* torrents = nullptr;  // for pull and hybrid plans; outlives the Participant
+  unsigned workers = 0;                // threads hashing and writing chunks; 0 = one per core
 };
 
 class Participant {
@@ -50,7 +51,9 @@ class Participant {
   std::shared_ptr<PlanExecution> FindPlan(const PlanId& id) const;
   std::vector<std::shared_ptr<PlanExecution>> Plans() const;
 
-  v1::ListResponse List() const;
+  // Every payload in the data directory; with `verify`, each complete one re-hashed against
+  // its recorded chunk list (PayloadStore::Scrub).
+  v1::ListResponse List(bool verify) const;
 
  private:
   Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& plan, int self,
@@ -58,8 +61,9 @@ class Participant {
 
   boost::asio::io_context& io_;
   const ParticipantOptions options_;
-  // For work that would stall the io thread (finishing a payload); joined on destruction.
-  boost::asio::thread_pool blocking_{2};
+  // Work that would stall the io thread (hashing and writing chunks, finishing a payload);
+  // joined on destruction.
+  boost::asio::thread_pool workers_;
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanExecution>> plans_;  // guarded by mutex_
   std::map<PlanId, std::string> names_;                      // payload names; guarded by mutex_

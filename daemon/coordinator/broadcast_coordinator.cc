@@ -254,6 +254,8 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   progress.set_rationale(plan.rationale);
   progress.set_payload_bytes(size);
   progress.set_payload_sha256(Bytes(identity.sha256));
+  const std::string chunk_list_digest = Bytes(ChunkListDigest(identity.chunk_hashes));
+  progress.set_payload_chunk_list_sha256(chunk_list_digest);
   progress.set_chunk_bytes(plan.chunk_bytes);
   progress.set_lanes(static_cast<uint32_t>(plan.lanes.size()));
   progress.set_mode(proto.mode());
@@ -363,9 +365,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       if (ps.state() == "done") {
         if (done_at[i] < 0) done_at[i] = progress.elapsed_s();
         mp->set_finished_s(done_at[i]);
-        mp->set_sha256(ps.sha256());
-        if (ps.sha256() != Bytes(identity.sha256)) {
-          failure = Status::DataLoss("member '" + members[i] + "' assembled a payload whose SHA-256 differs");
+        mp->set_chunk_list_sha256(ps.chunk_list_sha256());
+        if (ps.chunk_list_sha256() != chunk_list_digest) {
+          failure = Status::DataLoss("member '" + members[i] + "' stored chunks whose digests differ from the source's");
         }
       } else {
         all_done = false;

@@ -43,18 +43,36 @@ struct PlanExecution::SenderConnection {
   std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
 };
 
-PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& blocking, Plan plan, PlanId id,
+struct PlanExecution::ReceiverConnection {
+  ReceiverConnection(asio::io_context& io, tcp::socket s)
+      : socket(std::make_shared<tcp::socket>(std::move(s))), changed(io) {}
+  SocketPtr socket;
+  std::string where;            // for log lines
+  std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
+  uint32_t verifying = 0;       // chunks with the workers
+  int mismatches = 0;
+  bool closed = false;
+  Notifier changed;             // a reply was queued, a chunk left the workers, or closed
+  void Close() {
+    closed = true;
+    boost::system::error_code ignored;
+    socket->close(ignored);
+    changed.Notify();
+  }
+};
+
+PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, Plan plan, PlanId id,
                              int self, std::vector<std::string> data_addresses,
                              std::shared_ptr<PayloadStore> store, ExecutionOptions options)
     : io_(io),
-      blocking_(blocking),
+      workers_(workers),
       plan_(std::move(plan)),
       id_(id),
       self_(self),
       data_addresses_(std::move(data_addresses)),
       store_(std::move(store)),
       options_(std::move(options)),
-      buffers_(BufferPool::Create(options_.cache_chunks + options_.window_chunks)),
+      buffers_(BufferPool::Create(options_.cache_chunks)),
       chunk_arrived_(io) {
   for (const Lane& lane : plan_.lanes) {
     std::vector<uint64_t> chunks;
@@ -216,7 +234,7 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   snapshot.state = state_;
   snapshot.error = error_;
-  snapshot.sha256 = sha256_;
+  snapshot.digest = digest_;
   snapshot.finished_s = finished_s_;
   snapshot.forwarding_done = forwarding_done_;
   return snapshot;
@@ -252,26 +270,6 @@ bool PlanExecution::StreamCarries(int lane, uint64_t chunk, int stream, int stre
   return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
 }
 
-void PlanExecution::CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer) {
-  if (options_.cache_chunks == 0 || cache_.count(chunk)) return;
-  cache_.emplace(chunk, std::move(buffer));
-  cache_order_.push_back(chunk);
-  while (cache_order_.size() > options_.cache_chunks) {
-    cache_.erase(cache_order_.front());
-    cache_order_.pop_front();
-  }
-}
-
-Result<std::shared_ptr<const std::vector<uint8_t>>> PlanExecution::ChunkBuffer(uint64_t chunk) {
-  auto it = cache_.find(chunk);
-  if (it != cache_.end()) return it->second;
-  auto buffer = buffers_->Acquire(store_->identity().ChunkSize(chunk));
-  GRIDCAST_RETURN_IF_ERROR(store_->ReadChunk(chunk, *buffer));
-  std::shared_ptr<const std::vector<uint8_t>> shared = std::move(buffer);
-  CacheChunk(chunk, shared);
-  return shared;
-}
-
 void PlanExecution::OnChunkVerified() {
   chunk_arrived_.Notify();
   if (!store_->Complete() || finalizing_) return;
@@ -279,11 +277,11 @@ void PlanExecution::OnChunkVerified() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ != ExecutionState::kRunning) return;
   }
-  // Syncing and hashing the whole payload takes a while: off the io thread, so this member
-  // keeps forwarding the last chunks to its children meanwhile.
+  // Syncing the payload may take a while: off the io thread, so this member keeps forwarding
+  // the last chunks to its children meanwhile.
   finalizing_ = true;
   auto self = shared_from_this();
-  asio::post(blocking_, [self] {
+  asio::post(workers_, [self] {
     Result<Digest> digest = self->store_->Finalize(self->options_.sync_on_finish);
     asio::post(self->io_, [self, digest = std::move(digest)]() mutable { self->OnFinalized(std::move(digest)); });
   });
@@ -297,7 +295,7 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (state_ != ExecutionState::kRunning) return;
   state_ = ExecutionState::kDone;
-  sha256_ = *digest;
+  digest_ = *digest;
   finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
@@ -378,20 +376,18 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   Spawn(ReadAcks(conn));
 
   auto send_chunk = [this, conn, lane](uint64_t chunk) -> asio::awaitable<Status> {
-    Result<std::shared_ptr<const std::vector<uint8_t>>> data = ChunkBuffer(chunk);
-    if (!data.ok()) co_return data.status();
     FrameHeader header;
     header.type = FrameType::kData;
     header.plan_id = id_;
     header.lane = static_cast<uint32_t>(lane);
-    header.length = static_cast<uint32_t>((*data)->size());
+    header.length = static_cast<uint32_t>(store_->identity().ChunkSize(chunk));
     header.chunk = chunk;
     header.sha256 = store_->identity().chunk_hashes[chunk];
     const auto header_bytes = EncodeFrameHeader(header);
     conn->in_flight.insert(chunk);
     conn->last_sent = std::chrono::steady_clock::now();
-    co_return co_await WriteAll(conn->socket, asio::buffer(header_bytes), asio::buffer(**data),
-                                options_.io_timeout);
+    co_return co_await WriteHeadAndFile(conn->socket, asio::buffer(header_bytes), store_->fd(),
+                                        store_->ChunkOffset(chunk), header.length, options_.io_timeout);
   };
   // While this member waits for a chunk to forward, the child hears that its parent is alive.
   const auto keepalive_every = KeepaliveInterval();
@@ -483,20 +479,20 @@ void PlanExecution::AdoptParentConnection(tcp::socket socket, const Hello& hello
 
 asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lane, int stream,
                                                  int stream_count) {
-  auto socket = std::make_shared<tcp::socket>(std::move(raw_socket));
+  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(raw_socket));
+  const SocketPtr& socket = conn->socket;
   Track(socket);
-  const std::string where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
-  constexpr int kMaxMismatches = 8;
-  int mismatches = 0;
+  conn->where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
+  Spawn(WriteReplies(conn));
   std::array<uint8_t, kFrameHeaderBytes> bytes{};
-  for (;;) {
+  while (!conn->closed) {
     Status read = co_await ReadExactly(socket, bytes, options_.io_timeout);
     if (!read.ok()) {
       if (!Stopping() && !store_->Complete()) {
-        spdlog::debug("{}: parent connection ended: {}", where, read.ToString());
+        spdlog::debug("{}: parent connection ended: {}", conn->where, read.ToString());
         if (!parent_trouble_.empty()) parent_trouble_[lane] = ParentTrouble::kGone;
       }
-      co_return;
+      break;
     }
     Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(plan_.chunk_bytes));
     Status valid = header.status();
@@ -514,10 +510,8 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
       }
     }
     if (!valid.ok()) {
-      spdlog::warn("{}: closing parent connection: {}", where, valid.message());
-      boost::system::error_code ignored;
-      socket->close(ignored);
-      co_return;
+      spdlog::warn("{}: closing parent connection: {}", conn->where, valid.message());
+      break;
     }
     MarkLaneProgress(lane);
     if (header->type == FrameType::kKeepalive) {
@@ -531,40 +525,74 @@ asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lan
     }
     auto data = buffers_->Acquire(header->length);
     // In slices, so that a parent sending slowly (its upload shared) is told from a silent one.
-    constexpr size_t kSliceBytes = 256 << 10;
+    constexpr size_t kSliceBytes = 1 << 20;
     bool received = true;
     for (size_t at = 0; at < data->size() && received; at += kSliceBytes) {
       const std::span<uint8_t> slice(data->data() + at, std::min(kSliceBytes, data->size() - at));
       received = (co_await ReadExactly(socket, slice, options_.io_timeout)).ok();
       MarkLaneProgress(lane);
     }
-    if (!received) co_return;
+    if (!received) break;
+    // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
+    // here, so this connection never holds more than a window of buffers.
+    while (conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+    if (conn->closed) break;
+    ++conn->verifying;
+    asio::post(workers_, [self = shared_from_this(), conn, header = *header, data = std::move(data)]() mutable {
+      Status written = self->store_->WriteChunk(header.chunk, *data);
+      asio::post(self->io_, [self, conn, header, data = std::move(data), written = std::move(written)]() mutable {
+        self->OnChunkStored(conn, header, std::move(data), written);
+      });
+    });
+  }
+  conn->Close();
+}
 
-    FrameHeader reply;
-    reply.plan_id = id_;
-    reply.lane = header->lane;
-    reply.chunk = header->chunk;
-    reply.type = FrameType::kAck;
-    Status written = store_->WriteChunk(header->chunk, *data);
-    if (written.code() == StatusCode::kDataLoss) {
-      spdlog::warn("{}: {}; asking the parent again", where, written.message());
-      reply.type = FrameType::kNack;
-      if (++mismatches > kMaxMismatches) {
-        spdlog::warn("{}: {} corrupt chunks from this parent; closing", where, mismatches);
-        boost::system::error_code ignored;
-        socket->close(ignored);
-        co_return;
-      }
-    } else if (!written.ok()) {
-      Fail(written.WithContext(plan_.members[self_]));
-      co_return;
-    } else {
-      if (swarm_) swarm_->ChunkVerifiedByPush(header->chunk, *data);
-      CacheChunk(header->chunk, std::move(data));
-      OnChunkVerified();
+void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,
+                                  std::shared_ptr<std::vector<uint8_t>> data, const Status& written) {
+  constexpr int kMaxMismatches = 8;
+  --conn->verifying;
+  conn->changed.Notify();  // the waiters run after this handler, and see the reply queued below
+  FrameHeader reply;
+  reply.plan_id = id_;
+  reply.lane = header.lane;
+  reply.chunk = header.chunk;
+  reply.type = FrameType::kAck;
+  if (written.code() == StatusCode::kDataLoss) {
+    spdlog::warn("{}: {}; asking the parent again", conn->where, written.message());
+    reply.type = FrameType::kNack;
+    if (++conn->mismatches > kMaxMismatches) {
+      spdlog::warn("{}: {} corrupt chunks from this parent; closing", conn->where, conn->mismatches);
+      conn->Close();
+      return;
     }
-    const auto reply_bytes = EncodeFrameHeader(reply);
-    if (!(co_await WriteAll(socket, asio::buffer(reply_bytes), asio::const_buffer(), options_.io_timeout)).ok()) co_return;
+  } else if (!written.ok()) {
+    Fail(written.WithContext(plan_.members[self_]));
+    return;
+  } else {
+    if (swarm_) swarm_->ChunkVerifiedByPush(header.chunk, *data);
+    OnChunkVerified();
+  }
+  if (conn->closed) return;
+  conn->replies.push_back(reply);
+}
+
+asio::awaitable<void> PlanExecution::WriteReplies(std::shared_ptr<ReceiverConnection> conn) {
+  std::vector<uint8_t> bytes;
+  while (!conn->closed) {
+    if (conn->replies.empty()) {
+      co_await conn->changed.Wait();
+      continue;
+    }
+    bytes.clear();
+    for (const FrameHeader& reply : conn->replies) {
+      const auto encoded = EncodeFrameHeader(reply);
+      bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+    }
+    conn->replies.clear();
+    if (!(co_await WriteAll(conn->socket, asio::buffer(bytes), asio::const_buffer(), options_.io_timeout)).ok()) {
+      conn->Close();
+    }
   }
 }
 

@@ -3,11 +3,16 @@
 // For every lane it receives the lane's chunks from its parent (connections the parent opens,
 // handed over by DataPlane after the handshake) and forwards each verified chunk to its
 // children (connections it opens, with the plan's parallel streams per edge), in lane order,
-// with at most `window_chunks` unacknowledged chunks per connection. A received chunk is
-// hashed and written once by the PayloadStore; children are served from a small cache of
-// recent chunks, or from disk when they lag, so memory is bounded by windows and the cache,
-// never by the payload. Lost connections are re-opened; the child's bitmap in the handshake
-// says what it already holds, so a restarted member re-receives only what it had not verified.
+// with at most `window_chunks` unacknowledged chunks per connection.
+//
+// The io thread only moves bytes: a received chunk is read into a pooled buffer and handed to
+// the worker pool, which hashes it and writes it once (PayloadStore::WriteChunk); the io thread
+// meanwhile reads the next chunk and forwards earlier ones. Children are served with sendfile
+// from the store's file (the page cache holds what was just written), so no chunk is copied
+// through user space on the way out, and lagging children and resumed members cost no buffer.
+// Memory is bounded by the windows (buffers being read or verified), never by the payload.
+// Lost connections are re-opened; the child's bitmap in the handshake says what it already
+// holds, so a restarted member re-receives only what it had not verified.
 //
 // Pull and hybrid plans also have a Swarm (BitTorrent) writing into the same store; a pull plan
 // has no lanes, and the execution then only follows the store until it is complete.
@@ -25,7 +30,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,7 +48,7 @@ struct ExecutionOptions {
   std::string secret;
   // Unacknowledged chunks per connection. More hides latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
-  // Recently received chunks kept in memory for the children (beyond that, read from disk).
+  // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
   size_t cache_chunks = 32;
   // A connection with no progress for this long is dropped (and re-opened by the parent).
   std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
@@ -68,7 +72,7 @@ struct ExecutionSnapshot {
   uint64_t chunks_total = 0;
   uint64_t bytes_done = 0;
   std::string error;
-  Digest sha256{};            // when done
+  Digest digest{};            // when done: ChunkListDigest of the stored chunks
   double finished_s = 0;      // seconds from Start() to completion, when done
   bool forwarding_done = false;  // every child holds everything this member sends it
 };
@@ -76,9 +80,9 @@ struct ExecutionSnapshot {
 class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
  public:
   // REQUIRES: ValidatePlan(plan).ok(); data_addresses has one "host:port" per member.
-  // `blocking` runs what would stall the io thread (the end-to-end hash and sync of the
-  // finished payload); it must outlive the execution's work.
-  PlanExecution(boost::asio::io_context& io, boost::asio::thread_pool& blocking, Plan plan,
+  // `workers` runs what would stall the io thread (hashing and writing chunks, finishing the
+  // payload); it must outlive the execution's work.
+  PlanExecution(boost::asio::io_context& io, boost::asio::thread_pool& workers, Plan plan,
                 PlanId id, int self, std::vector<std::string> data_addresses,
                 std::shared_ptr<PayloadStore> store, ExecutionOptions options);
 
@@ -109,6 +113,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
 
  private:
   struct SenderConnection;
+  struct ReceiverConnection;
 
   // Runs a coroutine of this object on io_, holding an owner of it until the coroutine ends.
   void Spawn(boost::asio::awaitable<void> task);
@@ -117,6 +122,11 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
   boost::asio::awaitable<void> RunReceiver(boost::asio::ip::tcp::socket socket, int lane,
                                            int stream, int stream_count);
+  // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
+  boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ReceiverConnection> conn);
+  // On the io thread, with what the workers made of a received chunk.
+  void OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,
+                     std::shared_ptr<std::vector<uint8_t>> data, const Status& written);
   // Hybrid: watches every lane this member receives and asks the swarm for the missing
   // chunks of one that stalled or lost its parent.
   boost::asio::awaitable<void> WatchLanes();
@@ -125,9 +135,6 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   std::chrono::milliseconds KeepaliveInterval() const;
   // Hybrid: bytes or a keepalive arrived on `lane` from its parent.
   void MarkLaneProgress(int lane);
-  // The chunk from the cache, or read from the store (and cached).
-  Result<std::shared_ptr<const std::vector<uint8_t>>> ChunkBuffer(uint64_t chunk);
-  void CacheChunk(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer);
   // Positions in the lane's chunk order carried by `stream` of `stream_count`.
   bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
   void OnChunkVerified();
@@ -140,7 +147,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   bool Stopping() const;
 
   boost::asio::io_context& io_;
-  boost::asio::thread_pool& blocking_;
+  boost::asio::thread_pool& workers_;
   const Plan plan_;
   const PlanId id_;
   const int self_;
@@ -156,8 +163,6 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
 
   // io thread only.
   Notifier chunk_arrived_;
-  std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> cache_;
-  std::deque<uint64_t> cache_order_;
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
@@ -170,7 +175,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_
   std::string error_;                                 // guarded by mutex_
-  Digest sha256_{};                                   // guarded by mutex_
+  Digest digest_{};                                   // guarded by mutex_
   double finished_s_ = 0;                             // guarded by mutex_
   bool forwarding_done_ = false;                      // guarded by mutex_
   bool stop_requested_ = false;                       // guarded by mutex_

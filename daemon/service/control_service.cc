@@ -116,7 +116,11 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       ps->set_chunks_total(snapshot.chunks_total);
       ps->set_is_source(plan->self() == 0);
       if (snapshot.state == ExecutionState::kDone) {
-        ps->set_sha256(std::string(snapshot.sha256.begin(), snapshot.sha256.end()));
+        ps->set_chunk_list_sha256(std::string(snapshot.digest.begin(), snapshot.digest.end()));
+        if (plan->self() == 0) {
+          const Digest& whole = plan->store().identity().sha256;
+          ps->set_sha256(std::string(whole.begin(), whole.end()));
+        }
       }
       if (request->observations() && plan->swarm()) {
         const SwarmReport report = plan->swarm()->Report();
@@ -138,11 +142,11 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
   });
 }
 
-grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRequest*,
+grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRequest* request,
                                   v1::ListResponse* response) {
   return Guarded("List", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/List"));
-    *response = node_.List();
+    *response = node_.List(request->verify());
     return gridcast::Status::Ok();
   });
 }

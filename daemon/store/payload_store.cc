@@ -13,6 +13,10 @@ namespace {
 
 constexpr char kStateMagic[8] = {'G', 'C', 'S', 'T', 'A', 'T', 'E', '1'};
 constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + 32;
+// The chunk list of a finished payload: magic | size u64 | chunk size u64 (big-endian) |
+// whole-payload SHA-256 | one SHA-256 per chunk.
+constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
+constexpr size_t kChunkListHeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + 32;
 
 Status ErrnoStatus(const std::string& what, int error) {
   if (error == ENOSPC || error == EDQUOT) {
@@ -44,7 +48,53 @@ Status PwriteFull(int fd, std::span<const uint8_t> data, uint64_t offset) {
   return Status::Ok();
 }
 
+void PutU64(uint8_t* out, uint64_t v) {
+  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
+}
+
+uint64_t GetU64(const uint8_t* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
+  return v;
+}
+
+Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string& name) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
+  std::vector<uint8_t> header(kChunkListHeaderBytes);
+  Status read = PreadFull(fd, header, 0);
+  PayloadIdentity id;
+  if (read.ok() && std::memcmp(header.data(), kChunkListMagic, sizeof kChunkListMagic) == 0) {
+    id.size_bytes = GetU64(header.data() + 8);
+    id.chunk_bytes = GetU64(header.data() + 16);
+    std::memcpy(id.sha256.data(), header.data() + 24, 32);
+    struct stat st {};
+    const uint64_t n = id.NumChunks();
+    if (id.chunk_bytes == 0 || fstat(fd, &st) != 0 ||
+        static_cast<uint64_t>(st.st_size) != kChunkListHeaderBytes + 32 * n) {
+      read = Status::DataLoss("chunk list of '" + name + "' is damaged");
+    } else {
+      id.chunk_hashes.resize(n);
+      read = PreadFull(fd, {reinterpret_cast<uint8_t*>(id.chunk_hashes.data()), 32 * n}, kChunkListHeaderBytes);
+    }
+  } else if (read.ok()) {
+    read = Status::DataLoss("chunk list of '" + name + "' is damaged");
+  }
+  close(fd);
+  if (!read.ok()) return read;
+  return id;
+}
+
 }  // namespace
+
+Digest ChunkListDigest(std::span<const Digest> chunk_hashes) {
+  return Sha256({reinterpret_cast<const uint8_t*>(chunk_hashes.data()), chunk_hashes.size() * sizeof(Digest)});
+}
+
+std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix) {
+  const std::filesystem::path state_dir = std::filesystem::path(data_dir) / ".gridcast" / "state";
+  return (state_dir / (ToHex(Sha256(AsBytes(name))) + suffix)).string();
+}
 
 uint64_t PayloadIdentity::NumChunks() const {
   return chunk_bytes == 0 ? 0 : (size_bytes + chunk_bytes - 1) / chunk_bytes;
@@ -131,6 +181,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
     whole.Update(chunk);
   }
   id.sha256 = whole.Finish();
+  store->stored_hashes_ = id.chunk_hashes;
   store->have_.assign(n, true);
   store->verified_ = n;
   store->finalized_ = true;
@@ -151,9 +202,14 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   store->identity_ = std::move(identity);
   store->dir_ = std::move(parent.first);
   store->base_name_ = std::move(parent.second);
+  store->chunks_path_ = PayloadStatePath(data_dir, name, ".chunks");
   const uint64_t n = store->identity_.NumChunks();
   store->have_.assign(n, false);
+  store->stored_hashes_.assign(n, Digest{});
   const int dir = store->dir_.get();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(store->chunks_path_).parent_path(), ec);
+  if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
 
   // A complete copy from an earlier broadcast of the same payload needs nothing.
   int final_fd = openat(dir, store->base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -162,14 +218,14 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     if (fstat(final_fd, &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<uint64_t>(st.st_size) == store->identity_.size_bytes) {
       store->fd_ = final_fd;
-      Result<Digest> digest = store->HashWholeFile();
-      if (digest.ok() && *digest == store->identity_.sha256) {
-        store->have_.assign(n, true);
-        store->verified_ = n;
+      if (store->VerifyWholeFile()) {
         store->finalized_ = true;
+        GRIDCAST_RETURN_IF_ERROR(store->WriteChunkList());
         return store;
       }
       store->fd_ = -1;
+      store->have_.assign(n, false);
+      store->verified_ = 0;
     }
     close(final_fd);
   } else if (errno == ELOOP) {
@@ -188,12 +244,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     return ErrnoStatus("sizing " + name + ".part", errno);
   }
 
-  // The bitmap lives under .gridcast/state, named by the hash of the payload name.
-  const std::filesystem::path state_dir = std::filesystem::path(data_dir) / ".gridcast" / "state";
-  std::error_code ec;
-  std::filesystem::create_directories(state_dir, ec);
-  if (ec) return Status::Internal("cannot create " + state_dir.string() + ": " + ec.message());
-  store->state_path_ = (state_dir / (ToHex(Sha256(AsBytes(name))) + ".state")).string();
+  store->state_path_ = PayloadStatePath(data_dir, name, ".state");
   store->state_fd_ = open(store->state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (store->state_fd_ < 0) return ErrnoStatus("cannot open " + store->state_path_, errno);
 
@@ -210,9 +261,11 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     for (uint64_t c = 0; c < n; ++c) {
       if (!(bitmap[c / 8] & (1u << (c % 8)))) continue;
       std::span<uint8_t> chunk(buffer.data(), store->identity_.ChunkSize(c));
-      if (PreadFull(store->fd_, chunk, c * store->identity_.chunk_bytes).ok() &&
-          Sha256(chunk) == store->identity_.chunk_hashes[c]) {
+      if (!PreadFull(store->fd_, chunk, c * store->identity_.chunk_bytes).ok()) continue;
+      const Digest digest = Sha256(chunk);
+      if (digest == store->identity_.chunk_hashes[c]) {
         store->have_[c] = true;
+        store->stored_hashes_[c] = digest;
         ++store->verified_;
       }
     }
@@ -233,6 +286,38 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   return store;
 }
 
+bool PayloadStore::VerifyWholeFile() {
+  const uint64_t n = identity_.NumChunks();
+  std::vector<uint8_t> buffer(std::min<uint64_t>(identity_.chunk_bytes, std::max<uint64_t>(identity_.size_bytes, 1)));
+  for (uint64_t c = 0; c < n; ++c) {
+    std::span<uint8_t> chunk(buffer.data(), identity_.ChunkSize(c));
+    if (!PreadFull(fd_, chunk, ChunkOffset(c)).ok()) return false;
+    stored_hashes_[c] = Sha256(chunk);
+    if (stored_hashes_[c] != identity_.chunk_hashes[c]) return false;
+  }
+  have_.assign(n, true);
+  verified_ = n;
+  return true;
+}
+
+Status PayloadStore::WriteChunkList() const {
+  const std::string temporary = chunks_path_ + ".tmp";
+  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("cannot write " + temporary, errno);
+  std::vector<uint8_t> bytes(kChunkListHeaderBytes);
+  std::memcpy(bytes.data(), kChunkListMagic, sizeof kChunkListMagic);
+  PutU64(bytes.data() + 8, identity_.size_bytes);
+  PutU64(bytes.data() + 16, identity_.chunk_bytes);
+  std::memcpy(bytes.data() + 24, identity_.sha256.data(), 32);
+  for (const Digest& d : identity_.chunk_hashes) bytes.insert(bytes.end(), d.begin(), d.end());
+  Status written = PwriteFull(fd, bytes, 0);
+  close(fd);
+  if (written.ok() && rename(temporary.c_str(), chunks_path_.c_str()) != 0) {
+    written = ErrnoStatus("cannot rename " + temporary, errno);
+  }
+  return written;
+}
+
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   if (chunk >= identity_.NumChunks()) {
     return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
@@ -242,13 +327,14 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " has " + std::to_string(data.size()) +
                             " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
   }
-  if (Sha256(data) != identity_.chunk_hashes[chunk]) {
+  const Digest digest = Sha256(data);
+  if (digest != identity_.chunk_hashes[chunk]) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, chunk * identity_.chunk_bytes));
-  return MarkVerified(chunk);
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, ChunkOffset(chunk)));
+  return MarkVerified(chunk, digest);
 }
 
 Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
@@ -270,15 +356,17 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();  // e.g. the push path's chunks handed to libtorrent
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
-  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, buffer, chunk * identity_.chunk_bytes));
-  if (Sha256(buffer) != identity_.chunk_hashes[chunk]) {
+  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, buffer, ChunkOffset(chunk)));
+  const Digest digest = Sha256(buffer);
+  if (digest != identity_.chunk_hashes[chunk]) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
   }
-  return MarkVerified(chunk);
+  return MarkVerified(chunk, digest);
 }
 
-Status PayloadStore::MarkVerified(uint64_t chunk) {
+Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
   have_[chunk] = true;
+  stored_hashes_[chunk] = digest;
   verified_.fetch_add(1, std::memory_order_relaxed);
   // One byte of the bitmap holds this chunk's bit; rewrite just that byte.
   uint8_t byte = 0;
@@ -286,10 +374,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk) {
   for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
     if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8));
-  // Two chunks per verified one: the prefix keeps up when chunks arrive about in order, and
-  // catches up after a resume or a burst of out-of-order chunks without stalling a writer.
-  return ExtendWholeHash(2);
+  return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
 }
 
 Status PayloadStore::ReadChunk(uint64_t chunk, std::span<uint8_t> out) const {
@@ -307,44 +392,19 @@ Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_
   return PreadFull(fd_, out, chunk * identity_.chunk_bytes + offset);
 }
 
-Result<Digest> PayloadStore::HashWholeFile() const {
-  Sha256Stream whole;
-  std::vector<uint8_t> buffer(4u << 20);
-  for (uint64_t offset = 0; offset < identity_.size_bytes; offset += buffer.size()) {
-    std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), identity_.size_bytes - offset));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, piece, offset));
-    whole.Update(piece);
-  }
-  return whole.Finish();
-}
-
-Status PayloadStore::ExtendWholeHash(uint64_t max_chunks) {
-  if (!whole_) whole_ = std::make_unique<Sha256Stream>();
-  for (uint64_t n = 0; n < max_chunks && whole_chunks_ < have_.size() && have_[whole_chunks_]; ++n) {
-    whole_buffer_.resize(identity_.ChunkSize(whole_chunks_));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, whole_buffer_, whole_chunks_ * identity_.chunk_bytes));
-    whole_->Update(whole_buffer_);
-    ++whole_chunks_;
-  }
-  return Status::Ok();
-}
-
 Result<Digest> PayloadStore::Finalize(bool sync) {
-  if (finalized_) return identity_.sha256;
-  if (!Complete()) return Status::FailedPrecondition("payload is not complete");
-  if (sync && fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
   Digest digest;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    GRIDCAST_RETURN_IF_ERROR(ExtendWholeHash(have_.size()));
-    digest = whole_->Finish();
-    whole_.reset();
-    whole_chunks_ = 0;
-    whole_buffer_ = {};
+    digest = ChunkListDigest(stored_hashes_);
   }
-  if (digest != identity_.sha256) {
-    return Status::DataLoss("end-to-end SHA-256 of the assembled payload does not match the source's");
+  if (finalized_) return digest;
+  if (!Complete()) return Status::FailedPrecondition("payload is not complete");
+  if (digest != ChunkListDigest(identity_.chunk_hashes)) {
+    return Status::DataLoss("the stored chunks' digests do not match the source's chunk list");
   }
+  if (sync && fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
+  GRIDCAST_RETURN_IF_ERROR(WriteChunkList());
   const std::string part = base_name_ + ".part";
   if (renameat(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);
@@ -355,6 +415,37 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   unlink(state_path_.c_str());
   finalized_ = true;
   return digest;
+}
+
+Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  return ReadChunkList(PayloadStatePath(data_dir, name, ".chunks"), name);
+}
+
+Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, RecordedIdentity(data_dir, name));
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
+  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
+  std::unique_ptr<PayloadStore> store(new PayloadStore());  // owns and closes fd
+  store->fd_ = fd;
+  store->identity_ = std::move(identity);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::InvalidArgument("'" + name + "' is not a regular file");
+  ScrubReport report;
+  report.chunks = store->identity_.NumChunks();
+  std::vector<uint8_t> buffer(std::min<uint64_t>(store->identity_.chunk_bytes, std::max<uint64_t>(store->identity_.size_bytes, 1)));
+  for (uint64_t c = 0; c < report.chunks; ++c) {
+    std::span<uint8_t> chunk(buffer.data(), store->identity_.ChunkSize(c));
+    // A chunk cut off by a shorter file is as bad as a changed one.
+    if (store->ChunkOffset(c) + chunk.size() > static_cast<uint64_t>(st.st_size)) {
+      report.bad_chunks.push_back(c);
+      continue;
+    }
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd, chunk, store->ChunkOffset(c)).WithContext(name));
+    if (Sha256(chunk) != store->identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
+  }
+  return report;
 }
 
 }  // namespace gridcast

@@ -4,11 +4,15 @@
 // SHA-256 matches the plan; each verified chunk is marked in a bitmap persisted under
 // "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
 // chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
-// a bad chunk) and receives only the rest. The end-to-end SHA-256 of the file is computed from
-// the stored bytes as the verified prefix grows (a few chunks per verified chunk, read back
-// from the page cache), so most of it is done when the last chunk arrives; when every chunk is
-// verified, Finalize() syncs, hashes the rest, compares, and renames the file to its final
-// name.
+// a bad chunk) and receives only the rest.
+//
+// Each chunk's bytes are hashed once, when they are verified; the store keeps those digests.
+// The end-to-end check does not read the payload again: Finalize() digests the list of what
+// each stored chunk hashed to (ChunkListDigest, as BitTorrent v2's piece layers) and compares
+// it with the list agreed at Prepare, so a member's final digest says that every chunk it
+// holds was hashed on arrival and matched the source's. Bytes that change on disk afterwards
+// are found by Scrub() (`gridcast list --verify`) or by the re-verification on resume, never
+// on the hot path. A finished payload keeps its chunk list under .gridcast/state for those.
 //
 // Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
 // swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
@@ -43,6 +47,20 @@ struct PayloadIdentity {
   // Digest of everything above: two stores hold the same payload iff fingerprints match.
   Digest Fingerprint() const;
 };
+
+// SHA-256 of the concatenated chunk digests: what Prepare agrees on and what a finished
+// member reports.
+Digest ChunkListDigest(std::span<const Digest> chunk_hashes);
+
+// What Scrub() found in one held payload.
+struct ScrubReport {
+  uint64_t chunks = 0;
+  std::vector<uint64_t> bad_chunks;  // whose stored bytes no longer hash to the recorded digest
+};
+
+// Where a payload of `data_dir` keeps its resume bitmap ("<key>.state") and, once finished,
+// its chunk list ("<key>.chunks"): <data_dir>/.gridcast/state/<key>.
+std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix);
 
 class PayloadStore {
  public:
@@ -93,25 +111,38 @@ class PayloadStore {
   // REQUIRES: Has(chunk). Reads `out.size()` bytes at `offset` inside the chunk.
   Status ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_t> out) const;
 
-  // REQUIRES: Complete(). Hashes the whole file and compares it with the identity, renames the
-  // .part file to its final name and removes the state. Returns the SHA-256. Idempotent.
-  // With `sync`, the data reaches the disk first (fdatasync). Without it a power loss can
-  // lose data the page cache held; gridcast notices (a re-prepared payload is hashed again
-  // and re-received when it differs), but the copy is not durable until the kernel writes it.
+  // The file holding the payload and where `chunk` starts in it, for sending it without a
+  // copy through user space (sendfile). The descriptor lives as long as the store.
+  int fd() const { return fd_; }
+  uint64_t ChunkOffset(uint64_t chunk) const { return chunk * identity_.chunk_bytes; }
+
+  // REQUIRES: Complete(). Compares the digests of the stored chunks with the identity's
+  // (without reading the payload), records the chunk list for Scrub(), renames the .part file
+  // to its final name and removes the bitmap. Returns ChunkListDigest of the stored chunks.
+  // Idempotent. With `sync`, the data reaches the disk first (fdatasync). Without it a power
+  // loss can lose data the page cache held; gridcast notices (a re-prepared payload is
+  // verified again and re-received where it differs), but the copy is not durable until the
+  // kernel writes it.
   Result<Digest> Finalize(bool sync);
+
+  // Re-hashes every chunk of the complete payload `name` below data_dir against the chunk list
+  // recorded when it was received. NotFound when there is no such payload or no list (a file
+  // gridcast did not receive). Reads the whole payload: on demand only.
+  static Result<ScrubReport> Scrub(const std::string& data_dir, const std::string& name);
+  // The identity recorded when `name` was received (no payload bytes are read). NotFound as
+  // for Scrub().
+  static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name);
 
  private:
   PayloadStore() = default;
   // Takes `fd` (a regular file, read only) and hashes it; `label` names it in errors.
   static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label,
                                                             uint64_t chunk_bytes);
-  // REQUIRES: mutex_ held.
-  Status MarkVerified(uint64_t chunk);
-  // REQUIRES: mutex_ held. Reads back and hashes up to `max_chunks` chunks of the verified
-  // prefix that the end-to-end hash has not covered yet.
-  Status ExtendWholeHash(uint64_t max_chunks);
-  // An existing complete file's SHA-256, in one pass.
-  Result<Digest> HashWholeFile() const;
+  // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
+  Status MarkVerified(uint64_t chunk, const Digest& digest);
+  // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
+  bool VerifyWholeFile();
+  Status WriteChunkList() const;
 
   PayloadIdentity identity_;
   int fd_ = -1;            // the payload (.part while receiving)
@@ -119,11 +150,10 @@ class PayloadStore {
   DirFd dir_;              // holds the payload; for renameat
   std::string base_name_;  // final component of the name
   std::string state_path_;
-  mutable std::mutex mutex_;  // guards have_, and the bytes of unverified chunks on disk
+  std::string chunks_path_;  // where Finalize() records the chunk list; empty for sources
+  mutable std::mutex mutex_;  // guards have_, stored_hashes_ and the bytes of unverified chunks
   std::vector<bool> have_;
-  std::unique_ptr<Sha256Stream> whole_;  // end-to-end hash of chunks [0, whole_chunks_)
-  uint64_t whole_chunks_ = 0;
-  std::vector<uint8_t> whole_buffer_;   // one chunk, allocated on first use
+  std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
   std::atomic<uint64_t> verified_{0};
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 };

@@ -1,6 +1,11 @@
 #include "daemon/transport/socket_io.h"
 
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
@@ -89,6 +94,41 @@ asio::awaitable<Status> WriteAll(SocketPtr socket, asio::const_buffer head, asio
   co_await asio::async_write(*socket, buffers, AllRemaining(head.size() + body.size()),
                              asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return FromError(ec, "write", deadline.Expired());
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> WriteHeadAndFile(SocketPtr socket, asio::const_buffer head, int fd, uint64_t offset,
+                                         uint64_t length, std::chrono::milliseconds timeout) {
+  Deadline deadline(socket, timeout);
+  boost::system::error_code ec;
+  socket->native_non_blocking(true, ec);
+  if (ec) co_return FromError(ec, "write", false);
+  const auto* head_bytes = static_cast<const uint8_t*>(head.data());
+  size_t head_done = 0;
+  off_t file_offset = static_cast<off_t>(offset);
+  uint64_t left = length;
+  while (head_done < head.size() || left > 0) {
+    // Read each time: a socket closed meanwhile (stop, deadline) reads as -1, never as a
+    // descriptor number that something else may have reused.
+    const int s = socket->native_handle();
+    ssize_t n;
+    if (head_done < head.size()) {
+      // MSG_MORE: the header leaves in one segment with the first bytes of the file.
+      n = ::send(s, head_bytes + head_done, head.size() - head_done, MSG_NOSIGNAL | (left > 0 ? MSG_MORE : 0));
+      if (n > 0) head_done += static_cast<size_t>(n);
+    } else {
+      n = ::sendfile(s, fd, &file_offset, std::min<uint64_t>(left, size_t{1} << 30));
+      if (n > 0) left -= static_cast<uint64_t>(n);
+      if (n == 0) co_return Status::DataLoss("sendfile: the file is shorter than expected");
+    }
+    if (n >= 0 || errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      if (deadline.Expired()) co_return Status::DeadlineExceeded("write timed out");
+      co_return Status::Unavailable(std::string("write: ") + std::strerror(errno));
+    }
+    co_await socket->async_wait(tcp::socket::wait_write, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return FromError(ec, "write", deadline.Expired());
+  }
   co_return Status::Ok();
 }
 

@@ -40,4 +40,10 @@ boost::asio::awaitable<Status> WriteAll(SocketPtr socket, boost::asio::const_buf
                                         boost::asio::const_buffer body,
                                         std::chrono::milliseconds timeout);
 
+// Writes head, then `length` bytes of file `fd` from `offset` with sendfile: the kernel sends
+// the file's page-cache pages without copying them through user space.
+boost::asio::awaitable<Status> WriteHeadAndFile(SocketPtr socket, boost::asio::const_buffer head, int fd,
+                                                uint64_t offset, uint64_t length,
+                                                std::chrono::milliseconds timeout);
+
 }  // namespace gridcast

@@ -47,7 +47,7 @@ struct BroadcastResult {
   struct Member {
     std::string name;
     std::string state;        // "done", "failed: ...", "lost" (pull, hybrid), ...
-    bool digest_ok = false;   // its end-to-end SHA-256 equals the source's
+    bool digest_ok = false;   // the digests of the chunks it stored are the source's
     double finished_s = 0;
   };
   std::string plan_id;        // hex

@@ -55,6 +55,14 @@ class PayloadStoreTest : public ::testing::Test {
     return out;
   }
 
+  static void FlipByte(const fs::path& file, uint64_t offset) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    const char byte = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(byte ^ 0x5a));
+  }
+
   fs::path dir_;
   std::vector<uint8_t> payload_;
   PayloadIdentity identity_;
@@ -138,12 +146,12 @@ TEST_F(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
   ASSERT_TRUE(store->Complete());
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-  EXPECT_EQ(*digest, identity_.sha256);
+  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
 }
 
-// The end-to-end hash grows with the verified prefix while chunks arrive; whatever order they
-// come in, and across a restart, Finalize compares the SHA-256 of the stored file.
-TEST_F(PayloadStoreTest, TheEndToEndHashFollowsAnyArrivalOrderAndARestart) {
+// The final digest is the chunk list digest of what was stored, whatever order the chunks
+// came in and across a restart (resumed chunks are hashed again when the store reopens).
+TEST_F(PayloadStoreTest, TheFinalDigestFollowsAnyArrivalOrderAndARestart) {
   const uint64_t n = identity_.NumChunks();
   for (const std::vector<uint64_t>& order : {std::vector<uint64_t>{5, 4, 3, 2, 1, 0}, {1, 0, 3, 2, 5, 4}, {0, 2, 4, 1, 3, 5}}) {
     fs::remove_all(dir_);
@@ -153,30 +161,67 @@ TEST_F(PayloadStoreTest, TheEndToEndHashFollowsAnyArrivalOrderAndARestart) {
       auto store = Open();
       for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(store->WriteChunk(order[i], Chunk(order[i])).ok());
     }
-    auto store = Open();  // a restart half-way: the prefix is hashed again from the file
+    auto store = Open();
     for (size_t i = 3; i < n; ++i) ASSERT_TRUE(store->WriteChunk(order[i], Chunk(order[i])).ok());
     Result<Digest> digest = store->Finalize(false);
     ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-    EXPECT_EQ(*digest, identity_.sha256);
+    EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
     EXPECT_TRUE(fs::exists(dir_ / "p.bin"));
+    EXPECT_FALSE(fs::exists(dir_ / "p.bin.part"));
   }
 }
 
-// Bytes that change on disk after their chunk was verified (before the end-to-end hash read
-// them back) fail the end-to-end check: the file keeps its .part name.
-TEST_F(PayloadStoreTest, AFileChangedAfterVerificationFailsTheEndToEndCheck) {
-  auto store = Open();
-  const uint64_t n = identity_.NumChunks();
-  for (uint64_t c = n; c-- > 1;) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());  // prefix still empty
+// A resumed chunk whose bytes changed on disk while the daemon was down is not trusted: it is
+// received again, and the final digest still matches.
+TEST_F(PayloadStoreTest, AChunkChangedOnDiskBeforeAResumeIsReceivedAgain) {
   {
-    std::fstream part(dir_ / "p.bin.part", std::ios::in | std::ios::out | std::ios::binary);
-    part.seekp(static_cast<std::streamoff>(3 * kChunk + 10));
-    part.put(static_cast<char>(payload_[3 * kChunk + 10] ^ 0xff));
+    auto store = Open();
+    for (uint64_t c = 0; c < 3; ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
   }
-  ASSERT_TRUE(store->WriteChunk(0, Chunk(0)).ok());
+  FlipByte(dir_ / "p.bin.part", kChunk + 10);
+  auto store = Open();
+  EXPECT_TRUE(store->Has(0));
+  EXPECT_FALSE(store->Has(1));
+  for (uint64_t c = 1; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
   Result<Digest> digest = store->Finalize(false);
-  EXPECT_EQ(digest.status().code(), StatusCode::kDataLoss);
-  EXPECT_FALSE(fs::exists(dir_ / "p.bin"));
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+}
+
+// The scrub re-hashes a finished payload against the chunk list recorded when it was received
+// and names each chunk whose bytes changed since, or that a shorter file cut off.
+TEST_F(PayloadStoreTest, TheScrubNamesEveryBadChunkOfAFinishedPayload) {
+  {
+    auto store = Open();
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
+    ASSERT_TRUE(store->Finalize(false).ok());
+  }
+  Result<ScrubReport> clean = PayloadStore::Scrub(dir_.string(), "p.bin");
+  ASSERT_TRUE(clean.ok()) << clean.status().ToString();
+  EXPECT_EQ(clean->chunks, identity_.NumChunks());
+  EXPECT_TRUE(clean->bad_chunks.empty());
+  Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir_.string(), "p.bin");
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->sha256, identity_.sha256);
+  EXPECT_EQ(recorded->chunk_hashes, identity_.chunk_hashes);
+
+  FlipByte(dir_ / "p.bin", 2 * kChunk + 1);
+  FlipByte(dir_ / "p.bin", 4 * kChunk);
+  Result<ScrubReport> bad = PayloadStore::Scrub(dir_.string(), "p.bin");
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_EQ(bad->bad_chunks, (std::vector<uint64_t>{2, 4}));
+
+  fs::resize_file(dir_ / "p.bin", 5 * kChunk);  // the last, partial chunk is gone
+  Result<ScrubReport> cut = PayloadStore::Scrub(dir_.string(), "p.bin");
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(cut->bad_chunks, (std::vector<uint64_t>{2, 4, 5}));
+}
+
+TEST_F(PayloadStoreTest, TheScrubRefusesWhatItCannotCheck) {
+  std::ofstream(dir_ / "placed-by-hand.bin") << "not received by gridcast";
+  EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "placed-by-hand.bin").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "missing.bin").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "../etc/passwd").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
