@@ -43,6 +43,7 @@ struct ClusterArgs {
   std::string plan_id;
   std::string tls_ca;
   bool retomograph = false;
+  bool verify = false;
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -248,16 +249,28 @@ int StatusCommand(const ClusterArgs& args) {
   });
 }
 
+// With --verify every member re-hashes each complete payload against its recorded chunk
+// list; a bad chunk anywhere makes the exit code 1 (an "error:" line names it).
 int ListCommand(const ClusterArgs& args) {
   return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
+    v1::ListRequest request;
+    request.set_verify(args.verify);
     v1::ListResponse response;
-    Status s = client.List(&response);
+    Status s = client.List(&response, request, args.verify ? std::chrono::hours(24) : std::chrono::milliseconds(0));
     if (!s.ok()) return "error: " + member.name + ": " + s.message();
     std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
+    std::string bad;
     for (const v1::HeldPayload& p : response.payloads()) {
       line += fmt::format("\n  {:<32} {:>10} {}", p.name(), FormatSize(p.size_bytes()), p.state());
+      if (!p.scrub().empty()) line += fmt::format(", verify: {}", p.scrub());
+      if (p.bad_chunks_size() == 0) continue;
+      std::string chunks;
+      for (uint64_t c : p.bad_chunks()) chunks += (chunks.empty() ? "" : ",") + std::to_string(c);
+      line += fmt::format(" ({} of {} chunks: {})", p.bad_chunks_size(), p.chunks_total(), chunks);
+      bad += fmt::format("\nerror: {}: {} has {} bad chunk(s): {}", member.name, p.name(), p.bad_chunks_size(), chunks);
     }
-    return line;
+    // ForEachMember fails the command on a line starting with "error:".
+    return bad.empty() ? line : "error: " + member.name + ": bad chunks found\n" + line + bad;
   });
 }
 
@@ -315,6 +328,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
 
   CLI::App* list = app.add_subcommand("list", "Payloads every member holds");
   add_common(list);
+  list->add_flag("--verify", args->verify,
+                 "Re-hash every complete payload against the chunk hashes it was received with and name each "
+                 "bad chunk (reads everything; exit code 1 when a chunk is bad)");
   list->callback([args, exit_code] { *exit_code = ListCommand(*args); });
 
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel a broadcast (or a serve-to) everywhere");

@@ -65,10 +65,11 @@ Status ControlClient::GetStatus(const v1::StatusRequest& request, v1::StatusResp
   return FromGrpc(stub_->Status(&context, request, response));
 }
 
-Status ControlClient::List(v1::ListResponse* response) {
+Status ControlClient::List(v1::ListResponse* response, const v1::ListRequest& request,
+                           std::chrono::milliseconds timeout) {
   grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/List", options_.call_timeout);
-  return FromGrpc(stub_->List(&context, v1::ListRequest(), response));
+  Authorise(&context, "/gridcast.v1.Control/List", timeout.count() > 0 ? timeout : options_.call_timeout);
+  return FromGrpc(stub_->List(&context, request, response));
 }
 
 Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {

@@ -27,7 +27,9 @@ class ControlClient {
   Status Start(const v1::StartRequest& request);
   Status Cancel(const v1::CancelRequest& request);
   Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response);
-  Status List(v1::ListResponse* response);
+  // A zero timeout means the client's call_timeout (a scrub reads every payload: give it more).
+  Status List(v1::ListResponse* response, const v1::ListRequest& request = {},
+              std::chrono::milliseconds timeout = {});
   Status ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response);
   // Blocks while the daemon serves; `timeout` bounds the whole call.
   Status ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,

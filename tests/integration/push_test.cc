@@ -56,6 +56,35 @@ TEST_F(PushTest, ParallelStreamsAndSubsets) {
   EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "streams.bin"));
 }
 
+// The scrub: `gridcast list --verify` re-hashes every held payload against the chunk hashes it
+// was received with. A byte flipped in one member's finished copy is named, with its chunk,
+// and fails the command; the other members' copies read as ok.
+TEST_F(PushTest, ListVerifyNamesABadChunkInAFinishedCopy) {
+  const std::string path = cluster_->MakePayload("scrub.bin", 5 * (64 << 10) + 99);
+  SendResult r = Send(*cluster_, {path, "--algo", "multilane", "--chunk", "64KiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<std::string> list = {GRIDCAST_CLI, "list", "--verify", "--cluster", cluster_->cluster_file()};
+  Result<CommandOutput> clean = RunCommand(list);
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(clean->exit_code, 0) << clean->output;
+  EXPECT_NE(clean->output.find("scrub.bin"), std::string::npos) << clean->output;
+  EXPECT_NE(clean->output.find("verify: ok"), std::string::npos) << clean->output;
+
+  const fs::path copy = cluster_->data_dir(3) / "scrub.bin";
+  {
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(3 * (64 << 10) + 5);
+    const char byte = static_cast<char>(f.get());
+    f.seekp(3 * (64 << 10) + 5);
+    f.put(static_cast<char>(byte ^ 1));
+  }
+  Result<CommandOutput> bad = RunCommand(list);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->exit_code, 1) << bad->output;
+  EXPECT_NE(bad->output.find("error: m3: scrub.bin has 1 bad chunk(s): 3"), std::string::npos) << bad->output;
+  EXPECT_EQ(bad->output.find("error: m2"), std::string::npos) << bad->output;
+}
+
 TEST_F(PushTest, WrongSecretIsRefusedAndDaemonsStayUp) {
   ControlClient impostor(cluster_->config().members[0].control_address, "not the secret at all....");
   v1::ListResponse list;
