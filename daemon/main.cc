@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/units.h"
 #include "daemon/daemon.h"
 
 namespace {
@@ -28,6 +29,7 @@ struct Flags {
   uint32_t window_chunks = 0;
   size_t cache_chunks = 0;
   unsigned workers = 0;
+  std::string page_cache_window;
   double io_timeout_s = 0;
   bool fsync = false;
   std::string log_level;
@@ -43,7 +45,7 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "workers", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
+          "cache_chunks", "workers", "page_cache_window", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
           "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
@@ -60,6 +62,7 @@ Status ApplyConfigFile(Flags& f) {
     str("data", f.data);
     str("bt", f.bt);
     str("log_level", f.log_level);
+    str("page_cache_window", f.page_cache_window);
     str("tls_cert", f.tls_cert);
     str("tls_key", f.tls_key);
     str("tls_ca", f.tls_ca);
@@ -105,6 +108,11 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
   if (f.cache_chunks > 0) options->execution.cache_chunks = f.cache_chunks;
   if (f.workers > 0) options->workers = f.workers;
+  if (!f.page_cache_window.empty()) {
+    gridcast::Result<uint64_t> window = gridcast::ParseSizeBytes(f.page_cache_window);
+    if (!window.ok()) return window.status().WithContext("--page-cache-window");
+    options->execution.page_cache_window_bytes = *window;
+  }
   if (f.io_timeout_s > 0) {
     options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.io_timeout_s * 1000));
   }
@@ -134,6 +142,9 @@ int main(int argc, char** argv) {
   app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
   app.add_option("--cache-chunks", f.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
   app.add_option("--workers", f.workers, "Threads that hash and write chunks (default: one per core)");
+  app.add_option("--page-cache-window", f.page_cache_window,
+                 "Forwarded chunks kept in the page cache before they are written back and dropped "
+                 "(default 64MiB; 0 leaves the page cache to the kernel)");
   app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
   app.add_option("--bt", f.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
   app.add_flag("--bt-defaults", f.bt_defaults,

@@ -32,8 +32,11 @@ const char* ExecutionStateName(ExecutionState state) {
 }
 
 struct PlanExecution::SenderConnection {
-  explicit SenderConnection(asio::io_context& io) : socket(std::make_shared<tcp::socket>(io)), wake(io) {}
+  SenderConnection(asio::io_context& io, int lane_index, int child_index)
+      : socket(std::make_shared<tcp::socket>(io)), lane(lane_index), child(child_index), wake(io) {}
   std::shared_ptr<tcp::socket> socket;
+  const int lane;
+  const int child;
   std::vector<bool> child_has;
   std::set<uint64_t> in_flight;
   std::deque<uint64_t> resend;
@@ -74,15 +77,22 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       options_(std::move(options)),
       buffers_(BufferPool::Create(options_.cache_chunks)),
       chunk_arrived_(io) {
+  sends_left_.assign(plan_.NumChunks(), 0);
   for (const Lane& lane : plan_.lanes) {
     std::vector<uint64_t> chunks;
     for (const ChunkRange& range : lane.chunks) {
       for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
     }
     std::sort(chunks.begin(), chunks.end());
+    uint32_t children = 0;
+    for (const Fanout& fanout : lane.fanouts) {
+      if (fanout.parent == self_) children += static_cast<uint32_t>(fanout.children.size());
+    }
+    for (uint64_t c : chunks) sends_left_[c] += children;
     lane_chunks_.push_back(std::move(chunks));
     parent_.push_back(lane.ParentOf(self_));
   }
+  store_->SetPageCacheWindow(options_.page_cache_window_bytes);
 }
 
 bool PlanExecution::Stopping() const {
@@ -270,6 +280,19 @@ bool PlanExecution::StreamCarries(int lane, uint64_t chunk, int stream, int stre
   return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
 }
 
+void PlanExecution::Delivered(int lane, int child, uint64_t chunk) {
+  std::vector<bool>& held = delivered_[{lane, child}];
+  if (held.empty()) held.resize(plan_.NumChunks());
+  if (held[chunk]) return;
+  held[chunk] = true;
+  if (--sends_left_[chunk] == 0 && store_->Has(chunk)) ReleaseFromPageCache(chunk);
+}
+
+void PlanExecution::ReleaseFromPageCache(uint64_t chunk) {
+  if (options_.page_cache_window_bytes == 0) return;
+  asio::post(workers_, [store = store_, chunk] { store->ChunkForwarded(chunk); });
+}
+
 void PlanExecution::OnChunkVerified() {
   chunk_arrived_.Notify();
   if (!store_->Complete() || finalizing_) return;
@@ -327,7 +350,7 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
 }
 
 asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
-  auto conn = std::make_shared<SenderConnection>(io_);
+  auto conn = std::make_shared<SenderConnection>(io_, lane, child);
   Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected;
   // With the child down, a connect to a local port can meet itself (TCP simultaneous open on
@@ -421,7 +444,11 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   };
 
   for (uint64_t chunk : lane_chunks_[lane]) {
-    if (!StreamCarries(lane, chunk, stream, stream_count) || conn->child_has[chunk]) continue;
+    if (!StreamCarries(lane, chunk, stream, stream_count)) continue;
+    if (conn->child_has[chunk]) {
+      Delivered(lane, child, chunk);
+      continue;
+    }
     while (!store_->Has(chunk)) {
       if (Stopping()) co_return Status::Cancelled("stopped");
       if (!conn->error.ok()) co_return conn->error;
@@ -464,6 +491,7 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
     conn->last_ack = std::chrono::steady_clock::now();
     if (header->type == FrameType::kAck) {
       conn->child_has[header->chunk] = true;
+      Delivered(conn->lane, conn->child, header->chunk);
     } else {
       spdlog::warn("plan {}: child refused chunk {} (hash mismatch); resending", ToHex(id_), header->chunk);
       conn->resend.push_back(header->chunk);
@@ -571,6 +599,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     return;
   } else {
     if (swarm_) swarm_->ChunkVerifiedByPush(header.chunk, *data);
+    if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();
   }
   if (conn->closed) return;

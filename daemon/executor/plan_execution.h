@@ -30,6 +30,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,9 @@ struct ExecutionOptions {
   uint32_t window_chunks = 8;
   // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
   size_t cache_chunks = 32;
+  // Received chunks forwarded to every child are written back and leave the page cache beyond
+  // this many bytes (PayloadStore::SetPageCacheWindow); 0 leaves the page cache to the kernel.
+  uint64_t page_cache_window_bytes = uint64_t{64} << 20;
   // A connection with no progress for this long is dropped (and re-opened by the parent).
   std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
@@ -138,6 +142,10 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Positions in the lane's chunk order carried by `stream` of `stream_count`.
   bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
   void OnChunkVerified();
+  // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap); once every child has it,
+  // the store may let it leave the page cache.
+  void Delivered(int lane, int child, uint64_t chunk);
+  void ReleaseFromPageCache(uint64_t chunk);
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   void Fail(const Status& status);
@@ -158,6 +166,10 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Per lane: its chunks in order, and this member's parent (-1 at the source).
   std::vector<std::vector<uint64_t>> lane_chunks_;
   std::vector<int> parent_;
+  // io thread only. Per chunk, the children of this member that do not hold it yet; per
+  // (lane, child) edge, which chunks the child holds.
+  std::vector<uint32_t> sends_left_;
+  std::map<std::pair<int, int>, std::vector<bool>> delivered_;
 
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
 

@@ -334,6 +334,11 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, ChunkOffset(chunk)));
+  if (page_cache_window_ > 0) {
+    // Start the writeback now, so the chunk is clean (droppable) when it has been forwarded.
+    sync_file_range(fd_, static_cast<off_t>(ChunkOffset(chunk)), static_cast<off_t>(data.size()),
+                    SYNC_FILE_RANGE_WRITE);
+  }
   return MarkVerified(chunk, digest);
 }
 
@@ -375,6 +380,24 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
     if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
   return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
+}
+
+void PayloadStore::ChunkForwarded(uint64_t chunk) {
+  if (page_cache_window_ == 0 || chunks_path_.empty() || chunk >= identity_.NumChunks()) return;
+  std::lock_guard<std::mutex> lock(forwarded_mutex_);
+  forwarded_.push_back(chunk);
+  forwarded_bytes_ += identity_.ChunkSize(chunk);
+  while (forwarded_bytes_ > page_cache_window_) {
+    const uint64_t oldest = forwarded_.front();
+    forwarded_.pop_front();
+    const auto offset = static_cast<off_t>(ChunkOffset(oldest));
+    const auto length = static_cast<off_t>(identity_.ChunkSize(oldest));
+    forwarded_bytes_ -= static_cast<uint64_t>(length);
+    // Pages still dirty or under writeback are not dropped: wait for them (a disk slower than
+    // the network holds the workers here, and the windows hold the parent).
+    sync_file_range(fd_, offset, length, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    posix_fadvise(fd_, offset, length, POSIX_FADV_DONTNEED);
+  }
 }
 
 Status PayloadStore::ReadChunk(uint64_t chunk, std::span<uint8_t> out) const {
