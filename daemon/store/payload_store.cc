@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 namespace gridcast {
 namespace {
@@ -172,15 +174,36 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
   id.chunk_bytes = chunk_bytes;
   const uint64_t n = id.NumChunks();
   id.chunk_hashes.resize(n);
-  std::vector<uint8_t> buffer(std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(id.size_bytes, 1)));
-  Sha256Stream whole;
-  for (uint64_t c = 0; c < n; ++c) {
-    std::span<uint8_t> chunk(buffer.data(), id.ChunkSize(c));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(store->fd_, chunk, c * chunk_bytes).WithContext(label));
-    id.chunk_hashes[c] = Sha256(chunk);
-    whole.Update(chunk);
+  // Two SHA-256 passes over the file before the first byte can move: the whole-payload hash
+  // (sequential by nature) on one thread, the chunk hashes split among the other cores.
+  Status whole_status;
+  std::thread whole_thread([&] {
+    Sha256Stream whole;
+    std::vector<uint8_t> buffer(std::min<uint64_t>(uint64_t{4} << 20, std::max<uint64_t>(id.size_bytes, 1)));
+    for (uint64_t offset = 0; offset < id.size_bytes && whole_status.ok(); offset += buffer.size()) {
+      std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), id.size_bytes - offset));
+      whole_status = PreadFull(fd, piece, offset);
+      whole.Update(piece);
+    }
+    id.sha256 = whole.Finish();
+  });
+  const uint64_t chunk_threads = std::max(1u, std::thread::hardware_concurrency() - 1);
+  std::vector<Status> chunk_status(chunk_threads);
+  std::vector<std::thread> chunk_workers;
+  for (uint64_t t = 0; t < chunk_threads; ++t) {
+    chunk_workers.emplace_back([&, t] {
+      std::vector<uint8_t> buffer(std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(id.size_bytes, 1)));
+      for (uint64_t c = n * t / chunk_threads; c < n * (t + 1) / chunk_threads && chunk_status[t].ok(); ++c) {
+        std::span<uint8_t> chunk(buffer.data(), id.ChunkSize(c));
+        chunk_status[t] = PreadFull(fd, chunk, c * chunk_bytes);
+        id.chunk_hashes[c] = Sha256(chunk);
+      }
+    });
   }
-  id.sha256 = whole.Finish();
+  whole_thread.join();
+  for (std::thread& worker : chunk_workers) worker.join();
+  GRIDCAST_RETURN_IF_ERROR(whole_status.WithContext(label));
+  for (const Status& status : chunk_status) GRIDCAST_RETURN_IF_ERROR(status.WithContext(label));
   store->stored_hashes_ = id.chunk_hashes;
   store->have_.assign(n, true);
   store->verified_ = n;
@@ -334,10 +357,12 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, ChunkOffset(chunk)));
-  if (page_cache_window_ > 0) {
-    // Start the writeback now, so the chunk is clean (droppable) when it has been forwarded.
-    sync_file_range(fd_, static_cast<off_t>(ChunkOffset(chunk)), static_cast<off_t>(data.size()),
-                    SYNC_FILE_RANGE_WRITE);
+  if (page_cache_window_ > 0 &&
+      unsubmitted_bytes_.fetch_add(data.size()) + data.size() >= page_cache_window_ / 8) {
+    // Start the writeback early, so chunks are clean (droppable) once they have been forwarded;
+    // in batches, since each submission costs a disk kick.
+    unsubmitted_bytes_ = 0;
+    sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
   return MarkVerified(chunk, digest);
 }
@@ -387,16 +412,25 @@ void PayloadStore::ChunkForwarded(uint64_t chunk) {
   std::lock_guard<std::mutex> lock(forwarded_mutex_);
   forwarded_.push_back(chunk);
   forwarded_bytes_ += identity_.ChunkSize(chunk);
-  while (forwarded_bytes_ > page_cache_window_) {
-    const uint64_t oldest = forwarded_.front();
+  if (forwarded_bytes_ <= page_cache_window_) return;
+  // Down to half the window at once, oldest first, in as few contiguous ranges as they form.
+  std::vector<uint64_t> oldest;
+  while (forwarded_bytes_ > page_cache_window_ / 2) {
+    oldest.push_back(forwarded_.front());
+    forwarded_bytes_ -= identity_.ChunkSize(forwarded_.front());
     forwarded_.pop_front();
-    const auto offset = static_cast<off_t>(ChunkOffset(oldest));
-    const auto length = static_cast<off_t>(identity_.ChunkSize(oldest));
-    forwarded_bytes_ -= static_cast<uint64_t>(length);
+  }
+  std::sort(oldest.begin(), oldest.end());
+  for (size_t i = 0; i < oldest.size();) {
+    size_t j = i + 1;
+    while (j < oldest.size() && oldest[j] == oldest[j - 1] + 1) ++j;
+    const auto offset = static_cast<off_t>(ChunkOffset(oldest[i]));
+    const auto length = static_cast<off_t>(ChunkOffset(oldest[j - 1]) + identity_.ChunkSize(oldest[j - 1])) - offset;
     // Pages still dirty or under writeback are not dropped: wait for them (a disk slower than
     // the network holds the workers here, and the windows hold the parent).
     sync_file_range(fd_, offset, length, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
     posix_fadvise(fd_, offset, length, POSIX_FADV_DONTNEED);
+    i = j;
   }
 }
 

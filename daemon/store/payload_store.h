@@ -167,6 +167,7 @@ class PayloadStore {
   std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
   std::atomic<uint64_t> verified_{0};
   uint64_t page_cache_window_ = 0;
+  std::atomic<uint64_t> unsubmitted_bytes_{0};  // written since the last writeback submission
   std::mutex forwarded_mutex_;           // guards the two below
   std::deque<uint64_t> forwarded_;       // forwarded chunks still in the page cache, oldest first
   uint64_t forwarded_bytes_ = 0;
