@@ -91,6 +91,7 @@ class ClientImpl : public Client {
     request.set_chunk_bytes(options.chunk_bytes);
     request.set_timeout_s(options.timeout_s);
     request.set_name(options.name);
+    request.set_in_memory(options.in_memory);
     return std::unique_ptr<Broadcast>(new BroadcastImpl(source_client_, request, source_));
   }
 
@@ -99,7 +100,7 @@ class ClientImpl : public Client {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
     v1::ListResponse list;
     GRIDCAST_RETURN_IF_ERROR(source_client_->List(&list).WithContext("source daemon"));
-    const fs::path target = fs::path(list.data_dir()) / name;
+    const fs::path target = fs::path(options.in_memory ? list.memory_dir() : list.data_dir()) / name;
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     const fs::path temp = target.string() + ".buffer-tmp";
@@ -133,9 +134,16 @@ class ClientImpl : public Client {
             return Status::InvalidArgument("payload '" + name + "' has " + std::to_string(p.size_bytes()) +
                                            " bytes; the buffer has " + std::to_string(out.size()));
           }
-          std::ifstream in(fs::path(list.data_dir()) / name, std::ios::binary);
+          const fs::path path = fs::path(p.in_memory() ? list.memory_dir() : list.data_dir()) / name;
+          std::ifstream in(path, std::ios::binary);
           in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
           if (static_cast<size_t>(in.gcount()) != out.size()) return Status::DataLoss("short read of " + name);
+          if (p.in_memory()) {
+            v1::RemoveRequest remove;
+            remove.set_name(name);
+            remove.set_in_memory(true);
+            GRIDCAST_RETURN_IF_ERROR(client.Remove(remove).WithContext("removing the in-memory copy"));
+          }
           return Status::Ok();
         }
       }

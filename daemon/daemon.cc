@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "daemon/auth/hmac.h"
 #include "daemon/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"
@@ -26,6 +27,23 @@ Result<std::string> ReadPem(const std::string& path) {
   return text.str();
 }
 
+// Memory payloads do not outlive the daemon: what an earlier run left goes. Only a directory
+// this daemon marked as its own is ever emptied.
+Status ResetMemoryDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path marker = fs::path(dir) / ".gridcast" / "memory-dir";
+  std::error_code ec;
+  if (fs::exists(marker, ec)) {
+    fs::remove_all(dir, ec);
+  } else if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
+    return Status::FailedPrecondition("memory directory " + dir + " is not empty and not one of gridcast's");
+  }
+  fs::create_directories(marker.parent_path(), ec);
+  std::ofstream(marker) << "in-memory payloads of a gridcastd; emptied when it starts and stops\n";
+  if (ec || !fs::exists(marker, ec)) return Status::FailedPrecondition("memory directory " + dir + " is unusable");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunDaemon(const DaemonOptions& options) {
@@ -36,6 +54,10 @@ Status RunDaemon(const DaemonOptions& options) {
     return Status::FailedPrecondition("data directory " + options.data_dir + " is unusable");
   }
   const std::string data_dir = fs::canonical(options.data_dir).string();
+  const std::string memory_dir =
+      options.memory_dir.empty() ? "/dev/shm/gridcast-" + ToHex(Sha256(AsBytes(data_dir))).substr(0, 16)
+                                 : options.memory_dir;
+  GRIDCAST_RETURN_IF_ERROR(ResetMemoryDir(memory_dir));
 
   // Signals are taken by sigwait below, not by whichever thread happens to run.
   sigset_t signals;
@@ -49,7 +71,8 @@ Status RunDaemon(const DaemonOptions& options) {
 
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
-  Participant node(io, ParticipantOptions{options.name, data_dir, options.execution, torrents->get(), options.workers});
+  Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, options.execution, torrents->get(),
+                                          options.workers});
   DataPlane data_plane(io, options.cluster.secret,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);
@@ -103,6 +126,7 @@ Status RunDaemon(const DaemonOptions& options) {
   work.reset();
   io.stop();
   io_thread.join();
+  fs::remove_all(memory_dir, ec);  // marked as ours by ResetMemoryDir
   return Status::Ok();
 }
 

@@ -17,6 +17,9 @@ namespace gridcast {
 struct DaemonOptions {
   std::string name;               // this member's name in the cluster file
   std::string data_dir;           // payloads live here; nothing is written outside it
+  // In-memory payloads (BroadcastRequest.in_memory) live here; it is emptied when the daemon
+  // starts and stops. Empty: /dev/shm/gridcast-<digest of data_dir>.
+  std::string memory_dir;
   std::string control_address;    // gRPC: "unix:/path" or "host:port"
   std::string data_address;       // raw TCP: "ip:port"
   ClusterConfig cluster;          // members, secret, topology

@@ -20,6 +20,7 @@ struct Flags {
   std::string name;
   std::string cluster;
   std::string data_dir;
+  std::string memory_dir;
   std::string control;
   std::string data;
   std::string bt;
@@ -44,7 +45,7 @@ Status ApplyConfigFile(Flags& f) {
     for (const auto& entry : y) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
-          "name", "cluster", "data_dir", "control", "data", "send_roots", "window_chunks",
+          "name", "cluster", "data_dir", "memory_dir", "control", "data", "send_roots", "window_chunks",
           "cache_chunks", "workers", "page_cache_window", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
           "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
@@ -58,6 +59,7 @@ Status ApplyConfigFile(Flags& f) {
     str("name", f.name);
     str("cluster", f.cluster);
     str("data_dir", f.data_dir);
+    str("memory_dir", f.memory_dir);
     str("control", f.control);
     str("data", f.data);
     str("bt", f.bt);
@@ -95,6 +97,7 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   options->name = f.name;
   options->cluster = *cluster;
   options->data_dir = f.data_dir.empty() ? "/var/lib/gridcast/" + f.name : f.data_dir;
+  options->memory_dir = f.memory_dir;
   options->control_address = f.control.empty() ? self->control_address : f.control;
   options->data_address = f.data.empty() ? self->data_address : f.data;
   options->torrents.member_name = f.name;
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
   app.add_option("--name", f.name, "This member's name in the cluster file");
   app.add_option("--cluster", f.cluster, "Cluster file (members, secret, topology)");
   app.add_option("--data-dir", f.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
+  app.add_option("--memory-dir", f.memory_dir,
+                 "In-memory payloads, on a tmpfs; emptied at start and stop (default /dev/shm/gridcast-<digest of "
+                 "the data dir>)");
   app.add_option("--control", f.control, "Control listen address: unix:/path or host:port");
   app.add_option("--data", f.data, "Data listen address ip:port");
   app.add_option("--send-root", f.send_roots, "Directory a broadcast may read payloads from");

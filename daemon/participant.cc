@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <filesystem>
@@ -81,7 +84,7 @@ std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
 }
 
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, int self,
-                                                      std::unique_ptr<PayloadStore> store) {
+                                                      std::unique_ptr<PayloadStore> store, bool in_memory) {
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, PlanFromProto(proto));
   std::vector<std::string> addresses;
@@ -92,8 +95,10 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     addresses.push_back(m.data_address());
     bt_addresses.push_back(m.bt_address());
   }
+  ExecutionOptions execution_options = options_.execution;
+  if (in_memory) execution_options.page_cache_window_bytes = 0;  // nothing to write back
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
-                                                   std::move(store), options_.execution);
+                                                   std::move(store), execution_options);
   if (execution->plan().mode != PlanMode::kPush) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
@@ -107,7 +112,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = plans_.emplace(id, execution);
   if (!inserted) return it->second;
-  names_[id] = proto.payload().name();
+  names_[id] = HeldName{proto.payload().name(), in_memory};
   return execution;
 }
 
@@ -128,10 +133,10 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     // Validate the plan before touching the disk.
     GRIDCAST_RETURN_IF_ERROR(PlanFromProto(plan).status());
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                              PayloadStore::OpenForReceive(options_.data_dir, plan.payload().name(),
+                              PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, static_cast<int>(request.member_index()),
-                                                  std::move(store)));
+                                                  std::move(store), request.in_memory()));
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(),
                  execution->store().VerifiedCount(), execution->store().identity().NumChunks());
@@ -147,7 +152,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
 }
 
 Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {
-  return Register(plan, 0, std::move(store)).status();
+  return Register(plan, 0, std::move(store), /*in_memory=*/false).status();
 }
 
 Status Participant::Start(const PlanId& id) {
@@ -177,16 +182,26 @@ Status Participant::Stop(const PlanId& id, const std::string& reason) {
 }
 
 v1::ListResponse Participant::List(bool verify) const {
-  namespace fs = std::filesystem;
-  std::map<std::string, std::shared_ptr<PlanExecution>> by_name;
+  std::map<HeldName, std::shared_ptr<PlanExecution>> running;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, name] : names_) by_name[name] = plans_.at(id);
+    for (const auto& [id, held] : names_) running[held] = plans_.at(id);
   }
   v1::ListResponse response;
   response.set_data_dir(options_.data_dir);
+  response.set_memory_dir(options_.memory_dir);
+  ListDirectory(/*in_memory=*/false, verify, running, &response);
+  if (!options_.memory_dir.empty()) ListDirectory(/*in_memory=*/true, verify, running, &response);
+  return response;
+}
+
+void Participant::ListDirectory(bool in_memory, bool verify,
+                                const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
+                                v1::ListResponse* response) const {
+  namespace fs = std::filesystem;
+  const std::string& dir = DirectoryOf(in_memory);
   std::error_code ec;
-  const fs::path root(options_.data_dir);
+  const fs::path root(dir);
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     const fs::path relative = fs::relative(it->path(), root, ec);
@@ -198,21 +213,22 @@ v1::ListResponse Participant::List(bool verify) const {
     std::string name = relative.string();
     const bool partial = name.size() > 5 && name.ends_with(".part");
     if (partial) name.resize(name.size() - 5);
-    v1::HeldPayload* held = response.add_payloads();
+    v1::HeldPayload* held = response->add_payloads();
     held->set_name(name);
     held->set_state(partial ? "partial" : "complete");
     held->set_size_bytes(it->file_size(ec));
-    auto known = by_name.find(name);
-    if (known != by_name.end()) {
+    held->set_in_memory(in_memory);
+    auto known = running.find(HeldName{name, in_memory});
+    if (known != running.end()) {
       const ExecutionSnapshot snapshot = known->second->Snapshot();
       held->set_chunks_verified(snapshot.chunks_done);
       held->set_chunks_total(snapshot.chunks_total);
     }
     if (partial) continue;
-    Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(options_.data_dir, name);
+    Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir, name);
     if (recorded.ok()) held->set_sha256(AsString(recorded->sha256));
     if (!verify) continue;
-    Result<ScrubReport> scrub = PayloadStore::Scrub(options_.data_dir, name);
+    Result<ScrubReport> scrub = PayloadStore::Scrub(dir, name);
     if (!scrub.ok()) {
       held->set_scrub("unknown: " + scrub.status().message());
       continue;
@@ -225,7 +241,34 @@ v1::ListResponse Participant::List(bool verify) const {
       spdlog::warn("scrub: {} has {} bad chunks of {}", name, scrub->bad_chunks.size(), scrub->chunks);
     }
   }
-  return response;
+}
+
+Status Participant::Remove(const std::string& name, bool in_memory) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  std::shared_ptr<PlanExecution> finished;
+  PlanId finished_id{};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, held] : names_) {
+      if (held.name != name || held.in_memory != in_memory) continue;
+      if (plans_.at(id)->Snapshot().state != ExecutionState::kDone) {
+        return Status::FailedPrecondition("a broadcast of '" + name + "' is under way here");
+      }
+      finished = plans_.at(id);
+      finished_id = id;
+    }
+  }
+  // The source of this broadcast has not released it yet; its copy is complete.
+  if (finished) (void)Stop(finished_id, "removed");
+  const std::string& dir = DirectoryOf(in_memory);
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(dir, name, /*create=*/false));
+  if (unlinkat(parent.first.get(), parent.second.c_str(), 0) != 0) {
+    return Status::NotFound("this daemon holds no complete payload '" + name + "'" + (in_memory ? " in memory" : ""));
+  }
+  std::error_code ec;
+  std::filesystem::remove(PayloadStatePath(dir, name, ".chunks"), ec);
+  spdlog::info("removed {}{}", name, in_memory ? " (in memory)" : "");
+  return Status::Ok();
 }
 
 }  // namespace gridcast

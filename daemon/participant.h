@@ -25,6 +25,7 @@ namespace gridcast {
 struct ParticipantOptions {
   std::string name;
   std::string data_dir;
+  std::string memory_dir;  // in-memory payloads (a tmpfs directory); cleared by the daemon
   ExecutionOptions execution;
   TorrentSession* torrents = nullptr;  // for pull and hybrid plans; outlives the Participant
   unsigned workers = 0;                // threads hashing and writing chunks; 0 = one per core
@@ -36,6 +37,7 @@ class Participant {
 
   const std::string& name() const { return options_.name; }
   const std::string& data_dir() const { return options_.data_dir; }
+  const std::string& memory_dir() const { return options_.memory_dir; }
 
   // Member side of agreement: validate, open the store, register. Idempotent for a plan id
   // already prepared here (a re-prepare after a restart resumes from disk).
@@ -51,13 +53,29 @@ class Participant {
   std::shared_ptr<PlanExecution> FindPlan(const PlanId& id) const;
   std::vector<std::shared_ptr<PlanExecution>> Plans() const;
 
-  // Every payload in the data directory; with `verify`, each complete one re-hashed against
-  // its recorded chunk list (PayloadStore::Scrub).
+  // Every payload in the data and memory directories; with `verify`, each complete one
+  // re-hashed against its recorded chunk list (PayloadStore::Scrub).
   v1::ListResponse List(bool verify) const;
 
+  // Deletes a complete payload (and its recorded chunk list). FailedPrecondition while a
+  // broadcast of it runs here; NotFound when there is none.
+  Status Remove(const std::string& name, bool in_memory);
+
  private:
+  struct HeldName {
+    std::string name;
+    bool in_memory = false;
+    auto operator<=>(const HeldName&) const = default;
+  };
+
   Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& plan, int self,
-                                                  std::unique_ptr<PayloadStore> store);
+                                                  std::unique_ptr<PayloadStore> store, bool in_memory);
+  const std::string& DirectoryOf(bool in_memory) const {
+    return in_memory ? options_.memory_dir : options_.data_dir;
+  }
+  void ListDirectory(bool in_memory, bool verify,
+                     const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
+                     v1::ListResponse* response) const;
 
   boost::asio::io_context& io_;
   const ParticipantOptions options_;
@@ -66,7 +84,7 @@ class Participant {
   boost::asio::thread_pool workers_;
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanExecution>> plans_;  // guarded by mutex_
-  std::map<PlanId, std::string> names_;                      // payload names; guarded by mutex_
+  std::map<PlanId, HeldName> names_;                         // guarded by mutex_
 };
 
 // Digest of the concatenated chunk hashes and of the member list: what Prepare echoes so the

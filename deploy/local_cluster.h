@@ -62,10 +62,14 @@ class LocalCluster {
   std::string cluster_file() const { return (dir_ / "cluster.yaml").string(); }
   const ClusterConfig& config() const { return config_; }
   fs::path data_dir(int i) const { return dir_ / ("data-" + std::to_string(i)); }
+  // Not a tmpfs here: kept inside dir_ so that a killed daemon's leaves nothing in /dev/shm.
+  fs::path memory_dir(int i) const { return dir_ / ("memory-" + std::to_string(i)); }
   fs::path log(int i) const { return dir_ / ("m" + std::to_string(i) + ".log"); }
   int size() const { return static_cast<int>(daemons_.size()); }
 
   void Kill(int i) { daemons_[i].Stop(SIGKILL); }
+  // A clean stop (SIGTERM), waited for.
+  void Terminate(int i) { daemons_[i].Stop(SIGTERM); }
   void Restart(int i) {
     daemons_[i] = Start(i);
     WaitReady(i);
@@ -119,6 +123,7 @@ class LocalCluster {
     fs::remove(dir_ / (config_.members[i].name + ".sock"), ec);  // WaitReady waits for a new one
     std::vector<std::string> argv = {gridcastd_, "--name", config_.members[i].name, "--cluster",
                                      cluster_file(), "--data-dir", data_dir(i).string(),
+                                     "--memory-dir", memory_dir(i).string(),
                                      "--send-root", (dir_ / "payloads").string()};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     Result<ChildProcess> child = ChildProcess::Start(argv, log(i).string());

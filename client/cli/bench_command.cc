@@ -22,6 +22,7 @@
 #include "common/splitmix64.h"
 #include "common/units.h"
 #include "daemon/auth/hmac.h"
+#include "daemon/membership/control_client.h"
 #include "deploy/bench_netgrid.h"
 #include "deploy/iperf_probe.h"
 #include "deploy/p2p_schedule.h"
@@ -55,6 +56,7 @@ struct BenchArgs {
   double kill_at = 0.5;  // ... after this fraction of the bound: mid-broadcast
   int iperf_seconds = 5;
   bool json = false;
+  bool in_memory = false;
 };
 
 // What every mode measures; the bound is filled in by the caller.
@@ -162,6 +164,7 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "plan", "--topology", ctx.args.topology, "--algo",
                                    algo, "--size", std::to_string(ctx.size_bytes), "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  if (ctx.args.in_memory) argv.push_back("--in-memory");
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   const nlohmann::json plan = nlohmann::json::parse(out.output, nullptr, false);
   if (out.exit_code != 0 || plan.is_discarded()) return Status::Internal("gridcast plan failed: " + out.output);
@@ -177,6 +180,17 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   std::vector<std::string> victims;
   for (int i = 0; i < count; ++i) victims.push_back(ranked[i].second);
   return victims;
+}
+
+// Where a daemon keeps in-memory payloads (its List answer says).
+Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadCluster(netgrid.cluster_file()));
+  const ClusterMember* entry = cluster.Find(member);
+  if (entry == nullptr) return Status::Internal(member + " is not in " + netgrid.cluster_file());
+  ControlClient client(entry->control_address, cluster.secret);
+  v1::ListResponse list;
+  GRIDCAST_RETURN_IF_ERROR(client.List(&list).WithContext(member));
+  return fs::path(list.memory_dir());
 }
 
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
@@ -200,6 +214,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
                                    netgrid->cluster_file(), "--algo", algo, "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  if (ctx.args.in_memory) argv.push_back("--in-memory");
   const fs::path observations = ctx.state_dir / "observations.json";
   if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
   if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid", "--observations", observations.string()});
@@ -260,12 +275,16 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
   }
-  // The daemons' digests agreed; check the bytes on disk independently.
+  // The daemons' digests agreed; check the stored bytes independently.
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
     if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
-    Result<Digest> copy = FileSha256(ctx.state_dir / "data" / node.name / kPayloadName);
+    fs::path dir = ctx.state_dir / "data" / node.name;
+    if (ctx.args.in_memory) {
+      GRIDCAST_ASSIGN_OR_RETURN(dir, MemoryDirOf(*netgrid, node.name));
+    }
+    Result<Digest> copy = FileSha256(dir / kPayloadName);
     if (copy.ok() && *copy == digest) {
       ++copies_ok;
     } else {
@@ -485,6 +504,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--algo", args->algo,
                     "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
   bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");
+  bench->add_flag("--in-memory", args->in_memory,
+                  "push: receivers keep the payload in memory (gridcast send --in-memory)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")
       ->allow_extra_args(false);
   bench->add_option("--observations", args->observations, "pull: keep the broadcast's observations (JSON) here");

@@ -44,6 +44,7 @@ struct ClusterArgs {
   std::string tls_ca;
   bool retomograph = false;
   bool verify = false;
+  bool in_memory = false;
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -132,6 +133,7 @@ int Send(const ClusterArgs& args) {
   request.set_payload_path(payload.string());
   request.set_name(args.name);
   request.set_algorithm(args.algo);
+  request.set_in_memory(args.in_memory);
   if (!args.chunk.empty()) {
     Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
     if (!chunk.ok() || *chunk == 0) {
@@ -312,6 +314,8 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
+  send->add_flag("--in-memory", args->in_memory,
+                 "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
   send->add_option("--mode", args->mode,
                    "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
                    "hybrid for auto when the cluster file names no topology and tomography inferred none");

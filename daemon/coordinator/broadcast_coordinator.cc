@@ -144,13 +144,14 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   if (path.is_relative()) path = fs::path(node_.data_dir()) / path;
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(path, ec);
-  bool allowed = !ec && IsWithin(canonical, fs::weakly_canonical(node_.data_dir(), ec));
+  bool allowed = !ec && (IsWithin(canonical, fs::weakly_canonical(node_.data_dir(), ec)) ||
+                         IsWithin(canonical, fs::weakly_canonical(node_.memory_dir(), ec)));
   for (const std::string& root : options_.send_roots) {
     allowed = allowed || IsWithin(canonical, fs::weakly_canonical(root, ec));
   }
   if (!allowed) {
     return Status::PermissionDenied("payload " + path.string() +
-                                    " is outside the data directory and the send roots");
+                                    " is outside the data and memory directories and the send roots");
   }
   const uint64_t size = fs::file_size(canonical, ec);
   if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
@@ -274,6 +275,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     *prepare_request.mutable_plan() = proto;
     prepare_request.set_member_index(static_cast<uint32_t>(i));
     prepare_request.set_timeout_s(timeout_s);
+    prepare_request.set_in_memory(request.in_memory());
     v1::PrepareResponse echo;
     Status status = clients[i]->Prepare(prepare_request, &echo);
     if (!status.ok()) return status.WithContext("member '" + members[i] + "' refused the plan");

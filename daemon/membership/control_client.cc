@@ -72,6 +72,13 @@ Status ControlClient::List(v1::ListResponse* response, const v1::ListRequest& re
   return FromGrpc(stub_->List(&context, request, response));
 }
 
+Status ControlClient::Remove(const v1::RemoveRequest& request) {
+  grpc::ClientContext context;
+  Authorise(&context, "/gridcast.v1.Control/Remove", options_.call_timeout);
+  v1::RemoveResponse response;
+  return FromGrpc(stub_->Remove(&context, request, &response));
+}
+
 Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {
   grpc::ClientContext context;
   Authorise(&context, "/gridcast.v1.Control/ExportTorrent", options_.call_timeout);

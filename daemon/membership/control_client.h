@@ -30,6 +30,7 @@ class ControlClient {
   // A zero timeout means the client's call_timeout (a scrub reads every payload: give it more).
   Status List(v1::ListResponse* response, const v1::ListRequest& request = {},
               std::chrono::milliseconds timeout = {});
+  Status Remove(const v1::RemoveRequest& request);
   Status ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response);
   // Blocks while the daemon serves; `timeout` bounds the whole call.
   Status ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,

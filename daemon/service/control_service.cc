@@ -151,6 +151,14 @@ grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRe
   });
 }
 
+grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::RemoveRequest* request,
+                                    v1::RemoveResponse*) {
+  return Guarded("Remove", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Remove"));
+    return node_.Remove(request->name(), request->in_memory());
+  });
+}
+
 grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
                                            v1::ExportTorrentResponse* response) {
   return Guarded("ExportTorrent", [&]() -> gridcast::Status {

@@ -32,6 +32,9 @@ struct SendOptions {
   uint64_t chunk_bytes = 0;   // 0 = the planner's choice
   double timeout_s = 0;       // 0 = derived from the size
   std::string name;           // name at the receivers; empty = the file's base name
+  // Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), never on
+  // disk; ReceiveIntoBuffer takes it from there and removes it.
+  bool in_memory = false;
 };
 
 struct Progress {
@@ -79,12 +82,14 @@ class Client {
   // Broadcasts a file inside the source daemon's data directory or send roots.
   virtual Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
                                                            const SendOptions& options) = 0;
-  // Broadcasts `data` as payload `name` (a relative name; the source keeps a copy).
+  // Broadcasts `data` as payload `name` (a relative name; the source keeps a copy, in its
+  // memory directory when options.in_memory).
   virtual Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data,
                                                              const std::string& name,
                                                              const SendOptions& options) = 0;
   // Waits until `member` holds payload `name` complete and verified, then copies it into
-  // `out`, which must have exactly its size. DeadlineExceeded after timeout_s.
+  // `out`, which must have exactly its size. DeadlineExceeded after timeout_s. A payload sent
+  // in_memory is removed from the member's memory once copied.
   virtual Status ReceiveIntoBuffer(const std::string& member, const std::string& name,
                                    std::span<uint8_t> out, double timeout_s) = 0;
 };

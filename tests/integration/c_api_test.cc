@@ -6,8 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "include/gridcast/gridcast.h"
+#include "daemon/membership/control_client.h"
 #include "deploy/local_cluster.h"
+#include "include/gridcast/gridcast.h"
+#include "include/gridcast/gridcast.hpp"
 
 namespace gridcast {
 namespace {
@@ -48,6 +50,49 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
       << gridcast_last_error(client);
   EXPECT_LT(gridcast_receive_buffer(client, "nobody", "x", small.data(), small.size(), 1), 0);
   gridcast_close(client);
+}
+
+// The in-memory destination: receivers keep the payload in their daemon's memory directory
+// (a tmpfs), never in their data directories; a reader takes it into its buffer, which removes
+// it; a stopped daemon leaves no memory behind.
+TEST(CppApi, AnInMemoryBroadcastNeverTouchesTheDataDirectories) {
+  std::vector<std::string> memory_dirs;
+  LocalCluster cluster(GRIDCASTD, "inmem", 4);
+  {
+    Result<std::unique_ptr<Client>> client = Client::Open({cluster.cluster_file(), "m0", ""});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    std::vector<uint8_t> sent(2'500'003);
+    for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 40503u >> 7);
+    SendOptions options;
+    options.algorithm = "multilane";
+    options.chunk_bytes = 256 << 10;
+    options.in_memory = true;
+    Result<std::unique_ptr<Broadcast>> broadcast = (*client)->StartSendBuffer(sent, "mem/buffer.bin", options);
+    ASSERT_TRUE(broadcast.ok()) << broadcast.status().ToString();
+    Result<BroadcastResult> result = (*broadcast)->Wait();
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->verified);
+
+    for (int i = 0; i < cluster.size(); ++i) {
+      EXPECT_FALSE(fs::exists(cluster.data_dir(i) / "mem" / "buffer.bin")) << i;
+      EXPECT_FALSE(fs::exists(cluster.data_dir(i) / "mem" / "buffer.bin.part")) << i;
+      ControlClient member(cluster.config().members[i].control_address, cluster.config().secret);
+      v1::ListResponse list;
+      ASSERT_TRUE(member.List(&list).ok());
+      memory_dirs.push_back(list.memory_dir());
+      EXPECT_TRUE(fs::exists(fs::path(list.memory_dir()) / "mem" / "buffer.bin")) << list.memory_dir();
+    }
+    for (const char* member : {"m1", "m3"}) {
+      std::vector<uint8_t> received(sent.size());
+      ASSERT_TRUE((*client)->ReceiveIntoBuffer(member, "mem/buffer.bin", received, 10).ok()) << member;
+      EXPECT_EQ(received, sent) << member;
+    }
+    EXPECT_FALSE(fs::exists(fs::path(memory_dirs[1]) / "mem" / "buffer.bin"));
+    EXPECT_FALSE(fs::exists(fs::path(memory_dirs[3]) / "mem" / "buffer.bin"));
+    EXPECT_TRUE(fs::exists(fs::path(memory_dirs[2]) / "mem" / "buffer.bin"));
+  }
+  for (int i = 0; i < cluster.size(); ++i) cluster.Terminate(i);
+  for (const std::string& dir : memory_dirs) EXPECT_FALSE(fs::exists(dir)) << dir;
 }
 
 }  // namespace
