@@ -135,6 +135,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
+    if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory()));
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held)", ToHex(id),

@@ -407,6 +407,16 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
   return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
 }
 
+Status PayloadStore::TouchUnheldChunks() {
+  const std::vector<uint8_t> zeros(std::min<uint64_t>(identity_.chunk_bytes, std::max<uint64_t>(identity_.size_bytes, 1)));
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
+    if (have_[c]) continue;
+    GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, {zeros.data(), identity_.ChunkSize(c)}, ChunkOffset(c)));
+  }
+  return Status::Ok();
+}
+
 void PayloadStore::ChunkForwarded(uint64_t chunk) {
   if (page_cache_window_ == 0 || chunks_path_.empty() || chunk >= identity_.NumChunks()) return;
   std::lock_guard<std::mutex> lock(forwarded_mutex_);

@@ -112,6 +112,12 @@ class PayloadStore {
   // REQUIRES: Has(chunk). Reads `out.size()` bytes at `offset` inside the chunk.
   Status ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_t> out) const;
 
+  // Writes zeros over every chunk not held yet, so that the memory behind a payload on a tmpfs
+  // is taken at Prepare (as an MPI program allocates and touches its receive buffer before the
+  // broadcast), not chunk by chunk while data arrives. Harmless elsewhere: those bytes are
+  // unverified anyway.
+  Status TouchUnheldChunks();
+
   // Push receivers recycle a window of page cache instead of filling memory with the payload:
   // each chunk written starts its writeback at once, and a chunk this member has forwarded to
   // every child (ChunkForwarded) leaves the page cache, oldest first, once more than
