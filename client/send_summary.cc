@@ -136,8 +136,8 @@ void PrintSummary(const SendSummary& s) {
   }
   int ok = 0;
   for (const MemberResult& m : s.members) ok += m.digest_ok;
-  fmt::print("  digests    {} of {} members match the source's SHA-256 {}\n", ok, s.members.size(),
-             s.sha256.substr(0, 16));
+  fmt::print("  digests    {} of {} members stored every chunk with the source's SHA-256 (payload {})\n", ok,
+             s.members.size(), s.sha256.substr(0, 16));
   for (const MemberResult& m : s.members) {
     if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, m.state);
   }
