@@ -246,21 +246,17 @@ void Participant::ListDirectory(bool in_memory, bool verify,
 
 Status Participant::Remove(const std::string& name, bool in_memory) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  std::shared_ptr<PlanExecution> finished;
-  PlanId finished_id{};
   {
+    // A finished copy may go while its source still follows the broadcast (the execution stays
+    // registered, and keeps the file open, until the source releases it).
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [id, held] : names_) {
-      if (held.name != name || held.in_memory != in_memory) continue;
-      if (plans_.at(id)->Snapshot().state != ExecutionState::kDone) {
+      if (held.name == name && held.in_memory == in_memory &&
+          plans_.at(id)->Snapshot().state != ExecutionState::kDone) {
         return Status::FailedPrecondition("a broadcast of '" + name + "' is under way here");
       }
-      finished = plans_.at(id);
-      finished_id = id;
     }
   }
-  // The source of this broadcast has not released it yet; its copy is complete.
-  if (finished) (void)Stop(finished_id, "removed");
   const std::string& dir = DirectoryOf(in_memory);
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(dir, name, /*create=*/false));
   if (unlinkat(parent.first.get(), parent.second.c_str(), 0) != 0) {

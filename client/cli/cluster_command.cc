@@ -263,7 +263,8 @@ int ListCommand(const ClusterArgs& args) {
     std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
     std::string bad;
     for (const v1::HeldPayload& p : response.payloads()) {
-      line += fmt::format("\n  {:<32} {:>10} {}", p.name(), FormatSize(p.size_bytes()), p.state());
+      line += fmt::format("\n  {:<32} {:>10} {}{}", p.name(), FormatSize(p.size_bytes()), p.state(),
+                          p.in_memory() ? " (in memory)" : "");
       if (!p.scrub().empty()) line += fmt::format(", verify: {}", p.scrub());
       if (p.bad_chunks_size() == 0) continue;
       std::string chunks;

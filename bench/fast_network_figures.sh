@@ -1,0 +1,45 @@
+#!/bin/bash
+# The fast-network figures of docs/performance.md (issue 13), as root: CPU per byte on loopback,
+# then flat8-10g (10gbit NICs: the host, not the shaping, is the limit) with push, push to
+# memory, pull and tuned MPI_Bcast in rounds, then the slow-link checks that must not regress.
+# Every run starts with a clean page cache; one JSON line per run goes to $1
+# (default ./fast-network-figures.jsonl). Usage: bench/fast_network_figures.sh [OUT.jsonl] [ROUNDS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+G=build/bin/gridcast
+out=${1:-fast-network-figures.jsonl}
+rounds=${2:-3}
+clean() {
+  sync
+  echo 1 > /proc/sys/vm/drop_caches
+}
+record() {  # NAME ARGS RESULT
+  echo "{\"run\": \"$1\", \"load_before\": $2, \"result\": ${3:-null}}" | tee -a "$out"
+}
+run() {
+  clean
+  local load result
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  result=$($G bench "$@" --json 2>/dev/null | tail -1)
+  record "bench $*" "$load" "$result"
+}
+F8=deploy/topologies/flat8-10g.yaml
+for _ in $(seq "$rounds"); do
+  clean
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  record "bench_forwarding_cpu --size 1GiB" "$load" \
+    "$(build/bin/bench_forwarding_cpu --size 1GiB --json 2>/dev/null | tr -d '\n')"
+done
+for _ in $(seq "$rounds"); do
+  run --topology $F8 --size 1GiB --mode mpi
+  run --topology $F8 --size 1GiB --mode push
+  run --topology $F8 --size 1GiB --mode push --algo multilane
+  run --topology $F8 --size 1GiB --mode push --algo multilane --in-memory
+  run --topology $F8 --size 1GiB --mode pull
+done
+# Where the network binds: nothing may get slower.
+F50=$(mktemp --suffix=-flat16-50mbit.yaml)
+sed s/100mbit/50mbit/ deploy/topologies/flat16.yaml > "$F50"
+run --topology "$F50" --size 128MiB --mode push --algo multilane
+run --topology deploy/topologies/two-sites.yaml --size 256MiB --mode push
+rm -f "$F50"
