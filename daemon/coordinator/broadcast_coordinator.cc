@@ -151,7 +151,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
   if (!allowed) {
     return Status::PermissionDenied("payload " + path.string() +
-                                    " is outside the data and memory directories and the send roots");
+                                    " is outside the data directory, the memory directory and the send roots");
   }
   const uint64_t size = fs::file_size(canonical, ec);
   if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());

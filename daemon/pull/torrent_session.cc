@@ -608,8 +608,9 @@ class TorrentSwarm final : public PullSwarm {
     return report;
   }
 
-  // Alert thread: a block of `piece` arrived from the peer with id `pid`.
-  void RecordBlock(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block) {
+  // Alert thread: a block of `piece` arrived from the peer with id `pid` at `when`.
+  void RecordBlock(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block,
+                   Clock::time_point when) {
     const int64_t piece_start = int64_t{piece} * piece_bytes_;
     const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
     const int64_t block_bytes = std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
@@ -619,8 +620,8 @@ class TorrentSwarm final : public PullSwarm {
     const std::string from = name != names_.end() ? name->second
                                                   : endpoint.address().to_string();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (started_ == Clock::time_point{}) started_ = Clock::now();
-    const double t = std::chrono::duration<double>(Clock::now() - started_).count();
+    if (started_ == Clock::time_point{}) started_ = when;
+    const double t = std::max(0.0, std::chrono::duration<double>(when - started_).count());
     PeerReceipt& r = receipts_[from];
     if (r.blocks == 0) {
       r.from = from;
@@ -709,7 +710,12 @@ void TorrentSession::Impl::PumpAlerts() {
     for (lt::alert* a : alerts) {
       if (auto* block = lt::alert_cast<lt::block_finished_alert>(a)) {
         if (auto swarm = FindSwarm(block->handle)) {
-          swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index);
+          // When libtorrent saw the block, not when this thread got to its alert: alerts come
+          // in batches, and a busy host would otherwise pile a second's blocks into one bin
+          // (tomography reads the bins as rates).
+          const auto when = Clock::now() - (lt::clock_type::now() - block->timestamp());
+          swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index,
+                             std::chrono::time_point_cast<Clock::duration>(when));
         }
       } else if (a->category() & lt::alert_category::error) {
         spdlog::warn("swarm: {}", a->message());
