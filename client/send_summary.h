@@ -45,7 +45,7 @@ struct SendSummary {
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex
   std::vector<MemberResult> members;
-  bool verified = false;          // every member's end-to-end SHA-256 equals the source's
+  bool verified = false;          // every member's final digest (its stored chunks' hashes) equals the source's
   std::string error;
   // Set when the plan used the topology `gridcast tomography` inferred (the cluster file names
   // none): its age when the send began, and a line saying where it came from.

@@ -4,9 +4,10 @@
 // moves: each member's Prepare echoes payload size, chunk-hash digest, plan id and member-list
 // digest, and any difference aborts with the member and the field named. Then it starts all
 // members, follows their progress, re-prepares a member that restarted (it resumes from its
-// verified chunks), compares every member's end-to-end SHA-256 with the source's, and releases
-// the plan everywhere. A pull plan also carries the payload's .torrent (made here: the source
-// seeds it), and its last progress message carries every member's per-peer receipts.
+// verified chunks), compares every member's final digest (the digest of its stored chunks'
+// SHA-256 list) with the source's, and releases the plan everywhere. A pull plan also carries
+// the payload's .torrent (made here: the source seeds it), and its last progress message
+// carries every member's per-peer receipts.
 // Blocking; runs on the calling (gRPC handler) thread.
 #pragma once
 
