@@ -65,6 +65,9 @@ Status RunDaemon(const DaemonOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A peer that went away makes a write fail with EPIPE; sendfile(2), unlike send(2), has no
+  // MSG_NOSIGNAL, so without this the whole daemon would die of SIGPIPE when one child does.
+  signal(SIGPIPE, SIG_IGN);
 
   Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(options.torrents);
   if (!torrents.ok()) return torrents.status();
