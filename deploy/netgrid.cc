@@ -77,6 +77,10 @@ Status WriteFileAtomically(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
+// The daemons' memory directories (tmpfs): one per netgrid, so that down removes them even
+// after a SIGKILL.
+fs::path NetgridMemoryRoot(const std::string& prefix) { return fs::path("/dev/shm") / ("gridcast-" + prefix); }
+
 }  // namespace
 
 const NetgridNode* NetgridState::FindNode(const std::string& name) const {
@@ -156,6 +160,7 @@ Status NetgridDown(const fs::path& state_dir) {
     GRIDCAST_RETURN_IF_ERROR(RunChecked({"ip", "netns", "del", netns}));
   }
   std::error_code ec;
+  fs::remove_all(NetgridMemoryRoot(prefix), ec);  // what daemons killed without a chance to clean left
   fs::remove(state_dir / kStateFile, ec);
   if (ec) return Status::Internal("cannot remove state file: " + ec.message());
   return Status::Ok();
@@ -216,6 +221,7 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
   for (const NetgridNode& node : state.nodes) {
     std::vector<std::string> argv = {options.gridcastd, "--name", node.name, "--cluster",
                                      cluster_file.string(), "--data-dir", (root / "data" / node.name).string(),
+                                     "--memory-dir", (NetgridMemoryRoot(state.prefix) / node.name).string(),
                                      "--send-root", (root / "payloads").string()};
     argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
     Result<int> pid = SpawnDetached(NetgridExecArgv(node, argv), (root / "logs" / (node.name + ".log")).string());
