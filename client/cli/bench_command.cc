@@ -164,7 +164,6 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "plan", "--topology", ctx.args.topology, "--algo",
                                    algo, "--size", std::to_string(ctx.size_bytes), "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
-  if (ctx.args.in_memory) argv.push_back("--in-memory");
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   const nlohmann::json plan = nlohmann::json::parse(out.output, nullptr, false);
   if (out.exit_code != 0 || plan.is_discarded()) return Status::Internal("gridcast plan failed: " + out.output);
