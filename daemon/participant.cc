@@ -42,13 +42,6 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
 
 }  // namespace
 
-Digest ChunkHashesDigest(const v1::Payload& payload) {
-  // The same bytes as ChunkListDigest: the concatenated 32-byte hashes.
-  Sha256Stream stream;
-  for (const std::string& hash : payload.chunk_sha256()) stream.Update(AsBytes(hash));
-  return stream.Finish();
-}
-
 Digest MembersDigest(const v1::Plan& plan) {
   Sha256Stream stream;
   for (const v1::Member& m : plan.members()) {
@@ -146,7 +139,8 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_member(options_.name);
   response.set_plan_id(plan.plan_id());
   response.set_payload_bytes(plan.payload().size_bytes());
-  response.set_chunk_hashes_sha256(AsString(ChunkHashesDigest(plan.payload())));
+  // The list this member parsed and will verify against, not the request's bytes.
+  response.set_chunk_hashes_sha256(AsString(ChunkListDigest(execution->store().identity().chunk_hashes)));
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;

@@ -87,9 +87,8 @@ class Participant {
   std::map<PlanId, HeldName> names_;                         // guarded by mutex_
 };
 
-// Digest of the concatenated chunk hashes and of the member list: what Prepare echoes so the
-// source can compare every member's view field by field.
-Digest ChunkHashesDigest(const v1::Payload& payload);
+// Digest of the member list: with ChunkListDigest of the chunk hashes, what Prepare echoes so
+// the source can compare every member's view field by field.
 Digest MembersDigest(const v1::Plan& plan);
 Result<PlanId> PlanIdFromBytes(const std::string& bytes);
 

@@ -73,7 +73,8 @@ Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const v1::Broadcast
 }
 
 // Compares a member's echo of the plan with the source's view, field by field.
-Status CheckAgreement(const std::string& member, const v1::Plan& plan,
+// `chunk_list_digest`: ChunkListDigest of the plan's chunk hashes, computed once per broadcast.
+Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
                       const v1::PrepareResponse& echo) {
   auto differs = [&](const char* field) {
     return Status::Aborted("member '" + member + "' disagrees on " + field + "; broadcast aborted");
@@ -81,7 +82,7 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan,
   if (echo.member() != member) return differs("its own name");
   if (echo.plan_id() != plan.plan_id()) return differs("plan id");
   if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
-  if (echo.chunk_hashes_sha256() != Bytes(ChunkHashesDigest(plan.payload()))) return differs("chunk hashes");
+  if (echo.chunk_hashes_sha256() != chunk_list_digest) return differs("chunk hashes");
   if (echo.members_sha256() != Bytes(MembersDigest(plan))) return differs("member list");
   return Status::Ok();
 }
@@ -279,7 +280,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     v1::PrepareResponse echo;
     Status status = clients[i]->Prepare(prepare_request, &echo);
     if (!status.ok()) return status.WithContext("member '" + members[i] + "' refused the plan");
-    return CheckAgreement(members[i], proto, echo);
+    return CheckAgreement(members[i], proto, chunk_list_digest, echo);
   };
   auto release_all = [&](const std::string& reason) {
     v1::CancelRequest cancel;
