@@ -102,6 +102,8 @@ uint64_t PayloadIdentity::NumChunks() const {
   return chunk_bytes == 0 ? 0 : (size_bytes + chunk_bytes - 1) / chunk_bytes;
 }
 
+uint64_t PayloadIdentity::LargestChunk() const { return std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(size_bytes, 1)); }
+
 uint64_t PayloadIdentity::ChunkSize(uint64_t chunk) const {
   const uint64_t offset = chunk * chunk_bytes;
   return offset >= size_bytes ? 0 : std::min(chunk_bytes, size_bytes - offset);
@@ -192,11 +194,11 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
   std::vector<std::thread> chunk_workers;
   for (uint64_t t = 0; t < chunk_threads; ++t) {
     chunk_workers.emplace_back([&, t] {
-      std::vector<uint8_t> buffer(std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(id.size_bytes, 1)));
+      std::vector<uint8_t> buffer(id.LargestChunk());
       for (uint64_t c = n * t / chunk_threads; c < n * (t + 1) / chunk_threads && chunk_status[t].ok(); ++c) {
-        std::span<uint8_t> chunk(buffer.data(), id.ChunkSize(c));
-        chunk_status[t] = PreadFull(fd, chunk, c * chunk_bytes);
-        id.chunk_hashes[c] = Sha256(chunk);
+        Result<Digest> digest = store->HashStoredChunk(c, buffer);
+        chunk_status[t] = digest.status();
+        if (digest.ok()) id.chunk_hashes[c] = *digest;
       }
     });
   }
@@ -280,15 +282,13 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
                          PreadFull(store->state_fd_, bitmap, kStateHeaderBytes).ok();
   if (resumable) {
     // Trust the bitmap only as far as the data on disk still hashes right.
-    std::vector<uint8_t> buffer(store->identity_.chunk_bytes);
+    std::vector<uint8_t> buffer(store->identity_.LargestChunk());
     for (uint64_t c = 0; c < n; ++c) {
       if (!(bitmap[c / 8] & (1u << (c % 8)))) continue;
-      std::span<uint8_t> chunk(buffer.data(), store->identity_.ChunkSize(c));
-      if (!PreadFull(store->fd_, chunk, c * store->identity_.chunk_bytes).ok()) continue;
-      const Digest digest = Sha256(chunk);
-      if (digest == store->identity_.chunk_hashes[c]) {
+      Result<Digest> digest = store->HashStoredChunk(c, buffer);
+      if (digest.ok() && *digest == store->identity_.chunk_hashes[c]) {
         store->have_[c] = true;
-        store->stored_hashes_[c] = digest;
+        store->stored_hashes_[c] = *digest;
         ++store->verified_;
       }
     }
@@ -309,14 +309,19 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   return store;
 }
 
+Result<Digest> PayloadStore::HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const {
+  std::span<uint8_t> bytes(buffer.data(), identity_.ChunkSize(chunk));
+  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, bytes, ChunkOffset(chunk)));
+  return Sha256(bytes);
+}
+
 bool PayloadStore::VerifyWholeFile() {
   const uint64_t n = identity_.NumChunks();
-  std::vector<uint8_t> buffer(std::min<uint64_t>(identity_.chunk_bytes, std::max<uint64_t>(identity_.size_bytes, 1)));
+  std::vector<uint8_t> buffer(identity_.LargestChunk());
   for (uint64_t c = 0; c < n; ++c) {
-    std::span<uint8_t> chunk(buffer.data(), identity_.ChunkSize(c));
-    if (!PreadFull(fd_, chunk, ChunkOffset(c)).ok()) return false;
-    stored_hashes_[c] = Sha256(chunk);
-    if (stored_hashes_[c] != identity_.chunk_hashes[c]) return false;
+    Result<Digest> digest = HashStoredChunk(c, buffer);
+    if (!digest.ok() || *digest != identity_.chunk_hashes[c]) return false;
+    stored_hashes_[c] = *digest;
   }
   have_.assign(n, true);
   verified_ = n;
@@ -386,8 +391,7 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();  // e.g. the push path's chunks handed to libtorrent
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
-  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, buffer, ChunkOffset(chunk)));
-  const Digest digest = Sha256(buffer);
+  GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashStoredChunk(chunk, buffer));
   if (digest != identity_.chunk_hashes[chunk]) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
   }
@@ -408,7 +412,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
 }
 
 Status PayloadStore::TouchUnheldChunks() {
-  const std::vector<uint8_t> zeros(std::min<uint64_t>(identity_.chunk_bytes, std::max<uint64_t>(identity_.size_bytes, 1)));
+  const std::vector<uint8_t> zeros(identity_.LargestChunk());
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
     if (have_[c]) continue;
@@ -501,16 +505,16 @@ Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::InvalidArgument("'" + name + "' is not a regular file");
   ScrubReport report;
   report.chunks = store->identity_.NumChunks();
-  std::vector<uint8_t> buffer(std::min<uint64_t>(store->identity_.chunk_bytes, std::max<uint64_t>(store->identity_.size_bytes, 1)));
+  std::vector<uint8_t> buffer(store->identity_.LargestChunk());
   for (uint64_t c = 0; c < report.chunks; ++c) {
-    std::span<uint8_t> chunk(buffer.data(), store->identity_.ChunkSize(c));
     // A chunk cut off by a shorter file is as bad as a changed one.
-    if (store->ChunkOffset(c) + chunk.size() > static_cast<uint64_t>(st.st_size)) {
+    if (store->ChunkOffset(c) + store->identity_.ChunkSize(c) > static_cast<uint64_t>(st.st_size)) {
       report.bad_chunks.push_back(c);
       continue;
     }
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(fd, chunk, store->ChunkOffset(c)).WithContext(name));
-    if (Sha256(chunk) != store->identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
+    Result<Digest> digest = store->HashStoredChunk(c, buffer);
+    if (!digest.ok()) return digest.status().WithContext(name);
+    if (*digest != store->identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
   }
   return report;
 }

@@ -45,6 +45,8 @@ struct PayloadIdentity {
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;
+  // The size of the largest chunk (at least 1): what a buffer for any one chunk needs.
+  uint64_t LargestChunk() const;
   // Digest of everything above: two stores hold the same payload iff fingerprints match.
   Digest Fingerprint() const;
 };
@@ -157,6 +159,8 @@ class PayloadStore {
                                                             uint64_t chunk_bytes);
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
+  // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its SHA-256.
+  Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
   // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
   bool VerifyWholeFile();
   Status WriteChunkList() const;
