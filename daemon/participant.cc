@@ -98,7 +98,14 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
                    std::move(bt_addresses), [weak] {
                      if (auto e = weak.lock()) e->OnSwarmChunkVerified();
-                   }};
+                   },
+                   {}};
+    // A hybrid member's push lanes already say when a chunk may leave the page cache.
+    if (execution->plan().mode == PlanMode::kPull) {
+      join.on_chunk_shared = [weak](uint64_t chunk) {
+        if (auto e = weak.lock()) e->OnSwarmChunkShared(chunk);
+      };
+    }
     GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, options_.torrents->Join(std::move(join)));
     execution->AttachSwarm(std::move(swarm));
   }

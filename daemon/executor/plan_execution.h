@@ -101,6 +101,9 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   const std::shared_ptr<PullSwarm>& swarm() const { return swarm_; }
   // Any thread: the swarm verified `chunk` in the store.
   void OnSwarmChunkVerified();
+  // Any thread: every peer of this member holds `chunk` (a pull member's swarm): nobody will
+  // ask this member for it, so it may leave the page cache.
+  void OnSwarmChunkShared(uint64_t chunk) { ReleaseFromPageCache(chunk); }
 
   // On the io thread: start forwarding (opens connections to children).
   void Start();

@@ -8,6 +8,9 @@
 #include <libtorrent/peer_request.hpp>
 #include <libtorrent/storage_defs.hpp>
 
+#include "daemon/pull/piece_assembly.h"
+#include "daemon/pull/recent_pieces.h"
+
 namespace gridcast {
 
 std::string InfoHashHex(const lt::sha1_hash& info_hash) {
@@ -39,6 +42,12 @@ lt::storage_error StorageError(lt::operation_t operation) {
   return error;
 }
 
+// Memory for pieces gathered, being checked or recent (PieceAssembly, RecentPieces), per
+// daemon: at 256 KiB pieces 128 recent ones (a few seconds of a 10 Gbit/s swarm) and at least
+// as many in flight, well above what one swarm keeps partial at once.
+constexpr uint64_t kAssemblyBudget = 64 << 20;
+constexpr uint64_t kRecentBudget = kAssemblyBudget / 2;
+
 std::span<const uint8_t> Bytes(const char* data, int length) {
   return {reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(length)};
 }
@@ -68,6 +77,8 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
 
   void remove_torrent(lt::storage_index_t index) override {
     storages_[index].reset();
+    assembly_.DropStorage(static_cast<int>(index));
+    recent_.DropStorage(static_cast<int>(index));
     free_.push_back(index);
   }
 
@@ -75,11 +86,20 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
                   std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler,
                   lt::disk_job_flags_t) override {
     const std::shared_ptr<TorrentStorage>& storage = storages_[index];
+    const auto chunk = static_cast<uint64_t>(static_cast<int>(r.piece));
+    if (const uint8_t* lent = recent_.Lend({static_cast<int>(index), chunk}, static_cast<uint64_t>(r.start),
+                                           static_cast<uint64_t>(r.length))) {
+      // libtorrent only sends from read buffers; free_disk_buffer() returns this one.
+      char* block = const_cast<char*>(reinterpret_cast<const char*>(lent));
+      boost::asio::post(io_, [this, handler = std::move(handler), block, length = r.length] {
+        handler(lt::disk_buffer_holder(*this, block, length), lt::storage_error());
+      });
+      return;
+    }
     char* buffer = new char[static_cast<size_t>(r.length)];
     Status read = storage == nullptr
                       ? Status::FailedPrecondition("no store")
-                      : storage->store->ReadBlock(static_cast<uint64_t>(static_cast<int>(r.piece)),
-                                                  static_cast<uint64_t>(r.start),
+                      : storage->store->ReadBlock(chunk, static_cast<uint64_t>(r.start),
                                                   {reinterpret_cast<uint8_t*>(buffer), static_cast<size_t>(r.length)});
     lt::storage_error error;
     if (!read.ok()) {
@@ -95,10 +115,13 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
                    std::shared_ptr<lt::disk_observer>, std::function<void(lt::storage_error const&)> handler,
                    lt::disk_job_flags_t) override {
     const std::shared_ptr<TorrentStorage>& storage = storages_[index];
-    Status written = storage == nullptr
-                         ? Status::FailedPrecondition("no store")
-                         : storage->store->WriteBlock(static_cast<uint64_t>(static_cast<int>(r.piece)),
-                                                      static_cast<uint64_t>(r.start), Bytes(buf, r.length));
+    const auto chunk = static_cast<uint64_t>(static_cast<int>(r.piece));
+    Status written = Status::Ok();
+    if (storage == nullptr) {
+      written = Status::FailedPrecondition("no store");
+    } else if (!Gather(index, *storage, chunk, r, buf)) {
+      written = storage->store->WriteBlock(chunk, static_cast<uint64_t>(r.start), Bytes(buf, r.length));
+    }
     lt::storage_error error;
     if (!written.ok()) {
       spdlog::warn("swarm: write to piece {}: {}", static_cast<int>(r.piece), written.ToString());
@@ -112,14 +135,18 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
                   lt::disk_job_flags_t,
                   std::function<void(lt::piece_index_t, lt::sha1_hash const&, lt::storage_error const&)> handler) override {
     std::shared_ptr<TorrentStorage> storage = storages_[index];
-    boost::asio::post(pool_, [this, storage, piece, handler = std::move(handler)] {
-      const auto chunk = static_cast<uint64_t>(static_cast<int>(piece));
+    const auto chunk = static_cast<uint64_t>(static_cast<int>(piece));
+    std::shared_ptr<const std::vector<uint8_t>> gathered = assembly_.Take({static_cast<int>(index), chunk});
+    boost::asio::post(pool_, [this, index, storage, piece, chunk, gathered, handler = std::move(handler)] {
       lt::sha1_hash reported;  // all zero: never a real piece hash, so libtorrent fails it
       lt::storage_error error;
       if (storage == nullptr || chunk >= storage->piece_sha1.size()) {
         error = StorageError(lt::operation_t::file_read);
       } else {
-        Status verified = storage->store->VerifyStoredChunk(chunk);
+        // A gathered piece is checked in memory and written only if good; other pieces were
+        // written block by block and are checked as stored.
+        Status verified = gathered != nullptr ? storage->store->WriteChunk(chunk, *gathered)
+                                              : storage->store->VerifyStoredChunk(chunk);
         if (verified.ok()) {
           reported = storage->piece_sha1[chunk];
           storage->on_chunk_verified();
@@ -128,7 +155,13 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
           spdlog::warn("swarm: checking piece {}: {}", chunk, verified.ToString());
         }
       }
-      boost::asio::post(io_, [handler, piece, reported, error] { handler(piece, reported, error); });
+      const bool recent = gathered != nullptr && !reported.is_all_zeros();
+      boost::asio::post(io_, [this, index, storage, chunk, gathered, recent, handler, piece, reported, error] {
+        // Recent before libtorrent announces the piece (peers ask for it next), and only while
+        // the torrent is still the one at `index`: a removed torrent's index is reused.
+        if (recent && storages_[index] == storage) recent_.Add({static_cast<int>(index), chunk}, gathered);
+        handler(piece, reported, error);
+      });
     });
   }
 
@@ -178,8 +211,9 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
     });
   }
 
-  void async_clear_piece(lt::storage_index_t, lt::piece_index_t piece,
+  void async_clear_piece(lt::storage_index_t index, lt::piece_index_t piece,
                          std::function<void(lt::piece_index_t)> handler) override {
+    assembly_.Drop({static_cast<int>(index), static_cast<uint64_t>(static_cast<int>(piece))});
     boost::asio::post(io_, [handler = std::move(handler), piece] { handler(piece); });
   }
 
@@ -189,9 +223,25 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
   void submit_jobs() override {}
   void settings_updated() override {}
 
-  void free_disk_buffer(char* buffer) override { delete[] buffer; }
+  void free_disk_buffer(char* buffer) override {
+    if (!recent_.Return(reinterpret_cast<const uint8_t*>(buffer))) delete[] buffer;
+  }
 
  private:
+  // Gathers the block in memory unless the chunk is held already (a hybrid member's pushed
+  // chunks reach libtorrent as pieces to "write") or over the assembly's budget.
+  bool Gather(lt::storage_index_t index, const TorrentStorage& storage, uint64_t chunk, lt::peer_request const& r,
+              char const* buf) {
+    const PayloadIdentity& identity = storage.store->identity();
+    if (chunk >= identity.NumChunks() || r.start < 0 || r.length < 0 ||
+        static_cast<uint64_t>(r.start) + static_cast<uint64_t>(r.length) > identity.ChunkSize(chunk) ||
+        storage.store->Has(chunk)) {
+      return false;  // the store refuses what is outside the chunk, and ignores held chunks
+    }
+    return assembly_.Add({static_cast<int>(index), chunk}, identity.ChunkSize(chunk), static_cast<uint64_t>(r.start),
+                         Bytes(buf, r.length));
+  }
+
   void Done(std::function<void()> handler) {
     if (handler) boost::asio::post(io_, std::move(handler));
   }
@@ -200,7 +250,9 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
   const std::shared_ptr<TorrentStorageTable> table_;
   lt::aux::vector<std::shared_ptr<TorrentStorage>, lt::storage_index_t> storages_;
   std::vector<lt::storage_index_t> free_;
-  // Piece checks read and hash a whole chunk: off the network thread.
+  PieceAssembly assembly_{kAssemblyBudget};
+  RecentPieces recent_{kRecentBudget};
+  // Piece checks hash (and write, or read) a whole chunk: off the network thread.
   boost::asio::thread_pool pool_{2};
 };
 

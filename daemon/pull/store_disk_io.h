@@ -1,12 +1,14 @@
 // StoreDiskIo: libtorrent's disk subsystem replaced by gridcast's verified PayloadStore.
 //
 // Why: chunks written by BitTorrent and by the push path must go through one store with one
-// rule — nothing counts until its SHA-256 matches the plan. libtorrent's blocks land in the
-// chunk's bytes of the .part file (never in a verified chunk); when libtorrent asks for a
-// piece's hash, the store checks the stored chunk against the plan's SHA-256 and marks it, and
-// libtorrent is told the torrent's own SHA-1 for that piece on success (or a wrong one on
-// failure, so it re-requests the piece and blames the peer). The torrent's SHA-1s are never
-// computed at receivers. Payload bytes are read and written only through PayloadStore.
+// rule — nothing counts until its SHA-256 matches the plan. libtorrent's blocks are gathered
+// in memory per piece (PieceAssembly); when libtorrent asks for a piece's hash, the piece is
+// checked against the plan's SHA-256 and written once if it matches (PayloadStore::WriteChunk).
+// Pieces over the assembly's memory budget take the older way: their blocks land in the
+// chunk's bytes of the .part file (never in a verified chunk) and the stored chunk is checked.
+// Either way libtorrent is told the torrent's own SHA-1 for that piece on success (or a wrong
+// one on failure, so it re-requests the piece and blames the peer). The torrent's SHA-1s are
+// never computed at receivers. Payload bytes are read and written only through PayloadStore.
 //
 // libtorrent calls every method on its network thread; the piece checks run on a small pool
 // and their handlers are posted back. Internal to daemon/pull.

@@ -43,6 +43,8 @@ using Clock = std::chrono::steady_clock;
 // keep its requests to the source flowing (about a second at its share of the source's
 // upload), small enough that the last deals drain quickly.
 constexpr uint64_t kDealtBytes = 1 << 20;
+// How often the alert thread collects alerts (the queue holds more than a batch: Start()).
+constexpr std::chrono::milliseconds kAlertBatch{100};
 using TorrentPluginFactory =
     std::function<std::shared_ptr<lt::torrent_plugin>(lt::torrent_handle const&, lt::client_data_t)>;
 
@@ -212,6 +214,78 @@ class GateTorrentPlugin final : public lt::torrent_plugin {
 
  private:
   const std::shared_ptr<StripeGate> gate_;
+};
+
+// Which held pieces every peer of a pull member (but the source) holds too (network thread
+// only). From then on no peer asks this member for them, so their pages may leave the page
+// cache: a swarm then recycles a window of page cache as the push path does, instead of
+// taking fresh pages for the whole payload (docs/performance.md: fresh pages made the writes
+// the largest cost of a pull on a fast network).
+class SharedPieces {
+ public:
+  SharedPieces(std::set<lt::peer_id> peers, std::vector<bool> held, std::function<void(uint64_t)> on_shared)
+      : peers_(std::move(peers)), held_(std::move(held)), holders_(held_.size(), 0),
+        on_shared_(std::move(on_shared)) {}
+
+  void Announced(const lt::peer_id& peer, int piece) {
+    if (piece < 0 || static_cast<size_t>(piece) >= held_.size() || peers_.count(peer) == 0) return;
+    std::vector<bool>& announced = announced_[peer];
+    if (announced.empty()) announced.resize(held_.size(), false);
+    if (announced[piece]) return;  // a peer that reconnects announces its pieces again
+    announced[piece] = true;
+    ++holders_[piece];
+    Check(piece);
+  }
+  void Held(int piece) {
+    if (piece < 0 || static_cast<size_t>(piece) >= held_.size()) return;
+    held_[piece] = true;
+    Check(piece);
+  }
+
+ private:
+  void Check(int piece) {
+    if (held_[piece] && holders_[piece] == peers_.size()) on_shared_(static_cast<uint64_t>(piece));
+  }
+
+  const std::set<lt::peer_id> peers_;
+  std::vector<bool> held_;
+  std::vector<size_t> holders_;  // peers that announced each piece
+  std::map<lt::peer_id, std::vector<bool>> announced_;
+  const std::function<void(uint64_t)> on_shared_;
+};
+
+class SharedPeerPlugin final : public lt::peer_plugin {
+ public:
+  SharedPeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<SharedPieces> shared)
+      : peer_(std::move(peer)), shared_(std::move(shared)) {}
+
+  // The peer id is known once the handshake is done, before any of these messages.
+  bool on_have(lt::piece_index_t piece) override {
+    shared_->Announced(peer_.pid(), static_cast<int>(piece));
+    return false;
+  }
+  bool on_bitfield(lt::bitfield const& pieces) override {
+    for (int p = 0; p < pieces.size(); ++p) {
+      if (pieces.get_bit(p)) shared_->Announced(peer_.pid(), p);
+    }
+    return false;
+  }
+
+ private:
+  const lt::peer_connection_handle peer_;
+  const std::shared_ptr<SharedPieces> shared_;
+};
+
+class SharedTorrentPlugin final : public lt::torrent_plugin {
+ public:
+  explicit SharedTorrentPlugin(std::shared_ptr<SharedPieces> shared) : shared_(std::move(shared)) {}
+  std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
+    return std::make_shared<SharedPeerPlugin>(peer, shared_);
+  }
+  void on_piece_pass(lt::piece_index_t piece) override { shared_->Held(static_cast<int>(piece)); }
+
+ private:
+  const std::shared_ptr<SharedPieces> shared_;
 };
 
 // The source's side of a striped swarm (network thread only): what it tells members as they
@@ -677,6 +751,8 @@ class TorrentSession::Impl {
     std::shared_ptr<SourceSide> source_side;       // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     std::function<void()> on_chunk_verified;
+    std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
+    std::set<lt::peer_id> sharers;                   // ... and the peers it waits for
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
   };
   Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store, Role role);
@@ -705,7 +781,10 @@ class TorrentSession::Impl {
 void TorrentSession::Impl::PumpAlerts() {
   std::vector<lt::alert*> alerts;
   while (!stop_) {
-    if (session_.wait_for_alert(std::chrono::milliseconds(200)) == nullptr) continue;
+    // In batches, not woken by every alert: a fast swarm posts one per 16 KiB block, and a
+    // thread woken for each competed for the cores with the transfer. Each block carries its
+    // own timestamp, so the observations lose nothing.
+    std::this_thread::sleep_for(kAlertBatch);
     session_.pop_alerts(&alerts);
     for (lt::alert* a : alerts) {
       if (auto* block = lt::alert_cast<lt::block_finished_alert>(a)) {
@@ -782,6 +861,12 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
       return std::make_shared<SourceTorrentPlugin>(side);
     });
   }
+  if (role.on_chunk_shared && !role.sharers.empty()) {
+    auto shared = std::make_shared<SharedPieces>(std::move(role.sharers), held, std::move(role.on_chunk_shared));
+    params.extensions.push_back([shared](lt::torrent_handle const&, lt::client_data_t) {
+      return std::make_shared<SharedTorrentPlugin>(shared);
+    });
+  }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
                                               gate, info->piece_length(), info->total_size(), options_.bin_s);
@@ -815,6 +900,11 @@ Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOpti
   s.set_bool(lt::settings_pack::enable_incoming_utp, false);
   s.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
   s.set_int(lt::settings_pack::alert_mask, lt::alert_category::error | lt::alert_category::block_progress);
+  // One alert per received 16 KiB block feeds the observations: at 10 Gbit/s that is ~80,000
+  // a second, and with libtorrent's default queue (2,000) a member whose alert thread waited
+  // for a core dropped blocks from its observations (kAlertBatch at that rate is 8,000).
+  // Bounded still (about 100 bytes each).
+  s.set_int(lt::settings_pack::alert_queue_size, 1 << 16);
   s.set_int(lt::settings_pack::active_downloads, -1);
   s.set_int(lt::settings_pack::active_seeds, -1);
   s.set_int(lt::settings_pack::active_limit, -1);
@@ -955,7 +1045,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   }
   for (const SwarmMember& m : swarm.members) {
     if (m.member != join.self) continue;
-    for (int peer : m.peers) role.peers.push_back(endpoints[peer]);
+    for (int peer : m.peers) {
+      role.peers.push_back(endpoints[peer]);
+      if (peer != swarm.source && join.on_chunk_shared) role.sharers.insert(peer_id_of(peer));
+    }
+    role.on_chunk_shared = join.on_chunk_shared;
     if (striped) {
       role.stripe = stripe_of(m);
       role.source = endpoints[swarm.source];
