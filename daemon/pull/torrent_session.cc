@@ -615,10 +615,11 @@ class TorrentSwarm final : public PullSwarm {
  public:
   TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
                std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
-               std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s)
+               std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s,
+               std::function<void()> drain_alerts)
       : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
         names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
-        payload_bytes_(payload_bytes), bin_s_(bin_s) {}
+        payload_bytes_(payload_bytes), bin_s_(bin_s), drain_alerts_(std::move(drain_alerts)) {}
 
   ~TorrentSwarm() override { Leave(); }
 
@@ -668,6 +669,8 @@ class TorrentSwarm final : public PullSwarm {
   }
 
   SwarmReport Report() const override {
+    // Blocks whose alerts wait for the next batch belong in the report too.
+    drain_alerts_();
     SwarmReport report;
     report.bin_s = bin_s_;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -723,6 +726,7 @@ class TorrentSwarm final : public PullSwarm {
   const int piece_bytes_;
   const int64_t payload_bytes_;
   const double bin_s_;
+  const std::function<void()> drain_alerts_;
   lt::torrent_handle handle_;
   std::atomic<bool> left_{false};
   std::atomic<uint64_t> uploaded_{0};
@@ -763,6 +767,8 @@ class TorrentSession::Impl {
 
  private:
   void PumpAlerts();
+  // Hands the queued alerts to their swarms; any thread.
+  void DrainAlerts();
   std::shared_ptr<TorrentSwarm> FindSwarm(const lt::torrent_handle& handle) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = swarms_.find(handle);
@@ -773,32 +779,39 @@ class TorrentSession::Impl {
   }
 
   std::atomic<bool> stop_{false};
+  std::mutex alerts_mutex_;
   std::thread alerts_;
   std::mutex mutex_;
   std::map<lt::torrent_handle, std::weak_ptr<TorrentSwarm>> swarms_;  // guarded by mutex_
 };
 
 void TorrentSession::Impl::PumpAlerts() {
-  std::vector<lt::alert*> alerts;
   while (!stop_) {
     // In batches, not woken by every alert: a fast swarm posts one per 16 KiB block, and a
     // thread woken for each competed for the cores with the transfer. Each block carries its
     // own timestamp, so the observations lose nothing.
     std::this_thread::sleep_for(kAlertBatch);
-    session_.pop_alerts(&alerts);
-    for (lt::alert* a : alerts) {
-      if (auto* block = lt::alert_cast<lt::block_finished_alert>(a)) {
-        if (auto swarm = FindSwarm(block->handle)) {
-          // When libtorrent saw the block, not when this thread got to its alert: alerts come
-          // in batches, and a busy host would otherwise pile a second's blocks into one bin
-          // (tomography reads the bins as rates).
-          const auto when = Clock::now() - (lt::clock_type::now() - block->timestamp());
-          swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index,
-                             std::chrono::time_point_cast<Clock::duration>(when));
-        }
-      } else if (a->category() & lt::alert_category::error) {
-        spdlog::warn("swarm: {}", a->message());
+    DrainAlerts();
+  }
+}
+
+void TorrentSession::Impl::DrainAlerts() {
+  // An alert is valid until the next pop_alerts(): one drain at a time.
+  std::lock_guard<std::mutex> lock(alerts_mutex_);
+  std::vector<lt::alert*> alerts;
+  session_.pop_alerts(&alerts);
+  for (lt::alert* a : alerts) {
+    if (auto* block = lt::alert_cast<lt::block_finished_alert>(a)) {
+      if (auto swarm = FindSwarm(block->handle)) {
+        // When libtorrent saw the block, not when this thread got to its alert: alerts come
+        // in batches, and a busy host would otherwise pile a second's blocks into one bin
+        // (tomography reads the bins as rates).
+        const auto when = Clock::now() - (lt::clock_type::now() - block->timestamp());
+        swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index,
+                           std::chrono::time_point_cast<Clock::duration>(when));
       }
+    } else if (a->category() & lt::alert_category::error) {
+      spdlog::warn("swarm: {}", a->message());
     }
   }
 }
@@ -869,7 +882,8 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
   }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
-                                              gate, info->piece_length(), info->total_size(), options_.bin_s);
+                                              gate, info->piece_length(), info->total_size(), options_.bin_s,
+                                              [this] { DrainAlerts(); });
   table_->Register(info_hash, storage);
   lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
   if (ec) {
