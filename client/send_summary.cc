@@ -58,6 +58,11 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
     s.members.push_back(std::move(r));
   }
   s.verified = all_ok;
+  if (last.has_control()) {
+    const v1::ControlCounters& c = last.control();
+    s.control = SendSummary::Control{c.rpcs_at_source(), c.bytes_at_source(),
+                                     c.first_byte_s() >= 0 ? std::optional<double>(c.first_byte_s()) : std::nullopt};
+  }
   if (source.model) {
     const NetworkModel& net = *source.model;
     std::vector<int> nodes;
@@ -90,6 +95,12 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
                                                     : nlohmann::json(nullptr);
   if (s.source_copies) j["source_copies"] = *s.source_copies;
+  if (s.control) {
+    j["control"] = {{"rpcs_at_source", s.control->rpcs_at_source},
+                    {"bytes_at_source", s.control->bytes_at_source},
+                    {"first_byte_s", s.control->first_byte_s ? nlohmann::json(*s.control->first_byte_s)
+                                                             : nlohmann::json(nullptr)}};
+  }
   if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
   if (!s.rationale.empty()) j["rationale"] = s.rationale;
   if (!s.error.empty()) j["error"] = s.error;
@@ -133,6 +144,12 @@ void PrintSummary(const SendSummary& s) {
   if (s.bound_s) {
     fmt::print("  bound      {:.3f} s (physical limit of the network model)\n", *s.bound_s);
     if (s.completion_s > 0) fmt::print("  efficiency {:.3f} (bound / time)\n", *s.bound_s / s.completion_s);
+  }
+  if (s.control) {
+    fmt::print("  control    {} calls, {} at the source; first payload byte {}\n", s.control->rpcs_at_source,
+               FormatSize(s.control->bytes_at_source),
+               s.control->first_byte_s ? fmt::format("{:.3f} s after the request", *s.control->first_byte_s)
+                                       : std::string("never sent"));
   }
   int ok = 0;
   for (const MemberResult& m : s.members) ok += m.digest_ok;

@@ -51,6 +51,14 @@ struct SendSummary {
   // none): its age when the send began, and a line saying where it came from.
   std::optional<double> inferred_topology_age_s;
   std::string topology_note;
+  // What the source's control plane cost (BroadcastProgress.control); absent from daemons
+  // older than the counters.
+  struct Control {
+    uint64_t rpcs_at_source = 0;
+    uint64_t bytes_at_source = 0;
+    std::optional<double> first_byte_s;  // from the request to the first payload byte sent
+  };
+  std::optional<Control> control;
 };
 
 SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,

@@ -99,7 +99,9 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
                    std::move(bt_addresses), [weak] {
                      if (auto e = weak.lock()) e->OnSwarmChunkVerified();
                    },
-                   {}};
+                   {}, [weak] {
+                     if (auto e = weak.lock()) e->NotePayloadSent();
+                   }};
     // A hybrid member's push lanes already say when a chunk may leave the page cache.
     if (execution->plan().mode == PlanMode::kPull) {
       join.on_chunk_shared = [weak](uint64_t chunk) {

@@ -66,6 +66,7 @@ struct BenchOutcome {
   bool verified = false;
   std::optional<double> source_copies;          // pull modes: payloads the source uploaded
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
+  nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
   std::vector<std::string> details;  // extra lines for the human output
   // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
   // their adjusted Rand index against the topology's bandwidth groups.
@@ -256,6 +257,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
       outcome.details.push_back(fmt::format("killed {} after {:.0f}% of the bound", fmt::join(victims, ", "),
                                             100 * ctx.args.kill_at));
     }
+    if (summary.contains("control")) outcome.control = summary["control"];
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
@@ -463,6 +465,7 @@ int Bench(const BenchArgs& args) {
       pull_fields = fmt::format(", \"source_copies\": {}, \"uplink_copies\": {}", FormatFloat(*outcome->source_copies),
                                 nlohmann::json(outcome->uplink_copies).dump());
     }
+    if (!outcome->control.is_null()) pull_fields += ", \"control\": " + outcome->control.dump();
     if (outcome->pairs) {
       pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),

@@ -130,6 +130,7 @@ BroadcastCoordinator::BroadcastCoordinator(Participant& node, const ClusterConfi
 
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const auto received = std::chrono::steady_clock::now();
   // --- The payload: inside the data directory or an allowed send root, or a fresh probe.
   fs::path path(request.payload_path());
   std::string probe_name;
@@ -266,11 +267,25 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
 
   // --- Agreement.
   GRIDCAST_RETURN_IF_ERROR(node_.PrepareSource(proto, std::move(store)));
+  // Held here: its first send time is read after release_all() let the node forget it.
+  const std::shared_ptr<PlanExecution> own = node_.FindPlan(id);
+  ControlTraffic traffic;
+  ControlClientOptions client_options = options_.client;
+  client_options.traffic = &traffic;
   std::vector<std::unique_ptr<ControlClient>> clients(members.size());
   for (size_t i = 1; i < members.size(); ++i) {
     clients[i] = std::make_unique<ControlClient>(cluster_.Find(members[i])->control_address,
-                                                 cluster_.secret, options_.client);
+                                                 cluster_.secret, client_options);
   }
+  // Every report carries the control plane's cost so far.
+  auto report_with_counters = [&](v1::BroadcastProgress& p) {
+    v1::ControlCounters* counters = p.mutable_control();
+    counters->set_rpcs_at_source(traffic.rpcs);
+    counters->set_bytes_at_source(traffic.bytes);
+    const auto sent = own ? own->Snapshot().first_payload_sent : std::nullopt;
+    counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - received).count() : -1);
+    report(p);
+  };
   auto prepare = [&](size_t i) -> Status {
     v1::PrepareRequest prepare_request;
     *prepare_request.mutable_plan() = proto;
@@ -385,7 +400,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       release_all("aborted: " + failure.message());
       progress.set_finished(true);
       progress.set_error(failure.message());
-      report(progress);
+      report_with_counters(progress);
       return failure;
     }
     if (all_done) {
@@ -399,12 +414,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         result = Status::Unavailable("every other member holds a verified copy; lost: " + names);
         progress.set_error(result.message());
       }
-      report(progress);
+      report_with_counters(progress);
       spdlog::info("broadcast {} finished in {:.3f} s{}", ToHex(id), progress.elapsed_s(),
                    lost.empty() ? "" : " (" + result.message() + ")");
       return result;
     }
-    report(progress);
+    report_with_counters(progress);
     std::this_thread::sleep_for(options_.poll_interval);
   }
 }

@@ -236,6 +236,13 @@ void PlanExecution::Fail(const Status& status) {
   chunk_arrived_.Notify();
 }
 
+void PlanExecution::NotePayloadSent() {
+  if (first_payload_sent_ns_.load(std::memory_order_relaxed) != 0) return;
+  int64_t none = 0;
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  first_payload_sent_ns_.compare_exchange_strong(none, now);
+}
+
 ExecutionSnapshot PlanExecution::Snapshot() const {
   ExecutionSnapshot snapshot;
   snapshot.chunks_done = store_->VerifiedCount();
@@ -247,6 +254,9 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   snapshot.digest = digest_;
   snapshot.finished_s = finished_s_;
   snapshot.forwarding_done = forwarding_done_;
+  if (const int64_t sent = first_payload_sent_ns_.load(); sent != 0) {
+    snapshot.first_payload_sent = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(sent));
+  }
   return snapshot;
 }
 
@@ -409,6 +419,7 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     const auto header_bytes = EncodeFrameHeader(header);
     conn->in_flight.insert(chunk);
     conn->last_sent = std::chrono::steady_clock::now();
+    NotePayloadSent();
     co_return co_await WriteHeadAndFile(conn->socket, asio::buffer(header_bytes), store_->fd(),
                                         store_->ChunkOffset(chunk), header.length, options_.io_timeout);
   };

@@ -28,11 +28,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,8 @@ struct ExecutionSnapshot {
   Digest digest{};            // when done: ChunkListDigest of the stored chunks
   double finished_s = 0;      // seconds from Start() to completion, when done
   bool forwarding_done = false;  // every child holds everything this member sends it
+  // When this member first handed payload bytes to a socket (push or swarm), if it has.
+  std::optional<std::chrono::steady_clock::time_point> first_payload_sent;
 };
 
 class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
@@ -104,6 +108,8 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Any thread: every peer of this member holds `chunk` (a pull member's swarm): nobody will
   // ask this member for it, so it may leave the page cache.
   void OnSwarmChunkShared(uint64_t chunk) { ReleaseFromPageCache(chunk); }
+  // Any thread: payload bytes are about to leave for a peer (the first call is remembered).
+  void NotePayloadSent();
 
   // On the io thread: start forwarding (opens connections to children).
   void Start();
@@ -194,6 +200,9 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   double finished_s_ = 0;                             // guarded by mutex_
   bool forwarding_done_ = false;                      // guarded by mutex_
   bool stop_requested_ = false;                       // guarded by mutex_
+  // steady_clock nanoseconds of the first NotePayloadSent(); 0 = none yet. Atomic: the send
+  // path checks it per chunk without the mutex.
+  std::atomic<int64_t> first_payload_sent_ns_{0};
 };
 
 }  // namespace gridcast

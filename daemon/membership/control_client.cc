@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -35,61 +36,71 @@ ControlClient::ControlClient(const std::string& address, std::string secret,
 
 void ControlClient::Authorise(grpc::ClientContext* context, const char* method,
                               std::chrono::milliseconds timeout) const {
-  context->AddMetadata(kAuthMetadataKey, MakeControlToken(secret_, method, UnixMillisNow()));
+  const std::string token = MakeControlToken(secret_, method, UnixMillisNow());
+  if (options_.traffic != nullptr) options_.traffic->bytes += token.size() + std::strlen(kAuthMetadataKey);
+  context->AddMetadata(kAuthMetadataKey, token);
   context->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
-Status ControlClient::Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response) {
+void ControlClient::Count(size_t request_bytes, size_t response_bytes) const {
+  if (options_.traffic == nullptr) return;
+  ++options_.traffic->rpcs;
+  options_.traffic->bytes += request_bytes + response_bytes;
+}
+
+template <typename Request, typename Response, typename Call>
+Status ControlClient::Unary(const char* method, std::chrono::milliseconds timeout, const Request& request,
+                            Response* response, Call call) {
   grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/Prepare", options_.call_timeout);
-  return FromGrpc(stub_->Prepare(&context, request, response));
+  Authorise(&context, method, timeout);
+  const grpc::Status status = call(&context);
+  Count(request.ByteSizeLong(), response->ByteSizeLong());
+  return FromGrpc(status);
+}
+
+Status ControlClient::Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response) {
+  return Unary("/gridcast.v1.Control/Prepare", options_.call_timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->Prepare(c, request, response); });
 }
 
 Status ControlClient::Start(const v1::StartRequest& request) {
-  grpc::ClientContext context;
   v1::StartResponse response;
-  Authorise(&context, "/gridcast.v1.Control/Start", options_.call_timeout);
-  return FromGrpc(stub_->Start(&context, request, &response));
+  return Unary("/gridcast.v1.Control/Start", options_.call_timeout, request, &response,
+               [&](grpc::ClientContext* c) { return stub_->Start(c, request, &response); });
 }
 
 Status ControlClient::Cancel(const v1::CancelRequest& request) {
-  grpc::ClientContext context;
   v1::CancelResponse response;
-  Authorise(&context, "/gridcast.v1.Control/Cancel", options_.call_timeout);
-  return FromGrpc(stub_->Cancel(&context, request, &response));
+  return Unary("/gridcast.v1.Control/Cancel", options_.call_timeout, request, &response,
+               [&](grpc::ClientContext* c) { return stub_->Cancel(c, request, &response); });
 }
 
 Status ControlClient::GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response) {
-  grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/Status", options_.call_timeout);
-  return FromGrpc(stub_->Status(&context, request, response));
+  return Unary("/gridcast.v1.Control/Status", options_.call_timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->Status(c, request, response); });
 }
 
 Status ControlClient::List(v1::ListResponse* response, const v1::ListRequest& request,
                            std::chrono::milliseconds timeout) {
-  grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/List", timeout.count() > 0 ? timeout : options_.call_timeout);
-  return FromGrpc(stub_->List(&context, request, response));
+  return Unary("/gridcast.v1.Control/List", timeout.count() > 0 ? timeout : options_.call_timeout, request,
+               response, [&](grpc::ClientContext* c) { return stub_->List(c, request, response); });
 }
 
 Status ControlClient::Remove(const v1::RemoveRequest& request) {
-  grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/Remove", options_.call_timeout);
   v1::RemoveResponse response;
-  return FromGrpc(stub_->Remove(&context, request, &response));
+  return Unary("/gridcast.v1.Control/Remove", options_.call_timeout, request, &response,
+               [&](grpc::ClientContext* c) { return stub_->Remove(c, request, &response); });
 }
 
 Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {
-  grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/ExportTorrent", options_.call_timeout);
-  return FromGrpc(stub_->ExportTorrent(&context, request, response));
+  return Unary("/gridcast.v1.Control/ExportTorrent", options_.call_timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->ExportTorrent(c, request, response); });
 }
 
 Status ControlClient::ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,
                               v1::ServeToResponse* response) {
-  grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/ServeTo", timeout);
-  return FromGrpc(stub_->ServeTo(&context, request, response));
+  return Unary("/gridcast.v1.Control/ServeTo", timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->ServeTo(c, request, response); });
 }
 
 Status ControlClient::Broadcast(const v1::BroadcastRequest& request,

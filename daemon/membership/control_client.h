@@ -3,6 +3,7 @@
 // gridcast-auth token (daemon/auth/control_auth.h) and a deadline. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -13,9 +14,18 @@
 
 namespace gridcast {
 
+// Calls and bytes over some set of clients (one broadcast's, at its source): serialized
+// request and response messages plus the authentication header, failed calls included.
+struct ControlTraffic {
+  std::atomic<uint64_t> rpcs{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
 struct ControlClientOptions {
   std::string tls_ca;   // PEM file; empty = plaintext (use TLS across untrusted networks)
   std::chrono::milliseconds call_timeout = std::chrono::seconds(30);
+  // Counts every call this client makes when set; must outlive the client.
+  ControlTraffic* traffic = nullptr;
 };
 
 class ControlClient {
@@ -42,6 +52,11 @@ class ControlClient {
  private:
   void Authorise(grpc::ClientContext* context, const char* method,
                  std::chrono::milliseconds timeout) const;
+  void Count(size_t request_bytes, size_t response_bytes) const;
+  // One unary call: authorise, `call(context)`, count.
+  template <typename Request, typename Response, typename Call>
+  Status Unary(const char* method, std::chrono::milliseconds timeout, const Request& request,
+               Response* response, Call call);
 
   const std::string secret_;
   const ControlClientOptions options_;

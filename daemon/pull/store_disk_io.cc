@@ -86,6 +86,7 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
                   std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler,
                   lt::disk_job_flags_t) override {
     const std::shared_ptr<TorrentStorage>& storage = storages_[index];
+    if (storage != nullptr && storage->on_first_upload) std::exchange(storage->on_first_upload, nullptr)();
     const auto chunk = static_cast<uint64_t>(static_cast<int>(r.piece));
     if (const uint8_t* lent = recent_.Lend({static_cast<int>(index), chunk}, static_cast<uint64_t>(r.start),
                                            static_cast<uint64_t>(r.length))) {

@@ -35,6 +35,8 @@ struct TorrentStorage {
   std::shared_ptr<PayloadStore> store;
   std::vector<lt::sha1_hash> piece_sha1;  // the torrent's, reported for verified pieces
   std::function<void()> on_chunk_verified;
+  // Called once, on the network thread, before the first block is read for a peer.
+  std::function<void()> on_first_upload;
 };
 
 // Thread-safe table from info-hash to storage, shared by the session and its disk subsystem.

@@ -756,6 +756,7 @@ class TorrentSession::Impl {
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     std::function<void()> on_chunk_verified;
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
+    std::function<void()> on_first_upload;
     std::set<lt::peer_id> sharers;                   // ... and the peers it waits for
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
   };
@@ -835,6 +836,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
   auto storage = std::make_shared<TorrentStorage>();
   storage->store = store;
   storage->on_chunk_verified = std::move(role.on_chunk_verified);
+  storage->on_first_upload = std::move(role.on_first_upload);
   for (int p = 0; p < pieces; ++p) storage->piece_sha1.push_back(info->hash_for_piece(lt::piece_index_t(p)));
   const lt::sha1_hash info_hash = info->info_hashes().get_best();
   if (table_->Find(info_hash) != nullptr) {
@@ -1012,6 +1014,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   Impl::Role role;
   role.names = std::move(names);
   role.on_chunk_verified = std::move(join.on_chunk_verified);
+  role.on_first_upload = std::move(join.on_first_upload);
   const bool striped = !swarm.free_choice;
   auto stripe_of = [&](const SwarmMember& m) {
     std::vector<bool> stripe(plan.NumChunks(), false);

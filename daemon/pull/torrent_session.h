@@ -58,6 +58,8 @@ struct SwarmJoin {
   // A pull member: called (on the network thread) once this member holds `chunk` and every
   // peer of its swarm but the source has announced it too. Unset: not reported.
   std::function<void(uint64_t chunk)> on_chunk_shared;
+  // Called once (network thread) when the first payload block is read to be sent to a peer.
+  std::function<void()> on_first_upload;
 };
 
 // A payload served to one outside client, as far as the client's own messages tell.

@@ -56,6 +56,30 @@ TEST_F(PushTest, ParallelStreamsAndSubsets) {
   EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "streams.bin"));
 }
 
+// send --json's "control": what the source's control plane cost. Every member costs at least a
+// Prepare, a Start, one Status and a Cancel; every Prepare carries the plan with its chunk
+// hashes; the first payload byte leaves after the request. An empty payload sends none.
+TEST_F(PushTest, ControlCountersCountTheSourcesCallsAndTheFirstByte) {
+  const std::string path = cluster_->MakePayload("counted.bin", 3'000'017);
+  SendResult r = Send(*cluster_, {path, "--algo", "multilane", "--chunk", "64KiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(r.json.contains("control")) << r.output;
+  const nlohmann::json& control = r.json["control"];
+  constexpr uint64_t kMembers = 7;
+  const uint64_t chunks = (3'000'017 + (64 << 10) - 1) / (64 << 10);
+  EXPECT_GE(control["rpcs_at_source"].get<uint64_t>(), 4 * kMembers) << r.output;
+  EXPECT_GE(control["bytes_at_source"].get<uint64_t>(), kMembers * chunks * 32) << r.output;
+  ASSERT_TRUE(control["first_byte_s"].is_number()) << r.output;
+  EXPECT_GT(control["first_byte_s"].get<double>(), 0) << r.output;
+  EXPECT_LT(control["first_byte_s"].get<double>(), 30) << r.output;
+
+  const std::string empty = cluster_->MakePayload("counted-empty.bin", 0);
+  r = Send(*cluster_, {empty, "--algo", "multilane"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.json["control"]["first_byte_s"].is_null()) << r.output;
+  EXPECT_GE(r.json["control"]["rpcs_at_source"].get<uint64_t>(), 3 * kMembers) << r.output;
+}
+
 // The scrub: `gridcast list --verify` re-hashes every held payload against the chunk hashes it
 // was received with. A byte flipped in one member's finished copy is named, with its chunk,
 // and fails the command; the other members' copies read as ok.
