@@ -171,6 +171,7 @@ class FluidSimulation {
     double arrived = 0;        // stepped: bytes of the chunks its parent holds
     double next_boundary = 0;  // stepped: where the chunk it is transmitting ends
     double resume_at = 0;      // stepped: busy with the per-chunk work until then
+    double debt_s = 0;         // seconds of sending already counted in `sent` (merged events)
     double rate = 0;
     double burst_rate = 0;     // what it could get now while transmitting (not held to its feeder)
   };
@@ -302,6 +303,7 @@ class FluidSimulation {
       if (flow.phase != Phase::kActive) continue;
       if (flow.resume_at > now_) next = std::min(next, flow.resume_at);
       if (flow.held) continue;
+      const double free_at = now_ + flow.debt_s;  // it moves on once its debt is paid
       const double limit = Limit(flow);
       const double gap = limit - flow.sent;
       double to_limit = kInfinity;
@@ -311,16 +313,16 @@ class FluidSimulation {
         const double feeder_rate = flows_[flow.feeder].rate;
         to_limit = TimeToClose(gap, flow.rate == kInfinity ? kInfinity : flow.rate - feeder_rate);
       }
-      next = std::min(next, now_ + to_limit);
+      next = std::min(next, free_at + to_limit);
       if (Steps(static_cast<int>(f))) {
-        next = std::min(next, now_ + TimeToClose(flow.next_boundary - flow.sent, flow.rate));
+        next = std::min(next, free_at + TimeToClose(flow.next_boundary - flow.sent, flow.rate));
       }
       if (!flow.first_sent) {
         // The first chunk is out when the flow has sent it and its limit has passed it.
         const double chunk = flow.shape.first_chunk_bytes;
         const double limit_passes =
             limit >= chunk ? 0 : LimitMoves(flow) ? TimeToClose(chunk - limit, flows_[flow.feeder].rate) : kInfinity;
-        next = std::min(next, now_ + std::max(TimeToClose(chunk - flow.sent, flow.rate), limit_passes));
+        next = std::min(next, free_at + std::max(TimeToClose(chunk - flow.sent, flow.rate), limit_passes));
       }
     }
     return next;
@@ -330,8 +332,12 @@ class FluidSimulation {
   void Advance(double time) {
     const double dt = time - now_;
     for (Flow& flow : flows_) {
-      if (flow.phase != Phase::kActive || flow.held) continue;
-      const double moved = flow.rate == kInfinity ? kInfinity : flow.sent + flow.rate * dt;
+      if (flow.phase != Phase::kActive) continue;
+      // Time owed for bytes counted early is spent first (held or not: they are on the wire).
+      const double sending_s = std::max(0.0, dt - flow.debt_s);
+      flow.debt_s = std::max(0.0, flow.debt_s - dt);
+      if (flow.held) continue;
+      const double moved = flow.rate == kInfinity ? kInfinity : flow.sent + flow.rate * sending_s;
       flow.sent = std::min(moved, Limit(flow));
     }
     now_ = time;
@@ -339,7 +345,10 @@ class FluidSimulation {
 
   // Applies what happens within `window` of now: first chunks sent (the children may start
   // once they arrive), limits reached, flows ended (the children's last chunks are released
-  // once the last byte arrives).
+  // once the last byte arrives). A flow that reaches such a point within the window gets
+  // there at once but owes the time those bytes take at its rate (debt_s: it moves on only
+  // after that), and its children hear of it at the true time: merged events are handled
+  // early, never sped up, so the error does not compound along the hops of a long path.
   // Returns whether any flow changed state.
   bool HandleFlowEvents(double window) {
     bool changed = false;
@@ -347,6 +356,13 @@ class FluidSimulation {
       Flow& flow = flows_[f];
       if (flow.phase != Phase::kActive || flow.held) continue;
       const double reach = flow.rate == kInfinity ? kInfinity : flow.rate * window;
+      const double sent_before = flow.sent;
+      const double free_at = now_ + flow.debt_s;
+      // When the flow, sending from where it was, reaches `bytes`.
+      auto reaches_at = [&](double bytes) {
+        const double ahead = bytes - sent_before;
+        return free_at + (ahead <= 0 || flow.rate == kInfinity ? 0.0 : ahead / flow.rate);
+      };
       const double limit = Limit(flow);
       if (limit - flow.sent <= reach + Tolerance(flow) && flow.sent < limit) {
         changed |= limit - flow.sent > Tolerance(flow);
@@ -355,12 +371,13 @@ class FluidSimulation {
       const double delay_s = setup_.edges[flow.edge].delay_s;
       if (Steps(static_cast<int>(f)) && flow.sent + reach + Tolerance(flow) >= flow.next_boundary) {
         // A whole chunk is out: the children may forward it once it has arrived. The next
-        // chunk's per-chunk work starts now if the parent holds that chunk, else on arrival.
+        // chunk's per-chunk work starts then if the parent holds that chunk, else on arrival.
+        const double out_at = reaches_at(flow.next_boundary);
         flow.sent = std::max(flow.sent, flow.next_boundary);
         for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) {
-          Schedule(now_ + delay_s, kArrive, fed_[i], flow.next_boundary);
+          Schedule(out_at + delay_s, kArrive, fed_[i], flow.next_boundary);
         }
-        if (Limit(flow) > flow.next_boundary + Tolerance(flow)) flow.resume_at = now_ + overhead_s_;
+        if (Limit(flow) > flow.next_boundary + Tolerance(flow)) flow.resume_at = out_at + overhead_s_;
         flow.next_boundary =
             std::min(flow.shape.bytes, flow.next_boundary + flow.shape.first_chunk_bytes);
         changed = true;
@@ -368,16 +385,19 @@ class FluidSimulation {
       if (!flow.first_sent && flow.sent + reach + Tolerance(flow) >= flow.shape.first_chunk_bytes) {
         flow.first_sent = true;
         changed = true;
-        for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) Schedule(now_ + delay_s, kStart, fed_[i]);
+        const double out_at = reaches_at(flow.shape.first_chunk_bytes);
+        for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) Schedule(out_at + delay_s, kStart, fed_[i]);
       }
+      const double done_at = reaches_at(flow.sent);
+      flow.debt_s = done_at - now_;
       if (LimitIsFinal(flow) && flow.sent == flow.shape.bytes) {
         flow.phase = Phase::kDone;
         changed = true;
         double& done = result_.member_completion_s[setup_.edges[flow.edge].child];
-        done = std::max(done, now_ + delay_s);
+        done = std::max(done, done_at + delay_s);
         for (int i = fed_begin_[f]; i < fed_begin_[f + 1]; ++i) {
           flows_[fed_[i]].feeder_done = true;
-          Schedule(now_ + delay_s, kRelease, fed_[i]);
+          Schedule(done_at + delay_s, kRelease, fed_[i]);
         }
       }
     }
