@@ -19,7 +19,12 @@ struct Candidate {
   int streams = 1;
   double time_s = 0;
   Plan plan;
+  size_t order = 0;  // when it was made: ties go to the earlier
 };
+
+bool Faster(const Candidate& a, const Candidate& b) {
+  return a.time_s < b.time_s || (a.time_s == b.time_s && a.order < b.order);
+}
 
 // "name 1MiB" plus " x4 streams" when more than one.
 std::string Describe(const Candidate& c) {
@@ -41,30 +46,74 @@ bool HasUplinks(const NetworkModel& net) {
   });
 }
 
-// Plans and simulates one candidate; nullopt when the planner cannot serve these inputs.
-std::optional<Candidate> Try(const Planner& planner, const NetworkModel& net,
-                             uint64_t payload_bytes, PlanOptions options, uint64_t chunk_bytes,
-                             int streams) {
-  options.chunk_bytes = chunk_bytes;
-  options.streams = streams;
-  Result<Plan> plan = planner.MakePlan(net, payload_bytes, options);
-  if (!plan.ok()) return std::nullopt;
-  // One lane per member (scatter-allgather) costs the flow simulator time quadratic in the
-  // members, and such plans pay twice the bandwidth term of the multi-tree ones: beyond this
-  // size they are not worth predicting.
-  constexpr size_t kMaxSimulatedLanes = 64;
-  if (plan->lanes.size() > kMaxSimulatedLanes) return std::nullopt;
+SimOptions CandidateSimOptions(size_t members) {
   SimOptions sim;
   sim.mode = SimMode::kFlowLevel;
   // What makes large chunks worth it: each chunk costs the daemon work on every hop.
   sim.per_message_overhead_s = kDaemonPerChunkOverheadS;
   // Hundreds of members make many nearly simultaneous events; merging those within 0.1% of
-  // the elapsed time keeps the prediction within that fraction and the search fast.
-  if (plan->members.size() > 256) sim.flow_merge_fraction = 1e-3;
-  Result<SimResult> result = SimulatePlan(*plan, net, sim);
-  if (!result.ok()) return std::nullopt;
-  return Candidate{planner.name(), chunk_bytes, streams, result->completion_s, std::move(*plan)};
+  // the elapsed time keeps the prediction within about that fraction and the search fast.
+  if (members > 256) sim.flow_merge_fraction = 1e-3;
+  return sim;
 }
+
+// Searches candidates, simulating only those that might beat the best so far: a candidate
+// whose lower bound (PlanLowerBoundSeconds) is above the best prediction cannot win, and at
+// scale most cannot (a chain of 10,000 members is ruled out by its pipeline alone, a flat
+// tree by its source's upload), which spares most of the simulations.
+class Search {
+ public:
+  Search(const NetworkModel& net, uint64_t payload_bytes, const PlanOptions& options)
+      : net_(net), payload_bytes_(payload_bytes), options_(options) {}
+
+  // Plans one candidate and keeps it, with its lower bound as a provisional time, unless the
+  // planner cannot serve these inputs or the plan is not worth predicting.
+  void Add(const Planner& planner, uint64_t chunk_bytes, int streams) {
+    PlanOptions options = options_;
+    options.chunk_bytes = chunk_bytes;
+    options.streams = streams;
+    Result<Plan> plan = planner.MakePlan(net_, payload_bytes_, options);
+    if (!plan.ok()) return;
+    // One lane per member (scatter-allgather) costs the flow simulator time quadratic in the
+    // members, and such plans pay twice the bandwidth term of the multi-tree ones: beyond this
+    // size they are not worth predicting.
+    constexpr size_t kMaxSimulatedLanes = 64;
+    if (plan->lanes.size() > kMaxSimulatedLanes) return;
+    Result<double> bound = PlanLowerBoundSeconds(*plan, net_, CandidateSimOptions(plan->members.size()));
+    if (!bound.ok()) return;
+    pending_.push_back(Candidate{planner.name(), chunk_bytes, streams, *bound, std::move(*plan), made_++});
+  }
+
+  // Simulates the pending candidates, most promising bound first, skipping those whose bound
+  // is above the best prediction so far; returns every prediction made, fastest first.
+  const std::vector<Candidate>& Run() {
+    std::stable_sort(pending_.begin(), pending_.end(), Faster);
+    for (Candidate& c : pending_) {
+      if (!predicted_.empty() && c.time_s > predicted_.front().time_s) {
+        ++ruled_out_;
+        continue;
+      }
+      Result<SimResult> result = SimulatePlan(c.plan, net_, CandidateSimOptions(c.plan.members.size()));
+      if (!result.ok()) continue;
+      c.time_s = result->completion_s;
+      predicted_.push_back(std::move(c));
+      std::stable_sort(predicted_.begin(), predicted_.end(), Faster);
+    }
+    pending_.clear();
+    return predicted_;
+  }
+
+  int ruled_out() const { return ruled_out_; }
+
+ private:
+  const NetworkModel& net_;
+  const uint64_t payload_bytes_;
+  const PlanOptions& options_;
+  std::vector<Candidate> pending_;
+  std::vector<Candidate> predicted_;
+  size_t made_ = 0;
+  int ruled_out_ = 0;
+};
 
 // Why the winner's chunk size: the winner's times at the next smaller and larger sizes tried,
 // e.g. "; chunk 512KiB (50 us per chunk per hop against pipeline fill): 256KiB 86.2 s,
@@ -101,16 +150,11 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
     planners.push_back(std::move(planner));
   }
 
-  std::vector<Candidate> tried;
-  for (const std::unique_ptr<Planner>& planner : planners) {
-    std::optional<Candidate> c =
-        Try(*planner, net, payload_bytes, options, options.chunk_bytes, options.streams);
-    if (c) tried.push_back(std::move(*c));
-  }
-  if (tried.empty()) return Status::InvalidArgument("no broadcast planner serves these inputs");
-  // Stable: equal times keep registry order.
-  std::stable_sort(tried.begin(), tried.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  Search search(net, payload_bytes, options);
+  for (const std::unique_ptr<Planner>& planner : planners) search.Add(*planner, options.chunk_bytes, options.streams);
+  std::vector<std::string> leaders;  // the stage's best planners, fastest first
+  for (const Candidate& c : search.Run()) leaders.push_back(c.algorithm);
+  if (leaders.empty()) return Status::InvalidArgument("no broadcast planner serves these inputs");
 
   std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
   if (options.choose_chunk_bytes) {
@@ -127,23 +171,21 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
       if (streams != options.streams) stream_counts.push_back(streams);
     }
   }
-  const int finalists = std::min<int>(kFinalists, static_cast<int>(tried.size()));
+  const int finalists = std::min<int>(kFinalists, static_cast<int>(leaders.size()));
   for (int f = 0; f < finalists; ++f) {
-    const std::string algorithm = tried[f].algorithm;
+    const std::string& algorithm = leaders[f];
     const Planner& planner = **std::find_if(
         planners.begin(), planners.end(),
         [&](const std::unique_ptr<Planner>& p) { return p->name() == algorithm; });
     for (uint64_t chunk_bytes : chunk_sizes) {
       for (int streams : stream_counts) {
         if (chunk_bytes == options.chunk_bytes && streams == options.streams) continue;
-        std::optional<Candidate> c =
-            Try(planner, net, payload_bytes, options, chunk_bytes, streams);
-        if (c) tried.push_back(std::move(*c));
+        search.Add(planner, chunk_bytes, streams);
       }
     }
   }
-  std::stable_sort(tried.begin(), tried.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  std::vector<Candidate> tried = search.Run();
+  const int ruled_out = search.ruled_out();
 
   const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
   const Candidate& best = tried.front();
@@ -163,6 +205,7 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   }
   Plan plan = std::move(tried.front().plan);
   plan.rationale = rationale + next + ChunkReason(best, tried, chunk_sizes);
+  if (ruled_out > 0) plan.rationale += "; " + std::to_string(ruled_out) + " ruled out by their lower bound";
   return plan;
 }
 

@@ -93,4 +93,11 @@ struct SimResult {
 // window < 1, merge fraction not in [0, 1)).
 Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 
+// A lower bound on SimulatePlan's completion_s in one pass over the plan's edges, for ruling
+// candidates out before simulating them: the larger of (1) the busiest resource's bytes over
+// its rate and (2) per lane and path, the lane's bytes over the path's first hop plus its last
+// chunk's store-and-forward over every further hop (transmission, delay, per-chunk work).
+// The same errors as SimulatePlan.
+Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, const SimOptions& options);
+
 }  // namespace gridcast

@@ -282,5 +282,44 @@ TEST(Simulator, MergedEventsNeverSpeedUpAPlan) {
   }
 }
 
+// PlanLowerBoundSeconds never exceeds what either engine predicts, for every broadcast planner
+// on networks with unequal NICs, uplinks and latency, with and without per-chunk work; and it
+// rules out a long chain by its pipeline alone.
+TEST(Simulator, LowerBoundNeverExceedsTheSimulation) {
+  const uint64_t chunk = 128 << 10;
+  const uint64_t payload = 40 * chunk - 1000;
+  for (int p : {2, 7, 12}) {
+    NetworkModel mixed = OneSwitch(p, kBps);
+    for (int v = 0; v < p; ++v) {
+      mixed.nodes[v].up_bps = v % 3 == 1 ? 30e6 : 100e6;
+      mixed.nodes[v].down_bps = v % 2 == 1 ? 200e6 : 100e6;
+    }
+    const std::vector<NetworkModel> nets = {mixed, TwoSites(p / 2 + 1, p - p / 2 - 1, kBps, 400e6, 50e6, 0.005),
+                                            SwitchPerNode(p, 0.002)};
+    for (const NetworkModel& net : nets) {
+      for (const PlannerInfo& info : ListPlanners()) {
+        if (info.kind != PlannerKind::kBroadcast || info.name == "auto") continue;
+        const Plan plan = FromPlanner(info.name, net, payload, chunk);
+        for (double overhead : {0.0, 50e-6}) {
+          for (SimMode mode : {SimMode::kChunkLevel, SimMode::kFlowLevel}) {
+            SimOptions options = Mode(mode);
+            options.per_message_overhead_s = overhead;
+            Result<double> bound = PlanLowerBoundSeconds(plan, net, options);
+            ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+            const double simulated = Simulate(plan, net, options).completion_s;
+            EXPECT_LE(*bound, simulated * (1 + 1e-9))
+                << info.name << " on " << net.name << ", p = " << p << ", overhead " << overhead;
+            EXPECT_GT(*bound, 0) << info.name;
+          }
+        }
+      }
+    }
+  }
+  const NetworkModel flat = OneSwitch(300, kBps);
+  const Plan chain = FromPlanner("chain", flat, uint64_t{1} << 30, 256 << 10);
+  // 1 GiB through the first hop (85.9 s) plus 298 more hops of a 256 KiB chunk (21 ms each).
+  EXPECT_NEAR(*PlanLowerBoundSeconds(chain, flat, SimOptions{}), 85.90 + 298 * 0.02097, 0.1);
+}
+
 }  // namespace
 }  // namespace gridcast
