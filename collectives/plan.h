@@ -22,6 +22,7 @@ struct ChunkRange {
   bool Contains(uint64_t chunk) const {
     return chunk >= begin && chunk < end && (chunk - begin) % step == 0;
   }
+  bool operator==(const ChunkRange&) const = default;
 };
 
 // A parent and its children in send order.
@@ -29,6 +30,7 @@ struct Fanout {
   int parent = 0;                 // member index
   std::vector<int> children;      // member indices, send order
   std::vector<int> streams;       // parallel TCP streams per child; empty = lane default
+  bool operator==(const Fanout&) const = default;
 };
 
 struct Lane {
@@ -43,6 +45,7 @@ struct Lane {
   int ParentOf(int member) const;
   // Streams on the edge parent -> child (fanout's entry or the lane default).
   int StreamsOn(const Fanout& fanout, size_t child_position) const;
+  bool operator==(const Lane&) const = default;
 };
 
 // Values are stored on the wire (proto/plan.proto PlanMode); do not renumber.

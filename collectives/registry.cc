@@ -46,13 +46,13 @@ const std::vector<Entry>& Entries() {
       {{"knomial:4", PlannerKind::kBroadcast, "k-nomial tree (k >= 2; k = 2 is binomial)"}, 4, 2,
        [](int k) { return std::make_unique<KnomialPlanner>(k); }},
       {{"scatter-allgather", PlannerKind::kBroadcast,
-        "van de Geijn: binomial scatter, then ring allgather"}, 0, 0,
+        "van de Geijn: binomial scatter, then ring allgather", /*lane_per_member=*/true}, 0, 0,
        [](int) {
          return std::make_unique<ScatterAllgatherPlanner>(
              ScatterAllgatherPlanner::Allgather::kRing);
        }},
       {{"scatter-allgather-rd", PlannerKind::kBroadcast,
-        "van de Geijn: binomial scatter, then recursive-doubling allgather"}, 0, 0,
+        "van de Geijn: binomial scatter, then recursive-doubling allgather", /*lane_per_member=*/true}, 0, 0,
        [](int) {
          return std::make_unique<ScatterAllgatherPlanner>(
              ScatterAllgatherPlanner::Allgather::kRecursiveDoubling);

@@ -21,6 +21,7 @@ struct PlannerInfo {
   std::string name;      // canonical, with the default parameter if it takes one
   PlannerKind kind;
   std::string summary;   // one line for --help and docs
+  bool lane_per_member = false;  // its plans have one lane per member (scatter-allgather)
 };
 
 // InvalidArgument for an unknown name or a bad parameter, listing the known names.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "collectives/bound.h"
@@ -51,9 +52,11 @@ SimOptions CandidateSimOptions(size_t members) {
   sim.mode = SimMode::kFlowLevel;
   // What makes large chunks worth it: each chunk costs the daemon work on every hop.
   sim.per_message_overhead_s = kDaemonPerChunkOverheadS;
-  // Hundreds of members make many nearly simultaneous events; merging those within 0.1% of
-  // the elapsed time keeps the prediction within about that fraction and the search fast.
+  // Hundreds of members make many nearly simultaneous events; merging those within 0.1% (1%
+  // above 2,000 members) of the elapsed time keeps the search fast. Merged events are charged
+  // their time (flow_simulator.h), so predictions stay within about 1% of the exact ones.
   if (members > 256) sim.flow_merge_fraction = 1e-3;
+  if (members > 2000) sim.flow_merge_fraction = 1e-2;
   return sim;
 }
 
@@ -74,11 +77,6 @@ class Search {
     options.streams = streams;
     Result<Plan> plan = planner.MakePlan(net_, payload_bytes_, options);
     if (!plan.ok()) return;
-    // One lane per member (scatter-allgather) costs the flow simulator time quadratic in the
-    // members, and such plans pay twice the bandwidth term of the multi-tree ones: beyond this
-    // size they are not worth predicting.
-    constexpr size_t kMaxSimulatedLanes = 64;
-    if (plan->lanes.size() > kMaxSimulatedLanes) return;
     Result<double> bound = PlanLowerBoundSeconds(*plan, net_, CandidateSimOptions(plan->members.size()));
     if (!bound.ok()) return;
     pending_.push_back(Candidate{planner.name(), chunk_bytes, streams, *bound, std::move(*plan), made_++});
@@ -93,14 +91,38 @@ class Search {
         ++ruled_out_;
         continue;
       }
-      Result<SimResult> result = SimulatePlan(c.plan, net_, CandidateSimOptions(c.plan.members.size()));
-      if (!result.ok()) continue;
-      c.time_s = result->completion_s;
+      // Planners that agree on a network (multilane and multilane-sites under one switch)
+      // make the same trees: predicted once.
+      auto twin = std::find_if(predicted_.begin(), predicted_.end(), [&](const Candidate& p) {
+        return p.plan.chunk_bytes == c.plan.chunk_bytes && p.plan.lanes == c.plan.lanes &&
+               p.plan.members == c.plan.members;
+      });
+      if (twin != predicted_.end()) {
+        c.time_s = twin->time_s;
+      } else {
+        Result<SimResult> result = SimulatePlan(c.plan, net_, CandidateSimOptions(c.plan.members.size()));
+        if (!result.ok()) continue;
+        c.time_s = result->completion_s;
+      }
       predicted_.push_back(std::move(c));
       std::stable_sort(predicted_.begin(), predicted_.end(), Faster);
     }
     pending_.clear();
     return predicted_;
+  }
+
+  // One candidate now: its prediction, or nullopt when it cannot serve or cannot win.
+  std::optional<double> Predict(const Planner& planner, uint64_t chunk_bytes, int streams) {
+    auto same = [&](const Candidate& c) {
+      return c.algorithm == planner.name() && c.chunk_bytes == chunk_bytes && c.streams == streams;
+    };
+    auto seen = std::find_if(predicted_.begin(), predicted_.end(), same);
+    if (seen == predicted_.end()) {
+      Add(planner, chunk_bytes, streams);
+      Run();
+      seen = std::find_if(predicted_.begin(), predicted_.end(), same);
+    }
+    return seen == predicted_.end() ? std::nullopt : std::optional<double>(seen->time_s);
   }
 
   int ruled_out() const { return ruled_out_; }
@@ -146,6 +168,10 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   std::vector<std::unique_ptr<Planner>> planners;
   for (const PlannerInfo& info : ListPlanners()) {
     if (info.kind != PlannerKind::kBroadcast || info.name == name()) continue;
+    // One lane per member costs the flow simulator time quadratic in the members (and the
+    // planner memory to match: 1.7 GB at 10,000), and such plans pay twice the bandwidth term
+    // of the multi-tree ones: beyond this size they are not worth predicting.
+    if (info.lane_per_member && ranks.nodes.size() > kMaxLanePerMemberSize) continue;
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(info.name));
     planners.push_back(std::move(planner));
   }
@@ -171,17 +197,36 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
       if (streams != options.streams) stream_counts.push_back(streams);
     }
   }
+  // Each finalist at each stream count walks the chunk sizes from the first guess: down while
+  // that is faster, else up while that is faster. The time is unimodal in the chunk size
+  // (pipeline fill against per-chunk work), so the walk finds the best size with a fraction of
+  // the simulations.
+  std::sort(chunk_sizes.begin(), chunk_sizes.end());
+  const auto first_guess = static_cast<int>(
+      std::find(chunk_sizes.begin(), chunk_sizes.end(), options.chunk_bytes) - chunk_sizes.begin());
   const int finalists = std::min<int>(kFinalists, static_cast<int>(leaders.size()));
   for (int f = 0; f < finalists; ++f) {
-    const std::string& algorithm = leaders[f];
     const Planner& planner = **std::find_if(
         planners.begin(), planners.end(),
-        [&](const std::unique_ptr<Planner>& p) { return p->name() == algorithm; });
-    for (uint64_t chunk_bytes : chunk_sizes) {
-      for (int streams : stream_counts) {
-        if (chunk_bytes == options.chunk_bytes && streams == options.streams) continue;
-        search.Add(planner, chunk_bytes, streams);
+        [&](const std::unique_ptr<Planner>& p) { return p->name() == leaders[f]; });
+    // More streams are tried only while they help this planner.
+    double best_of_planner = std::numeric_limits<double>::infinity();
+    for (int streams : stream_counts) {
+      std::optional<double> at_guess = search.Predict(planner, options.chunk_bytes, streams);
+      if (!at_guess) break;
+      double best = *at_guess;
+      for (int step : {-1, +1}) {
+        bool improved = false;
+        for (int i = first_guess + step; i >= 0 && i < static_cast<int>(chunk_sizes.size()); i += step) {
+          std::optional<double> t = search.Predict(planner, chunk_sizes[i], streams);
+          if (!t || *t >= best) break;
+          best = *t;
+          improved = true;
+        }
+        if (improved) break;  // smaller chunks helped: larger ones will not
       }
+      if (best >= best_of_planner) break;
+      best_of_planner = best;
     }
   }
   std::vector<Candidate> tried = search.Run();

@@ -1,12 +1,17 @@
 // auto: picks the broadcast planner, chunk size and stream count for a network by simulating
 // candidates on its model (flow-level engine, simulator.h), and records why in the Plan.
 //
-// Search, in two stages to stay well under a second for tens of members:
+// Search, in two stages, to stay within a second or two up to 10,000 members:
 //   1. every registered broadcast planner at the first-guess chunk size and stream count
 //      (options.chunk_bytes and options.streams);
-//   2. the kFinalists best of stage 1 at every candidate chunk size (kChunkSizes, those not
-//      above the payload; only with options.choose_chunk_bytes) and stream count (1, 2 and 4,
-//      only with options.choose_streams and when the network has switch uplinks).
+//   2. the kFinalists best of stage 1 at each stream count (the first guess, then 1, 2 and 4
+//      while they help; only with options.choose_streams and when the network has switch
+//      uplinks), walking the candidate
+//      chunk sizes (kChunkSizes, those not above the payload; only with
+//      options.choose_chunk_bytes) from the first guess towards smaller ones while that is
+//      faster, else towards larger ones.
+// A candidate is simulated only if its lower bound (PlanLowerBoundSeconds) is not above the
+// best prediction so far; the rationale says how many were ruled out that way.
 // The shortest predicted time wins; ties go to the candidate tried first, so the result is
 // deterministic. Candidates are simulated with the daemon's per-chunk overhead
 // (kDaemonPerChunkOverheadS, simulator.h): every chunk costs it on every hop, so the chunk
@@ -29,6 +34,8 @@ class AutoPlanner : public Planner {
   static constexpr std::array<uint64_t, 6> kChunkSizes = {256 << 10, 512 << 10, 1 << 20,
                                                           2 << 20,   4 << 20,   8 << 20};
   static constexpr int kFinalists = 3;
+  // Above this many members, planners with one lane per member are not tried.
+  static constexpr size_t kMaxLanePerMemberSize = 64;
 
   std::string name() const override { return "auto"; }
   // The first guess, before the search (options.choose_chunk_bytes) tries kChunkSizes.
