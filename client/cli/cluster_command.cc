@@ -45,6 +45,7 @@ struct ClusterArgs {
   bool retomograph = false;
   bool verify = false;
   bool in_memory = false;
+  std::string member;  // status, list: ask only this member
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -217,13 +218,17 @@ int Send(const ClusterArgs& args) {
   return summary.verified ? kExitOk : kExitFailure;
 }
 
-// Calls `action` for every member's daemon and prints one line per member.
+// Calls `action` for every member's daemon (or only --member's) and prints one line per member.
 int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
+  if (!args.member.empty() && cluster->Find(args.member) == nullptr) {
+    return ReportError(Status::InvalidArgument("--member: '" + args.member + "' is not in the cluster"));
+  }
   int code = kExitOk;
   for (const ClusterMember& member : cluster->members) {
+    if (!args.member.empty() && member.name != args.member) continue;
     ControlClient client(member.control_address, cluster->secret, {args.tls_ca, std::chrono::seconds(5)});
     std::string line = action(member, client);
     if (line.rfind("error:", 0) == 0) code = kExitFailure;
@@ -329,10 +334,12 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
 
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");
   add_common(status);
+  status->add_option("--member", args->member, "Ask only this member, directly");
   status->callback([args, exit_code] { *exit_code = StatusCommand(*args); });
 
   CLI::App* list = app.add_subcommand("list", "Payloads every member holds");
   add_common(list);
+  list->add_option("--member", args->member, "Ask only this member, directly");
   list->add_flag("--verify", args->verify,
                  "Re-hash every complete payload against the chunk hashes it was received with and name each "
                  "bad chunk (reads everything; exit code 1 when a chunk is bad)");

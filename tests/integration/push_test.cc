@@ -80,6 +80,24 @@ TEST_F(PushTest, ControlCountersCountTheSourcesCallsAndTheFirstByte) {
   EXPECT_GE(r.json["control"]["rpcs_at_source"].get<uint64_t>(), 3 * kMembers) << r.output;
 }
 
+// `gridcast status --member NAME` asks that one member and no other; an unknown name is bad
+// input (exit 2) naming it.
+TEST_F(PushTest, StatusOfOneMemberAsksOnlyIt) {
+  Result<CommandOutput> one =
+      RunCommand({GRIDCAST_CLI, "status", "--member", "m3", "--cluster", cluster_->cluster_file()});
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->exit_code, 0) << one->output;
+  EXPECT_EQ(one->output.rfind("m3 ", 0), 0u) << one->output;
+  for (const char* other : {"m0 ", "m1 ", "m2 ", "m4 ", "m7 "}) {
+    EXPECT_EQ(one->output.find(std::string("\n") + other), std::string::npos) << one->output;
+  }
+  Result<CommandOutput> unknown =
+      RunCommand({GRIDCAST_CLI, "status", "--member", "m99", "--cluster", cluster_->cluster_file()});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->exit_code, 2) << unknown->output;
+  EXPECT_NE(unknown->output.find("'m99' is not in the cluster"), std::string::npos) << unknown->output;
+}
+
 // The scrub: `gridcast list --verify` re-hashes every held payload against the chunk hashes it
 // was received with. A byte flipped in one member's finished copy is named, with its chunk,
 // and fails the command; the other members' copies read as ok.
