@@ -184,9 +184,10 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
 
   std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
   if (options.choose_chunk_bytes) {
+    const uint64_t smallest = std::min<uint64_t>(256 << 10, Planner::DefaultChunkBytes(payload_bytes));
     for (uint64_t size : kChunkSizes) {
       // Chunks beyond the payload all plan the same single chunk; keep the smallest of them.
-      if (size != options.chunk_bytes && (size <= payload_bytes || size == kChunkSizes[0])) {
+      if (size != options.chunk_bytes && size >= smallest && (size <= payload_bytes || size == smallest)) {
         chunk_sizes.push_back(size);
       }
     }

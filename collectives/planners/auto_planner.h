@@ -7,7 +7,8 @@
 //   2. the kFinalists best of stage 1 at each stream count (the first guess, then 1, 2 and 4
 //      while they help; only with options.choose_streams and when the network has switch
 //      uplinks), walking the candidate
-//      chunk sizes (kChunkSizes, those not above the payload; only with
+//      chunk sizes (kChunkSizes, those not above the payload nor below the smaller of 256 KiB
+//      and the per-size default; only with
 //      options.choose_chunk_bytes) from the first guess towards smaller ones while that is
 //      faster, else towards larger ones.
 // A candidate is simulated only if its lower bound (PlanLowerBoundSeconds) is not above the
@@ -31,8 +32,12 @@ namespace gridcast {
 
 class AutoPlanner : public Planner {
  public:
-  static constexpr std::array<uint64_t, 6> kChunkSizes = {256 << 10, 512 << 10, 1 << 20,
-                                                          2 << 20,   4 << 20,   8 << 20};
+  // Those below 256 KiB only down to the per-size default (Planner::DefaultChunkBytes, about
+  // 2048 chunks): on deep trees over slow links small chunks shorten the pipeline fill, and
+  // the model undervalues that (docs/scale.md: 64 members at 10mbit, 32 MiB, splitstream:2
+  // measured 0.747 of the bound at 256 KiB and 0.911 at 64 KiB).
+  static constexpr std::array<uint64_t, 8> kChunkSizes = {64 << 10, 128 << 10, 256 << 10, 512 << 10,
+                                                          1 << 20,  2 << 20,   4 << 20,   8 << 20};
   static constexpr int kFinalists = 3;
   // Above this many members, planners with one lane per member are not tried.
   static constexpr size_t kMaxLanePerMemberSize = 64;
