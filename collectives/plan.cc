@@ -10,6 +10,14 @@ uint64_t Lane::ChunkCount() const {
   return count;
 }
 
+uint64_t Lane::LastChunk() const {
+  uint64_t last = 0;
+  for (const ChunkRange& range : chunks) {
+    if (range.Count() > 0) last = std::max(last, range.Last());
+  }
+  return last;
+}
+
 bool Lane::Carries(uint64_t chunk) const {
   return std::any_of(chunks.begin(), chunks.end(),
                      [chunk](const ChunkRange& r) { return r.Contains(chunk); });
@@ -46,9 +54,8 @@ uint64_t Plan::LaneBytes(int lane) const {
     const uint64_t count = range.Count();
     if (count == 0) continue;
     // Every chunk is full except possibly the last one of the payload.
-    const uint64_t last = range.begin + (count - 1) * range.step;
     bytes += count * chunk_bytes;
-    if (last == n - 1) bytes -= chunk_bytes - ChunkSize(last);
+    if (range.Last() == n - 1) bytes -= chunk_bytes - ChunkSize(n - 1);
   }
   return bytes;
 }

@@ -22,6 +22,7 @@ struct ChunkRange {
   bool Contains(uint64_t chunk) const {
     return chunk >= begin && chunk < end && (chunk - begin) % step == 0;
   }
+  uint64_t Last() const { return begin + (Count() - 1) * step; }  // REQUIRES: Count() > 0
   bool operator==(const ChunkRange&) const = default;
 };
 
@@ -40,6 +41,8 @@ struct Lane {
   int streams = 1;                      // default parallel streams per edge
 
   uint64_t ChunkCount() const;
+  // The highest chunk it carries; 0 when it carries none.
+  uint64_t LastChunk() const;
   bool Carries(uint64_t chunk) const;
   // Parent of `member` in this lane, or -1 (the source, or not in the tree).
   int ParentOf(int member) const;

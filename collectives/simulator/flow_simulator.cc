@@ -33,17 +33,13 @@ LaneShape ShapeOf(const Plan& plan, int lane_index) {
   const Lane& lane = plan.lanes[lane_index];
   LaneShape shape;
   uint64_t first = std::numeric_limits<uint64_t>::max();
-  uint64_t last = 0;
   for (const ChunkRange& range : lane.chunks) {
-    const uint64_t count = range.Count();
-    if (count == 0) continue;
-    first = std::min(first, range.begin);
-    last = std::max(last, range.begin + (count - 1) * range.step);
+    if (range.Count() > 0) first = std::min(first, range.begin);
   }
   shape.bytes = static_cast<double>(plan.LaneBytes(lane_index));
   if (shape.bytes > 0) {
     shape.first_chunk_bytes = static_cast<double>(plan.ChunkSize(first));
-    shape.last_chunk_bytes = static_cast<double>(plan.ChunkSize(last));
+    shape.last_chunk_bytes = static_cast<double>(plan.ChunkSize(lane.LastChunk()));
   }
   return shape;
 }

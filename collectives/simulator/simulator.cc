@@ -28,26 +28,23 @@ Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, 
   std::vector<double> resource_bytes(setup.capacity_bytes_per_s.size(), 0);
   // Per edge: when the lane's last chunk can have reached its child at the earliest.
   std::vector<double> last_chunk_at(setup.edges.size(), 0);
-  std::vector<double> last_chunk_bytes(plan.lanes.size(), 0);
+  std::vector<double> lane_bytes(plan.lanes.size()), last_chunk_bytes(plan.lanes.size());
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
-    uint64_t last = 0;
-    for (const ChunkRange& range : plan.lanes[l].chunks) {
-      if (range.Count() > 0) last = std::max(last, range.begin + (range.Count() - 1) * range.step);
-    }
-    if (plan.LaneBytes(static_cast<int>(l)) > 0) last_chunk_bytes[l] = static_cast<double>(plan.ChunkSize(last));
+    lane_bytes[l] = static_cast<double>(plan.LaneBytes(static_cast<int>(l)));
+    last_chunk_bytes[l] = static_cast<double>(plan.ChunkSize(plan.lanes[l].LastChunk()));
   }
   double bound = 0;
   for (size_t e = 0; e < setup.edges.size(); ++e) {
     const SimEdge& edge = setup.edges[e];
-    const double lane_bytes = static_cast<double>(plan.LaneBytes(edge.lane));
+    const double bytes = lane_bytes[edge.lane];
     double rate = std::numeric_limits<double>::infinity();
     for (int r : edge.resources) {
-      resource_bytes[r] += lane_bytes;
+      resource_bytes[r] += bytes;
       rate = std::min(rate, setup.capacity_bytes_per_s[r]);
     }
-    if (lane_bytes == 0) continue;
+    if (bytes == 0) continue;
     if (edge.feeder < 0) {
-      last_chunk_at[e] = lane_bytes / rate + edge.delay_s;
+      last_chunk_at[e] = bytes / rate + edge.delay_s;
     } else {
       last_chunk_at[e] = last_chunk_at[edge.feeder] + options.per_message_overhead_s +
                          last_chunk_bytes[edge.lane] / rate + edge.delay_s;
