@@ -3,7 +3,9 @@
 // children) per CPU-second it used (user + system, from /proc). The target is
 // >= 1 GB/s per CPU-second per node.
 //
-//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--json]
+//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--daemon-arg=ARG ...] [--json]
+//
+// --daemon-arg passes one argument to every gridcastd (e.g. --daemon-arg=--page-cache-window=8MiB).
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/units.h"
 #include "deploy/local_cluster.h"
@@ -41,10 +44,13 @@ int main(int argc, char** argv) {
   std::string algo = "multilane";
   std::string chunk = "1MiB";
   bool json = false;
+  std::vector<std::string> daemon_args;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") {
       json = true;
+    } else if (arg.starts_with("--daemon-arg=")) {
+      daemon_args.push_back(arg.substr(std::string("--daemon-arg=").size()));
     } else if (i + 1 < argc && arg == "--size") {
       gridcast::Result<uint64_t> parsed = gridcast::ParseSizeBytes(argv[++i]);
       if (!parsed.ok()) {
@@ -57,12 +63,13 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && arg == "--chunk") {
       chunk = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--json]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--daemon-arg=ARG ...] [--json]\n",
+                   argv[0]);
       return 2;
     }
   }
   constexpr int kMembers = 8;
-  gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers);
+  gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers, daemon_args);
   const std::string payload = cluster.MakePayload("cpu.bin", size);
   std::vector<double> before(kMembers);
   for (int i = 0; i < kMembers; ++i) before[i] = CpuSeconds(cluster.pid(i));
