@@ -86,9 +86,11 @@ Status RunDaemon(const DaemonOptions& options) {
   CoordinatorOptions coordinator_options;
   coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
-  BroadcastCoordinator coordinator(node, options.cluster, coordinator_options);
+  if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
+  ControlTree tree(node, options.cluster, coordinator_options.client);
+  BroadcastCoordinator coordinator(node, tree, options.cluster, coordinator_options);
   TorrentExports exports(data_dir, **torrents);
-  ControlService service(node, coordinator, exports, options.cluster.secret);
+  ControlService service(node, tree, coordinator, exports, options.cluster.secret);
 
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {

@@ -26,6 +26,7 @@ struct DaemonOptions {
   std::vector<std::string> send_roots;
   ExecutionOptions execution;
   unsigned workers = 0;           // threads hashing and writing chunks; 0 = one per core
+  uint32_t control_fanout = 0;    // children per member in the control tree; 0 = the default (8)
   TorrentSessionOptions torrents;   // the BitTorrent session (pull and hybrid plans)
   std::string tls_cert;           // PEM; with tls_key enables TLS on the control port
   std::string tls_key;

@@ -30,6 +30,7 @@ struct Flags {
   uint32_t window_chunks = 0;
   size_t cache_chunks = 0;
   unsigned workers = 0;
+  uint32_t control_fanout = 0;
   std::string page_cache_window;
   double io_timeout_s = 0;
   bool fsync = false;
@@ -46,7 +47,7 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "memory_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "workers", "page_cache_window", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
+          "cache_chunks", "workers", "control_fanout", "page_cache_window", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
           "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
@@ -72,6 +73,7 @@ Status ApplyConfigFile(Flags& f) {
     if (f.window_chunks == 0 && y["window_chunks"]) f.window_chunks = y["window_chunks"].as<uint32_t>();
     if (f.cache_chunks == 0 && y["cache_chunks"]) f.cache_chunks = y["cache_chunks"].as<size_t>();
     if (f.workers == 0 && y["workers"]) f.workers = y["workers"].as<unsigned>();
+    if (f.control_fanout == 0 && y["control_fanout"]) f.control_fanout = y["control_fanout"].as<uint32_t>();
     if (f.io_timeout_s == 0 && y["io_timeout_s"]) f.io_timeout_s = y["io_timeout_s"].as<double>();
     if (!f.fsync && y["fsync"]) f.fsync = y["fsync"].as<bool>();
     if (!f.bt_defaults && y["bt_defaults"]) f.bt_defaults = y["bt_defaults"].as<bool>();
@@ -111,6 +113,8 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   if (f.window_chunks > 0) options->execution.window_chunks = f.window_chunks;
   if (f.cache_chunks > 0) options->execution.cache_chunks = f.cache_chunks;
   if (f.workers > 0) options->workers = f.workers;
+  if (f.control_fanout > 1024) return Status::InvalidArgument("--control-fanout: at most 1024");
+  options->control_fanout = f.control_fanout;
   if (!f.page_cache_window.empty()) {
     gridcast::Result<uint64_t> window = gridcast::ParseSizeBytes(f.page_cache_window);
     if (!window.ok()) return window.status().WithContext("--page-cache-window");
@@ -148,6 +152,8 @@ int main(int argc, char** argv) {
   app.add_option("--window", f.window_chunks, "Unacknowledged chunks per connection (default 8)");
   app.add_option("--cache-chunks", f.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
   app.add_option("--workers", f.workers, "Threads that hash and write chunks (default: one per core)");
+  app.add_option("--control-fanout", f.control_fanout,
+                 "Children per member in the control tree of broadcasts this daemon sends (default 8)");
   app.add_option("--page-cache-window", f.page_cache_window,
                  "Forwarded chunks kept in the page cache before they are written back and dropped "
                  "(default 64MiB; 0 leaves the page cache to the kernel)");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -72,21 +73,6 @@ Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const v1::Broadcast
   return model;
 }
 
-// Compares a member's echo of the plan with the source's view, field by field.
-// `chunk_list_digest`: ChunkListDigest of the plan's chunk hashes, computed once per broadcast.
-Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
-                      const v1::PrepareResponse& echo) {
-  auto differs = [&](const char* field) {
-    return Status::Aborted("member '" + member + "' disagrees on " + field + "; broadcast aborted");
-  };
-  if (echo.member() != member) return differs("its own name");
-  if (echo.plan_id() != plan.plan_id()) return differs("plan id");
-  if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
-  if (echo.chunk_hashes_sha256() != chunk_list_digest) return differs("chunk hashes");
-  if (echo.members_sha256() != Bytes(MembersDigest(plan))) return differs("member list");
-  return Status::Ok();
-}
-
 // Push plans need push planners and pull plans a swarm planner.
 Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
   const std::string base = algorithm.substr(0, algorithm.find(':'));
@@ -101,15 +87,20 @@ Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
 
 }  // namespace
 
-void BroadcastCoordinator::CollectObservations(const std::vector<std::unique_ptr<ControlClient>>& clients,
+void BroadcastCoordinator::CollectObservations(const std::vector<std::string>& members, ControlTraffic* traffic,
                                                const PlanId& id, v1::BroadcastProgress* progress) {
   v1::StatusRequest request;
   request.set_plan_id(std::string(id.begin(), id.end()));
   request.set_observations(true);
+  ControlClientOptions client_options = options_.client;
+  client_options.traffic = traffic;
+  // One call per member, once per broadcast: tomography's input is per member by nature.
   for (int i = 0; i < progress->members_size(); ++i) {
     v1::MemberProgress* mp = progress->mutable_members(i);
     v1::StatusResponse response;
-    const Status s = clients[static_cast<size_t>(i) + 1]->GetStatus(request, &response);
+    ControlClient client(cluster_.Find(members[static_cast<size_t>(i) + 1])->control_address, cluster_.secret,
+                         client_options);
+    const Status s = client.GetStatus(request, &response);
     if (!s.ok() || response.plans_size() != 1) {
       spdlog::warn("broadcast {}: no observations from {}: {}", ToHex(id), mp->member(), s.ToString());
       continue;
@@ -124,9 +115,9 @@ void BroadcastCoordinator::CollectObservations(const std::vector<std::unique_ptr
   }
 }
 
-BroadcastCoordinator::BroadcastCoordinator(Participant& node, const ClusterConfig& cluster,
+BroadcastCoordinator::BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
-    : node_(node), cluster_(cluster), options_(std::move(options)) {}
+    : node_(node), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
 
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
@@ -270,13 +261,6 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   // Held here: its first send time is read after release_all() let the node forget it.
   const std::shared_ptr<PlanExecution> own = node_.FindPlan(id);
   ControlTraffic traffic;
-  ControlClientOptions client_options = options_.client;
-  client_options.traffic = &traffic;
-  std::vector<std::unique_ptr<ControlClient>> clients(members.size());
-  for (size_t i = 1; i < members.size(); ++i) {
-    clients[i] = std::make_unique<ControlClient>(cluster_.Find(members[i])->control_address,
-                                                 cluster_.secret, client_options);
-  }
   // Every report carries the control plane's cost so far.
   auto report_with_counters = [&](v1::BroadcastProgress& p) {
     v1::ControlCounters* counters = p.mutable_control();
@@ -286,51 +270,37 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - received).count() : -1);
     report(p);
   };
-  auto prepare = [&](size_t i) -> Status {
-    v1::PrepareRequest prepare_request;
-    *prepare_request.mutable_plan() = proto;
-    prepare_request.set_member_index(static_cast<uint32_t>(i));
-    prepare_request.set_timeout_s(timeout_s);
-    prepare_request.set_in_memory(request.in_memory());
-    v1::PrepareResponse echo;
-    Status status = clients[i]->Prepare(prepare_request, &echo);
-    if (!status.ok()) return status.WithContext("member '" + members[i] + "' refused the plan");
-    return CheckAgreement(members[i], proto, chunk_list_digest, echo);
+  auto control_deadline = [this](std::chrono::milliseconds budget) {
+    return std::chrono::steady_clock::now() + budget;
   };
   auto release_all = [&](const std::string& reason) {
-    v1::CancelRequest cancel;
-    cancel.set_plan_id(proto.plan_id());
-    cancel.set_reason(reason);
-    for (size_t i = 1; i < members.size(); ++i) (void)clients[i]->Cancel(cancel);
-    (void)node_.Stop(id, reason);
+    if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)node_.Stop(id, reason);
   };
-  std::vector<std::future<Status>> prepared;
-  for (size_t i = 1; i < members.size(); ++i) prepared.push_back(std::async(std::launch::async, prepare, i));
-  Status agreement;
-  for (auto& f : prepared) {
-    Status s = f.get();
-    if (agreement.ok() && !s.ok()) agreement = s;
+  v1::PrepareRequest prepare_request;
+  *prepare_request.mutable_plan() = proto;
+  prepare_request.set_member_index(0);
+  prepare_request.set_timeout_s(timeout_s);
+  prepare_request.set_in_memory(request.in_memory());
+  prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
+  // Deeper members get less of it (each level keeps a quarter to step around a silent child).
+  Result<uint32_t> agreed =
+      tree_.PrepareFromSource(prepare_request, &traffic, control_deadline(2 * options_.client.call_timeout));
+  if (agreed.ok() && *agreed != members.size() - 1) {
+    agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members.size() - 1) +
+                              " members agreed");
   }
-  if (!agreement.ok()) {
-    release_all("aborted: " + agreement.message());
-    return agreement;
+  if (!agreed.ok()) {
+    release_all("aborted: " + agreed.status().message());
+    return agreed.status();
   }
 
-  // --- Start, then follow.
-  v1::StartRequest start;
-  start.set_plan_id(proto.plan_id());
-  for (size_t i = 1; i < members.size(); ++i) {
-    Status s = clients[i]->Start(start);
-    if (!s.ok()) {
-      release_all("aborted");
-      return s.WithContext("member '" + members[i] + "' did not start");
-    }
+  // --- Start (every member below the source first, the source last), then follow.
+  if (Status s = tree_.Start(id, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
+    release_all("aborted");
+    return s;
   }
   const auto started = std::chrono::steady_clock::now();
-  GRIDCAST_RETURN_IF_ERROR(node_.Start(id));
 
-  v1::StatusRequest status_request;
-  status_request.set_plan_id(proto.plan_id());
   std::vector<double> done_at(members.size(), -1);  // when this coordinator first saw each done
   // Pull and hybrid: a member unreachable for member_lost_after is given up on; the others
   // finish through the swarm. (In a push plan its subtree depends on it: it is waited for.)
@@ -342,6 +312,11 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     bool all_done = true;
     Status failure;
+    std::map<std::string, v1::MemberProgress> reported;
+    if (Result<std::vector<v1::MemberProgress>> below = tree_.PollBelow(id, control_deadline(options_.poll_timeout));
+        below.ok()) {
+      for (v1::MemberProgress& m : *below) reported[m.member()] = std::move(m);
+    }
     for (size_t i = 1; i < members.size(); ++i) {
       v1::MemberProgress* mp = progress.add_members();
       mp->set_member(members[i]);
@@ -350,19 +325,14 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         mp->set_state("lost");
         continue;
       }
-      v1::StatusResponse response;
-      Status s = clients[i]->GetStatus(status_request, &response);
-      if (s.code() == StatusCode::kNotFound) {
-        // The member restarted: prepare and start it again; it resumes from what it verified.
-        spdlog::warn("broadcast {}: member {} lost the plan; preparing it again", ToHex(id), members[i]);
-        s = prepare(i);
-        if (s.ok()) s = clients[i]->Start(start);
-        if (!s.ok() && s.code() != StatusCode::kUnavailable) failure = s;
-        mp->set_state("resuming");
+      auto entry = reported.find(members[i]);
+      const std::string state = entry == reported.end() ? "unreachable" : entry->second.state();
+      if (state == "resuming") {  // its control parent prepares it again
+        mp->set_state(state);
         all_done = false;
         continue;
       }
-      if (!s.ok() || response.plans_size() != 1) {
+      if (state == "unreachable") {
         mp->set_state("unreachable");
         all_done = false;
         const auto now = std::chrono::steady_clock::now();
@@ -376,11 +346,11 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         continue;
       }
       unreachable_since[i].reset();
-      const v1::PlanStatus& ps = response.plans(0);
-      mp->set_chunks_done(ps.chunks_done());
+      const v1::MemberProgress& ps = entry->second;
+      mp->set_chunks_done(std::min(ps.chunks_done(), identity.NumChunks()));
       mp->set_bytes_done(std::min(ps.chunks_done() * plan.chunk_bytes, size));
-      mp->set_state(ps.state());
-      if (ps.state() == "done") {
+      mp->set_state(state);
+      if (state == "done") {
         if (done_at[i] < 0) done_at[i] = progress.elapsed_s();
         mp->set_finished_s(done_at[i]);
         mp->set_chunk_list_sha256(ps.chunk_list_sha256());
@@ -389,8 +359,8 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         }
       } else {
         all_done = false;
-        if (ps.state().rfind("failed", 0) == 0 || ps.state().rfind("stopped", 0) == 0) {
-          failure = Status::Aborted("member '" + members[i] + "' " + ps.state());
+        if (state.rfind("failed", 0) == 0 || state.rfind("stopped", 0) == 0) {
+          failure = Status::Aborted("member '" + members[i] + "' " + state);
         }
       }
     }
@@ -404,7 +374,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       return failure;
     }
     if (all_done) {
-      if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(clients, id, &progress);
+      if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(members, &traffic, id, &progress);
       release_all("finished");
       progress.set_finished(true);
       Status result;

@@ -3,9 +3,11 @@
 // Plans (collectives/), hashes the payload, and makes every member agree before one data byte
 // moves: each member's Prepare echoes payload size, chunk-hash digest, plan id and member-list
 // digest, and any difference aborts with the member and the field named. Then it starts all
-// members, follows their progress, re-prepares a member that restarted (it resumes from its
-// verified chunks), compares every member's final digest (the digest of its stored chunks'
-// SHA-256 list) with the source's, and releases the plan everywhere. A pull plan also carries
+// members, follows their progress, compares every member's final digest (the digest of its
+// stored chunks' SHA-256 list) with the source's, and releases the plan everywhere. Prepare,
+// Start, progress and Cancel travel the ControlTree: the source calls only its control
+// children, whatever the number of members (a member that restarted is prepared again by its
+// control parent and resumes from its verified chunks). A pull plan also carries
 // the payload's .torrent (made here: the source seeds it), and its last progress message
 // carries every member's per-peer receipts.
 // Blocking; runs on the calling (gRPC handler) thread.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "daemon/coordinator/control_tree.h"
 #include "daemon/membership/cluster_file.h"
 #include "daemon/membership/control_client.h"
 #include "daemon/participant.h"
@@ -29,6 +32,11 @@ struct CoordinatorOptions {
   std::vector<std::string> send_roots;
   ControlClientOptions client;
   std::chrono::milliseconds poll_interval = std::chrono::milliseconds(50);
+  // Children per member in the control tree (docs/scale.md); with fewer members than this
+  // plus one, the source calls every member itself.
+  uint32_t control_fanout = 8;
+  // One progress round through the control tree, members that do not answer included.
+  std::chrono::milliseconds poll_timeout = std::chrono::seconds(2);
   // Hybrid broadcasts only: a member unreachable this long is lost and the rest finish
   // without it (push broadcasts wait for a member to come back and resume).
   std::chrono::milliseconds member_lost_after = std::chrono::seconds(5);
@@ -36,7 +44,8 @@ struct CoordinatorOptions {
 
 class BroadcastCoordinator {
  public:
-  BroadcastCoordinator(Participant& node, const ClusterConfig& cluster, CoordinatorOptions options);
+  BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
+                       CoordinatorOptions options);
 
   // `report` receives progress; the last call has finished = true.
   Status Run(const v1::BroadcastRequest& request,
@@ -44,10 +53,11 @@ class BroadcastCoordinator {
 
  private:
   // Pull and hybrid: every member's per-peer receipts, into the last progress message.
-  void CollectObservations(const std::vector<std::unique_ptr<ControlClient>>& clients, const PlanId& id,
+  void CollectObservations(const std::vector<std::string>& members, ControlTraffic* traffic, const PlanId& id,
                            v1::BroadcastProgress* progress);
 
   Participant& node_;
+  ControlTree& tree_;
   const ClusterConfig& cluster_;
   const CoordinatorOptions options_;
 };

@@ -58,31 +58,33 @@ Status ControlClient::Unary(const char* method, std::chrono::milliseconds timeou
   return FromGrpc(status);
 }
 
-Status ControlClient::Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response) {
-  return Unary("/gridcast.v1.Control/Prepare", options_.call_timeout, request, response,
+Status ControlClient::Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response,
+                              std::chrono::milliseconds timeout) {
+  return Unary("/gridcast.v1.Control/Prepare", OrDefault(timeout), request, response,
                [&](grpc::ClientContext* c) { return stub_->Prepare(c, request, response); });
 }
 
-Status ControlClient::Start(const v1::StartRequest& request) {
+Status ControlClient::Start(const v1::StartRequest& request, std::chrono::milliseconds timeout) {
   v1::StartResponse response;
-  return Unary("/gridcast.v1.Control/Start", options_.call_timeout, request, &response,
+  return Unary("/gridcast.v1.Control/Start", OrDefault(timeout), request, &response,
                [&](grpc::ClientContext* c) { return stub_->Start(c, request, &response); });
 }
 
-Status ControlClient::Cancel(const v1::CancelRequest& request) {
+Status ControlClient::Cancel(const v1::CancelRequest& request, std::chrono::milliseconds timeout) {
   v1::CancelResponse response;
-  return Unary("/gridcast.v1.Control/Cancel", options_.call_timeout, request, &response,
+  return Unary("/gridcast.v1.Control/Cancel", OrDefault(timeout), request, &response,
                [&](grpc::ClientContext* c) { return stub_->Cancel(c, request, &response); });
 }
 
-Status ControlClient::GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response) {
-  return Unary("/gridcast.v1.Control/Status", options_.call_timeout, request, response,
+Status ControlClient::GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response,
+                                std::chrono::milliseconds timeout) {
+  return Unary("/gridcast.v1.Control/Status", OrDefault(timeout), request, response,
                [&](grpc::ClientContext* c) { return stub_->Status(c, request, response); });
 }
 
 Status ControlClient::List(v1::ListResponse* response, const v1::ListRequest& request,
                            std::chrono::milliseconds timeout) {
-  return Unary("/gridcast.v1.Control/List", timeout.count() > 0 ? timeout : options_.call_timeout, request,
+  return Unary("/gridcast.v1.Control/List", OrDefault(timeout), request,
                response, [&](grpc::ClientContext* c) { return stub_->List(c, request, response); });
 }
 

@@ -33,10 +33,13 @@ class ControlClient {
   // address: "unix:/path" or "host:port".
   ControlClient(const std::string& address, std::string secret, ControlClientOptions options = {});
 
-  Status Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response);
-  Status Start(const v1::StartRequest& request);
-  Status Cancel(const v1::CancelRequest& request);
-  Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response);
+  // A zero timeout means the client's call_timeout.
+  Status Prepare(const v1::PrepareRequest& request, v1::PrepareResponse* response,
+                 std::chrono::milliseconds timeout = {});
+  Status Start(const v1::StartRequest& request, std::chrono::milliseconds timeout = {});
+  Status Cancel(const v1::CancelRequest& request, std::chrono::milliseconds timeout = {});
+  Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response,
+                   std::chrono::milliseconds timeout = {});
   // A zero timeout means the client's call_timeout (a scrub reads every payload: give it more).
   Status List(v1::ListResponse* response, const v1::ListRequest& request = {},
               std::chrono::milliseconds timeout = {});
@@ -53,6 +56,9 @@ class ControlClient {
   void Authorise(grpc::ClientContext* context, const char* method,
                  std::chrono::milliseconds timeout) const;
   void Count(size_t request_bytes, size_t response_bytes) const;
+  std::chrono::milliseconds OrDefault(std::chrono::milliseconds timeout) const {
+    return timeout.count() > 0 ? timeout : options_.call_timeout;
+  }
   // One unary call: authorise, `call(context)`, count.
   template <typename Request, typename Response, typename Call>
   Status Unary(const char* method, std::chrono::milliseconds timeout, const Request& request,

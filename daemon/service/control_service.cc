@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
+#include <vector>
 
 namespace gridcast {
 namespace {
@@ -23,6 +26,14 @@ grpc::Status Guarded(const char* method, Body body) {
   }
 }
 
+// The caller's deadline on the steady clock (relayed calls must end before it does).
+ControlDeadline DeadlineOf(const grpc::ServerContext* context) {
+  const auto left = context->deadline() - std::chrono::system_clock::now();
+  const auto capped = std::clamp<std::chrono::system_clock::duration>(left, std::chrono::milliseconds(1),
+                                                                       std::chrono::hours(1));
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(capped);
+}
+
 void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
   out->set_serve_id(std::string(serve.id.begin(), serve.id.end()));
   out->set_name(serve.name);
@@ -37,9 +48,9 @@ void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
 
 }  // namespace
 
-ControlService::ControlService(Participant& node, BroadcastCoordinator& coordinator, TorrentExports& exports,
-                               std::string secret)
-    : node_(node), coordinator_(coordinator), exports_(exports), authenticator_(std::move(secret)) {}
+ControlService::ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
+                               TorrentExports& exports, std::string secret)
+    : node_(node), tree_(tree), coordinator_(coordinator), exports_(exports), authenticator_(std::move(secret)) {}
 
 gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, const char* method) {
   const auto& metadata = context->client_metadata();
@@ -64,7 +75,11 @@ grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::Pre
                                      v1::PrepareResponse* response) {
   return Guarded("Prepare", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Prepare"));
-    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.Prepare(*request));
+    if (request->control_fanout() > 0) {
+      GRIDCAST_ASSIGN_OR_RETURN(*response, tree_.Prepare(*request, DeadlineOf(context)));
+    } else {
+      GRIDCAST_ASSIGN_OR_RETURN(*response, node_.Prepare(*request));
+    }
     return gridcast::Status::Ok();
   });
 }
@@ -74,7 +89,7 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
   return Guarded("Start", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Start"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    return node_.Start(id);
+    return tree_.Carries(id) ? tree_.Start(id, DeadlineOf(context)) : node_.Start(id);
   });
 }
 
@@ -83,7 +98,9 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
   return Guarded("Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    gridcast::Status stopped = node_.Stop(id, request->reason().empty() ? "cancelled" : request->reason().substr(0, 512));
+    const std::string reason = request->reason().empty() ? "cancelled" : request->reason().substr(0, 512);
+    if (tree_.Cancel(id, reason, DeadlineOf(context))) return gridcast::Status::Ok();
+    gridcast::Status stopped = node_.Stop(id, reason);
     if (stopped.code() != StatusCode::kNotFound) return stopped;
     // Serve ids (Status lists them) are 16 random bytes too: Cancel ends serves as well.
     if (exports_.Stop(id).ok()) return gridcast::Status::Ok();
@@ -136,6 +153,12 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
           for (uint64_t b : r.bytes_per_bin) out->add_bytes_per_bin(b);
         }
       }
+    }
+    if (request->subtree()) {
+      if (request->plan_id().empty()) return gridcast::Status::InvalidArgument("a subtree status names a plan");
+      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+      GRIDCAST_ASSIGN_OR_RETURN(std::vector<v1::MemberProgress> below, tree_.PollBelow(id, DeadlineOf(context)));
+      for (v1::MemberProgress& m : below) *response->add_subtree() = std::move(m);
     }
     for (const ServeSnapshot& serve : exports_.Serves()) ToProto(serve, response->add_serves());
     return gridcast::Status::Ok();

@@ -1,5 +1,6 @@
 // ControlService: the gRPC face of gridcastd. Each handler authenticates the call, decodes,
-// calls Node or BroadcastCoordinator, and maps Status to grpc::Status. No logic of its own;
+// calls Participant, ControlTree (calls that travel the control tree) or BroadcastCoordinator,
+// and maps Status to grpc::Status. No logic of its own;
 // any exception is caught and answered as INTERNAL so input can never take the daemon down.
 #pragma once
 
@@ -7,6 +8,7 @@
 
 #include "daemon/auth/control_auth.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
+#include "daemon/coordinator/control_tree.h"
 #include "daemon/participant.h"
 #include "daemon/pull/torrent_exports.h"
 #include "proto/control.grpc.pb.h"
@@ -15,8 +17,8 @@ namespace gridcast {
 
 class ControlService final : public v1::Control::Service {
  public:
-  ControlService(Participant& node, BroadcastCoordinator& coordinator, TorrentExports& exports,
-                 std::string secret);
+  ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
+                 TorrentExports& exports, std::string secret);
 
   grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                          grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
@@ -41,6 +43,7 @@ class ControlService final : public v1::Control::Service {
   gridcast::Status Authenticate(grpc::ServerContext* context, const char* method);
 
   Participant& node_;
+  ControlTree& tree_;
   BroadcastCoordinator& coordinator_;
   TorrentExports& exports_;
   ControlAuthenticator authenticator_;

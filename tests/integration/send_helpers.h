@@ -9,6 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "daemon/membership/control_client.h"
 #include "deploy/local_cluster.h"
 
 namespace gridcast {
@@ -60,6 +65,45 @@ inline std::string ReadFile(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Kills `victims` once member `watched` has received its first chunks, well before the end.
+inline void KillOnceUnderWay(LocalCluster& cluster, int watched, const std::vector<int>& victims) {
+  ControlClient client(cluster.config().members[watched].control_address, cluster.config().secret, {});
+  for (int i = 0; i < 4000; ++i) {
+    v1::StatusRequest request;
+    v1::StatusResponse response;
+    if (client.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
+        response.plans(0).chunks_done() > 0) {
+      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
+      for (int victim : victims) cluster.Kill(victim);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL() << "the broadcast never reached m" << watched;
+}
+
+// The killed members are reported lost (and named in the error); every other receiver holds a
+// verified, byte-identical copy.
+inline void ExpectLostAndTheRestVerified(const SendResult& r, const LocalCluster& cluster, const std::vector<int>& killed,
+                                  const std::string& path, const std::string& name_in_store) {
+  EXPECT_NE(r.exit_code, 0);
+  ASSERT_TRUE(r.json.is_object()) << r.output;
+  std::string lost;
+  for (int k : killed) lost += (lost.empty() ? "lost: m" : ", m") + std::to_string(k);
+  EXPECT_NE(r.json["error"].get<std::string>().find(lost), std::string::npos) << r.output;
+  const std::string expected = FileSha256(path);
+  ASSERT_EQ(r.json["members"].size(), static_cast<size_t>(cluster.size() - 1)) << r.output;
+  for (const auto& member : r.json["members"]) {
+    const int i = std::stoi(member["name"].get<std::string>().substr(1));  // "m<i>"
+    if (std::find(killed.begin(), killed.end(), i) != killed.end()) {
+      EXPECT_EQ(member["state"], "lost");
+    } else {
+      EXPECT_TRUE(member["digest_ok"].get<bool>()) << member.dump();
+      EXPECT_EQ(FileSha256(cluster.data_dir(i) / name_in_store), expected) << "m" << i;
+    }
+  }
 }
 
 }  // namespace gridcast

@@ -1,0 +1,329 @@
+#include "daemon/coordinator/control_tree.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <set>
+
+namespace gridcast {
+namespace {
+
+// Far more than any useful fanout; bounds the threads one call may start.
+constexpr uint32_t kMaxControlFanout = 1024;
+
+std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
+
+// What a call to a child may take of the time left: three quarters, so that the caller has
+// time to step around a child that does not answer (ask its children itself).
+std::chrono::milliseconds ChildBudget(ControlDeadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return std::max(std::chrono::milliseconds(1), left * 3 / 4);
+}
+
+// Runs `call(child)` for every child at once; results in the children's order.
+template <typename Result, typename Call>
+std::vector<Result> ForEachChild(const std::vector<int>& children, Call call) {
+  std::vector<std::future<Result>> running;
+  running.reserve(children.size());
+  for (int child : children) running.push_back(std::async(std::launch::async, call, child));
+  std::vector<Result> results;
+  results.reserve(children.size());
+  for (auto& f : running) results.push_back(f.get());
+  return results;
+}
+
+v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStatus& status, uint64_t chunk_bytes,
+                                   uint64_t payload_bytes) {
+  v1::MemberProgress entry;
+  entry.set_member(member);
+  entry.set_state(status.state());
+  entry.set_chunks_done(status.chunks_done());
+  entry.set_chunks_total(status.chunks_total());
+  entry.set_bytes_done(std::min(status.chunks_done() * chunk_bytes, payload_bytes));
+  entry.set_chunk_list_sha256(status.chunk_list_sha256());
+  return entry;
+}
+
+}  // namespace
+
+int ControlParent(int member, int fanout) { return member == 0 ? -1 : (member - 1) / fanout; }
+
+std::vector<int> ControlChildren(int member, int members, int fanout) {
+  std::vector<int> children;
+  const int64_t first = int64_t{fanout} * member + 1;
+  for (int64_t c = first; c < first + fanout && c < members; ++c) children.push_back(static_cast<int>(c));
+  return children;
+}
+
+std::vector<int> ControlSubtree(int member, int members, int fanout) {
+  std::vector<int> subtree = {member};
+  for (size_t i = 0; i < subtree.size(); ++i) {
+    for (int c : ControlChildren(subtree[i], members, fanout)) subtree.push_back(c);
+  }
+  return subtree;
+}
+
+Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
+                      const v1::PrepareResponse& echo) {
+  auto differs = [&](const char* field) {
+    return Status::Aborted("member '" + member + "' disagrees on " + field + "; broadcast aborted");
+  };
+  if (echo.member() != member) return differs("its own name");
+  if (echo.plan_id() != plan.plan_id()) return differs("plan id");
+  if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
+  if (echo.chunk_hashes_sha256() != chunk_list_digest) return differs("chunk hashes");
+  if (echo.members_sha256() != Bytes(MembersDigest(plan))) return differs("member list");
+  return Status::Ok();
+}
+
+struct ControlTree::PlanState {
+  v1::PrepareRequest request;  // as this member got it (member_index = this member)
+  PlanId id{};
+  int self = 0;
+  int fanout = 1;
+  int members = 0;
+  std::string chunk_list_digest;
+  ControlTraffic* traffic = nullptr;
+  std::atomic<bool> started{false};
+  std::mutex clients_mutex;
+  std::map<int, std::unique_ptr<ControlClient>> clients;  // guarded by clients_mutex
+
+  const std::string& Name(int member) const { return request.plan().members(member).name(); }
+};
+
+ControlTree::ControlTree(Participant& node, const ClusterConfig& cluster, ControlClientOptions client_options)
+    : node_(node), cluster_(cluster), client_options_(std::move(client_options)) {}
+
+ControlTree::~ControlTree() = default;
+
+std::shared_ptr<ControlTree::PlanState> ControlTree::Find(const PlanId& id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = plans_.find(id);
+  return it == plans_.end() ? nullptr : it->second;
+}
+
+ControlClient& ControlTree::Client(PlanState& state, int member) {
+  std::lock_guard<std::mutex> lock(state.clients_mutex);
+  std::unique_ptr<ControlClient>& client = state.clients[member];
+  if (client == nullptr) {
+    // The address comes from this daemon's own cluster file, not from the plan: a plan only
+    // names members (PrepareChildren checked that every one is in the file).
+    ControlClientOptions options = client_options_;
+    options.traffic = state.traffic;
+    client = std::make_unique<ControlClient>(cluster_.Find(state.Name(member))->control_address, cluster_.secret,
+                                             options);
+  }
+  return *client;
+}
+
+Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& request, ControlDeadline deadline) {
+  GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse own, node_.Prepare(request));
+  GRIDCAST_ASSIGN_OR_RETURN(uint32_t below, PrepareChildren(request, nullptr, deadline));
+  own.set_subtree_agreed(1 + below);
+  return own;
+}
+
+Result<uint32_t> ControlTree::PrepareFromSource(const v1::PrepareRequest& request, ControlTraffic* traffic,
+                                                ControlDeadline deadline) {
+  if (request.member_index() != 0) return Status::InvalidArgument("the source is member 0");
+  return PrepareChildren(request, traffic, deadline);
+}
+
+Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request, ControlTraffic* traffic,
+                                              ControlDeadline deadline) {
+  if (request.control_fanout() == 0 || request.control_fanout() > kMaxControlFanout) {
+    return Status::InvalidArgument("control fanout " + std::to_string(request.control_fanout()) +
+                                   " is not in 1.." + std::to_string(kMaxControlFanout));
+  }
+  const v1::Plan& plan = request.plan();
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
+  if (request.member_index() >= static_cast<uint32_t>(plan.members_size())) {
+    return Status::InvalidArgument("member index " + std::to_string(request.member_index()) + " is not in the plan");
+  }
+  auto state = std::make_shared<PlanState>();
+  state->id = id;
+  state->self = static_cast<int>(request.member_index());
+  state->fanout = static_cast<int>(request.control_fanout());
+  state->members = plan.members_size();
+  state->traffic = traffic;
+  std::vector<Digest> hashes;
+  hashes.reserve(static_cast<size_t>(plan.payload().chunk_sha256_size()));
+  for (const std::string& h : plan.payload().chunk_sha256()) {
+    Digest d{};
+    if (h.size() != d.size()) return Status::InvalidArgument("a chunk hash is not 32 bytes");
+    std::copy(h.begin(), h.end(), d.begin());
+    hashes.push_back(d);
+  }
+  state->chunk_list_digest = Bytes(ChunkListDigest(hashes));
+  for (int member : ControlSubtree(state->self, state->members, state->fanout)) {
+    if (cluster_.Find(plan.members(member).name()) == nullptr) {
+      return Status::InvalidArgument("member '" + plan.members(member).name() + "' is not in this daemon's cluster file");
+    }
+  }
+  state->request = request;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_[id] = state;  // a re-prepare after this member restarted replaces nothing but itself
+  }
+  const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
+  std::vector<uint32_t> agreed(children.size(), 0);
+  const std::vector<Status> prepared = ForEachChild<Status>(children, [&](int child) {
+    const size_t i = static_cast<size_t>(std::find(children.begin(), children.end(), child) - children.begin());
+    return PrepareSubtree(*state, child, deadline, &agreed[i]);
+  });
+  uint32_t total = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    GRIDCAST_RETURN_IF_ERROR(prepared[i]);
+    total += agreed[i];
+  }
+  return total;
+}
+
+Status ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline deadline, uint32_t* agreed) {
+  v1::PrepareRequest request = state.request;
+  request.set_member_index(static_cast<uint32_t>(child));
+  v1::PrepareResponse echo;
+  const std::string& name = state.Name(child);
+  Status status = Client(state, child).Prepare(request, &echo, ChildBudget(deadline));
+  if (!status.ok()) return status.WithContext("member '" + name + "' refused the plan");
+  GRIDCAST_RETURN_IF_ERROR(CheckAgreement(name, request.plan(), state.chunk_list_digest, echo));
+  const auto expected = ControlSubtree(child, state.members, state.fanout).size();
+  if (echo.subtree_agreed() != expected) {
+    return Status::Aborted("member '" + name + "' answered for " + std::to_string(echo.subtree_agreed()) + " of the " +
+                           std::to_string(expected) + " members of its subtree");
+  }
+  *agreed = echo.subtree_agreed();
+  return Status::Ok();
+}
+
+Status ControlTree::Start(const PlanId& id, ControlDeadline deadline) {
+  std::shared_ptr<PlanState> state = Find(id);
+  if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  state->started = true;  // from now on a child prepared again is started too
+  const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
+  for (const Status& s : ForEachChild<Status>(children, [&](int child) { return StartSubtree(*state, child, deadline); })) {
+    GRIDCAST_RETURN_IF_ERROR(s);
+  }
+  return node_.Start(id);
+}
+
+Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline deadline) {
+  v1::StartRequest start;
+  start.set_plan_id(state.request.plan().plan_id());
+  Status status = Client(state, child).Start(start, ChildBudget(deadline));
+  return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
+}
+
+bool ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline) {
+  std::shared_ptr<PlanState> state;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(id);
+    if (it == plans_.end()) return false;
+    state = it->second;
+    plans_.erase(it);
+  }
+  const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
+  ForEachChild<bool>(children, [&](int child) {
+    CancelSubtree(*state, child, reason, deadline);
+    return true;
+  });
+  (void)node_.Stop(id, reason);
+  return true;
+}
+
+void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline) {
+  v1::CancelRequest cancel;
+  cancel.set_plan_id(state.request.plan().plan_id());
+  cancel.set_reason(reason);
+  const Status status = Client(state, child).Cancel(cancel, ChildBudget(deadline));
+  if (status.ok() || status.code() == StatusCode::kNotFound) return;
+  // Silent: release what is below it ourselves.
+  const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
+  ForEachChild<bool>(grandchildren, [&](int g) {
+    CancelSubtree(state, g, reason, deadline);
+    return true;
+  });
+}
+
+Result<std::vector<v1::MemberProgress>> ControlTree::PollBelow(const PlanId& id, ControlDeadline deadline) {
+  std::shared_ptr<PlanState> state = Find(id);
+  if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
+  std::vector<std::vector<v1::MemberProgress>> parts = ForEachChild<std::vector<v1::MemberProgress>>(
+      children, [&](int child) {
+        std::vector<v1::MemberProgress> part;
+        PollSubtree(*state, child, deadline, &part);
+        return part;
+      });
+  std::vector<v1::MemberProgress> all;
+  for (auto& part : parts) {
+    for (auto& entry : part) all.push_back(std::move(entry));
+  }
+  return all;
+}
+
+void ControlTree::PollSubtree(PlanState& state, int child, ControlDeadline deadline,
+                              std::vector<v1::MemberProgress>* out) {
+  const v1::Plan& plan = state.request.plan();
+  const uint64_t chunk_bytes = plan.payload().chunk_bytes();
+  const uint64_t payload_bytes = plan.payload().size_bytes();
+  const std::vector<int> subtree = ControlSubtree(child, state.members, state.fanout);
+  auto mark_subtree = [&](const std::string& how) {
+    for (int m : subtree) {
+      v1::MemberProgress entry;
+      entry.set_member(state.Name(m));
+      entry.set_state(how);
+      out->push_back(std::move(entry));
+    }
+  };
+  v1::StatusRequest request;
+  request.set_plan_id(plan.plan_id());
+  request.set_subtree(true);
+  v1::StatusResponse response;
+  Status status = Client(state, child).GetStatus(request, &response, ChildBudget(deadline));
+  if (status.code() == StatusCode::kNotFound) {
+    // The child restarted and forgot the plan: prepare its subtree again (members that kept
+    // the plan answer at once), start it if the plan runs; it resumes from what it verified.
+    spdlog::warn("plan {}: member {} lost the plan; preparing it again", ToHex(state.id), state.Name(child));
+    uint32_t agreed = 0;
+    status = PrepareSubtree(state, child, deadline, &agreed);
+    if (status.ok() && state.started) status = StartSubtree(state, child, deadline);
+    if (!status.ok() && status.code() != StatusCode::kUnavailable) {
+      mark_subtree("failed: " + status.message());
+    } else {
+      mark_subtree("resuming");
+    }
+    return;
+  }
+  if (status.ok() && response.plans_size() == 1) {
+    // Its answer must list exactly the members below it, each once.
+    std::multiset<std::string> expected, listed;
+    for (size_t i = 1; i < subtree.size(); ++i) expected.insert(state.Name(subtree[i]));
+    for (const v1::MemberProgress& m : response.subtree()) listed.insert(m.member());
+    if (listed == expected) {
+      out->push_back(EntryFromStatus(state.Name(child), response.plans(0), chunk_bytes, payload_bytes));
+      for (v1::MemberProgress& m : *response.mutable_subtree()) out->push_back(std::move(m));
+      return;
+    }
+    spdlog::warn("plan {}: member {} reported {} members below it, not its {}; asking them directly",
+                 ToHex(state.id), state.Name(child), listed.size(), expected.size());
+  }
+  // Silent (or confused): say so, and ask its children ourselves.
+  v1::MemberProgress entry;
+  entry.set_member(state.Name(child));
+  entry.set_state("unreachable");
+  out->push_back(std::move(entry));
+  const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
+  for (auto& part : ForEachChild<std::vector<v1::MemberProgress>>(grandchildren, [&](int g) {
+         std::vector<v1::MemberProgress> below;
+         PollSubtree(state, g, deadline, &below);
+         return below;
+       })) {
+    for (auto& e : part) out->push_back(std::move(e));
+  }
+}
+
+}  // namespace gridcast

@@ -1,0 +1,102 @@
+// ControlTree: how the control calls of one broadcast travel between daemons (docs/scale.md,
+// "The control tree"), so that the source's calls do not grow with the number of members.
+//
+// Over the plan's member order (0 = the source) a k-ary tree: member i's control children are
+// k*i+1 .. k*i+k, its parent (i-1)/k. Every member derives it from (N, k), so a parent knows
+// its grandchildren without being told: that is how it steps around a child that stopped
+// answering. With N - 1 <= k the tree is the star the source used before.
+//
+// Down: Prepare, Start and Cancel. Each member acts on itself and calls its children in
+// parallel. Prepare's answer counts the members of the subtree that agreed; the first failure
+// or disagreement below fails the call with the member named (each parent compares its
+// children's echoes with its own view of the plan, as the source compares its own children's).
+// Start starts the children's subtrees first, then the member itself. Cancel steps around a
+// child that does not answer by cancelling that child's children itself.
+// Up: progress. A Status call with `subtree` is answered with one entry per member below,
+// gathered from the children in parallel. A child that does not answer is listed as
+// "unreachable" and its own children are asked directly (its subtree is re-attached for as
+// long as it is silent); a child that lost the plan (it restarted) is prepared again from the
+// request this member kept, and started if the plan runs, and resumes from its verified chunks.
+// Thread-safe: gRPC handler threads and the source's coordinator call in.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/membership/cluster_file.h"
+#include "daemon/membership/control_client.h"
+#include "daemon/participant.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+using ControlDeadline = std::chrono::steady_clock::time_point;
+
+// The shape. REQUIRES: fanout >= 1, 0 <= member < members.
+int ControlParent(int member, int fanout);
+std::vector<int> ControlChildren(int member, int members, int fanout);
+// `member` and every member below it.
+std::vector<int> ControlSubtree(int member, int members, int fanout);
+
+// Compares a member's echo of the plan with the caller's view, field by field; Aborted with
+// the member and the field named. `chunk_list_digest` is ChunkListDigest of the plan's hashes.
+Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
+                      const v1::PrepareResponse& echo);
+
+class ControlTree {
+ public:
+  ControlTree(Participant& node, const ClusterConfig& cluster, ControlClientOptions client_options);
+  ~ControlTree();
+
+  // A member's side of a Prepare with control_fanout > 0: prepares this member, then its
+  // subtree; the answer is this member's echo with subtree_agreed set.
+  Result<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request, ControlDeadline deadline);
+
+  // The source's side: `request` is the plan as the members get it, with member_index 0 and a
+  // control fanout. The source must be prepared already (Participant::PrepareSource). Prepares
+  // every other member through the source's children; `traffic` (which must outlive the plan
+  // here) counts the source's calls. Returns how many members agreed (all of them, or an error).
+  Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, ControlTraffic* traffic,
+                                     ControlDeadline deadline);
+
+  // Whether this tree carries the plan (it was prepared with a control fanout).
+  bool Carries(const PlanId& id) const { return Find(id) != nullptr; }
+
+  // Starts the subtrees below this member, then this member. NotFound for a plan this tree
+  // does not carry (a plan prepared without a fanout: the caller starts it alone).
+  Status Start(const PlanId& id, ControlDeadline deadline);
+
+  // Cancels the subtrees below, stops this member's execution (not found is fine) and forgets
+  // the plan. False when this tree did not carry the plan.
+  bool Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
+
+  // One entry per member below this one (every one of them, whatever answered).
+  // NotFound for a plan this tree does not carry.
+  Result<std::vector<v1::MemberProgress>> PollBelow(const PlanId& id, ControlDeadline deadline);
+
+ private:
+  struct PlanState;
+
+  std::shared_ptr<PlanState> Find(const PlanId& id) const;
+  // Registers the plan and prepares the children of request.member_index().
+  Result<uint32_t> PrepareChildren(const v1::PrepareRequest& request, ControlTraffic* traffic,
+                                   ControlDeadline deadline);
+  ControlClient& Client(PlanState& state, int member);
+  Status PrepareSubtree(PlanState& state, int child, ControlDeadline deadline, uint32_t* agreed);
+  Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
+  void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
+  void PollSubtree(PlanState& state, int child, ControlDeadline deadline, std::vector<v1::MemberProgress>* out);
+
+  Participant& node_;
+  const ClusterConfig& cluster_;
+  const ControlClientOptions client_options_;
+  mutable std::mutex mutex_;
+  std::map<PlanId, std::shared_ptr<PlanState>> plans_;  // guarded by mutex_
+};
+
+}  // namespace gridcast
