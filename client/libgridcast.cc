@@ -40,12 +40,12 @@ class BroadcastImpl : public Broadcast {
     if (progress != nullptr) {
       *progress = Progress{};
       progress->elapsed_s = last_.elapsed_s();
-      progress->members = last_.members_size();
-      for (const v1::MemberProgress& m : last_.members()) {
-        progress->chunks_done += m.chunks_done();
-        progress->chunks_total += m.chunks_total();
-        progress->members_done += m.state() == "done";
-      }
+      // Progress messages sum the members up (daemon/coordinator/control_tree.h).
+      progress->members = static_cast<int>(last_.members_total());
+      progress->members_done = static_cast<int>(last_.members_done());
+      progress->chunks_done = last_.chunks_done_total();
+      const uint64_t chunk = last_.chunk_bytes();
+      progress->chunks_total = chunk == 0 ? 0 : (last_.payload_bytes() + chunk - 1) / chunk * last_.members_total();
     }
     return ended_;
   }

@@ -95,30 +95,32 @@ std::string Bar(double fraction, int width) {
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
 }
 
+// While a broadcast runs its progress messages sum the members up and name only those that
+// need attention (the last message lists them all): one line for all, one per named member.
 void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_drawn, double* last_log_s) {
+  const uint64_t chunks = p.chunk_bytes() == 0 ? 0 : (p.payload_bytes() + p.chunk_bytes() - 1) / p.chunk_bytes();
+  const uint64_t total = chunks * p.members_total();
+  const double fraction = total == 0 ? 1.0 : double(p.chunks_done_total()) / double(total);
+  const std::string slowest =
+      p.slowest_member().empty() ? "" : fmt::format(", slowest {} ({} chunks)", p.slowest_member(), p.slowest_chunks());
   if (terminal) {
-    if (*lines_drawn > 0) fmt::print("\x1b[{}A", *lines_drawn);  // back to the top of the table
+    if (*lines_drawn > 0) fmt::print("\x1b[{}A\x1b[J", *lines_drawn);  // back to the top, clear below
+    fmt::print("\x1b[2K{:<16} {} {:5.1f}% {}/{} members done{}\n", "all", Bar(fraction, 30), 100 * fraction,
+               p.members_done(), p.members_total(), slowest);
+    size_t lines = 1;
     for (const v1::MemberProgress& m : p.members()) {
-      const double fraction = m.chunks_total() == 0 ? 1.0 : double(m.chunks_done()) / double(m.chunks_total());
-      fmt::print("\x1b[2K{:<16} {} {:5.1f}% {:>10} {}\n", m.member(), Bar(fraction, 30), 100 * fraction,
-                 FormatSize(m.bytes_done()), m.state());
+      if (m.state() == "done" || m.state() == "running") continue;  // the last message lists everyone
+      fmt::print("\x1b[2K{:<16} {}\n", m.member(), m.state());
+      ++lines;
     }
-    *lines_drawn = static_cast<size_t>(p.members_size());
+    *lines_drawn = lines;
     std::fflush(stdout);
     return;
   }
   if (p.elapsed_s() - *last_log_s < 1.0 && !p.finished()) return;
   *last_log_s = p.elapsed_s();
-  uint64_t done = 0;
-  uint64_t total = 0;
-  int finished = 0;
-  for (const v1::MemberProgress& m : p.members()) {
-    done += m.chunks_done();
-    total += m.chunks_total();
-    finished += m.state() == "done";
-  }
-  fmt::print("{:7.1f}s  {:5.1f}%  {}/{} members done\n", p.elapsed_s(),
-             total == 0 ? 100.0 : 100.0 * double(done) / double(total), finished, p.members_size());
+  fmt::print("{:7.1f}s  {:5.1f}%  {}/{} members done{}\n", p.elapsed_s(), 100.0 * fraction, p.members_done(),
+             p.members_total(), slowest);
   std::fflush(stdout);
 }
 

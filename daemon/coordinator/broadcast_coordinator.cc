@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -301,86 +302,94 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
   const auto started = std::chrono::steady_clock::now();
 
-  std::vector<double> done_at(members.size(), -1);  // when this coordinator first saw each done
   // Pull and hybrid: a member unreachable for member_lost_after is given up on; the others
   // finish through the swarm. (In a push plan its subtree depends on it: it is waited for.)
   const bool swarm_routes_around = proto.mode() == v1::PLAN_MODE_HYBRID || proto.mode() == v1::PLAN_MODE_PULL;
-  std::vector<std::optional<std::chrono::steady_clock::time_point>> unreachable_since(members.size());
-  std::vector<std::string> lost;
+  std::map<std::string, std::chrono::steady_clock::time_point> unreachable_since;
+  std::set<std::string> lost;
+  const uint32_t receivers = static_cast<uint32_t>(members.size() - 1);
+  progress.set_members_total(receivers);
+  // The last message lists every member, in member order, from one detailed round.
+  auto list_every_member = [&] {
+    std::map<std::string, v1::MemberProgress> by_name;
+    if (Result<SubtreeReport> detail = tree_.PollBelow(id, /*detail=*/true, control_deadline(2 * options_.poll_timeout));
+        detail.ok()) {
+      for (v1::MemberProgress& m : detail->detail) by_name[m.member()] = std::move(m);
+    }
+    progress.clear_members();
+    for (size_t i = 1; i < members.size(); ++i) {
+      v1::MemberProgress* mp = progress.add_members();
+      auto it = by_name.find(members[i]);
+      if (it != by_name.end()) *mp = std::move(it->second);
+      mp->set_member(members[i]);
+      if (it == by_name.end()) mp->set_state("unreachable");
+      if (lost.count(members[i]) != 0) mp->set_state("lost");
+      mp->set_chunks_total(identity.NumChunks());
+    }
+  };
   for (;;) {
     progress.clear_members();
     progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    bool all_done = true;
     Status failure;
-    std::map<std::string, v1::MemberProgress> reported;
-    if (Result<std::vector<v1::MemberProgress>> below = tree_.PollBelow(id, control_deadline(options_.poll_timeout));
-        below.ok()) {
-      for (v1::MemberProgress& m : *below) reported[m.member()] = std::move(m);
-    }
-    for (size_t i = 1; i < members.size(); ++i) {
-      v1::MemberProgress* mp = progress.add_members();
-      mp->set_member(members[i]);
-      mp->set_chunks_total(identity.NumChunks());
-      if (std::find(lost.begin(), lost.end(), members[i]) != lost.end()) {
-        mp->set_state("lost");
-        continue;
-      }
-      auto entry = reported.find(members[i]);
-      const std::string state = entry == reported.end() ? "unreachable" : entry->second.state();
-      if (state == "resuming") {  // its control parent prepares it again
-        mp->set_state(state);
-        all_done = false;
-        continue;
-      }
-      if (state == "unreachable") {
-        mp->set_state("unreachable");
-        all_done = false;
-        const auto now = std::chrono::steady_clock::now();
-        if (!unreachable_since[i]) unreachable_since[i] = now;
-        if (swarm_routes_around && now - *unreachable_since[i] > options_.member_lost_after) {
-          spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
-                       members[i], options_.member_lost_after.count());
-          lost.push_back(members[i]);
+    uint32_t lost_now = 0;  // lost members this round's attention list names
+    Result<SubtreeReport> round = tree_.PollBelow(id, /*detail=*/false, control_deadline(options_.poll_timeout));
+    if (!round.ok()) failure = round.status();
+    if (round.ok()) {
+      const v1::SubtreeProgress& sum = round->progress;
+      progress.set_members_done(sum.done());
+      progress.set_chunks_done_total(sum.chunks_done());
+      progress.set_slowest_member(sum.slowest_member());
+      progress.set_slowest_chunks(sum.slowest_chunks());
+      const auto now = std::chrono::steady_clock::now();
+      std::set<std::string> silent;
+      for (const v1::MemberProgress& attention : sum.attention()) {
+        v1::MemberProgress* mp = progress.add_members();
+        *mp = attention;
+        mp->set_chunks_total(identity.NumChunks());
+        const std::string& member = attention.member();
+        const std::string& state = attention.state();
+        if (lost.count(member) != 0) {
           mp->set_state("lost");
-        }
-        continue;
-      }
-      unreachable_since[i].reset();
-      const v1::MemberProgress& ps = entry->second;
-      mp->set_chunks_done(std::min(ps.chunks_done(), identity.NumChunks()));
-      mp->set_bytes_done(std::min(ps.chunks_done() * plan.chunk_bytes, size));
-      mp->set_state(state);
-      if (state == "done") {
-        if (done_at[i] < 0) done_at[i] = progress.elapsed_s();
-        mp->set_finished_s(done_at[i]);
-        mp->set_chunk_list_sha256(ps.chunk_list_sha256());
-        if (ps.chunk_list_sha256() != chunk_list_digest) {
-          failure = Status::DataLoss("member '" + members[i] + "' stored chunks whose digests differ from the source's");
-        }
-      } else {
-        all_done = false;
-        if (state.rfind("failed", 0) == 0 || state.rfind("stopped", 0) == 0) {
-          failure = Status::Aborted("member '" + members[i] + "' " + state);
+          ++lost_now;
+        } else if (state == "unreachable") {
+          silent.insert(member);
+          const auto since = unreachable_since.emplace(member, now).first->second;
+          if (swarm_routes_around && now - since > options_.member_lost_after) {
+            spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
+                         member, options_.member_lost_after.count());
+            lost.insert(member);
+            mp->set_state("lost");
+            ++lost_now;
+          }
+        } else if (state == "done") {  // done, but not with the source's chunk list digest
+          failure = Status::DataLoss("member '" + member + "' stored chunks whose digests differ from the source's");
+        } else if (state.rfind("failed", 0) == 0 || state.rfind("stopped", 0) == 0) {
+          failure = Status::Aborted("member '" + member + "' " + state);
         }
       }
+      std::erase_if(unreachable_since, [&](const auto& entry) { return silent.count(entry.first) == 0; });
     }
     if (!failure.ok() || std::chrono::steady_clock::now() > deadline) {
       if (failure.ok()) failure = Status::DeadlineExceeded("broadcast did not finish within " +
                                                            std::to_string(timeout_s) + " s");
+      list_every_member();
       release_all("aborted: " + failure.message());
       progress.set_finished(true);
       progress.set_error(failure.message());
       report_with_counters(progress);
       return failure;
     }
-    if (all_done) {
+    if (round->progress.done() + lost_now == receivers) {
+      list_every_member();
       if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(members, &traffic, id, &progress);
       release_all("finished");
       progress.set_finished(true);
       Status result;
       if (!lost.empty()) {
         std::string names;
-        for (const std::string& m : lost) names += (names.empty() ? "" : ", ") + m;
+        for (size_t i = 1; i < members.size(); ++i) {
+          if (lost.count(members[i]) != 0) names += (names.empty() ? "" : ", ") + members[i];
+        }
         result = Status::Unavailable("every other member holds a verified copy; lost: " + names);
         progress.set_error(result.message());
       }

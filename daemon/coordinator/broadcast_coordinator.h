@@ -31,7 +31,9 @@ struct CoordinatorOptions {
   // Directories a source may read payloads from, besides its data directory.
   std::vector<std::string> send_roots;
   ControlClientOptions client;
-  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(50);
+  // How often the source asks for progress. Completion times come from the members' own clocks,
+  // not from when the source heard of them, so this only bounds how soon a change is noticed.
+  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(200);
   // Children per member in the control tree (docs/scale.md); with fewer members than this
   // plus one, the source calls every member itself.
   uint32_t control_fanout = 8;

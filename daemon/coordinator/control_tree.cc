@@ -43,7 +43,40 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   entry.set_chunks_total(status.chunks_total());
   entry.set_bytes_done(std::min(status.chunks_done() * chunk_bytes, payload_bytes));
   entry.set_chunk_list_sha256(status.chunk_list_sha256());
+  entry.set_finished_s(status.finished_s());
   return entry;
+}
+
+// Adds one member to a sum: done (with the right digest), still receiving, or needing attention.
+void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest, v1::SubtreeProgress* sum) {
+  sum->set_members(sum->members() + 1);
+  sum->set_chunks_done(sum->chunks_done() + entry.chunks_done());
+  const std::string& state = entry.state();
+  if (state == "done" && entry.chunk_list_sha256() == chunk_list_digest) {
+    sum->set_done(sum->done() + 1);
+  } else if (state == "running" || state == "prepared") {
+    if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
+      sum->set_slowest_member(entry.member());
+      sum->set_slowest_chunks(entry.chunks_done());
+    }
+  } else {
+    *sum->add_attention() = entry;
+  }
+}
+
+void Merge(SubtreeReport&& part, SubtreeReport* into) {
+  v1::SubtreeProgress& sum = into->progress;
+  const v1::SubtreeProgress& add = part.progress;
+  sum.set_members(sum.members() + add.members());
+  sum.set_done(sum.done() + add.done());
+  sum.set_chunks_done(sum.chunks_done() + add.chunks_done());
+  if (!add.slowest_member().empty() &&
+      (sum.slowest_member().empty() || add.slowest_chunks() < sum.slowest_chunks())) {
+    sum.set_slowest_member(add.slowest_member());
+    sum.set_slowest_chunks(add.slowest_chunks());
+  }
+  for (const v1::MemberProgress& m : add.attention()) *sum.add_attention() = m;
+  for (v1::MemberProgress& m : part.detail) into->detail.push_back(std::move(m));
 }
 
 }  // namespace
@@ -248,40 +281,43 @@ void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& 
   });
 }
 
-Result<std::vector<v1::MemberProgress>> ControlTree::PollBelow(const PlanId& id, ControlDeadline deadline) {
+Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, bool detail, ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
-  std::vector<std::vector<v1::MemberProgress>> parts = ForEachChild<std::vector<v1::MemberProgress>>(
-      children, [&](int child) {
-        std::vector<v1::MemberProgress> part;
-        PollSubtree(*state, child, deadline, &part);
-        return part;
-      });
-  std::vector<v1::MemberProgress> all;
-  for (auto& part : parts) {
-    for (auto& entry : part) all.push_back(std::move(entry));
+  SubtreeReport all;
+  for (SubtreeReport& part : ForEachChild<SubtreeReport>(children, [&](int child) {
+         SubtreeReport below;
+         PollSubtree(*state, child, detail, deadline, &below);
+         return below;
+       })) {
+    Merge(std::move(part), &all);
   }
   return all;
 }
 
-void ControlTree::PollSubtree(PlanState& state, int child, ControlDeadline deadline,
-                              std::vector<v1::MemberProgress>* out) {
+void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlDeadline deadline,
+                              SubtreeReport* out) {
   const v1::Plan& plan = state.request.plan();
   const uint64_t chunk_bytes = plan.payload().chunk_bytes();
   const uint64_t payload_bytes = plan.payload().size_bytes();
   const std::vector<int> subtree = ControlSubtree(child, state.members, state.fanout);
-  auto mark_subtree = [&](const std::string& how) {
+  auto note = [&](v1::MemberProgress entry) {
+    Count(entry, state.chunk_list_digest, &out->progress);
+    if (detail) out->detail.push_back(std::move(entry));
+  };
+  auto note_subtree = [&](const std::string& how) {
     for (int m : subtree) {
       v1::MemberProgress entry;
       entry.set_member(state.Name(m));
       entry.set_state(how);
-      out->push_back(std::move(entry));
+      note(std::move(entry));
     }
   };
   v1::StatusRequest request;
   request.set_plan_id(plan.plan_id());
   request.set_subtree(true);
+  request.set_detail(detail);
   v1::StatusResponse response;
   Status status = Client(state, child).GetStatus(request, &response, ChildBudget(deadline));
   if (status.code() == StatusCode::kNotFound) {
@@ -291,38 +327,46 @@ void ControlTree::PollSubtree(PlanState& state, int child, ControlDeadline deadl
     uint32_t agreed = 0;
     status = PrepareSubtree(state, child, deadline, &agreed);
     if (status.ok() && state.started) status = StartSubtree(state, child, deadline);
-    if (!status.ok() && status.code() != StatusCode::kUnavailable) {
-      mark_subtree("failed: " + status.message());
-    } else {
-      mark_subtree("resuming");
-    }
+    note_subtree(!status.ok() && status.code() != StatusCode::kUnavailable ? "failed: " + status.message()
+                                                                           : "resuming");
     return;
   }
   if (status.ok() && response.plans_size() == 1) {
-    // Its answer must list exactly the members below it, each once.
-    std::multiset<std::string> expected, listed;
+    // Its answer is untrusted input: it must add up to exactly the members below it.
+    std::set<std::string> expected;
     for (size_t i = 1; i < subtree.size(); ++i) expected.insert(state.Name(subtree[i]));
-    for (const v1::MemberProgress& m : response.subtree()) listed.insert(m.member());
-    if (listed == expected) {
-      out->push_back(EntryFromStatus(state.Name(child), response.plans(0), chunk_bytes, payload_bytes));
-      for (v1::MemberProgress& m : *response.mutable_subtree()) out->push_back(std::move(m));
+    const v1::SubtreeProgress& sum = response.subtree_progress();
+    bool consistent = sum.members() == expected.size() && sum.done() <= sum.members() &&
+                      static_cast<size_t>(sum.attention_size()) <= expected.size();
+    for (const v1::MemberProgress& m : sum.attention()) consistent = consistent && expected.count(m.member()) != 0;
+    if (detail) {
+      std::set<std::string> listed;
+      for (const v1::MemberProgress& m : response.subtree()) listed.insert(m.member());
+      consistent = consistent && listed == expected && static_cast<size_t>(response.subtree_size()) == expected.size();
+    }
+    if (consistent) {
+      note(EntryFromStatus(state.Name(child), response.plans(0), chunk_bytes, payload_bytes));
+      SubtreeReport below;
+      below.progress = sum;
+      if (detail) below.detail.assign(response.subtree().begin(), response.subtree().end());
+      Merge(std::move(below), out);
       return;
     }
-    spdlog::warn("plan {}: member {} reported {} members below it, not its {}; asking them directly",
-                 ToHex(state.id), state.Name(child), listed.size(), expected.size());
+    spdlog::warn("plan {}: member {} reported a subtree that does not add up; asking its members directly",
+                 ToHex(state.id), state.Name(child));
   }
   // Silent (or confused): say so, and ask its children ourselves.
-  v1::MemberProgress entry;
-  entry.set_member(state.Name(child));
-  entry.set_state("unreachable");
-  out->push_back(std::move(entry));
+  v1::MemberProgress silent;
+  silent.set_member(state.Name(child));
+  silent.set_state("unreachable");
+  note(std::move(silent));
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
-  for (auto& part : ForEachChild<std::vector<v1::MemberProgress>>(grandchildren, [&](int g) {
-         std::vector<v1::MemberProgress> below;
-         PollSubtree(state, g, deadline, &below);
+  for (SubtreeReport& part : ForEachChild<SubtreeReport>(grandchildren, [&](int g) {
+         SubtreeReport below;
+         PollSubtree(state, g, detail, deadline, &below);
          return below;
        })) {
-    for (auto& e : part) out->push_back(std::move(e));
+    Merge(std::move(part), out);
   }
 }
 

@@ -12,9 +12,11 @@
 // children's echoes with its own view of the plan, as the source compares its own children's).
 // Start starts the children's subtrees first, then the member itself. Cancel steps around a
 // child that does not answer by cancelling that child's children itself.
-// Up: progress. A Status call with `subtree` is answered with one entry per member below,
-// gathered from the children in parallel. A child that does not answer is listed as
-// "unreachable" and its own children are asked directly (its subtree is re-attached for as
+// Up: progress. A Status call with `subtree` is answered with a sum over the members below
+// (counts, chunks, the slowest member, and by name only the members that need attention),
+// gathered from the children in parallel, so its size does not grow with the members while
+// they are healthy; with `detail` also one entry per member (once, for the final summary).
+// A child that does not answer is counted "unreachable" and its own children are asked directly (its subtree is re-attached for as
 // long as it is silent); a child that lost the plan (it restarted) is prepared again from the
 // request this member kept, and started if the plan runs, and resumes from its verified chunks.
 // Thread-safe: gRPC handler threads and the source's coordinator call in.
@@ -36,6 +38,12 @@
 namespace gridcast {
 
 using ControlDeadline = std::chrono::steady_clock::time_point;
+
+// What a progress round found below one member.
+struct SubtreeReport {
+  v1::SubtreeProgress progress;
+  std::vector<v1::MemberProgress> detail;  // one entry per member, when asked for
+};
 
 // The shape. REQUIRES: fanout >= 1, 0 <= member < members.
 int ControlParent(int member, int fanout);
@@ -75,9 +83,9 @@ class ControlTree {
   // the plan. False when this tree did not carry the plan.
   bool Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
 
-  // One entry per member below this one (every one of them, whatever answered).
-  // NotFound for a plan this tree does not carry.
-  Result<std::vector<v1::MemberProgress>> PollBelow(const PlanId& id, ControlDeadline deadline);
+  // The members below this one, summed up (every one of them, whatever answered), and with
+  // `detail` listed. NotFound for a plan this tree does not carry.
+  Result<SubtreeReport> PollBelow(const PlanId& id, bool detail, ControlDeadline deadline);
 
  private:
   struct PlanState;
@@ -90,7 +98,7 @@ class ControlTree {
   Status PrepareSubtree(PlanState& state, int child, ControlDeadline deadline, uint32_t* agreed);
   Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
-  void PollSubtree(PlanState& state, int child, ControlDeadline deadline, std::vector<v1::MemberProgress>* out);
+  void PollSubtree(PlanState& state, int child, bool detail, ControlDeadline deadline, SubtreeReport* out);
 
   Participant& node_;
   const ClusterConfig& cluster_;

@@ -134,6 +134,7 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       ps->set_is_source(plan->self() == 0);
       if (snapshot.state == ExecutionState::kDone) {
         ps->set_chunk_list_sha256(std::string(snapshot.digest.begin(), snapshot.digest.end()));
+        ps->set_finished_s(snapshot.finished_s);
         if (plan->self() == 0) {
           const Digest& whole = plan->store().identity().sha256;
           ps->set_sha256(std::string(whole.begin(), whole.end()));
@@ -157,8 +158,9 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
     if (request->subtree()) {
       if (request->plan_id().empty()) return gridcast::Status::InvalidArgument("a subtree status names a plan");
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-      GRIDCAST_ASSIGN_OR_RETURN(std::vector<v1::MemberProgress> below, tree_.PollBelow(id, DeadlineOf(context)));
-      for (v1::MemberProgress& m : below) *response->add_subtree() = std::move(m);
+      GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, tree_.PollBelow(id, request->detail(), DeadlineOf(context)));
+      *response->mutable_subtree_progress() = std::move(below.progress);
+      for (v1::MemberProgress& m : below.detail) *response->add_subtree() = std::move(m);
     }
     for (const ServeSnapshot& serve : exports_.Serves()) ToProto(serve, response->add_serves());
     return gridcast::Status::Ok();
