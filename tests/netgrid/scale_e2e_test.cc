@@ -1,0 +1,107 @@
+// 64 gridcastd on one netgrid (one switch, 10mbit NICs): a broadcast travels the control tree
+// of the default fanout (the source's 8 children relay to the other 55 members), every copy
+// verified, and the source's calls are those to its 8 children only.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <vector>
+
+#include "daemon/auth/hmac.h"
+#include "deploy/netgrid.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kState = "/tmp/gridcast-scale-e2e";
+constexpr int kNodes = 64;
+
+constexpr const char* kTopology = R"(name: scale-e2e
+switches:
+  - name: core
+nodes:
+  - switch: core
+    count: 64
+    up: 10mbit
+    down: 10mbit
+)";
+
+std::string FileDigest(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  Sha256Stream sha;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    sha.Update({reinterpret_cast<const uint8_t*>(buffer.data()), static_cast<size_t>(in.gcount())});
+  }
+  return ToHex(sha.Finish());
+}
+
+class ScaleE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "netgrid needs root (network namespaces); not root";
+    ASSERT_TRUE(NetgridDown(kState).ok());  // what a killed run left
+    fs::remove_all(kState);
+    fs::create_directories(kState);
+    std::ofstream(fs::path(kState) / "topology.yaml") << kTopology;
+  }
+  void TearDown() override {
+    if (geteuid() != 0) return;
+    EXPECT_TRUE(NetgridDown(fs::path(kState) / "ng").ok());
+    fs::remove_all(kState);
+  }
+};
+
+TEST_F(ScaleE2ETest, SixtyFourDaemonsBroadcastThroughTheControlTree) {
+  const fs::path ng = fs::path(kState) / "ng";
+  Result<CommandOutput> up = RunCommand({GRIDCAST_CLI, "netgrid", "up", (fs::path(kState) / "topology.yaml").string(),
+                                         "--daemons", "--state", ng.string()});
+  ASSERT_TRUE(up.ok() && up->exit_code == 0) << (up.ok() ? up->output : up.status().message());
+
+  const fs::path payload = ng / "payloads" / "scale.bin";
+  {
+    std::mt19937_64 random(64);
+    std::vector<uint64_t> words((3u << 20) / 8 + 1);
+    for (uint64_t& w : words) w = random();
+    std::ofstream(payload, std::ios::binary).write(reinterpret_cast<const char*>(words.data()), (3 << 20) + 5);
+  }
+  Result<CommandOutput> sent = RunCommand({GRIDCAST_CLI, "send", payload.string(), "--cluster",
+                                           (ng / "cluster.yaml").string(), "--algo", "multilane", "--json"});
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ASSERT_EQ(sent->exit_code, 0) << sent->output;
+  const nlohmann::json summary = nlohmann::json::parse(sent->output, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << sent->output;
+  EXPECT_TRUE(summary["verified"].get<bool>()) << sent->output;
+  ASSERT_EQ(summary["members"].size(), static_cast<size_t>(kNodes - 1)) << sent->output;
+  for (const auto& member : summary["members"]) {
+    EXPECT_EQ(member["state"], "done") << member.dump();
+    EXPECT_TRUE(member["digest_ok"].get<bool>()) << member.dump();
+  }
+  // Every step is one call to each of the source's 8 control children, never one to each of
+  // the 63 members (a star would make at least 4 x 63).
+  const uint64_t rpcs = summary["control"]["rpcs_at_source"].get<uint64_t>();
+  EXPECT_EQ(rpcs % 8, 0u) << sent->output;
+  EXPECT_GE(rpcs, 5u * 8) << sent->output;  // Prepare, Start, a round, the final round, Cancel
+  EXPECT_LT(summary["control"]["first_byte_s"].get<double>(), 30.0) << sent->output;
+
+  // And every copy on disk is the payload.
+  const std::string expected = FileDigest(payload);
+  int copies = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(ng / "data")) {
+    if (entry.is_regular_file() && entry.path().filename() == "scale.bin") {
+      EXPECT_EQ(FileDigest(entry.path()), expected) << entry.path();
+      ++copies;
+    }
+  }
+  EXPECT_EQ(copies, kNodes - 1);
+}
+
+}  // namespace
+}  // namespace gridcast
