@@ -333,7 +333,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     Status failure;
     uint32_t lost_now = 0;  // lost members this round's attention list names
     Result<SubtreeReport> round = tree_.PollBelow(id, /*detail=*/false, control_deadline(options_.poll_timeout));
-    if (!round.ok()) failure = round.status();
+    if (!round.ok()) {  // only when the plan was released here meanwhile: a Cancel of the source
+      failure = Status::Cancelled("the broadcast was cancelled at the source");
+    }
     if (round.ok()) {
       const v1::SubtreeProgress& sum = round->progress;
       progress.set_members_done(sum.done());
