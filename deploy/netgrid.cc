@@ -227,8 +227,11 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
     Result<int> pid = SpawnDetached(NetgridExecArgv(node, argv), (root / "logs" / (node.name + ".log")).string());
     if (!pid.ok()) return pid.status();
   }
-  // Ready when every control socket exists (gridcastd binds it last).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // Ready when every control socket exists (gridcastd binds it last). The daemons start at
+  // once and share the host's cores: more of them take longer (64 sanitized ones on 2 cores
+  // took more than 20 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20) +
+                        std::chrono::milliseconds(500) * state.nodes.size();
   for (const NetgridNode& node : state.nodes) {
     const fs::path socket = root / "run" / (node.name + ".sock");
     while (!fs::exists(socket)) {
