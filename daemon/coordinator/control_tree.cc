@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <future>
 #include <set>
 
 namespace gridcast {
@@ -20,18 +19,6 @@ std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
 std::chrono::milliseconds ChildBudget(ControlDeadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return std::max(std::chrono::milliseconds(1), left * 3 / 4);
-}
-
-// Runs `call(child)` for every child at once; results in the children's order.
-template <typename Result, typename Call>
-std::vector<Result> ForEachChild(const std::vector<int>& children, Call call) {
-  std::vector<std::future<Result>> running;
-  running.reserve(children.size());
-  for (int child : children) running.push_back(std::async(std::launch::async, call, child));
-  std::vector<Result> results;
-  results.reserve(children.size());
-  for (auto& f : running) results.push_back(f.get());
-  return results;
 }
 
 v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStatus& status, uint64_t chunk_bytes,
@@ -202,7 +189,7 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
   }
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   std::vector<uint32_t> agreed(children.size(), 0);
-  const std::vector<Status> prepared = ForEachChild<Status>(children, [&](int child) {
+  const std::vector<Status> prepared = calls_.ForEach<Status>(children, [&](int child) {
     const size_t i = static_cast<size_t>(std::find(children.begin(), children.end(), child) - children.begin());
     return PrepareSubtree(*state, child, deadline, &agreed[i]);
   });
@@ -236,7 +223,7 @@ Status ControlTree::Start(const PlanId& id, ControlDeadline deadline) {
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
   state->started = true;  // from now on a child prepared again is started too
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
-  for (const Status& s : ForEachChild<Status>(children, [&](int child) { return StartSubtree(*state, child, deadline); })) {
+  for (const Status& s : calls_.ForEach<Status>(children, [&](int child) { return StartSubtree(*state, child, deadline); })) {
     GRIDCAST_RETURN_IF_ERROR(s);
   }
   return node_.Start(id);
@@ -259,7 +246,7 @@ bool ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDea
     plans_.erase(it);
   }
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
-  ForEachChild<bool>(children, [&](int child) {
+  calls_.ForEach<bool>(children, [&](int child) {
     CancelSubtree(*state, child, reason, deadline);
     return true;
   });
@@ -275,7 +262,7 @@ void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& 
   if (status.ok() || status.code() == StatusCode::kNotFound) return;
   // Silent: release what is below it ourselves.
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
-  ForEachChild<bool>(grandchildren, [&](int g) {
+  calls_.ForEach<bool>(grandchildren, [&](int g) {
     CancelSubtree(state, g, reason, deadline);
     return true;
   });
@@ -286,7 +273,7 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, bool detail, Cont
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   SubtreeReport all;
-  for (SubtreeReport& part : ForEachChild<SubtreeReport>(children, [&](int child) {
+  for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(children, [&](int child) {
          SubtreeReport below;
          PollSubtree(*state, child, detail, deadline, &below);
          return below;
@@ -361,7 +348,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlD
   silent.set_state("unreachable");
   note(std::move(silent));
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
-  for (SubtreeReport& part : ForEachChild<SubtreeReport>(grandchildren, [&](int g) {
+  for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(grandchildren, [&](int g) {
          SubtreeReport below;
          PollSubtree(state, g, detail, deadline, &below);
          return below;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/coordinator/call_threads.h"
 #include "daemon/membership/cluster_file.h"
 #include "daemon/membership/control_client.h"
 #include "daemon/participant.h"
@@ -105,6 +106,7 @@ class ControlTree {
   const ControlClientOptions client_options_;
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanState>> plans_;  // guarded by mutex_
+  CallThreads calls_;  // the calls to children, at once
 };
 
 }  // namespace gridcast
