@@ -10,14 +10,12 @@
 #include <random>
 #include <vector>
 
-#include "daemon/auth/hmac.h"
 #include "deploy/netgrid.h"
 #include "deploy/subprocess.h"
+#include "tests/integration/send_helpers.h"
 
 namespace gridcast {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr const char* kState = "/tmp/gridcast-scale-e2e";
 constexpr int kNodes = 64;
@@ -31,17 +29,6 @@ nodes:
     up: 10mbit
     down: 10mbit
 )";
-
-std::string FileDigest(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  Sha256Stream sha;
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    sha.Update({reinterpret_cast<const uint8_t*>(buffer.data()), static_cast<size_t>(in.gcount())});
-  }
-  return ToHex(sha.Finish());
-}
 
 class ScaleE2ETest : public ::testing::Test {
  protected:
@@ -92,11 +79,11 @@ TEST_F(ScaleE2ETest, SixtyFourDaemonsBroadcastThroughTheControlTree) {
   EXPECT_LT(summary["control"]["first_byte_s"].get<double>(), 30.0) << sent->output;
 
   // And every copy on disk is the payload.
-  const std::string expected = FileDigest(payload);
+  const std::string expected = FileSha256(payload);
   int copies = 0;
   for (const auto& entry : fs::recursive_directory_iterator(ng / "data")) {
     if (entry.is_regular_file() && entry.path().filename() == "scale.bin") {
-      EXPECT_EQ(FileDigest(entry.path()), expected) << entry.path();
+      EXPECT_EQ(FileSha256(entry.path()), expected) << entry.path();
       ++copies;
     }
   }
