@@ -185,7 +185,7 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
   state->request = request;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    plans_[id] = state;  // a re-prepare after this member restarted replaces nothing but itself
+    plans_[id] = state;  // a repeated Prepare (its parent re-prepares a subtree) starts afresh
   }
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   std::vector<uint32_t> agreed(children.size(), 0);
