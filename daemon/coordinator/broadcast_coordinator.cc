@@ -6,7 +6,6 @@
 #include <bit>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <map>
 #include <set>
 #include <optional>
@@ -271,7 +270,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - received).count() : -1);
     report(p);
   };
-  auto control_deadline = [this](std::chrono::milliseconds budget) {
+  auto control_deadline = [](std::chrono::milliseconds budget) {
     return std::chrono::steady_clock::now() + budget;
   };
   auto release_all = [&](const std::string& reason) {
@@ -285,7 +284,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
   // Deeper members get less of it (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed =
-      tree_.PrepareFromSource(prepare_request, &traffic, control_deadline(2 * options_.client.call_timeout));
+      tree_.PrepareFromSource(prepare_request, chunk_list_digest, &traffic, control_deadline(2 * options_.client.call_timeout));
   if (agreed.ok() && *agreed != members.size() - 1) {
     agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members.size() - 1) +
                               " members agreed");

@@ -140,19 +140,21 @@ ControlClient& ControlTree::Client(PlanState& state, int member) {
 
 Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& request, ControlDeadline deadline) {
   GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse own, node_.Prepare(request));
-  GRIDCAST_ASSIGN_OR_RETURN(uint32_t below, PrepareChildren(request, nullptr, deadline));
+  // The echo's digest is of the chunk list this member parsed: what its children must match.
+  GRIDCAST_ASSIGN_OR_RETURN(uint32_t below, PrepareChildren(request, own.chunk_hashes_sha256(), nullptr, deadline));
   own.set_subtree_agreed(1 + below);
   return own;
 }
 
-Result<uint32_t> ControlTree::PrepareFromSource(const v1::PrepareRequest& request, ControlTraffic* traffic,
+Result<uint32_t> ControlTree::PrepareFromSource(const v1::PrepareRequest& request,
+                                                const std::string& chunk_list_digest, ControlTraffic* traffic,
                                                 ControlDeadline deadline) {
   if (request.member_index() != 0) return Status::InvalidArgument("the source is member 0");
-  return PrepareChildren(request, traffic, deadline);
+  return PrepareChildren(request, chunk_list_digest, traffic, deadline);
 }
 
-Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request, ControlTraffic* traffic,
-                                              ControlDeadline deadline) {
+Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+                                              ControlTraffic* traffic, ControlDeadline deadline) {
   if (request.control_fanout() == 0 || request.control_fanout() > kMaxControlFanout) {
     return Status::InvalidArgument("control fanout " + std::to_string(request.control_fanout()) +
                                    " is not in 1.." + std::to_string(kMaxControlFanout));
@@ -168,15 +170,7 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
   state->fanout = static_cast<int>(request.control_fanout());
   state->members = plan.members_size();
   state->traffic = traffic;
-  std::vector<Digest> hashes;
-  hashes.reserve(static_cast<size_t>(plan.payload().chunk_sha256_size()));
-  for (const std::string& h : plan.payload().chunk_sha256()) {
-    Digest d{};
-    if (h.size() != d.size()) return Status::InvalidArgument("a chunk hash is not 32 bytes");
-    std::copy(h.begin(), h.end(), d.begin());
-    hashes.push_back(d);
-  }
-  state->chunk_list_digest = Bytes(ChunkListDigest(hashes));
+  state->chunk_list_digest = chunk_list_digest;
   for (int member : ControlSubtree(state->self, state->members, state->fanout)) {
     if (cluster_.Find(plan.members(member).name()) == nullptr) {
       return Status::InvalidArgument("member '" + plan.members(member).name() + "' is not in this daemon's cluster file");
@@ -188,20 +182,16 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
     plans_[id] = state;  // a repeated Prepare (its parent re-prepares a subtree) starts afresh
   }
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
-  std::vector<uint32_t> agreed(children.size(), 0);
-  const std::vector<Status> prepared = calls_.ForEach<Status>(children, [&](int child) {
-    const size_t i = static_cast<size_t>(std::find(children.begin(), children.end(), child) - children.begin());
-    return PrepareSubtree(*state, child, deadline, &agreed[i]);
-  });
   uint32_t total = 0;
-  for (size_t i = 0; i < children.size(); ++i) {
-    GRIDCAST_RETURN_IF_ERROR(prepared[i]);
-    total += agreed[i];
+  for (const Result<uint32_t>& agreed : calls_.ForEach<Result<uint32_t>>(
+           children, [&](int child) { return PrepareSubtree(*state, child, deadline); })) {
+    if (!agreed.ok()) return agreed.status();
+    total += *agreed;
   }
   return total;
 }
 
-Status ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline deadline, uint32_t* agreed) {
+Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline deadline) {
   v1::PrepareRequest request = state.request;
   request.set_member_index(static_cast<uint32_t>(child));
   v1::PrepareResponse echo;
@@ -214,8 +204,7 @@ Status ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline 
     return Status::Aborted("member '" + name + "' answered for " + std::to_string(echo.subtree_agreed()) + " of the " +
                            std::to_string(expected) + " members of its subtree");
   }
-  *agreed = echo.subtree_agreed();
-  return Status::Ok();
+  return echo.subtree_agreed();
 }
 
 Status ControlTree::Start(const PlanId& id, ControlDeadline deadline) {
@@ -311,8 +300,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlD
     // The child restarted and forgot the plan: prepare its subtree again (members that kept
     // the plan answer at once), start it if the plan runs; it resumes from what it verified.
     spdlog::warn("plan {}: member {} lost the plan; preparing it again", ToHex(state.id), state.Name(child));
-    uint32_t agreed = 0;
-    status = PrepareSubtree(state, child, deadline, &agreed);
+    status = PrepareSubtree(state, child, deadline).status();
     if (status.ok() && state.started) status = StartSubtree(state, child, deadline);
     note_subtree(!status.ok() && status.code() != StatusCode::kUnavailable ? "failed: " + status.message()
                                                                            : "resuming");

@@ -68,10 +68,11 @@ class ControlTree {
 
   // The source's side: `request` is the plan as the members get it, with member_index 0 and a
   // control fanout. The source must be prepared already (Participant::PrepareSource). Prepares
-  // every other member through the source's children; `traffic` (which must outlive the plan
-  // here) counts the source's calls. Returns how many members agreed (all of them, or an error).
-  Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, ControlTraffic* traffic,
-                                     ControlDeadline deadline);
+  // every other member through the source's children; `chunk_list_digest` is ChunkListDigest of
+  // the payload's chunk hashes, and `traffic` (which must outlive the plan here) counts the
+  // source's calls. Returns how many members agreed (all of them, or an error).
+  Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+                                     ControlTraffic* traffic, ControlDeadline deadline);
 
   // Whether this tree carries the plan (it was prepared with a control fanout).
   bool Carries(const PlanId& id) const { return Find(id) != nullptr; }
@@ -92,11 +93,13 @@ class ControlTree {
   struct PlanState;
 
   std::shared_ptr<PlanState> Find(const PlanId& id) const;
-  // Registers the plan and prepares the children of request.member_index().
-  Result<uint32_t> PrepareChildren(const v1::PrepareRequest& request, ControlTraffic* traffic,
-                                   ControlDeadline deadline);
+  // Registers the plan and prepares the children of request.member_index(); their echoes are
+  // compared with `chunk_list_digest`, this member's own view of the chunk hashes.
+  Result<uint32_t> PrepareChildren(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+                                   ControlTraffic* traffic, ControlDeadline deadline);
   ControlClient& Client(PlanState& state, int member);
-  Status PrepareSubtree(PlanState& state, int child, ControlDeadline deadline, uint32_t* agreed);
+  // The members of the child's subtree that agreed (all of them, or an error).
+  Result<uint32_t> PrepareSubtree(PlanState& state, int child, ControlDeadline deadline);
   Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
   void PollSubtree(PlanState& state, int child, bool detail, ControlDeadline deadline, SubtreeReport* out);
