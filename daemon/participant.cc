@@ -76,10 +76,9 @@ std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
   return all;
 }
 
-Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, int self,
+Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
                                                       std::unique_ptr<PayloadStore> store, bool in_memory) {
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, PlanFromProto(proto));
   std::vector<std::string> addresses;
   std::vector<std::string> bt_addresses;
   for (const v1::Member& m : proto.members()) {
@@ -133,12 +132,12 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
     GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
     // Validate the plan before touching the disk.
-    GRIDCAST_RETURN_IF_ERROR(PlanFromProto(plan).status());
+    GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanFromProto(plan));
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
     if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
-    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, static_cast<int>(request.member_index()),
+    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory()));
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(),
@@ -156,7 +155,8 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
 }
 
 Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {
-  return Register(plan, 0, std::move(store), /*in_memory=*/false).status();
+  GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanFromProto(plan));
+  return Register(plan, std::move(parsed), 0, std::move(store), /*in_memory=*/false).status();
 }
 
 Status Participant::Start(const PlanId& id) {

@@ -68,7 +68,9 @@ class Participant {
     auto operator<=>(const HeldName&) const = default;
   };
 
-  Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& plan, int self,
+  // plan is proto parsed and validated by PlanFromProto (parsed once: Prepare is on the
+  // control plane's critical path, once per member).
+  Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& proto, Plan plan, int self,
                                                   std::unique_ptr<PayloadStore> store, bool in_memory);
   const std::string& DirectoryOf(bool in_memory) const {
     return in_memory ? options_.memory_dir : options_.data_dir;
