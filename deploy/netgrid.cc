@@ -54,6 +54,35 @@ void StopProcesses(const std::vector<std::string>& namespaces) {
   }
 }
 
+// The kernel's ARP table is one table for every namespace, with host-wide limits (1,024
+// entries by default). A netgrid of N nodes whose members all talk to one another holds about
+// N x (N - 1) entries: at 64 nodes that is 4,032, and past the limit the kernel drops entries
+// and packets ("neighbor table overflow"), so connections stall and every re-resolution floods
+// the bridge. Raises the limits to fit (never lowers them: another netgrid or the host may need
+// more) and says what it did, or returns an empty note when they already fit.
+Result<std::string> FitNeighbourTable(size_t nodes) {
+  const uint64_t needed = static_cast<uint64_t>(nodes) * nodes;
+  const char* kDir = "/proc/sys/net/ipv4/neigh/default/";
+  // gc_thresh1: entries below it are never collected; gc_thresh3: the hard limit.
+  const std::pair<const char*, uint64_t> wanted[] = {
+      {"gc_thresh1", needed}, {"gc_thresh2", 2 * needed}, {"gc_thresh3", 4 * needed}};
+  std::string raised;
+  for (const auto& [name, value] : wanted) {
+    const std::string path = std::string(kDir) + name;
+    uint64_t current = 0;
+    if (!(std::ifstream(path) >> current)) return Status::Internal("cannot read " + path);
+    if (current >= value) continue;
+    std::ofstream out(path);
+    if (!(out << value << "\n") || !out.flush()) return Status::Internal("cannot raise " + path);
+    raised += (raised.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(current) + " -> " +
+              std::to_string(value);
+  }
+  if (raised.empty()) return std::string();
+  return "raised the host's ARP table limits (net.ipv4.neigh.default: " + raised +
+         "): the table is shared by every namespace and " + std::to_string(nodes) +
+         " nodes may each hold a neighbour for every other";
+}
+
 json ToJson(const NetgridState& state) {
   json nodes = json::array();
   for (const NetgridNode& node : state.nodes) {
@@ -134,6 +163,8 @@ Result<NetgridState> NetgridUp(const NetworkModel& model, const fs::path& state_
   if (ec) return Status::Internal("cannot create " + state_dir.string() + ": " + ec.message());
 
   NetgridLayout layout = PlanNetgrid(model, prefix);
+  GRIDCAST_ASSIGN_OR_RETURN(std::string neighbour_note, FitNeighbourTable(layout.nodes.size()));
+  if (!neighbour_note.empty()) layout.notes.push_back(std::move(neighbour_note));
   NetgridState state{prefix, model.name, layout.nodes, layout.switch_netns, layout.notes};
   for (const std::vector<std::string>& command : layout.setup_commands) {
     Status status = RunChecked(command);
