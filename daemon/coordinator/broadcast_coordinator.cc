@@ -24,6 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Whether every member of a detailed round is done or given up on ("lost").
+bool EveryMemberSettled(const v1::BroadcastProgress& progress) {
+  return std::all_of(progress.members().begin(), progress.members().end(), [](const v1::MemberProgress& m) {
+    return m.state() == "done" || m.state() == "lost";
+  });
+}
+
 std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
 
 bool IsWithin(const fs::path& path, const fs::path& root) {
@@ -322,6 +329,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       if (it != by_name.end()) *mp = std::move(it->second);
       mp->set_member(members[i]);
       if (it == by_name.end()) mp->set_state("unreachable");
+      // A member given up on that answers now is reported as it is (a loaded host can keep a
+      // member from answering for a while without the member being gone).
+      if (mp->state() != "unreachable") lost.erase(members[i]);
       if (lost.count(members[i]) != 0) mp->set_state("lost");
       mp->set_chunks_total(identity.NumChunks());
     }
@@ -349,13 +359,13 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         mp->set_chunks_total(identity.NumChunks());
         const std::string& member = attention.member();
         const std::string& state = attention.state();
-        if (lost.count(member) != 0) {
-          mp->set_state("lost");
-          ++lost_now;
-        } else if (state == "unreachable") {
+        if (state == "unreachable") {
           silent.insert(member);
           const auto since = unreachable_since.emplace(member, now).first->second;
-          if (swarm_routes_around && now - since > options_.member_lost_after) {
+          if (lost.count(member) != 0) {
+            mp->set_state("lost");
+            ++lost_now;
+          } else if (swarm_routes_around && now - since > options_.member_lost_after) {
             spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
                          member, options_.member_lost_after.count());
             lost.insert(member);
@@ -369,6 +379,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         }
       }
       std::erase_if(unreachable_since, [&](const auto& entry) { return silent.count(entry.first) == 0; });
+      // Given up on, but it answered this round: it is back (and counted as what it reports).
+      std::erase_if(lost, [&](const std::string& member) {
+        const bool back = silent.count(member) == 0;
+        if (back) spdlog::info("broadcast {}: member {} answers again", ToHex(id), member);
+        return back;
+      });
     }
     if (!failure.ok() || std::chrono::steady_clock::now() > deadline) {
       if (failure.ok()) failure = Status::DeadlineExceeded("broadcast did not finish within " +
@@ -380,8 +396,16 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       report_with_counters(progress);
       return failure;
     }
+    // Everyone done or given up on: confirmed by one detailed round, in which a member given up
+    // on may answer after all (a loaded host can keep it silent for a while); one that is not
+    // done yet is waited for.
     if (round->progress.done() + lost_now == receivers) {
       list_every_member();
+      if (!EveryMemberSettled(progress)) {
+        report_with_counters(progress);
+        std::this_thread::sleep_for(options_.poll_interval);
+        continue;
+      }
       if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(members, &traffic, id, &progress);
       release_all("finished");
       progress.set_finished(true);

@@ -68,20 +68,26 @@ inline std::string ReadFile(const fs::path& path) {
 }
 
 // Kills `victims` once member `watched` has received its first chunks, well before the end.
-inline void KillOnceUnderWay(LocalCluster& cluster, int watched, const std::vector<int>& victims) {
+// Returns once member `watched` verified its first chunk (and fails the test if it is already
+// past half, or never starts).
+inline void WaitUntilUnderWay(LocalCluster& cluster, int watched) {
   ControlClient client(cluster.config().members[watched].control_address, cluster.config().secret, {});
   for (int i = 0; i < 4000; ++i) {
     v1::StatusRequest request;
     v1::StatusResponse response;
     if (client.GetStatus(request, &response).ok() && response.plans_size() == 1 &&
         response.plans(0).chunks_done() > 0) {
-      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late to kill";
-      for (int victim : victims) cluster.Kill(victim);
+      ASSERT_LT(response.plans(0).chunks_done(), response.plans(0).chunks_total() / 2) << "too late";
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   FAIL() << "the broadcast never reached m" << watched;
+}
+
+inline void KillOnceUnderWay(LocalCluster& cluster, int watched, const std::vector<int>& victims) {
+  ASSERT_NO_FATAL_FAILURE(WaitUntilUnderWay(cluster, watched));
+  for (int victim : victims) cluster.Kill(victim);
 }
 
 // The killed members are reported lost (and named in the error); every other receiver holds a
