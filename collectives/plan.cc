@@ -1,6 +1,8 @@
 #include "collectives/plan.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 namespace gridcast {
 
@@ -58,6 +60,29 @@ uint64_t Plan::LaneBytes(int lane) const {
     if (range.Last() == n - 1) bytes -= chunk_bytes - ChunkSize(n - 1);
   }
   return bytes;
+}
+
+std::vector<int> Swarm::GroupOfEachMember() const {
+  std::map<int, int> entry_of;  // member index -> entry
+  for (size_t i = 0; i < members.size(); ++i) entry_of[members[i].member] = static_cast<int>(i);
+  std::vector<int> root(members.size());
+  std::iota(root.begin(), root.end(), 0);
+  auto find = [&](int e) {
+    while (root[e] != e) e = root[e] = root[root[e]];
+    return e;
+  };
+  for (size_t i = 0; i < members.size(); ++i) {
+    for (int peer : members[i].peers) {
+      auto it = entry_of.find(peer);
+      if (peer != source && it != entry_of.end()) root[find(static_cast<int>(i))] = find(it->second);
+    }
+  }
+  std::map<int, int> number;  // root -> group
+  std::vector<int> group(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    group[i] = number.emplace(find(static_cast<int>(i)), static_cast<int>(number.size())).first->second;
+  }
+  return group;
 }
 
 }  // namespace gridcast

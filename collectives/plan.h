@@ -69,6 +69,12 @@ struct Swarm {
   // Measurement broadcasts (tomography): no stripes, every member peers with every other and
   // picks chunks freely, so who-sent-what reflects bandwidth rather than our schedule.
   bool free_choice = false;
+
+  // For each entry of `members`, its group: the entries it reaches through peers other than
+  // the source, numbered from 0 in order of their first entry. In a large group members peer
+  // with a few others only and pieces travel on in several hops; the group, not the peers, is
+  // who shares a set of stripes and may take a departed member's stripe over.
+  std::vector<int> GroupOfEachMember() const;
 };
 
 struct Plan {

@@ -8,6 +8,61 @@
 #include "collectives/planners/planner_util.h"
 
 namespace gridcast {
+namespace {
+
+// Groups up to this size are full meshes: every member peers with every other (on flat16 and
+// two-sites that is what was measured best). In larger groups a member peers with about
+// kPeersInLargeGroups others (more past 256 members: see PeerOffsets): a full mesh of 127 members is 16,002 connections, each carrying
+// a 127th of its ends' bandwidth in 16 KiB blocks, and its per-connection work fills a host
+// before the links do (on a 64-node netgrid at 10mbit, 2 cores were busy at 360 of 640 mbit/s).
+constexpr int kFullMeshGroup = 17;
+constexpr int kPeersInLargeGroups = 16;
+
+// Member i of a group of k peers with i + d and i - d (mod k) for each offset d: the powers of
+// two below k (any member is at most about log2 k hops from any other, so a piece spreads in
+// as many rounds), then the smallest other offsets until the member has at least
+// kPeersInLargeGroups peers.
+std::vector<int> PeerOffsets(int k) {
+  std::vector<int> offsets;
+  auto peers_with = [&](const std::vector<int>& ds) {
+    std::vector<bool> seen(k, false);
+    int count = 0;
+    for (int d : ds) {
+      for (int e : {d % k, (k - d % k) % k}) {
+        if (e != 0 && !seen[e]) {
+          seen[e] = true;
+          ++count;
+        }
+      }
+    }
+    return count;
+  };
+  for (int d = 1; d < k; d *= 2) offsets.push_back(d);
+  for (int d = 3; d < k && peers_with(offsets) < kPeersInLargeGroups; ++d) {
+    if (std::find(offsets.begin(), offsets.end(), d) == offsets.end()) offsets.push_back(d);
+  }
+  return offsets;
+}
+
+// The other members of `group` that group[i] peers with.
+std::vector<int> PeersInGroup(const std::vector<int>& group, int i, const std::vector<int>& offsets) {
+  const int k = static_cast<int>(group.size());
+  std::vector<int> peers;
+  if (k <= kFullMeshGroup) {
+    for (int other : group) {
+      if (other != group[i]) peers.push_back(other);
+    }
+    return peers;
+  }
+  for (int d : offsets) {
+    for (int j : {(i + d) % k, (i - d % k + k) % k}) {
+      if (j != i && std::find(peers.begin(), peers.end(), group[j]) == peers.end()) peers.push_back(group[j]);
+    }
+  }
+  return peers;
+}
+
+}  // namespace
 
 uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
   return ChunkBytesForCount(payload_bytes, 4096, 64 << 10, 16 << 20);
@@ -43,12 +98,11 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
   for (int r = 1; r < p; ++r) groups[switch_group[net.nodes[ranks.nodes[r]].switch_index]].push_back(r);
   for (const auto& [group, members] : groups) {
     const int k = static_cast<int>(members.size());
+    const std::vector<int> offsets = PeerOffsets(k);
     for (int i = 0; i < k; ++i) {
       SwarmMember m{members[i], {}, {0}};
       if (static_cast<uint64_t>(i) < n) m.stripe.push_back({static_cast<uint64_t>(i), n, static_cast<uint64_t>(k)});
-      for (int other : members) {
-        if (other != members[i]) m.peers.push_back(other);
-      }
+      for (int peer : PeersInGroup(members, i, offsets)) m.peers.push_back(peer);
       plan.swarm.members.push_back(std::move(m));
     }
   }
@@ -56,7 +110,9 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
             [](const SwarmMember& a, const SwarmMember& b) { return a.member < b.member; });
   plan.rationale = std::to_string(groups.size()) +
                    " bandwidth group(s); in each, every member takes its stripe of the chunks"
-                   " from the source and the rest from its group";
+                   " from the source and the rest from its group (in groups of more than " +
+                   std::to_string(kFullMeshGroup) + ", through " + std::to_string(kPeersInLargeGroups) +
+                   " peers each)";
   return plan;
 }
 

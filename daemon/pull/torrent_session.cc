@@ -1031,30 +1031,30 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
     std::map<lt::peer_id, int> index;
     std::vector<PieceDealer::Member> members(swarm.members.size());
     for (size_t i = 0; i < swarm.members.size(); ++i) index[peer_id_of(swarm.members[i].member)] = static_cast<int>(i);
+    const std::vector<int> group = swarm.GroupOfEachMember();
     for (size_t i = 0; i < swarm.members.size(); ++i) {
-      const SwarmMember& m = swarm.members[i];
-      const std::vector<bool> in_stripe = stripe_of(m);
+      const std::vector<bool> in_stripe = stripe_of(swarm.members[i]);
       for (size_t c = 0; c < in_stripe.size(); ++c) {
         if (in_stripe[c]) members[i].stripe.push_back(static_cast<int>(c));
       }
-      for (int peer : m.peers) {
-        if (auto it = index.find(peer_id_of(peer)); peer != swarm.source && it != index.end() && it->second != static_cast<int>(i)) {
-          members[i].group.push_back(it->second);
-        }
+      for (size_t j = 0; j < swarm.members.size(); ++j) {
+        if (j != i && group[j] == group[i]) members[i].group.push_back(static_cast<int>(j));
       }
     }
     const int window = std::max<int>(2, static_cast<int>(kDealtBytes / plan.chunk_bytes));
     role.source_side = std::make_shared<DealingSource>(std::move(index), PieceDealer(std::move(members), window));
   } else if (join.self == swarm.source && striped) {
     std::map<lt::peer_id, StripeDispenser::Stripe> stripes;
-    for (const SwarmMember& m : swarm.members) {
+    const std::vector<int> group = swarm.GroupOfEachMember();
+    for (size_t i = 0; i < swarm.members.size(); ++i) {
+      const SwarmMember& m = swarm.members[i];
       StripeDispenser::Stripe& stripe = stripes[peer_id_of(m.member)];
       const std::vector<bool> in_stripe = stripe_of(m);
       for (size_t c = 0; c < in_stripe.size(); ++c) {
         if (in_stripe[c]) stripe.pieces.push_back(static_cast<int>(c));
       }
-      for (int peer : m.peers) {
-        if (peer != swarm.source) stripe.group.push_back(peer_id_of(peer));
+      for (size_t j = 0; j < swarm.members.size(); ++j) {
+        if (j != i && group[j] == group[i]) stripe.group.push_back(peer_id_of(swarm.members[j].member));
       }
       stripe.address = endpoints[m.member];
     }

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 
 #include "collectives/bandwidth_groups.h"
 #include "collectives/validate_plan.h"
@@ -97,6 +99,64 @@ TEST(SwarmPlanner, TwoSitesKeepStripesAndPeersInsideEachSite) {
   ASSERT_EQ(holders.size(), 2u);  // every chunk once per site: one copy over each uplink
   for (const auto& [site, count] : holders) {
     for (uint64_t c = 0; c < count.size(); ++c) ASSERT_EQ(count[c], 1) << site << " chunk " << c;
+  }
+}
+
+// Groups of more than 17 are not full meshes: each member peers with the source and about 16 others,
+// both ways, every member reaches every other in few hops, and the group (what the source's
+// dealer shares stripes over) is still the whole group.
+TEST(SwarmPlanner, LargeGroupsPeerWithSixteenEachAndStayOneGroup) {
+  for (int p : {19, 64, 128, 257, 1000}) {
+    const Plan plan = MakeSwarm(Flat(p), 3000 * kPiece);
+    ASSERT_TRUE(ValidatePlan(plan).ok()) << p << ": " << ValidatePlan(plan).ToString();
+    std::map<int, std::set<int>> peers;
+    for (const SwarmMember& m : plan.swarm.members) {
+      EXPECT_EQ(m.peers.front(), 0) << p;  // the source first
+      const std::set<int> others(m.peers.begin() + 1, m.peers.end());
+      EXPECT_EQ(others.size(), m.peers.size() - 1) << p << ": a peer listed twice";
+      // 16, one more when the group's size is even (the offset k/2 is one peer, not two), and
+      // two per power of two below k in groups of more than 256.
+      const size_t k = static_cast<size_t>(p - 1);
+      EXPECT_GE(others.size(), 16u) << p << " member " << m.member;
+      EXPECT_LE(others.size(), std::max<size_t>(17, 2 * static_cast<size_t>(std::ceil(std::log2(k)))))
+          << p << " member " << m.member;
+      EXPECT_EQ(others.count(m.member), 0u);
+      peers[m.member] = others;
+    }
+    for (const auto& [member, others] : peers) {
+      for (int q : others) EXPECT_EQ(peers[q].count(member), 1u) << p << ": " << member << " -> " << q << " one way";
+    }
+    // Hops from member 1 to every other, through peers only (not the source).
+    std::map<int, int> hops = {{1, 0}};
+    std::vector<int> frontier = {1};
+    while (!frontier.empty()) {
+      std::vector<int> next;
+      for (int m : frontier) {
+        for (int q : peers[m]) {
+          if (hops.emplace(q, hops[m] + 1).second) next.push_back(q);
+        }
+      }
+      frontier = next;
+    }
+    ASSERT_EQ(hops.size(), static_cast<size_t>(p - 1)) << p;
+    int farthest = 0;
+    for (const auto& [m, h] : hops) farthest = std::max(farthest, h);
+    EXPECT_LE(farthest, static_cast<int>(std::ceil(std::log2(p)))) << p;
+    const std::vector<int> group = plan.swarm.GroupOfEachMember();
+    EXPECT_EQ(std::set<int>(group.begin(), group.end()), std::set<int>{0}) << p;
+  }
+}
+
+TEST(SwarmPlanner, GroupsAreWhatPeersConnectWithoutTheSource) {
+  const Plan plan = MakeSwarm(TwoSites(8), 333 * kPiece);
+  const std::vector<int> group = plan.swarm.GroupOfEachMember();
+  ASSERT_EQ(group.size(), plan.swarm.members.size());
+  for (size_t i = 0; i < group.size(); ++i) {
+    for (size_t j = 0; j < group.size(); ++j) {
+      const bool same_site = Site(TwoSites(8), plan, plan.swarm.members[i].member) ==
+                             Site(TwoSites(8), plan, plan.swarm.members[j].member);
+      EXPECT_EQ(group[i] == group[j], same_site) << i << " " << j;
+    }
   }
 }
 
