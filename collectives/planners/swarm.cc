@@ -12,9 +12,9 @@ namespace {
 
 // Groups up to this size are full meshes: every member peers with every other (on flat16 and
 // two-sites that is what was measured best). In larger groups a member peers with about
-// kPeersInLargeGroups others (more past 256 members: see PeerOffsets): a full mesh of 127 members is 16,002 connections, each carrying
-// a 127th of its ends' bandwidth in 16 KiB blocks, and its per-connection work fills a host
-// before the links do (on a 64-node netgrid at 10mbit, 2 cores were busy at 360 of 640 mbit/s).
+// kPeersInLargeGroups others (more past 256 members: see PeerOffsets). A full mesh of 127
+// members is 16,002 connections, each carrying a 127th of its ends' bandwidth in 16 KiB
+// blocks (docs/scale.md, "Push and pull at 64 and 128 members").
 constexpr int kFullMeshGroup = 17;
 constexpr int kPeersInLargeGroups = 16;
 
