@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <set>
 
 #include "collectives/bandwidth_groups.h"
 #include "collectives/planners/planner_util.h"
@@ -24,22 +25,14 @@ constexpr int kPeersInLargeGroups = 16;
 // kPeersInLargeGroups peers.
 std::vector<int> PeerOffsets(int k) {
   std::vector<int> offsets;
-  auto peers_with = [&](const std::vector<int>& ds) {
-    std::vector<bool> seen(k, false);
-    int count = 0;
-    for (int d : ds) {
-      for (int e : {d % k, (k - d % k) % k}) {
-        if (e != 0 && !seen[e]) {
-          seen[e] = true;
-          ++count;
-        }
-      }
-    }
-    return count;
+  std::set<int> reached;  // the distances d and k - d the offsets so far cover: one peer each
+  auto add = [&](int d) {
+    offsets.push_back(d);
+    reached.insert({d, k - d});
   };
-  for (int d = 1; d < k; d *= 2) offsets.push_back(d);
-  for (int d = 3; d < k && peers_with(offsets) < kPeersInLargeGroups; ++d) {
-    if (std::find(offsets.begin(), offsets.end(), d) == offsets.end()) offsets.push_back(d);
+  for (int d = 1; d < k; d *= 2) add(d);
+  for (int d = 3; d < k && static_cast<int>(reached.size()) < kPeersInLargeGroups; ++d) {
+    if (reached.count(d) == 0) add(d);
   }
   return offsets;
 }
@@ -55,7 +48,7 @@ std::vector<int> PeersInGroup(const std::vector<int>& group, int i, const std::v
     return peers;
   }
   for (int d : offsets) {
-    for (int j : {(i + d) % k, (i - d % k + k) % k}) {
+    for (int j : {(i + d) % k, (i - d + k) % k}) {
       if (j != i && std::find(peers.begin(), peers.end(), group[j]) == peers.end()) peers.push_back(group[j]);
     }
   }
