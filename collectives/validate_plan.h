@@ -19,6 +19,15 @@ namespace gridcast {
 // OK, or InvalidArgument naming the lane, member or chunk at fault.
 Status ValidatePlan(const Plan& plan);
 
+// What one member can check of a plan it holds only part of (a slice, proto/plan_slice.h:
+// members it was not told of have empty names): every rule of ValidatePlan that what it holds
+// can show (indices, stream counts, no member with two fanouts or two parents, swarm entries,
+// every chunk in exactly one lane, named members unique) and, for `member` itself, that it is
+// each lane's source or has a parent there and is in the swarm, with its parents, children,
+// peers and the sources named. That every lane reaches every member is for the plan's maker
+// to check (ValidatePlan, at the source). Works on whole plans too.
+Status ValidatePlanPart(const Plan& plan, int member);
+
 // ValidatePlan plus: every member names a node of `model`.
 Status ValidatePlanOn(const Plan& plan, const NetworkModel& model);
 

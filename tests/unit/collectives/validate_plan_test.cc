@@ -51,6 +51,37 @@ TEST(ValidatePlan, RejectsBrokenMembership) {
   ExpectInvalid(plan, "without a name");
 }
 
+// A member given part of a plan (a slice: others unnamed) checks its own part.
+TEST(ValidatePlanPart, ChecksWhatTheMemberDealsWith) {
+  Plan plan = GoodPlan();
+  plan.members.push_back("d");
+  plan.lanes[0].fanouts.push_back({2, {3}, {}});
+  plan.lanes[1].fanouts[0].children.push_back(3);
+  plan.lanes[1].fanouts[0].streams.push_back(1);
+  ASSERT_TRUE(ValidatePlan(plan).ok()) << ValidatePlan(plan).ToString();
+  for (int m = 0; m < 4; ++m) EXPECT_TRUE(ValidatePlanPart(plan, m).ok()) << m;
+  plan.members[3] = "";  // member 1 does not deal with d; member 2 sends to it
+  EXPECT_FALSE(ValidatePlan(plan).ok());
+  EXPECT_TRUE(ValidatePlanPart(plan, 1).ok()) << ValidatePlanPart(plan, 1).ToString();
+  EXPECT_NE(ValidatePlanPart(plan, 2).message().find("a child (member 3) is not named"), std::string::npos)
+      << ValidatePlanPart(plan, 2).ToString();
+  EXPECT_NE(ValidatePlanPart(plan, 3).message().find("this member (member 3) is not named"), std::string::npos);
+  EXPECT_NE(ValidatePlanPart(plan, 4).message().find("not in a plan of 4 members"), std::string::npos);
+  // What it holds of other members' parts is still checked.
+  Plan twice = plan;
+  twice.lanes[1].fanouts[0].children.push_back(2);
+  twice.lanes[1].fanouts[0].streams.push_back(1);
+  EXPECT_NE(ValidatePlanPart(twice, 1).message().find("has two parents"), std::string::npos)
+      << ValidatePlanPart(twice, 1).ToString();
+  Plan orphan = plan;
+  orphan.lanes[0].fanouts[0].children.clear();  // 1 loses its parent in lane 0
+  EXPECT_NE(ValidatePlanPart(orphan, 1).message().find("lane 0: member 'b' has no parent"), std::string::npos)
+      << ValidatePlanPart(orphan, 1).ToString();
+  Plan uncovered = plan;
+  uncovered.lanes[1].chunks = {{1, 3, 2}};  // chunk 3 in no lane
+  EXPECT_NE(ValidatePlanPart(uncovered, 1).message().find("chunk 3 is in no lane"), std::string::npos);
+}
+
 TEST(ValidatePlan, RejectsBrokenTrees) {
   Plan plan = GoodPlan();
   plan.lanes[0].fanouts[1].children = {7};
