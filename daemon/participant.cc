@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "daemon/membership/cluster_file.h"
 #include "daemon/store/safe_path.h"
 #include "proto/plan_codec.h"
+#include "proto/plan_slice.h"
 
 namespace gridcast {
 namespace {
@@ -25,15 +27,18 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   id.size_bytes = payload.size_bytes();
   id.chunk_bytes = payload.chunk_bytes();
   if (id.chunk_bytes == 0) return Status::InvalidArgument("payload chunk size is 0");
-  if (static_cast<uint64_t>(payload.chunk_sha256_size()) != id.NumChunks()) {
-    return Status::InvalidArgument("payload has " + std::to_string(id.NumChunks()) + " chunks but " +
-                                   std::to_string(payload.chunk_sha256_size()) + " chunk hashes");
+  const std::string& hashes = payload.chunk_hashes();
+  if (hashes.size() % sizeof(Digest) != 0) {
+    return Status::InvalidArgument("the chunk hash list is " + std::to_string(hashes.size()) +
+                                   " bytes, not a multiple of 32");
   }
-  for (const std::string& hash : payload.chunk_sha256()) {
-    if (hash.size() != 32) return Status::InvalidArgument("a chunk hash is not 32 bytes");
-    Digest d;
-    std::memcpy(d.data(), hash.data(), 32);
-    id.chunk_hashes.push_back(d);
+  if (hashes.size() / sizeof(Digest) != id.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(id.NumChunks()) + " chunks but " +
+                                   std::to_string(hashes.size() / sizeof(Digest)) + " chunk hashes");
+  }
+  id.chunk_hashes.resize(id.NumChunks());
+  for (size_t c = 0; c < id.chunk_hashes.size(); ++c) {
+    std::memcpy(id.chunk_hashes[c].data(), hashes.data() + c * sizeof(Digest), sizeof(Digest));
   }
   if (payload.sha256().size() != 32) return Status::InvalidArgument("payload sha256 is not 32 bytes");
   std::memcpy(id.sha256.data(), payload.sha256().data(), 32);
@@ -44,8 +49,15 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
 
 Digest MembersDigest(const v1::Plan& plan) {
   Sha256Stream stream;
-  for (const v1::Member& m : plan.members()) {
-    stream.Update(AsBytes(m.name()));
+  auto update_u32 = [&stream](uint32_t value) {
+    const std::array<uint8_t, 4> bytes = {static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
+                                          static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
+    stream.Update(bytes);
+  };
+  update_u32(WholeMemberCount(plan));
+  for (int entry = 0; entry < plan.members_size(); ++entry) {
+    update_u32(WholeIndexOf(plan, entry));
+    stream.Update(AsBytes(plan.members(entry).name()));
     stream.Update(AsBytes(std::string_view("\0", 1)));
   }
   return stream.Finish();
@@ -79,13 +91,16 @@ std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
                                                       std::unique_ptr<PayloadStore> store, bool in_memory) {
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
-  std::vector<std::string> addresses;
-  std::vector<std::string> bt_addresses;
-  for (const v1::Member& m : proto.members()) {
+  // By whole-plan index; members a slice does not list (this member never deals with them)
+  // have none.
+  std::vector<std::string> addresses(plan.members.size());
+  std::vector<std::string> bt_addresses(plan.members.size());
+  for (int entry = 0; entry < proto.members_size(); ++entry) {
+    const v1::Member& m = proto.members(entry);
     Result<std::pair<std::string, uint16_t>> address = SplitHostPort(m.data_address());
     if (!address.ok()) return address.status().WithContext("member '" + m.name() + "'");
-    addresses.push_back(m.data_address());
-    bt_addresses.push_back(m.bt_address());
+    addresses[WholeIndexOf(proto, entry)] = m.data_address();
+    bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
   ExecutionOptions execution_options = options_.execution;
   if (in_memory) execution_options.page_cache_window_bytes = 0;  // nothing to write back
@@ -120,9 +135,8 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
 Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& request) {
   const v1::Plan& plan = request.plan();
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
-  const int p = plan.members_size();
-  if (request.member_index() >= static_cast<uint32_t>(p) ||
-      plan.members(static_cast<int>(request.member_index())).name() != options_.name) {
+  const v1::Member* self = FindMember(plan, request.member_index());
+  if (self == nullptr || self->name() != options_.name) {
     return Status::InvalidArgument("this daemon is '" + options_.name +
                                    "', not the member the plan names at index " +
                                    std::to_string(request.member_index()));
@@ -131,17 +145,18 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   if (execution == nullptr) {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
     GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
-    // Validate the plan before touching the disk.
-    GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanFromProto(plan));
+    // Validate this member's part of the plan (all it is given, through the control tree)
+    // before touching the disk.
+    GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanPartFromProto(plan, static_cast<int>(request.member_index())));
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
     if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory()));
-    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held)", ToHex(id),
-                 plan.payload().name(), plan.payload().size_bytes(),
-                 execution->store().VerifiedCount(), execution->store().identity().NumChunks());
+    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
+                 plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
+                 execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));
   }
   v1::PrepareResponse response;
   response.set_member(options_.name);

@@ -68,7 +68,7 @@ class Participant {
     auto operator<=>(const HeldName&) const = default;
   };
 
-  // plan is proto parsed and validated by PlanFromProto (parsed once: Prepare is on the
+  // plan is proto parsed and validated (parsed once: Prepare is on the
   // control plane's critical path, once per member).
   Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& proto, Plan plan, int self,
                                                   std::unique_ptr<PayloadStore> store, bool in_memory);
@@ -89,8 +89,9 @@ class Participant {
   std::map<PlanId, HeldName> names_;                         // guarded by mutex_
 };
 
-// Digest of the member list: with ChunkListDigest of the chunk hashes, what Prepare echoes so
-// the source can compare every member's view field by field.
+// Digest of the member list as the plan (or slice) gives it, indices with names: with
+// ChunkListDigest of the chunk hashes, what Prepare echoes so the caller can compare the
+// member's view field by field.
 Digest MembersDigest(const v1::Plan& plan);
 Result<PlanId> PlanIdFromBytes(const std::string& bytes);
 

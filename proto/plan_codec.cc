@@ -1,6 +1,7 @@
 #include "proto/plan_codec.h"
 
 #include "collectives/validate_plan.h"
+#include "proto/plan_slice.h"
 
 namespace gridcast {
 
@@ -59,7 +60,11 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
   }
 }
 
-Result<Plan> PlanFromProto(const v1::Plan& in) {
+namespace {
+
+// Bounds every count and index, and expands a slice to the whole plan's indices (members it
+// does not list get empty names); does not validate.
+Result<Plan> ParsePlan(const v1::Plan& in) {
   Plan plan;
   plan.algorithm = in.algorithm();
   plan.rationale = in.rationale();
@@ -76,14 +81,31 @@ Result<Plan> PlanFromProto(const v1::Plan& in) {
     return Status::InvalidArgument("plan has " + std::to_string(plan.NumChunks()) +
                                    " chunks; the limit is " + std::to_string(kMaxPlanChunks));
   }
-  if (static_cast<size_t>(in.members_size()) > kMaxPlanMembers) {
+  const int64_t p = WholeMemberCount(in);
+  if (static_cast<size_t>(p) > kMaxPlanMembers || in.members_size() > p) {
     return Status::InvalidArgument("plan has too many members");
   }
   if (static_cast<size_t>(in.lanes_size()) > kMaxPlanLanes) {
     return Status::InvalidArgument("plan has too many lanes");
   }
-  for (const v1::Member& member : in.members()) plan.members.push_back(member.name());
-  const int64_t p = in.members_size();
+  if (in.member_count() == 0) {
+    if (in.member_index_size() > 0) return Status::InvalidArgument("plan lists member indices but no member count");
+    for (const v1::Member& member : in.members()) plan.members.push_back(member.name());
+  } else {
+    if (in.member_index_size() != in.members_size()) {
+      return Status::InvalidArgument("plan slice lists " + std::to_string(in.members_size()) + " members and " +
+                                     std::to_string(in.member_index_size()) + " indices");
+    }
+    plan.members.resize(static_cast<size_t>(p));
+    for (int i = 0; i < in.members_size(); ++i) {
+      const uint32_t index = in.member_index(i);
+      if (index >= p || (i > 0 && index <= in.member_index(i - 1))) {
+        return Status::InvalidArgument("plan slice member indices are not increasing below the member count");
+      }
+      if (in.members(i).name().empty()) return Status::InvalidArgument("plan has a member without a name");
+      plan.members[index] = in.members(i).name();
+    }
+  }
   // Indices are validated by ValidatePlan; here only keep them from overflowing int.
   auto as_index = [p](uint32_t value) { return value < p ? static_cast<int>(value) : -1; };
   for (const v1::Lane& l : in.lanes()) {
@@ -125,7 +147,21 @@ Result<Plan> PlanFromProto(const v1::Plan& in) {
       plan.swarm.members.push_back(std::move(m));
     }
   }
+  return plan;
+}
+
+}  // namespace
+
+Result<Plan> PlanFromProto(const v1::Plan& in) {
+  if (in.member_count() > 0) return Status::InvalidArgument("a slice of a plan where the whole plan is needed");
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, ParsePlan(in));
   GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
+  return plan;
+}
+
+Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, ParsePlan(in));
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlanPart(plan, member));
   return plan;
 }
 

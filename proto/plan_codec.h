@@ -1,7 +1,8 @@
 // Conversion between the Plan of collectives/ and its wire form (proto/plan.proto).
 //
-// PlanFromProto is an input boundary: it bounds every count before allocating and runs
-// ValidatePlan, so a malformed or hostile Plan from the network becomes InvalidArgument.
+// PlanFromProto and PlanPartFromProto are an input boundary: they bound every count before
+// allocating and validate, so a malformed or hostile Plan from the network becomes
+// InvalidArgument.
 #pragma once
 
 #include "collectives/plan.h"
@@ -17,6 +18,11 @@ inline constexpr size_t kMaxPlanLanes = 4096;
 
 void PlanToProto(const Plan& plan, v1::Plan* out);
 
+// A whole plan (not a slice), validated with ValidatePlan.
 Result<Plan> PlanFromProto(const v1::Plan& in);
+
+// A whole plan or a slice (proto/plan_slice.h) as `member` holds it: indexed as the whole plan,
+// members the slice does not list left unnamed, validated with ValidatePlanPart.
+Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
 
 }  // namespace gridcast

@@ -231,7 +231,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   RandomBytes(id);
   proto.set_plan_id(std::string(id.begin(), id.end()));
   proto.mutable_payload()->set_name(name);
-  for (const Digest& d : identity.chunk_hashes) proto.mutable_payload()->add_chunk_sha256(Bytes(d));
+  std::string* hashes = proto.mutable_payload()->mutable_chunk_hashes();
+  hashes->reserve(identity.chunk_hashes.size() * sizeof(Digest));
+  for (const Digest& d : identity.chunk_hashes) hashes->append(d.begin(), d.end());
   proto.mutable_payload()->set_sha256(Bytes(identity.sha256));
   for (v1::Member& m : *proto.mutable_members()) {
     const ClusterMember* entry = cluster_.Find(m.name());

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <set>
 
+#include "proto/plan_slice.h"
+
 namespace gridcast {
 namespace {
 
@@ -110,7 +112,8 @@ struct ControlTree::PlanState {
   std::mutex clients_mutex;
   std::map<int, std::unique_ptr<ControlClient>> clients;  // guarded by clients_mutex
 
-  const std::string& Name(int member) const { return request.plan().members(member).name(); }
+  // REQUIRES: `member` is in this member's subtree (PrepareChildren checked the plan names it).
+  const std::string& Name(int member) const { return FindMember(request.plan(), member)->name(); }
 };
 
 ControlTree::ControlTree(Participant& node, const ClusterConfig& cluster, ControlClientOptions client_options)
@@ -161,19 +164,24 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
   }
   const v1::Plan& plan = request.plan();
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
-  if (request.member_index() >= static_cast<uint32_t>(plan.members_size())) {
+  if (request.member_index() >= WholeMemberCount(plan)) {
     return Status::InvalidArgument("member index " + std::to_string(request.member_index()) + " is not in the plan");
   }
   auto state = std::make_shared<PlanState>();
   state->id = id;
   state->self = static_cast<int>(request.member_index());
   state->fanout = static_cast<int>(request.control_fanout());
-  state->members = plan.members_size();
+  state->members = static_cast<int>(WholeMemberCount(plan));
   state->traffic = traffic;
   state->chunk_list_digest = chunk_list_digest;
   for (int member : ControlSubtree(state->self, state->members, state->fanout)) {
-    if (cluster_.Find(plan.members(member).name()) == nullptr) {
-      return Status::InvalidArgument("member '" + plan.members(member).name() + "' is not in this daemon's cluster file");
+    const v1::Member* named = FindMember(plan, static_cast<uint32_t>(member));
+    if (named == nullptr) {
+      return Status::InvalidArgument("the plan does not name member " + std::to_string(member) +
+                                     " of this member's control subtree");
+    }
+    if (cluster_.Find(named->name()) == nullptr) {
+      return Status::InvalidArgument("member '" + named->name() + "' is not in this daemon's cluster file");
     }
   }
   state->request = request;
@@ -192,8 +200,14 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
 }
 
 Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline deadline) {
-  v1::PrepareRequest request = state.request;
+  // The child learns what its subtree needs, not the whole plan (k slices leave the source).
+  const v1::PrepareRequest& own = state.request;
+  v1::PrepareRequest request;
+  *request.mutable_plan() = SlicePlan(own.plan(), ControlSubtree(child, state.members, state.fanout));
   request.set_member_index(static_cast<uint32_t>(child));
+  request.set_timeout_s(own.timeout_s());
+  request.set_in_memory(own.in_memory());
+  request.set_control_fanout(own.control_fanout());
   v1::PrepareResponse echo;
   const std::string& name = state.Name(child);
   Status status = Client(state, child).Prepare(request, &echo, ChildBudget(deadline));

@@ -7,7 +7,8 @@
 // answering. With N - 1 <= k the tree is the star the source used before.
 //
 // Down: Prepare, Start and Cancel. Each member acts on itself and calls its children in
-// parallel. Prepare's answer counts the members of the subtree that agreed; the first failure
+// parallel. Prepare gives each child a slice of the plan (proto/plan_slice.h): what the child's
+// subtree deals with, so a leaf learns its own parents, children and peers only. Prepare's answer counts the members of the subtree that agreed; the first failure
 // or disagreement below fails the call with the member named (each parent compares its
 // children's echoes with its own view of the plan, as the source compares its own children's).
 // Start starts the children's subtrees first, then the member itself. Cancel steps around a

@@ -1005,6 +1005,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   std::vector<lt::tcp::endpoint> endpoints;
   std::map<lt::peer_id, std::string> names;
   for (int m = 0; m < p; ++m) {
+    // A slice of the plan names only the members this one deals with (proto/plan_slice.h).
+    if (plan.members[m].empty()) {
+      endpoints.emplace_back();
+      continue;
+    }
     GRIDCAST_ASSIGN_OR_RETURN(lt::tcp::endpoint endpoint, Endpoint(join.bt_addresses[m]));
     endpoints.push_back(endpoint);
     const std::string id = PeerIdForMember(plan.members[m]);

@@ -163,7 +163,7 @@ v1::PrepareRequest CraftPrepare(const LocalCluster& cluster, uint64_t size, int 
   plan->mutable_payload()->set_size_bytes(size);
   plan->mutable_payload()->set_chunk_bytes(1024);
   plan->mutable_payload()->set_sha256(std::string(32, '\0'));
-  for (int i = 0; i < hashes; ++i) plan->mutable_payload()->add_chunk_sha256(std::string(32, '\1'));
+  plan->mutable_payload()->set_chunk_hashes(std::string(32 * static_cast<size_t>(hashes), '\1'));
   for (int i = 0; i < 2; ++i) {
     v1::Member* m = plan->add_members();
     m->set_name(cluster.config().members[i].name);
