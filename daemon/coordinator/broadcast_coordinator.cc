@@ -94,34 +94,6 @@ Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
 
 }  // namespace
 
-void BroadcastCoordinator::CollectObservations(const std::vector<std::string>& members, ControlTraffic* traffic,
-                                               const PlanId& id, v1::BroadcastProgress* progress) {
-  v1::StatusRequest request;
-  request.set_plan_id(std::string(id.begin(), id.end()));
-  request.set_observations(true);
-  ControlClientOptions client_options = options_.client;
-  client_options.traffic = traffic;
-  // One call per member, once per broadcast: tomography's input is per member by nature.
-  for (int i = 0; i < progress->members_size(); ++i) {
-    v1::MemberProgress* mp = progress->mutable_members(i);
-    v1::StatusResponse response;
-    ControlClient client(cluster_.Find(members[static_cast<size_t>(i) + 1])->control_address, cluster_.secret,
-                         client_options);
-    const Status s = client.GetStatus(request, &response);
-    if (!s.ok() || response.plans_size() != 1) {
-      spdlog::warn("broadcast {}: no observations from {}: {}", ToHex(id), mp->member(), s.ToString());
-      continue;
-    }
-    const v1::PlanStatus& ps = response.plans(0);
-    *mp->mutable_received() = ps.received();
-    mp->set_bin_s(ps.bin_s());
-    mp->set_uploaded_bytes(ps.uploaded_bytes());
-  }
-  if (auto own = node_.FindPlan(id); own && own->swarm()) {
-    progress->set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
-  }
-}
-
 BroadcastCoordinator::BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
     : node_(node), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
@@ -317,10 +289,13 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   std::set<std::string> lost;
   const uint32_t receivers = static_cast<uint32_t>(members.size() - 1);
   progress.set_members_total(receivers);
-  // The last message lists every member, in member order, from one detailed round.
+  // The last message lists every member, in member order, from one detailed round; for pull
+  // and hybrid with each member's observations (tomography's input), gathered up the tree.
+  const PollDetail every_member =
+      swarm_routes_around ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
   auto list_every_member = [&] {
     std::map<std::string, v1::MemberProgress> by_name;
-    if (Result<SubtreeReport> detail = tree_.PollBelow(id, /*detail=*/true, control_deadline(2 * options_.poll_timeout));
+    if (Result<SubtreeReport> detail = tree_.PollBelow(id, every_member, control_deadline(2 * options_.poll_timeout));
         detail.ok()) {
       for (v1::MemberProgress& m : detail->detail) by_name[m.member()] = std::move(m);
     }
@@ -343,7 +318,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     Status failure;
     uint32_t lost_now = 0;  // lost members this round's attention list names
-    Result<SubtreeReport> round = tree_.PollBelow(id, /*detail=*/false, control_deadline(options_.poll_timeout));
+    Result<SubtreeReport> round = tree_.PollBelow(id, PollDetail::kSums, control_deadline(options_.poll_timeout));
     if (!round.ok()) {  // only when the plan was released here meanwhile: a Cancel of the source
       failure = Status::Cancelled("the broadcast was cancelled at the source");
     }
@@ -408,7 +383,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         std::this_thread::sleep_for(options_.poll_interval);
         continue;
       }
-      if (proto.mode() != v1::PLAN_MODE_PUSH) CollectObservations(members, &traffic, id, &progress);
+      if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
       release_all("finished");
       progress.set_finished(true);
       Status result;

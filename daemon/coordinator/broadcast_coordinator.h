@@ -54,10 +54,6 @@ class BroadcastCoordinator {
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
-  // Pull and hybrid: every member's per-peer receipts, into the last progress message.
-  void CollectObservations(const std::vector<std::string>& members, ControlTraffic* traffic, const PlanId& id,
-                           v1::BroadcastProgress* progress);
-
   Participant& node_;
   ControlTree& tree_;
   const ClusterConfig& cluster_;

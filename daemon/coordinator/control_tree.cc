@@ -33,6 +33,9 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   entry.set_bytes_done(std::min(status.chunks_done() * chunk_bytes, payload_bytes));
   entry.set_chunk_list_sha256(status.chunk_list_sha256());
   entry.set_finished_s(status.finished_s());
+  *entry.mutable_received() = status.received();
+  entry.set_bin_s(status.bin_s());
+  entry.set_uploaded_bytes(status.uploaded_bytes());
   return entry;
 }
 
@@ -271,7 +274,7 @@ void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& 
   });
 }
 
-Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, bool detail, ControlDeadline deadline) {
+Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
@@ -286,8 +289,9 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, bool detail, Cont
   return all;
 }
 
-void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlDeadline deadline,
+void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, ControlDeadline deadline,
                               SubtreeReport* out) {
+  const bool detail = poll != PollDetail::kSums;
   const v1::Plan& plan = state.request.plan();
   const uint64_t chunk_bytes = plan.payload().chunk_bytes();
   const uint64_t payload_bytes = plan.payload().size_bytes();
@@ -308,6 +312,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlD
   request.set_plan_id(plan.plan_id());
   request.set_subtree(true);
   request.set_detail(detail);
+  request.set_observations(poll == PollDetail::kEveryMemberWithObservations);
   v1::StatusResponse response;
   Status status = Client(state, child).GetStatus(request, &response, ChildBudget(deadline));
   if (status.code() == StatusCode::kNotFound) {
@@ -352,7 +357,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, bool detail, ControlD
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
   for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(grandchildren, [&](int g) {
          SubtreeReport below;
-         PollSubtree(state, g, detail, deadline, &below);
+         PollSubtree(state, g, poll, deadline, &below);
          return below;
        })) {
     Merge(std::move(part), out);

@@ -41,6 +41,11 @@ namespace gridcast {
 
 using ControlDeadline = std::chrono::steady_clock::time_point;
 
+// How much a progress round brings up: sums only, or also one entry per member, and with
+// those the pull members' observations of who sent them what (tomography's input, collected
+// once at the end of a pull or hybrid broadcast, through the tree instead of one call per member).
+enum class PollDetail { kSums, kEveryMember, kEveryMemberWithObservations };
+
 // What a progress round found below one member.
 struct SubtreeReport {
   v1::SubtreeProgress progress;
@@ -88,7 +93,7 @@ class ControlTree {
 
   // The members below this one, summed up (every one of them, whatever answered), and with
   // `detail` listed. NotFound for a plan this tree does not carry.
-  Result<SubtreeReport> PollBelow(const PlanId& id, bool detail, ControlDeadline deadline);
+  Result<SubtreeReport> PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline);
 
  private:
   struct PlanState;
@@ -103,7 +108,7 @@ class ControlTree {
   Result<uint32_t> PrepareSubtree(PlanState& state, int child, ControlDeadline deadline);
   Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
-  void PollSubtree(PlanState& state, int child, bool detail, ControlDeadline deadline, SubtreeReport* out);
+  void PollSubtree(PlanState& state, int child, PollDetail detail, ControlDeadline deadline, SubtreeReport* out);
 
   Participant& node_;
   const ClusterConfig& cluster_;

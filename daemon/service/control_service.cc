@@ -158,7 +158,10 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
     if (request->subtree()) {
       if (request->plan_id().empty()) return gridcast::Status::InvalidArgument("a subtree status names a plan");
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-      GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, tree_.PollBelow(id, request->detail(), DeadlineOf(context)));
+      const PollDetail detail = !request->detail()        ? PollDetail::kSums
+                                : request->observations() ? PollDetail::kEveryMemberWithObservations
+                                                          : PollDetail::kEveryMember;
+      GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, tree_.PollBelow(id, detail, DeadlineOf(context)));
       *response->mutable_subtree_progress() = std::move(below.progress);
       for (v1::MemberProgress& m : below.detail) *response->add_subtree() = std::move(m);
     }
