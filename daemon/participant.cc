@@ -174,12 +174,12 @@ Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadS
   return Register(plan, std::move(parsed), 0, std::move(store), /*in_memory=*/false).status();
 }
 
-Status Participant::Start(const PlanId& id) {
+Status Participant::Start(const PlanId& id, std::chrono::steady_clock::time_point source_started) {
   std::shared_ptr<PlanExecution> execution = FindPlan(id);
   if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));
   std::promise<void> started;
-  boost::asio::post(io_, [execution, &started] {
-    if (execution->Snapshot().state == ExecutionState::kPrepared) execution->Start();
+  boost::asio::post(io_, [execution, source_started, &started] {
+    if (execution->Snapshot().state == ExecutionState::kPrepared) execution->Start(source_started);
     started.set_value();
   });
   started.get_future().wait();

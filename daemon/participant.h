@@ -46,7 +46,8 @@ class Participant {
   // Source side: register the source's own execution over an already opened payload.
   Status PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store);
 
-  Status Start(const PlanId& id);
+  // `source_started`: when the broadcast started at the source, on this daemon's clock.
+  Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started);
   // Stops forwarding and forgets the plan (what was verified stays on disk).
   Status Stop(const PlanId& id, const std::string& reason);
 

@@ -275,12 +275,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     return agreed.status();
   }
 
-  // --- Start (every member below the source first, the source last), then follow.
-  if (Status s = tree_.Start(id, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
+  // --- Start (the source first, then down the tree while the data flows), then follow.
+  const auto started = std::chrono::steady_clock::now();
+  if (Status s = tree_.Start(id, started, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
     release_all("aborted");
     return s;
   }
-  const auto started = std::chrono::steady_clock::now();
 
   // Pull and hybrid: a member unreachable for member_lost_after is given up on; the others
   // finish through the swarm. (In a push plan its subtree depends on it: it is waited for.)

@@ -112,6 +112,7 @@ struct ControlTree::PlanState {
   std::string chunk_list_digest;
   ControlTraffic* traffic = nullptr;
   std::atomic<bool> started{false};
+  std::chrono::steady_clock::time_point source_started;  // set before `started`
   std::mutex clients_mutex;
   std::map<int, std::unique_ptr<ControlClient>> clients;  // guarded by clients_mutex
 
@@ -224,20 +225,26 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
   return echo.subtree_agreed();
 }
 
-Status ControlTree::Start(const PlanId& id, ControlDeadline deadline) {
+Status ControlTree::Start(const PlanId& id, std::chrono::steady_clock::time_point source_started,
+                          ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  state->source_started = source_started;
   state->started = true;  // from now on a child prepared again is started too
+  // This member first: its children are prepared and take its connections before their Start.
+  GRIDCAST_RETURN_IF_ERROR(node_.Start(id, source_started));
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   for (const Status& s : calls_.ForEach<Status>(children, [&](int child) { return StartSubtree(*state, child, deadline); })) {
     GRIDCAST_RETURN_IF_ERROR(s);
   }
-  return node_.Start(id);
+  return Status::Ok();
 }
 
 Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline deadline) {
   v1::StartRequest start;
   start.set_plan_id(state.request.plan().plan_id());
+  start.set_source_started_ago_s(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - state.source_started).count());
   Status status = Client(state, child).Start(start, ChildBudget(deadline));
   return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
 }

@@ -11,7 +11,9 @@
 // subtree deals with, so a leaf learns its own parents, children and peers only. Prepare's answer counts the members of the subtree that agreed; the first failure
 // or disagreement below fails the call with the member named (each parent compares its
 // children's echoes with its own view of the plan, as the source compares its own children's).
-// Start starts the children's subtrees first, then the member itself. Cancel steps around a
+// Start starts the member itself, then its children's subtrees: a prepared member accepts its
+// parents' connections, so data flows while Start travels down (each Start says how long ago
+// the source started, which members' completion times count from). Cancel steps around a
 // child that does not answer by cancelling that child's children itself.
 // Up: progress. A Status call with `subtree` is answered with a sum over the members below
 // (counts, chunks, the slowest member, and by name only the members that need attention),
@@ -83,9 +85,10 @@ class ControlTree {
   // Whether this tree carries the plan (it was prepared with a control fanout).
   bool Carries(const PlanId& id) const { return Find(id) != nullptr; }
 
-  // Starts the subtrees below this member, then this member. NotFound for a plan this tree
-  // does not carry (a plan prepared without a fanout: the caller starts it alone).
-  Status Start(const PlanId& id, ControlDeadline deadline);
+  // Starts this member, then the subtrees below it; `source_started` is when the source started
+  // (the source's own call: now). NotFound for a plan this tree does not carry (a plan prepared
+  // without a fanout: the caller starts it alone).
+  Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started, ControlDeadline deadline);
 
   // Cancels the subtrees below, stops this member's execution (not found is fine) and forgets
   // the plan. False when this tree did not carry the plan.

@@ -100,8 +100,8 @@ bool PlanExecution::Stopping() const {
   return stop_requested_ || state_ == ExecutionState::kFailed;
 }
 
-void PlanExecution::Start() {
-  started_ = std::chrono::steady_clock::now();
+void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) {
+  started_ = source_started;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == ExecutionState::kPrepared) state_ = ExecutionState::kRunning;
@@ -125,9 +125,9 @@ void PlanExecution::Start() {
   }
   if (swarm_) swarm_->Start();
   if (swarm_ && plan_.mode == PlanMode::kHybrid) {
-    // Parents connect a moment after Start (the source starts last): the first chunk of a lane
-    // gets a longer grace before the lane counts as stalled.
-    lane_progress_.assign(plan_.lanes.size(), started_ + 2 * options_.repair_stall);
+    // A lane's first chunk may take a while (connections open level by level as Start travels
+    // down the tree): it gets a longer grace before the lane counts as stalled.
+    lane_progress_.assign(plan_.lanes.size(), std::chrono::steady_clock::now() + 2 * options_.repair_stall);
     parent_trouble_.assign(plan_.lanes.size(), ParentTrouble::kNone);
     lane_repaired_.assign(plan_.lanes.size(), false);
     Spawn(WatchLanes());

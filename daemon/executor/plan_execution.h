@@ -111,8 +111,9 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   // Any thread: payload bytes are about to leave for a peer (the first call is remembered).
   void NotePayloadSent();
 
-  // On the io thread: start forwarding (opens connections to children).
-  void Start();
+  // On the io thread: start forwarding (opens connections to children). The completion time
+  // (finished_s) counts from `source_started`, the broadcast's start as the source had it.
+  void Start(std::chrono::steady_clock::time_point source_started);
   // Any thread: stop everything; state becomes kStopped unless already done or failed.
   void RequestStop(std::string reason);
 

@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <vector>
 
 namespace gridcast {
 namespace {
+
+// A broadcast may run for days (a restarted member is started again with the broadcast's age);
+// beyond this a Start's age is not a broadcast's.
+constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
 
 grpc::Status ToGrpc(const gridcast::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -89,7 +94,15 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
   return Guarded("Start", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Start"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    return tree_.Carries(id) ? tree_.Start(id, DeadlineOf(context)) : node_.Start(id);
+    const double ago_s = request->source_started_ago_s();
+    if (!std::isfinite(ago_s) || ago_s < 0 || ago_s > kMaxSourceStartedAgoS) {
+      return gridcast::Status::InvalidArgument("source_started_ago_s must be 0 to " +
+                                               std::to_string(static_cast<int>(kMaxSourceStartedAgoS)) + " s");
+    }
+    const auto source_started = std::chrono::steady_clock::now() -
+                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(ago_s));
+    return tree_.Carries(id) ? tree_.Start(id, source_started, DeadlineOf(context)) : node_.Start(id, source_started);
   });
 }
 

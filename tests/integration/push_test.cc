@@ -2,6 +2,8 @@
 // awkward sizes, a restart mid-broadcast, and hostile input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "collectives/registry.h"
 #include "daemon/membership/control_client.h"
 #include "tests/integration/send_helpers.h"
@@ -203,6 +205,15 @@ TEST_F(PushTest, MalformedPlansGetClearErrors) {
   v1::PrepareRequest huge = CraftPrepare(*cluster_, uint64_t{1} << 62, 0);
   s = m1.Prepare(huge, &response);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  // A Start whose broadcast age is no age.
+  for (double ago : {-1.0, std::nan(""), 1e12}) {
+    v1::StartRequest start;
+    start.set_plan_id(std::string(16, '\x42'));
+    start.set_source_started_ago_s(ago);
+    s = m1.Start(start);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << ago << ": " << s.ToString();
+    EXPECT_NE(s.message().find("source_started_ago_s"), std::string::npos) << s.message();
+  }
   // Nothing was kept from any of them.
   EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "crafted.bin.part"));
   EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "crafted.bin"));
