@@ -12,6 +12,17 @@ uint64_t Lane::ChunkCount() const {
   return count;
 }
 
+uint64_t Lane::FirstChunk() const {
+  uint64_t first = 0;
+  bool any = false;
+  for (const ChunkRange& range : chunks) {
+    if (range.Count() == 0) continue;
+    first = any ? std::min(first, range.begin) : range.begin;
+    any = true;
+  }
+  return first;
+}
+
 uint64_t Lane::LastChunk() const {
   uint64_t last = 0;
   for (const ChunkRange& range : chunks) {

@@ -41,7 +41,8 @@ struct Lane {
   int streams = 1;                      // default parallel streams per edge
 
   uint64_t ChunkCount() const;
-  // The highest chunk it carries; 0 when it carries none.
+  // The lowest and the highest chunk it carries; 0 when it carries none.
+  uint64_t FirstChunk() const;
   uint64_t LastChunk() const;
   bool Carries(uint64_t chunk) const;
   // Parent of `member` in this lane, or -1 (the source, or not in the tree).

@@ -32,13 +32,9 @@ struct LaneShape {
 LaneShape ShapeOf(const Plan& plan, int lane_index) {
   const Lane& lane = plan.lanes[lane_index];
   LaneShape shape;
-  uint64_t first = std::numeric_limits<uint64_t>::max();
-  for (const ChunkRange& range : lane.chunks) {
-    if (range.Count() > 0) first = std::min(first, range.begin);
-  }
   shape.bytes = static_cast<double>(plan.LaneBytes(lane_index));
   if (shape.bytes > 0) {
-    shape.first_chunk_bytes = static_cast<double>(plan.ChunkSize(first));
+    shape.first_chunk_bytes = static_cast<double>(plan.ChunkSize(lane.FirstChunk()));
     shape.last_chunk_bytes = static_cast<double>(plan.ChunkSize(lane.LastChunk()));
   }
   return shape;

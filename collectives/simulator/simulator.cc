@@ -26,11 +26,13 @@ Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const 
 Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, const SimOptions& options) {
   GRIDCAST_ASSIGN_OR_RETURN(SimSetup setup, BuildSimSetup(plan, net, options));
   std::vector<double> resource_bytes(setup.capacity_bytes_per_s.size(), 0);
-  // Per edge: when the lane's last chunk can have reached its child at the earliest.
-  std::vector<double> last_chunk_at(setup.edges.size(), 0);
-  std::vector<double> lane_bytes(plan.lanes.size()), last_chunk_bytes(plan.lanes.size());
+  // Per edge: when the lane's first and last chunks can have reached its child at the earliest.
+  std::vector<double> first_chunk_at(setup.edges.size(), 0), last_chunk_at(setup.edges.size(), 0);
+  std::vector<double> lane_bytes(plan.lanes.size()), first_chunk_bytes(plan.lanes.size()),
+      last_chunk_bytes(plan.lanes.size());
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     lane_bytes[l] = static_cast<double>(plan.LaneBytes(static_cast<int>(l)));
+    first_chunk_bytes[l] = static_cast<double>(plan.ChunkSize(plan.lanes[l].FirstChunk()));
     last_chunk_bytes[l] = static_cast<double>(plan.ChunkSize(plan.lanes[l].LastChunk()));
   }
   double bound = 0;
@@ -43,11 +45,15 @@ Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, 
       rate = std::min(rate, setup.capacity_bytes_per_s[r]);
     }
     if (bytes == 0) continue;
-    if (edge.feeder < 0) {
-      last_chunk_at[e] = bytes / rate + edge.delay_s;
-    } else {
-      last_chunk_at[e] = last_chunk_at[edge.feeder] + options.per_message_overhead_s +
-                         last_chunk_bytes[edge.lane] / rate + edge.delay_s;
+    // The edge sends nothing before its parent holds the first chunk, then the whole lane at
+    // its rate at most: on a path whose slowest hop is not the first (a chain through a slow
+    // uplink), that hop and the first chunk's way to it bound the lane, not the first hop.
+    const double parent_has_first = edge.feeder < 0 ? 0 : first_chunk_at[edge.feeder];
+    first_chunk_at[e] = parent_has_first + first_chunk_bytes[edge.lane] / rate + edge.delay_s;
+    last_chunk_at[e] = parent_has_first + bytes / rate + edge.delay_s;
+    if (edge.feeder >= 0) {
+      last_chunk_at[e] = std::max(last_chunk_at[e], last_chunk_at[edge.feeder] + options.per_message_overhead_s +
+                                                        last_chunk_bytes[edge.lane] / rate + edge.delay_s);
     }
     bound = std::max(bound, last_chunk_at[e]);
   }

@@ -95,8 +95,9 @@ Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const 
 
 // A lower bound on SimulatePlan's completion_s in one pass over the plan's edges, for ruling
 // candidates out before simulating them: the larger of (1) the busiest resource's bytes over
-// its rate and (2) per lane and path, the lane's bytes over the path's first hop plus its last
-// chunk's store-and-forward over every further hop (transmission, delay, per-chunk work).
+// its rate and (2) per lane, path and hop of the path, the lane's first chunk's way to the hop
+// (transmission, delay), the lane's bytes over the hop, and its last chunk's store-and-forward
+// over every further hop (transmission, delay, per-chunk work).
 // The same errors as SimulatePlan.
 Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 

@@ -321,5 +321,20 @@ TEST(Simulator, LowerBoundNeverExceedsTheSimulation) {
   EXPECT_NEAR(*PlanLowerBoundSeconds(chain, flat, SimOptions{}), 85.90 + 298 * 0.02097, 0.1);
 }
 
+// A chain whose slowest hop is not its first: the lane's bytes cross the 50mbit uplink after
+// the first chunk has come two hops (at 100mbit), and its last chunk then has 99 hops to go.
+// The bound counts all three (the first hop alone gave 64 MiB / 100mbit + 101 hops = 13.8 s,
+// below the uplink's own 10.7 s plus the hops after it); the simulation takes longer still.
+TEST(Simulator, LowerBoundCountsTheSlowestHopOfAPath) {
+  const NetworkModel net = TwoSites(3, 100, kBps, 400e6, 50e6, 0);
+  const Plan chain = FromPlanner("chain", net, 64 * kChunk, kChunk);
+  const double hop_s = kChunk / kBytesPerS;  // one chunk at 100mbit
+  const double uplink_s = 64 * kChunk / (50e6 / 8);
+  Result<double> bound = PlanLowerBoundSeconds(chain, net, SimOptions{});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_NEAR(*bound, 2 * hop_s + uplink_s + 99 * hop_s, 1e-6);
+  EXPECT_LE(*bound, Simulate(chain, net, Mode(SimMode::kFlowLevel)).completion_s * (1 + 1e-9));
+}
+
 }  // namespace
 }  // namespace gridcast
