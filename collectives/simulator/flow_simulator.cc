@@ -46,8 +46,10 @@ LaneShape ShapeOf(const Plan& plan, int lane_index) {
 // per hop of their deepest path) in plans of one stream count. Stepping costs an event per
 // chunk boundary (fewer where flows cross them together), so it is used where the fluid errs:
 // on short lanes over long paths, where the lanes' chunks interleave at every node, and where
-// stream counts differ, so a many-stream edge squeezes its neighbours chunk by chunk.
-std::vector<bool> SteppedLanes(const Plan& plan, const SimSetup& setup) {
+// stream counts differ, so a many-stream edge squeezes its neighbours chunk by chunk. With
+// `trail_short_lanes` (SimOptions::flow_trail_short_lanes) the depth is not counted: only
+// lanes of fewer than kStreamingChunksPerHop chunks are stepped, which costs few events.
+std::vector<bool> SteppedLanes(const Plan& plan, const SimSetup& setup, bool trail_short_lanes) {
   std::vector<bool> stepped(plan.lanes.size(), false);
   std::vector<uint64_t> hops(setup.edges.size(), 1);
   bool mixed_streams = false;
@@ -55,7 +57,8 @@ std::vector<bool> SteppedLanes(const Plan& plan, const SimSetup& setup) {
     const SimEdge& edge = setup.edges[e];
     mixed_streams |= edge.weight != setup.edges[0].weight;
     if (edge.feeder >= 0) hops[e] = hops[edge.feeder] + 1;  // feeders come first
-    if (plan.lanes[edge.lane].ChunkCount() < kStreamingChunksPerHop * hops[e]) {
+    const uint64_t hops_counted = trail_short_lanes ? 1 : hops[e];
+    if (plan.lanes[edge.lane].ChunkCount() < kStreamingChunksPerHop * hops_counted) {
       stepped[edge.lane] = true;
     }
   }
@@ -72,7 +75,7 @@ class FluidSimulation {
         result_(EmptySimResult(setup, net, SimMode::kFlowLevel)) {
     std::vector<LaneShape> shapes;
     for (int l = 0; l < static_cast<int>(plan.lanes.size()); ++l) shapes.push_back(ShapeOf(plan, l));
-    const std::vector<bool> stepped = SteppedLanes(plan, setup);
+    const std::vector<bool> stepped = SteppedLanes(plan, setup, options.flow_trail_short_lanes);
     const int num_edges = static_cast<int>(setup.edges.size());
     std::vector<int> flow_of(num_edges, -1);
     for (int e = 0; e < num_edges; ++e) {

@@ -26,6 +26,10 @@
 // plans mixing stream counts, where a many-stream edge squeezes the other edges of its sender
 // whenever it has a chunk (the trailing fluid was 25% fast on a 4-stream WAN plan, as its fed
 // edge follows its feeder's rate instead).
+// SimOptions::flow_trail_short_lanes drops the depth from that rule for plans of one stream
+// count (auto, above 256 members): lanes of at least 16 chunks trail however deep their paths
+// (within 0.2% of the chunk level on the agreement grid, where they used to be stepped), so a
+// deep tree costs a few events per level instead of one per chunk boundary.
 // Events closer together than SimOptions::flow_merge_fraction of the elapsed time are handled
 // as one.
 //
