@@ -47,6 +47,41 @@ bool HasUplinks(const NetworkModel& net) {
   });
 }
 
+// The stream count on every edge of the plan, or 0 when edges differ.
+int UniformStreams(const Plan& plan) {
+  int streams = 0;
+  for (const Lane& lane : plan.lanes) {
+    for (const Fanout& fanout : lane.fanouts) {
+      for (size_t i = 0; i < fanout.children.size(); ++i) {
+        const int s = lane.StreamsOn(fanout, i);
+        if (streams != 0 && s != streams) return 0;
+        streams = s;
+      }
+    }
+  }
+  return streams;
+}
+
+// Whether the simulator predicts a and b alike: the same lanes, or the same trees and chunks
+// with one stream count on all edges of each. Streams only weigh an edge's share of a shared
+// bottleneck, so equal weights everywhere give every edge the rate it has with one stream
+// (the planners that ask every edge for the requested count, e.g. multilane-sites on sites
+// without latency, would otherwise have each chunk size simulated again at 2 and 4 streams).
+bool PredictedAlike(const Plan& a, const Plan& b) {
+  if (a.chunk_bytes != b.chunk_bytes || a.members != b.members || a.lanes.size() != b.lanes.size()) return false;
+  if (a.lanes == b.lanes) return true;
+  if (UniformStreams(a) == 0 || UniformStreams(b) == 0) return false;
+  for (size_t l = 0; l < a.lanes.size(); ++l) {
+    const Lane& x = a.lanes[l];
+    const Lane& y = b.lanes[l];
+    if (x.source != y.source || x.chunks != y.chunks || x.fanouts.size() != y.fanouts.size()) return false;
+    for (size_t f = 0; f < x.fanouts.size(); ++f) {
+      if (x.fanouts[f].parent != y.fanouts[f].parent || x.fanouts[f].children != y.fanouts[f].children) return false;
+    }
+  }
+  return true;
+}
+
 SimOptions CandidateSimOptions(size_t members) {
   SimOptions sim;
   sim.mode = SimMode::kFlowLevel;
@@ -96,11 +131,10 @@ class Search {
         continue;
       }
       // Planners that agree on a network (multilane and multilane-sites under one switch)
-      // make the same trees: predicted once.
-      auto twin = std::find_if(predicted_.begin(), predicted_.end(), [&](const Candidate& p) {
-        return p.plan.chunk_bytes == c.plan.chunk_bytes && p.plan.lanes == c.plan.lanes &&
-               p.plan.members == c.plan.members;
-      });
+      // make the same trees, and stream counts equal on every edge change no rate: predicted
+      // once.
+      auto twin = std::find_if(predicted_.begin(), predicted_.end(),
+                               [&](const Candidate& p) { return PredictedAlike(p.plan, c.plan); });
       if (twin != predicted_.end()) {
         c.time_s = twin->time_s;
       } else {

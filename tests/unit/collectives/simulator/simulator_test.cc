@@ -321,6 +321,25 @@ TEST(Simulator, LowerBoundNeverExceedsTheSimulation) {
   EXPECT_NEAR(*PlanLowerBoundSeconds(chain, flat, SimOptions{}), 85.90 + 298 * 0.02097, 0.1);
 }
 
+// Streams weigh an edge's share of a shared bottleneck only, so one stream count on every
+// edge changes no rate in either engine: auto predicts such a plan once (auto_planner.cc,
+// PredictedAlike) instead of again at 2 and 4 streams.
+TEST(Simulator, OneStreamCountOnEveryEdgeChangesNoRate) {
+  const NetworkModel net = TwoSites(5, 6, kBps, 400e6, 50e6, 0.005);
+  const Plan one = FromPlanner("multilane-sites", net, 40 * kChunk, kChunk / 4);
+  for (int streams : {2, 4}) {
+    Plan many = one;
+    for (Lane& lane : many.lanes) {
+      lane.streams = streams;
+      for (Fanout& fanout : lane.fanouts) fanout.streams.assign(fanout.children.size(), streams);
+    }
+    for (SimMode mode : {SimMode::kChunkLevel, SimMode::kFlowLevel}) {
+      EXPECT_EQ(Simulate(many, net, Mode(mode)).completion_s, Simulate(one, net, Mode(mode)).completion_s)
+          << streams << " streams";
+    }
+  }
+}
+
 // A chain whose slowest hop is not its first: the lane's bytes cross the 50mbit uplink after
 // the first chunk has come two hops (at 100mbit), and its last chunk then has 99 hops to go.
 // The bound counts all three (the first hop alone gave 64 MiB / 100mbit + 101 hops = 13.8 s,
