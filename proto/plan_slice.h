@@ -29,7 +29,8 @@ uint32_t WholeMemberCount(const v1::Plan& plan);
 uint32_t WholeIndexOf(const v1::Plan& plan, int entry);
 
 // The entry of plan.members for whole-plan member `index`, or nullptr when the plan does not
-// list it. REQUIRES: member_index increasing (PlanPartFromProto checks it).
+// list it. A binary search: on a slice whose indices are not increasing (PlanPartFromProto
+// refuses it) it may miss, never reads outside the list.
 const v1::Member* FindMember(const v1::Plan& plan, uint32_t index);
 
 }  // namespace gridcast
