@@ -1,14 +1,17 @@
 // 256 gridcastd on one netgrid (one switch, 2mbit NICs): a broadcast travels the control tree
 // of the default fanout (three levels below the source: its 8 children relay to 64, they to
-// the other 183), every copy verified, and the source's calls are those to its 8 children only.
+// the other 183), every copy verified, the source's calls are those to its 8 children only, and
+// each member learns only its slice of the plan.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "deploy/netgrid.h"
@@ -97,6 +100,26 @@ TEST_F(ScaleE2ETest, TwoHundredFiftySixDaemonsBroadcastThroughTheControlTree) {
     }
   }
   EXPECT_EQ(copies, kNodes - 1);
+
+  // Each member was told of its part of the plan only: its own log says how many of the 256
+  // members its slice named. The 224 leaves of the control tree name their lanes' parents,
+  // children and source (at most about a dozen); the relays above them name more.
+  int prepared = 0, small = 0;
+  for (const auto& entry : fs::directory_iterator(ng / "logs")) {
+    std::istringstream log(ReadFile(entry.path()));
+    for (std::string line; std::getline(log, line);) {
+      int named = 0, of = 0;
+      const size_t at = line.find("told of ");
+      if (at == std::string::npos || std::sscanf(line.c_str() + at, "told of %d of %d members", &named, &of) != 2) {
+        continue;
+      }
+      ++prepared;
+      EXPECT_EQ(of, kNodes) << entry.path();
+      if (named <= 16) ++small;
+    }
+  }
+  EXPECT_EQ(prepared, kNodes - 1);
+  EXPECT_GE(small, 200) << "of " << prepared << " members, " << small << " were told of at most 16";
 }
 
 }  // namespace
