@@ -52,7 +52,10 @@ void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest
       sum->set_slowest_chunks(entry.chunks_done());
     }
   } else {
-    *sum->add_attention() = entry;
+    // By name and state: its observations (a detailed round's) travel in its detail entry only.
+    v1::MemberProgress* named = sum->add_attention();
+    *named = entry;
+    named->clear_received();
   }
 }
 

@@ -133,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(Planners, PlanSliceTest,
                                            std::make_tuple("flat", 30, 4), std::make_tuple("swarm", 80, 8),
                                            std::make_tuple("hybrid", 80, 8), std::make_tuple("multilane", 9, 8)));
 
-TEST(PlanSlice, TheSourcesSlicesTogetherAreAboutOnePlanNotKPlans) {
+TEST(PlanSlice, TheSourcesSlicesTogetherWeighLessThanHalfOfKWholePlans) {
   const int p = 1000;
   const v1::Plan whole = Whole(ShapePlan("multilane", p, 16));
   size_t sent = 0;
