@@ -10,6 +10,7 @@
 
 #include "common/units.h"
 #include "daemon/daemon.h"
+#include "daemon/transport/socket_io.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ struct Flags {
   uint32_t control_fanout = 0;
   std::string page_cache_window;
   double io_timeout_s = 0;
+  std::string tcp_congestion;
   bool fsync = false;
   std::string log_level;
   std::string tls_cert, tls_key, tls_ca;
@@ -47,7 +49,7 @@ Status ApplyConfigFile(Flags& f) {
       const std::string key = entry.first.Scalar();
       static const std::set<std::string> kKnown = {
           "name", "cluster", "data_dir", "memory_dir", "control", "data", "send_roots", "window_chunks",
-          "cache_chunks", "workers", "control_fanout", "page_cache_window", "io_timeout_s", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
+          "cache_chunks", "workers", "control_fanout", "page_cache_window", "io_timeout_s", "tcp_congestion", "fsync", "log_level", "tls_cert", "tls_key", "tls_ca",
           "bt", "bt_defaults", "swarm_stall_s"};
       if (!kKnown.count(key)) {
         return Status::InvalidArgument(f.config + ": line " + std::to_string(entry.first.Mark().line + 1) +
@@ -66,6 +68,7 @@ Status ApplyConfigFile(Flags& f) {
     str("bt", f.bt);
     str("log_level", f.log_level);
     str("page_cache_window", f.page_cache_window);
+    str("tcp_congestion", f.tcp_congestion);
     str("tls_cert", f.tls_cert);
     str("tls_key", f.tls_key);
     str("tls_ca", f.tls_ca);
@@ -123,6 +126,15 @@ Status BuildOptions(const Flags& f, gridcast::DaemonOptions* options) {
   if (f.io_timeout_s > 0) {
     options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.io_timeout_s * 1000));
   }
+  if (f.tcp_congestion == "system") {
+    options->execution.tcp_congestion.clear();
+  } else if (!f.tcp_congestion.empty()) {
+    if (!gridcast::IsCongestionControlName(f.tcp_congestion)) {
+      return Status::InvalidArgument("--tcp-congestion: '" + f.tcp_congestion +
+                                     "' is not an algorithm name (letters, digits, '_' or '-', at most 15)");
+    }
+    options->execution.tcp_congestion = f.tcp_congestion;
+  }
   options->execution.secret = cluster->secret;
   options->execution.sync_on_finish = f.fsync;
   options->tls_cert = f.tls_cert;
@@ -158,6 +170,9 @@ int main(int argc, char** argv) {
                  "Forwarded chunks kept in the page cache before they are written back and dropped "
                  "(default 64MiB; 0 leaves the page cache to the kernel)");
   app.add_option("--io-timeout", f.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)");
+  app.add_option("--tcp-congestion", f.tcp_congestion,
+                 "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
+                 "'system' keeps the host's default (default cubic)");
   app.add_option("--bt", f.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
   app.add_flag("--bt-defaults", f.bt_defaults,
                "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");

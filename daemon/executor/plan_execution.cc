@@ -363,6 +363,13 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   auto conn = std::make_shared<SenderConnection>(io_, lane, child);
   Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected;
+  if (!options_.tcp_congestion.empty()) {
+    Status chosen = SetCongestionControl(*conn->socket, options_.tcp_congestion);
+    if (!chosen.ok() && !congestion_warned_) {
+      congestion_warned_ = true;
+      spdlog::warn("plan {}: {}; the host's default is used", ToHex(id_), chosen.message());
+    }
+  }
   // With the child down, a connect to a local port can meet itself (TCP simultaneous open on
   // an ephemeral port equal to the target): that would hold the child's port. Drop it.
   boost::system::error_code local_ec, remote_ec;

@@ -60,6 +60,12 @@ struct ExecutionOptions {
   std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
+  // TCP congestion control of the connections to children (the ones that carry the payload);
+  // empty keeps the host's default. Cubic, because with BBR (v1) a parent's connections to
+  // its children each overestimate their share of the parent's uplink, fill its queue and
+  // stall on timeouts: 128 members at 2.5mbit in a two-stripe tree reached 1.30-1.41 of the
+  // bound with BBR and 1.11-1.12 with cubic (docs/scale.md, "Congestion control").
+  std::string tcp_congestion = "cubic";
   // fdatasync a finished payload before reporting it done. Durable against power loss, but
   // on ext4 a sync also waits for every other dirty file of the journal: many members
   // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
@@ -193,6 +199,7 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
+  bool congestion_warned_ = false;  // said once that options_.tcp_congestion was refused
 
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_

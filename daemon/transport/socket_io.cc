@@ -1,5 +1,7 @@
 #include "daemon/transport/socket_io.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -73,6 +75,24 @@ asio::awaitable<Status> ConnectWithTimeout(SocketPtr socket, const std::string& 
   if (ec) co_return FromError(ec, ("connect to " + address).c_str(), deadline.Expired());
   socket->set_option(tcp::no_delay(true), ec);
   co_return Status::Ok();
+}
+
+Status SetCongestionControl(tcp::socket& socket, const std::string& algorithm) {
+  if (setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_CONGESTION, algorithm.data(),
+                 static_cast<socklen_t>(algorithm.size())) != 0) {
+    return Status::Unavailable("TCP congestion control '" + algorithm + "': " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+bool IsCongestionControlName(std::string_view name) {
+  // TCP_CA_NAME_MAX is 16 with the terminating NUL.
+  if (name.empty() || name.size() > 15) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
 }
 
 asio::awaitable<Status> ReadExactly(SocketPtr socket, std::span<uint8_t> out,

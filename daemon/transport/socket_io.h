@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -31,6 +32,12 @@ using SocketPtr = std::shared_ptr<boost::asio::ip::tcp::socket>;
 boost::asio::awaitable<Status> ConnectWithTimeout(SocketPtr socket,
                                                   const std::string& address,
                                                   std::chrono::milliseconds timeout);
+
+// Chooses the socket's TCP congestion control (TCP_CONGESTION), e.g. "cubic". Fails when the
+// kernel lacks the algorithm or does not let this process choose it.
+Status SetCongestionControl(boost::asio::ip::tcp::socket& socket, const std::string& algorithm);
+// Whether `name` can name a congestion control algorithm: 1-15 letters, digits, '_' or '-'.
+bool IsCongestionControlName(std::string_view name);
 
 boost::asio::awaitable<Status> ReadExactly(SocketPtr socket, std::span<uint8_t> out,
                                            std::chrono::milliseconds timeout);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "collectives/registry.h"
 #include "daemon/membership/control_client.h"
@@ -280,6 +282,29 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   const size_t start = log.rfind(", ", at) + 2;
   const uint64_t held = std::stoull(log.substr(start, at - start));
   EXPECT_GE(held + 4, done_before_kill) << log;
+}
+
+// --tcp-congestion: an algorithm the kernel lacks leaves the host's default, said once in the
+// sender's log, and the broadcast is unharmed; a malformed name stops the daemon at start.
+TEST(PushCongestionControl, AMissingAlgorithmFallsBackAndAMalformedNameIsRefused) {
+  LocalCluster cluster(GRIDCASTD, "congestion", 3, {"--tcp-congestion", "no-such-cc"});
+  const std::string path = cluster.MakePayload("congestion.bin", 1'000'003);
+  SendResult r = Send(cluster, {path, "--algo", "binary", "--chunk", "64KiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(cluster, path, "congestion.bin");
+  std::ifstream in(cluster.log(0));
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string warning = "TCP congestion control 'no-such-cc'";
+  const size_t first = log.find(warning);
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find(warning, first + 1), std::string::npos) << "said more than once:\n" << log;
+
+  Result<CommandOutput> refused = RunCommand({GRIDCASTD, "--name", "m0", "--cluster", cluster.cluster_file(),
+                                              "--data-dir", (cluster.dir() / "refused").string(),
+                                              "--tcp-congestion", "cu bic"});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->exit_code, 2) << refused->output;
+  EXPECT_NE(refused->output.find("--tcp-congestion: 'cu bic'"), std::string::npos) << refused->output;
 }
 
 TEST(PushLarge, PayloadBeyondFourGiB) {
