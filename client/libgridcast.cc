@@ -4,9 +4,9 @@
 #include <thread>
 
 #include "client/send_summary.h"
-#include "daemon/membership/cluster_file.h"
-#include "daemon/membership/control_client.h"
-#include "daemon/store/safe_path.h"
+#include "cluster/cluster_file.h"
+#include "cluster/control_client.h"
+#include "common/safe_path.h"
 #include "include/gridcast/gridcast.hpp"
 
 namespace gridcast {
@@ -129,7 +129,7 @@ class ClientImpl : public Client {
       Status listed = client.List(&list);
       if (listed.ok()) {
         for (const v1::HeldPayload& p : list.payloads()) {
-          if (p.name() != name || p.state() != "complete") continue;
+          if (p.name() != name || !p.complete()) continue;
           if (p.size_bytes() != out.size()) {
             return Status::InvalidArgument("payload '" + name + "' has " + std::to_string(p.size_bytes()) +
                                            " bytes; the buffer has " + std::to_string(out.size()));

@@ -8,8 +8,9 @@
 
 #include "collectives/bound.h"
 #include "collectives/topology.h"
+#include "common/hex.h"
 #include "common/units.h"
-#include "daemon/auth/hmac.h"
+#include "proto/states.h"
 
 namespace gridcast {
 
@@ -50,7 +51,7 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   s.error = status.ok() ? last.error() : status.message();
   bool all_ok = status.ok() && last.finished() && last.error().empty();
   for (const v1::MemberProgress& m : last.members()) {
-    MemberResult r{m.member(), m.state(),
+    MemberResult r{m.member(), MemberStateText(m.state(), m.error()),
                    !m.chunk_list_sha256().empty() && m.chunk_list_sha256() == last.payload_chunk_list_sha256(),
                    m.finished_s()};
     all_ok = all_ok && r.digest_ok;
@@ -121,7 +122,7 @@ Observations ObservationsFromProgress(const v1::BroadcastProgress& last, const s
       obs.pairs.push_back({r.from(), m.member(), r.bytes(), r.blocks(), r.first_s(), r.last_s(),
                            std::vector<uint64_t>(r.bytes_per_bin().begin(), r.bytes_per_bin().end())});
     }
-    obs.members.push_back({m.member(), 0, m.finished_s(), received, m.state() == "done"});
+    obs.members.push_back({m.member(), 0, m.finished_s(), received, m.state() == v1::MEMBER_STATE_DONE});
   }
   return obs;
 }

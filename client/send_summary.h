@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
 #include "common/result.h"
-#include "daemon/membership/cluster_file.h"
 #include "proto/control.pb.h"
 #include "tomography/observations.h"
 

@@ -1,5 +1,7 @@
 #include "collectives/validate_plan.h"
 
+#include <bit>
+
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -7,6 +9,22 @@
 #include <vector>
 
 namespace gridcast {
+Status CheckChunkBytes(uint64_t chunk_bytes) {
+  if (chunk_bytes == 0 || chunk_bytes > kMaxChunkBytes) {
+    return Status::InvalidArgument("a chunk must be from 1 byte to 64 MiB, not " + std::to_string(chunk_bytes) +
+                                   " bytes");
+  }
+  return Status::Ok();
+}
+
+Status CheckPieceBytes(uint64_t piece_bytes) {
+  if (piece_bytes < kMinPieceBytes || piece_bytes > kMaxChunkBytes || !std::has_single_bit(piece_bytes)) {
+    return Status::InvalidArgument("a pull or hybrid chunk (a BitTorrent piece) must be a power of two from 16 KiB "
+                                   "to 64 MiB, not " + std::to_string(piece_bytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 std::string LaneName(size_t lane) { return "lane " + std::to_string(lane); }
@@ -217,7 +235,8 @@ Status ValidateLaneChunks(const Plan& plan) {
 
 // What holds for a whole plan and any part of it before the lanes and the swarm.
 Status CheckModeAndLanes(const Plan& plan) {
-  if (plan.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  GRIDCAST_RETURN_IF_ERROR(plan.mode == PlanMode::kPush ? CheckChunkBytes(plan.chunk_bytes)
+                                                         : CheckPieceBytes(plan.chunk_bytes));
   if (plan.mode == PlanMode::kPull) {
     if (!plan.lanes.empty()) return Status::InvalidArgument("a pull plan has no push lanes");
   } else if (plan.lanes.empty()) {

@@ -16,6 +16,16 @@
 
 namespace gridcast {
 
+// The chunk rules, written once. A chunk is at most 64 MiB: a receiver holds a window of them
+// in memory per connection. A pull or hybrid plan's chunk is a BitTorrent piece: a power of
+// two of at least 16 KiB (libtorrent's block).
+inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMinPieceBytes = uint64_t{16} << 10;
+// InvalidArgument unless 1 <= chunk_bytes <= kMaxChunkBytes.
+Status CheckChunkBytes(uint64_t chunk_bytes);
+// InvalidArgument unless `piece_bytes` is a power of two from kMinPieceBytes to kMaxChunkBytes.
+Status CheckPieceBytes(uint64_t piece_bytes);
+
 // OK, or InvalidArgument naming the lane, member or chunk at fault.
 Status ValidatePlan(const Plan& plan);
 

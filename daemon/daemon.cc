@@ -11,7 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/auth/hmac.h"
+#include "common/crypto.h"
+#include "common/hex.h"
 #include "daemon/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "common/status.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
-#include "daemon/membership/cluster_file.h"
 #include "daemon/pull/torrent_session.h"
 
 namespace gridcast {

@@ -12,8 +12,10 @@
 #include <future>
 #include <thread>
 
-#include "daemon/membership/cluster_file.h"
-#include "daemon/store/safe_path.h"
+#include "cluster/cluster_file.h"
+#include "collectives/validate_plan.h"
+#include "common/hex.h"
+#include "common/safe_path.h"
 #include "proto/plan_codec.h"
 #include "proto/plan_slice.h"
 
@@ -26,7 +28,7 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   PayloadIdentity id;
   id.size_bytes = payload.size_bytes();
   id.chunk_bytes = payload.chunk_bytes();
-  if (id.chunk_bytes == 0) return Status::InvalidArgument("payload chunk size is 0");
+  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(id.chunk_bytes));
   const std::string& hashes = payload.chunk_hashes();
   if (hashes.size() % sizeof(Digest) != 0) {
     return Status::InvalidArgument("the chunk hash list is " + std::to_string(hashes.size()) +
@@ -234,7 +236,7 @@ void Participant::ListDirectory(bool in_memory, bool verify,
     if (partial) name.resize(name.size() - 5);
     v1::HeldPayload* held = response->add_payloads();
     held->set_name(name);
-    held->set_state(partial ? "partial" : "complete");
+    held->set_complete(!partial);
     held->set_size_bytes(it->file_size(ec));
     held->set_in_memory(in_memory);
     auto known = running.find(HeldName{name, in_memory});

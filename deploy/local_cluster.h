@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/auth/hmac.h"
-#include "daemon/membership/cluster_file.h"
+#include "cluster/cluster_file.h"
+#include "common/crypto.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {

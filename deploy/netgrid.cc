@@ -10,9 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster/cluster_file.h"
 #include "collectives/topology.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/membership/cluster_file.h"
+#include "common/crypto.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <string>
 
+#include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
 #include "common/result.h"
-#include "daemon/membership/cluster_file.h"
 
 namespace gridcast::cli {
 

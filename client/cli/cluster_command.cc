@@ -16,11 +16,12 @@
 #include "client/cli/tomography_args.h"
 #include "client/cli/tomography_command.h"
 #include "client/send_summary.h"
+#include "cluster/cluster_file.h"
+#include "cluster/control_client.h"
 #include "collectives/topology.h"
+#include "common/hex.h"
 #include "common/units.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/membership/cluster_file.h"
-#include "daemon/membership/control_client.h"
+#include "proto/states.h"
 
 namespace gridcast::cli {
 namespace {
@@ -109,8 +110,8 @@ void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_d
                p.members_done(), p.members_total(), slowest);
     size_t lines = 1;
     for (const v1::MemberProgress& m : p.members()) {
-      if (m.state() == "done" || m.state() == "running") continue;  // the last message lists everyone
-      fmt::print("\x1b[2K{:<16} {}\n", m.member(), m.state());
+      if (m.state() == v1::MEMBER_STATE_DONE || m.state() == v1::MEMBER_STATE_RUNNING) continue;  // the last message lists everyone
+      fmt::print("\x1b[2K{:<16} {}\n", m.member(), MemberStateText(m.state(), m.error()));
       ++lines;
     }
     *lines_drawn = lines;
@@ -247,12 +248,12 @@ int StatusCommand(const ClusterArgs& args) {
     if (!s.ok()) return "error: " + member.name + ": " + s.message();
     std::string line = fmt::format("{:<16} {} plan(s)", member.name, response.plans_size());
     for (const v1::PlanStatus& plan : response.plans()) {
-      line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), plan.state(),
+      line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), MemberStateText(plan.state(), plan.error()),
                           plan.chunks_done(), plan.chunks_total(), plan.is_source() ? " (source)" : "");
     }
     for (const v1::ServeStatus& serve : response.serves()) {
       line += fmt::format("\n  {} serving {} to {}: {}, {}/{} pieces", ToHex(AsBytes(serve.serve_id())), serve.name(),
-                          serve.address(), serve.state(), serve.client_pieces(), serve.pieces_total());
+                          serve.address(), ServeStateText(serve.state()), serve.client_pieces(), serve.pieces_total());
     }
     return line;
   });
@@ -270,7 +271,7 @@ int ListCommand(const ClusterArgs& args) {
     std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
     std::string bad;
     for (const v1::HeldPayload& p : response.payloads()) {
-      line += fmt::format("\n  {:<32} {:>10} {}{}", p.name(), FormatSize(p.size_bytes()), p.state(),
+      line += fmt::format("\n  {:<32} {:>10} {}{}", p.name(), FormatSize(p.size_bytes()), p.complete() ? "complete" : "partial",
                           p.in_memory() ? " (in memory)" : "");
       if (!p.scrub().empty()) line += fmt::format(", verify: {}", p.scrub());
       if (p.bad_chunks_size() == 0) continue;

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "client/cli/cli_util.h"
+#include "cluster/control_client.h"
+#include "common/crypto.h"
 #include "common/units.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/membership/control_client.h"
 
 namespace gridcast::cli {
 namespace {
@@ -54,7 +54,7 @@ Result<const ClusterMember*> ChooseMember(const ClusterConfig& cluster, const st
       continue;
     }
     for (const v1::HeldPayload& p : held.payloads()) {
-      if (p.name() == payload && p.state() == "complete") return &member;
+      if (p.name() == payload && p.complete()) return &member;
     }
   }
   return Status::NotFound("no member holds a complete '" + payload + "' (see gridcast list)" +

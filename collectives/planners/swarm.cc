@@ -7,6 +7,7 @@
 
 #include "collectives/bandwidth_groups.h"
 #include "collectives/planners/planner_util.h"
+#include "collectives/validate_plan.h"
 
 namespace gridcast {
 namespace {
@@ -64,10 +65,7 @@ uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
 Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                                     const PlanOptions& options) const {
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
-  if (options.chunk_bytes < (16u << 10) || !std::has_single_bit(options.chunk_bytes)) {
-    return Status::InvalidArgument("a pull chunk (BitTorrent piece) must be a power of two of at least 16 KiB, not " +
-                                   std::to_string(options.chunk_bytes) + " bytes");
-  }
+  GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(options.chunk_bytes));
   Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
   plan.mode = PlanMode::kPull;
   plan.swarm.source = 0;

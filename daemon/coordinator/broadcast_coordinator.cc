@@ -16,8 +16,10 @@
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
+#include "common/hex.h"
 #include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
+#include "proto/states.h"
 
 namespace gridcast {
 namespace {
@@ -27,7 +29,7 @@ namespace fs = std::filesystem;
 // Whether every member of a detailed round is done or given up on ("lost").
 bool EveryMemberSettled(const v1::BroadcastProgress& progress) {
   return std::all_of(progress.members().begin(), progress.members().end(), [](const v1::MemberProgress& m) {
-    return m.state() == "done" || m.state() == "lost";
+    return m.state() == v1::MEMBER_STATE_DONE || m.state() == v1::MEMBER_STATE_LOST;
   });
 }
 
@@ -98,10 +100,10 @@ BroadcastCoordinator::BroadcastCoordinator(Participant& node, ControlTree& tree,
                                            CoordinatorOptions options)
     : node_(node), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
 
-Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
-                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
-  const auto received = std::chrono::steady_clock::now();
-  // --- The payload: inside the data directory or an allowed send root, or a fresh probe.
+// The payload: inside the data directory, the memory directory or an allowed send root, or a
+// fresh probe written into the data directory.
+Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePayload(
+    const v1::BroadcastRequest& request) const {
   fs::path path(request.payload_path());
   std::string probe_name;
   if (request.probe_bytes() > 0) {
@@ -131,8 +133,11 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                            : request.name().empty() ? canonical.filename().string()
                                                     : request.name();
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  return ResolvedPayload{canonical, size, name};
+}
 
-  // --- Members: the source first, then the receivers.
+// The source first, then the receivers: the request's, or every other member of the cluster.
+Result<std::vector<std::string>> BroadcastCoordinator::ChooseMembers(const v1::BroadcastRequest& request) const {
   std::vector<std::string> members = {node_.name()};
   if (cluster_.Find(node_.name()) == nullptr) {
     return Status::FailedPrecondition("this daemon '" + node_.name() + "' is not in the cluster file");
@@ -147,8 +152,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       if (std::find(members.begin(), members.end(), m) == members.end()) members.push_back(m);
     }
   }
+  return members;
+}
 
-  // --- The plan.
+// The plan of the request's planner and mode over `members`, validated on the network model.
+Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest& request,
+                                                     const std::vector<std::string>& members, uint64_t size) const {
   GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadModel(cluster_, request, members));
   PlanOptions plan_options;
   for (const std::string& m : members) {
@@ -175,15 +184,13 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   plan_options.chunk_bytes =
       request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
-  if (plan.chunk_bytes > (64u << 20)) return Status::InvalidArgument("chunk size above 64 MiB");
+  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(plan.chunk_bytes));
   if (hybrid) {
     // The push plan, plus a striped swarm for the repairs (its chunks are its pieces): the
     // members cut off from a lane all pull its missing chunks, and each leaves the source
     // once per bandwidth group, as in pull mode.
-    if (!std::has_single_bit(plan.chunk_bytes) || plan.chunk_bytes < (16u << 10) || size == 0) {
-      return Status::InvalidArgument("hybrid needs a non-empty payload and chunks of a power of two of at least "
-                                     "16 KiB (BitTorrent pieces), not " + std::to_string(plan.chunk_bytes));
-    }
+    if (size == 0) return Status::InvalidArgument("hybrid needs a non-empty payload");
+    GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(plan.chunk_bytes));
     PlanOptions swarm_options = plan_options;
     swarm_options.chunk_bytes = plan.chunk_bytes;
     GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, size, swarm_options));
@@ -193,6 +200,22 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     plan.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
   }
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
+  return plan;
+}
+
+Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
+                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const auto received = std::chrono::steady_clock::now();
+  GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request));
+  const fs::path& canonical = payload.path;
+  const uint64_t size = payload.size;
+  const std::string& name = payload.name;
+
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
+
+  GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size));
+  const bool pull = plan.mode == PlanMode::kPull;
+  const bool hybrid = plan.mode == PlanMode::kHybrid;
 
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes));
@@ -305,11 +328,11 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       auto it = by_name.find(members[i]);
       if (it != by_name.end()) *mp = std::move(it->second);
       mp->set_member(members[i]);
-      if (it == by_name.end()) mp->set_state("unreachable");
+      if (it == by_name.end()) mp->set_state(v1::MEMBER_STATE_UNREACHABLE);
       // A member given up on that answers now is reported as it is (a loaded host can keep a
       // member from answering for a while without the member being gone).
-      if (mp->state() != "unreachable") lost.erase(members[i]);
-      if (lost.count(members[i]) != 0) mp->set_state("lost");
+      if (mp->state() != v1::MEMBER_STATE_UNREACHABLE) lost.erase(members[i]);
+      if (lost.count(members[i]) != 0) mp->set_state(v1::MEMBER_STATE_LOST);
       mp->set_chunks_total(identity.NumChunks());
     }
   };
@@ -335,24 +358,24 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
         *mp = attention;
         mp->set_chunks_total(identity.NumChunks());
         const std::string& member = attention.member();
-        const std::string& state = attention.state();
-        if (state == "unreachable") {
+        const v1::MemberState state = attention.state();
+        if (state == v1::MEMBER_STATE_UNREACHABLE) {
           silent.insert(member);
           const auto since = unreachable_since.emplace(member, now).first->second;
           if (lost.count(member) != 0) {
-            mp->set_state("lost");
+            mp->set_state(v1::MEMBER_STATE_LOST);
             ++lost_now;
           } else if (swarm_routes_around && now - since > options_.member_lost_after) {
             spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
                          member, options_.member_lost_after.count());
             lost.insert(member);
-            mp->set_state("lost");
+            mp->set_state(v1::MEMBER_STATE_LOST);
             ++lost_now;
           }
-        } else if (state == "done") {  // done, but not with the source's chunk list digest
+        } else if (state == v1::MEMBER_STATE_DONE) {  // done, but not with the source's chunk list digest
           failure = Status::DataLoss("member '" + member + "' stored chunks whose digests differ from the source's");
-        } else if (state.rfind("failed", 0) == 0 || state.rfind("stopped", 0) == 0) {
-          failure = Status::Aborted("member '" + member + "' " + state);
+        } else if (state == v1::MEMBER_STATE_FAILED || state == v1::MEMBER_STATE_STOPPED) {
+          failure = Status::Aborted("member '" + member + "' " + MemberStateText(state, attention.error()));
         }
       }
       std::erase_if(unreachable_since, [&](const auto& entry) { return silent.count(entry.first) == 0; });

@@ -13,15 +13,17 @@
 // Blocking; runs on the calling (gRPC handler) thread.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
+#include "cluster/control_client.h"
+#include "collectives/plan.h"
 #include "common/status.h"
 #include "daemon/coordinator/control_tree.h"
-#include "daemon/membership/cluster_file.h"
-#include "daemon/membership/control_client.h"
 #include "daemon/participant.h"
 #include "proto/control.pb.h"
 
@@ -54,6 +56,16 @@ class BroadcastCoordinator {
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
+  struct ResolvedPayload {
+    std::filesystem::path path;  // canonical
+    uint64_t size = 0;
+    std::string name;            // under which members store it
+  };
+  Result<ResolvedPayload> ResolvePayload(const v1::BroadcastRequest& request) const;
+  Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
+  Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
+                                 uint64_t size) const;
+
   Participant& node_;
   ControlTree& tree_;
   const ClusterConfig& cluster_;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <set>
 
+#include "common/hex.h"
 #include "proto/plan_slice.h"
 
 namespace gridcast {
@@ -28,6 +29,7 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   v1::MemberProgress entry;
   entry.set_member(member);
   entry.set_state(status.state());
+  entry.set_error(status.error());
   entry.set_chunks_done(status.chunks_done());
   entry.set_chunks_total(status.chunks_total());
   entry.set_bytes_done(std::min(status.chunks_done() * chunk_bytes, payload_bytes));
@@ -43,10 +45,10 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
 void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest, v1::SubtreeProgress* sum) {
   sum->set_members(sum->members() + 1);
   sum->set_chunks_done(sum->chunks_done() + entry.chunks_done());
-  const std::string& state = entry.state();
-  if (state == "done" && entry.chunk_list_sha256() == chunk_list_digest) {
+  const v1::MemberState state = entry.state();
+  if (state == v1::MEMBER_STATE_DONE && entry.chunk_list_sha256() == chunk_list_digest) {
     sum->set_done(sum->done() + 1);
-  } else if (state == "running" || state == "prepared") {
+  } else if (state == v1::MEMBER_STATE_RUNNING || state == v1::MEMBER_STATE_PREPARED) {
     if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
       sum->set_slowest_member(entry.member());
       sum->set_slowest_chunks(entry.chunks_done());
@@ -310,11 +312,12 @@ void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, Cont
     Count(entry, state.chunk_list_digest, &out->progress);
     if (detail) out->detail.push_back(std::move(entry));
   };
-  auto note_subtree = [&](const std::string& how) {
+  auto note_subtree = [&](v1::MemberState how, const std::string& error) {
     for (int m : subtree) {
       v1::MemberProgress entry;
       entry.set_member(state.Name(m));
       entry.set_state(how);
+      entry.set_error(error);
       note(std::move(entry));
     }
   };
@@ -331,8 +334,11 @@ void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, Cont
     spdlog::warn("plan {}: member {} lost the plan; preparing it again", ToHex(state.id), state.Name(child));
     status = PrepareSubtree(state, child, deadline).status();
     if (status.ok() && state.started) status = StartSubtree(state, child, deadline);
-    note_subtree(!status.ok() && status.code() != StatusCode::kUnavailable ? "failed: " + status.message()
-                                                                           : "resuming");
+    if (!status.ok() && status.code() != StatusCode::kUnavailable) {
+      note_subtree(v1::MEMBER_STATE_FAILED, status.message());
+    } else {
+      note_subtree(v1::MEMBER_STATE_RESUMING, "");
+    }
     return;
   }
   if (status.ok() && response.plans_size() == 1) {
@@ -362,7 +368,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, Cont
   // Silent (or confused): say so, and ask its children ourselves.
   v1::MemberProgress silent;
   silent.set_member(state.Name(child));
-  silent.set_state("unreachable");
+  silent.set_state(v1::MEMBER_STATE_UNREACHABLE);
   note(std::move(silent));
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
   for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(grandchildren, [&](int g) {

@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
+#include "cluster/control_client.h"
 #include "common/result.h"
 #include "daemon/coordinator/call_threads.h"
-#include "daemon/membership/cluster_file.h"
-#include "daemon/membership/control_client.h"
 #include "daemon/participant.h"
 #include "proto/control.pb.h"
 

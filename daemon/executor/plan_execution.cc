@@ -12,24 +12,15 @@
 #include <boost/asio/write.hpp>
 #include <set>
 
-#include "daemon/membership/cluster_file.h"
+#include "cluster/cluster_file.h"
+#include "common/hex.h"
+#include "daemon/transport/handshake.h"
 #include "daemon/transport/socket_io.h"
 
 namespace gridcast {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
-
-const char* ExecutionStateName(ExecutionState state) {
-  switch (state) {
-    case ExecutionState::kPrepared: return "prepared";
-    case ExecutionState::kRunning: return "running";
-    case ExecutionState::kDone: return "done";
-    case ExecutionState::kFailed: return "failed";
-    case ExecutionState::kStopped: return "stopped";
-  }
-  return "unknown";
-}
 
 struct PlanExecution::SenderConnection {
   SenderConnection(asio::io_context& io, int lane_index, int child_index)
@@ -260,6 +251,8 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   return snapshot;
 }
 
+std::vector<uint8_t> PlanExecution::HeldBitmap() const { return store_->BitmapBytes(); }
+
 Status PlanExecution::CheckParent(const Hello& hello) const {
   if (hello.lane >= plan_.lanes.size()) {
     return Status::InvalidArgument("lane " + std::to_string(hello.lane) + " is not in the plan");
@@ -379,39 +372,16 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   }
   Track(conn->socket);
 
-  // Handshake, parent side.
-  std::array<uint8_t, kChallengeBytes> challenge_bytes{};
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, challenge_bytes, options_.io_timeout));
-  Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
-  if (!challenge.ok()) co_return challenge.status();
   Hello hello;
   hello.plan_id = id_;
   hello.lane = static_cast<uint32_t>(lane);
   hello.parent = static_cast<uint32_t>(self_);
   hello.stream = static_cast<uint32_t>(stream);
   hello.stream_count = static_cast<uint32_t>(stream_count);
-  RandomBytes(hello.nonce);
-  hello.mac = ParentMac(options_.secret, challenge->nonce, hello);
-  const auto hello_bytes = EncodeHello(hello);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(conn->socket, asio::buffer(hello_bytes), asio::const_buffer(), options_.io_timeout));
-  std::array<uint8_t, kAcceptHeaderBytes> accept_bytes{};
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, accept_bytes, options_.io_timeout));
-  uint32_t extra_length = 0;
-  Result<Accept> accept = DecodeAcceptHeader(accept_bytes, &extra_length);
-  if (!accept.ok()) co_return accept.status();
-  std::vector<uint8_t> extra(extra_length);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(conn->socket, extra, options_.io_timeout));
-  if (accept->status != 0) {
-    co_return Status(static_cast<StatusCode>(accept->status),
-                     "child refused: " + std::string(extra.begin(), extra.end()));
-  }
-  if (!ConstantTimeEqual(accept->mac, ChildMac(options_.secret, hello))) {
-    co_return Status::Unauthenticated("child " + plan_.members[child] + " failed authentication");
-  }
-  const uint64_t n = plan_.NumChunks();
-  if (extra.size() != (n + 7) / 8) co_return Status::InvalidArgument("child sent a bitmap of the wrong size");
-  conn->child_has.resize(n);
-  for (uint64_t c = 0; c < n; ++c) conn->child_has[c] = (extra[c / 8] >> (c % 8)) & 1;
+  Result<std::vector<bool>> child_has =
+      co_await HandshakeAsParent(conn->socket, options_.secret, hello, plan_.NumChunks(), options_.io_timeout);
+  if (!child_has.ok()) co_return child_has.status().WithContext("child " + plan_.members[child]);
+  conn->child_has = std::move(*child_has);
 
   Spawn(ReadAcks(conn));
 

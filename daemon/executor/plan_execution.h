@@ -44,6 +44,7 @@
 #include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
 #include "daemon/transport/frame.h"
+#include "daemon/transport/handshake.h"
 
 namespace gridcast {
 
@@ -76,7 +77,6 @@ struct ExecutionOptions {
 };
 
 enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };
-const char* ExecutionStateName(ExecutionState state);
 
 struct ExecutionSnapshot {
   ExecutionState state = ExecutionState::kPrepared;
@@ -91,7 +91,7 @@ struct ExecutionSnapshot {
   std::optional<std::chrono::steady_clock::time_point> first_payload_sent;
 };
 
-class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
+class PlanExecution final : public LaneReceiver, public std::enable_shared_from_this<PlanExecution> {
  public:
   // REQUIRES: ValidatePlan(plan).ok(); data_addresses has one "host:port" per member.
   // `workers` runs what would stall the io thread (hashing and writing chunks, finishing the
@@ -125,9 +125,10 @@ class PlanExecution : public std::enable_shared_from_this<PlanExecution> {
 
   // On the io thread, during the child side of a handshake: OK when `hello.parent` is this
   // member's parent in `hello.lane` and the stream is one the plan has on that edge.
-  Status CheckParent(const Hello& hello) const;
+  Status CheckParent(const Hello& hello) const override;
+  std::vector<uint8_t> HeldBitmap() const override;
   // On the io thread: receive a lane from an authenticated parent over `socket`.
-  void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello);
+  void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello) override;
 
   ExecutionSnapshot Snapshot() const;
 

@@ -8,6 +8,7 @@
 #include <libtorrent/peer_request.hpp>
 #include <libtorrent/storage_defs.hpp>
 
+#include "common/hex.h"
 #include "daemon/pull/piece_assembly.h"
 #include "daemon/pull/recent_pieces.h"
 

@@ -6,8 +6,11 @@
 #include <filesystem>
 
 #include "collectives/planners/swarm.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/store/safe_path.h"
+#include "collectives/validate_plan.h"
+#include "common/crypto.h"
+#include "common/hex.h"
+#include "common/safe_path.h"
+#include "proto/states.h"
 
 namespace gridcast {
 namespace {
@@ -28,7 +31,7 @@ TorrentExports::TorrentExports(std::string data_dir, TorrentSession& session)
 
 Result<TorrentExports::Opened> TorrentExports::Open(const std::string& name, uint64_t piece_bytes) const {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  if (piece_bytes != 0) GRIDCAST_RETURN_IF_ERROR(TorrentSession::CheckPieceBytes(piece_bytes));
+  if (piece_bytes != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(piece_bytes));
   auto piece_for_size = [piece_bytes](uint64_t size_bytes) {
     return piece_bytes != 0 ? piece_bytes : SwarmPlanner().DefaultChunkBytes(size_bytes);
   };
@@ -53,7 +56,7 @@ Result<ServeSnapshot> TorrentExports::Serve(const ServeRequest& request, const s
   // Everything cheap to check is checked before a slot is taken or the payload read.
   GRIDCAST_RETURN_IF_ERROR(TorrentSession::CheckPeerAddress(request.address));
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name));
-  if (request.piece_bytes != 0) GRIDCAST_RETURN_IF_ERROR(TorrentSession::CheckPieceBytes(request.piece_bytes));
+  if (request.piece_bytes != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(request.piece_bytes));
   if (!(request.timeout_s >= 0 && request.timeout_s <= kMaxTimeoutS)) {
     return Status::InvalidArgument("serve timeout must be from 0 (automatic) to 7 days");
   }
@@ -61,7 +64,7 @@ Result<ServeSnapshot> TorrentExports::Serve(const ServeRequest& request, const s
   RandomBytes(running->snapshot.id);
   running->snapshot.name = request.name;
   running->snapshot.address = request.address;
-  running->snapshot.state = "hashing";
+  running->snapshot.state = v1::SERVE_STATE_HASHING;
   running->started = Clock::now();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -93,7 +96,7 @@ Result<ServeSnapshot> TorrentExports::Run(Running& running, const ServeRequest& 
   serve->Stop();
   std::lock_guard<std::mutex> lock(mutex_);
   spdlog::info("serve of {} to {}: {} after {:.1f} s, {} bytes uploaded", request.name, request.address,
-               running.snapshot.state, running.snapshot.elapsed_s, running.snapshot.progress.uploaded_bytes);
+               ServeStateText(running.snapshot.state), running.snapshot.elapsed_s, running.snapshot.progress.uploaded_bytes);
   if (!ended.ok()) return ended;
   return running.snapshot;
 }
@@ -113,21 +116,21 @@ Status TorrentExports::Follow(Running& running, ClientServe& serve, Clock::time_
     const std::string pieces = std::to_string(progress.client_pieces) + " of " +
                                std::to_string(progress.pieces_total) + " pieces";
     if (progress.Complete()) {
-      snapshot.state = "done";
+      snapshot.state = v1::SERVE_STATE_DONE;
       return Status::Ok();
     }
     if (running.stop || gone) {
-      snapshot.state = "cancelled";
+      snapshot.state = v1::SERVE_STATE_CANCELLED;
       return Status::Cancelled("serve of " + snapshot.name + " to " + snapshot.address + " cancelled" +
                                (gone ? " (the caller went away)" : "") + "; the client had " + pieces);
     }
     if (Clock::now() >= deadline) {
-      snapshot.state = "timed out";
+      snapshot.state = v1::SERVE_STATE_TIMED_OUT;
       return Status::DeadlineExceeded("the client at " + snapshot.address + " had " + pieces + " of " +
                                       snapshot.name + " when the serve timed out" +
                                       (progress.uploaded_bytes == 0 ? " (was it listening?)" : ""));
     }
-    snapshot.state = progress.connected ? "serving" : "dialling";
+    snapshot.state = progress.connected ? v1::SERVE_STATE_SERVING : v1::SERVE_STATE_DIALLING;
     stopped_.wait_for(lock, kPollInterval, [&running] { return running.stop; });
   }
 }

@@ -26,6 +26,7 @@
 
 #include "common/result.h"
 #include "daemon/pull/torrent_session.h"
+#include "proto/control.pb.h"
 
 namespace gridcast {
 
@@ -49,7 +50,7 @@ struct ServeSnapshot {
   ServeId id{};
   std::string name;
   std::string address;
-  std::string state;     // "hashing", "dialling", "serving", "done", "timed out", "cancelled"
+  v1::ServeState state = v1::SERVE_STATE_HASHING;
   ServeProgress progress;
   double elapsed_s = 0;
   double transfer_s = 0;  // since the first dial (elapsed_s also counts hashing the payload)

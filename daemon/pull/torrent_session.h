@@ -23,6 +23,11 @@
 // Interop: ServeTo() seeds a complete payload to one standard BitTorrent client (aria2c,
 // transmission) by dialling it, redialling while it is not connected, and follows how many
 // pieces the client announces. Thread-safe.
+//
+// Where each concern lives: the session, its alerts and the swarms' observations here; a
+// member's plugins (the stripe gate, pieces every peer holds) in member_plugins.h; the
+// source's (dealing, stripes) in source_side.h; the outside client's in client_serve.h; disk
+// I/O in store_disk_io.h.
 #pragma once
 
 #include <chrono>
@@ -114,8 +119,6 @@ class TorrentSession {
                                                std::shared_ptr<PayloadStore> store,
                                                const std::string& address);
 
-  // InvalidArgument unless `piece_bytes` is a power of two from 16 KiB to 64 MiB.
-  static Status CheckPieceBytes(uint64_t piece_bytes);
   // InvalidArgument unless `address` is "ip:port" (what ServeTo() can dial).
   static Status CheckPeerAddress(const std::string& address);
 

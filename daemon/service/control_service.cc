@@ -1,5 +1,7 @@
 #include "daemon/service/control_service.h"
 
+#include "common/hex.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -37,6 +39,17 @@ ControlDeadline DeadlineOf(const grpc::ServerContext* context) {
   const auto capped = std::clamp<std::chrono::system_clock::duration>(left, std::chrono::milliseconds(1),
                                                                        std::chrono::hours(1));
   return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(capped);
+}
+
+v1::MemberState ToMemberState(ExecutionState state) {
+  switch (state) {
+    case ExecutionState::kPrepared: return v1::MEMBER_STATE_PREPARED;
+    case ExecutionState::kRunning: return v1::MEMBER_STATE_RUNNING;
+    case ExecutionState::kDone: return v1::MEMBER_STATE_DONE;
+    case ExecutionState::kFailed: return v1::MEMBER_STATE_FAILED;
+    case ExecutionState::kStopped: return v1::MEMBER_STATE_STOPPED;
+  }
+  return v1::MEMBER_STATE_UNSPECIFIED;
 }
 
 void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
@@ -139,9 +152,8 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       const ExecutionSnapshot snapshot = plan->Snapshot();
       v1::PlanStatus* ps = response->add_plans();
       ps->set_plan_id(std::string(plan->id().begin(), plan->id().end()));
-      std::string state = ExecutionStateName(snapshot.state);
-      if (!snapshot.error.empty()) state += ": " + snapshot.error;
-      ps->set_state(state);
+      ps->set_state(ToMemberState(snapshot.state));
+      ps->set_error(snapshot.error);
       ps->set_chunks_done(snapshot.chunks_done);
       ps->set_chunks_total(snapshot.chunks_total);
       ps->set_is_source(plan->self() == 0);

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "daemon/auth/control_auth.h"
+#include "cluster/control_auth.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/participant.h"

@@ -1,5 +1,7 @@
 #include "daemon/store/payload_store.h"
 
+#include "common/hex.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

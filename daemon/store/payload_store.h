@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "common/crypto.h"
 #include "common/result.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/store/safe_path.h"
+#include "common/safe_path.h"
 
 namespace gridcast {
 

@@ -9,9 +9,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "common/crypto.h"
+#include "common/hex.h"
+#include "common/safe_path.h"
 #include "common/splitmix64.h"
-#include "daemon/auth/hmac.h"
-#include "daemon/store/safe_path.h"
 
 namespace gridcast {
 namespace {

@@ -7,7 +7,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "daemon/membership/cluster_file.h"
+#include "cluster/cluster_file.h"
 #include "daemon/transport/socket_io.h"
 
 namespace gridcast {
@@ -15,13 +15,13 @@ namespace gridcast {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-DataPlane::DataPlane(asio::io_context& io, std::string secret, PlanLookup lookup,
+DataPlane::DataPlane(asio::io_context& io, std::string secret, ReceiverLookup lookup,
                      std::chrono::milliseconds handshake_timeout)
     : io_(io), secret_(std::move(secret)), lookup_(std::move(lookup)),
       handshake_timeout_(handshake_timeout), acceptor_(io) {}
 
 Result<uint16_t> DataPlane::Listen(const std::string& address) {
-  GRIDCAST_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(address));
+  GRIDCAST_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(address, /*any_port=*/true));
   boost::system::error_code ec;
   const asio::ip::address ip = asio::ip::make_address(host_port.first, ec);
   if (ec) return Status::InvalidArgument("data address '" + address + "' needs a numeric IP");
@@ -51,57 +51,9 @@ asio::awaitable<void> DataPlane::AcceptLoop() {
 }
 
 asio::awaitable<void> DataPlane::Handshake(std::shared_ptr<tcp::socket> socket) {
-  boost::system::error_code ec;
-  const tcp::endpoint peer = socket->remote_endpoint(ec);
-  const std::string from = ec ? "unknown peer" : peer.address().to_string();
-  auto refuse = [&](const Status& why, const Hello* hello) -> asio::awaitable<void> {
-    spdlog::warn("data plane: refused connection from {}: {}", from, why.message());
-    if (hello != nullptr) {
-      Accept reject;
-      reject.status = static_cast<uint32_t>(why.code());
-      reject.extra.assign(why.message().begin(), why.message().end());
-      const std::vector<uint8_t> bytes = EncodeAccept(reject);
-      (void)co_await WriteAll(socket, asio::buffer(bytes), asio::const_buffer(), handshake_timeout_);
-    }
-    socket->close(ec);
-  };
-
-  Challenge challenge;
-  RandomBytes(challenge.nonce);
-  const auto challenge_bytes = EncodeChallenge(challenge);
-  if (!(co_await WriteAll(socket, asio::buffer(challenge_bytes), asio::const_buffer(), handshake_timeout_)).ok()) co_return;
-  std::array<uint8_t, kHelloBytes> hello_bytes{};
-  Status read = co_await ReadExactly(socket, hello_bytes, handshake_timeout_);
-  if (!read.ok()) {
-    co_await refuse(read, nullptr);
-    co_return;
-  }
-  Result<Hello> hello = DecodeHello(hello_bytes);
-  if (!hello.ok()) {
-    co_await refuse(hello.status(), nullptr);
-    co_return;
-  }
-  // Authenticate before revealing anything about our plans.
-  if (!ConstantTimeEqual(hello->mac, ParentMac(secret_, challenge.nonce, *hello))) {
-    co_await refuse(Status::Unauthenticated("authentication failed (wrong cluster secret?)"), &*hello);
-    co_return;
-  }
-  std::shared_ptr<PlanExecution> plan = lookup_(hello->plan_id);
-  if (plan == nullptr) {
-    co_await refuse(Status::NotFound("unknown plan " + ToHex(hello->plan_id)), &*hello);
-    co_return;
-  }
-  Status parent_ok = plan->CheckParent(*hello);
-  if (!parent_ok.ok()) {
-    co_await refuse(parent_ok, &*hello);
-    co_return;
-  }
-  Accept accept;
-  accept.mac = ChildMac(secret_, *hello);
-  accept.extra = plan->store().BitmapBytes();
-  const std::vector<uint8_t> accept_bytes = EncodeAccept(accept);
-  if (!(co_await WriteAll(socket, asio::buffer(accept_bytes), asio::const_buffer(), handshake_timeout_)).ok()) co_return;
-  plan->AdoptParentConnection(std::move(*socket), *hello);
+  auto accepted = co_await HandshakeAsChild(socket, secret_, lookup_, handshake_timeout_);
+  if (!accepted.ok()) co_return;  // logged and closed
+  accepted->first->AdoptParentConnection(std::move(*socket), accepted->second);
 }
 
 }  // namespace gridcast

@@ -1,8 +1,8 @@
 // DataPlane: the data listener of one daemon. Accepts connections from parents, runs the
-// child side of the handshake (challenge, verify the parent's HMAC and its place in the plan,
-// answer with our HMAC and our verified-chunk bitmap) and hands the socket to the plan's
-// PlanExecution. Anything malformed, unauthenticated or for an unknown plan is refused with a
-// logged reason; the daemon itself is never at risk.
+// child side of the handshake (handshake.h: challenge, verify the parent's HMAC and its place
+// in the plan, answer with our HMAC and our verified-chunk bitmap) and hands the socket to the
+// plan's LaneReceiver (its execution). Anything malformed, unauthenticated or for an unknown
+// plan is refused with a logged reason; the daemon itself is never at risk.
 // Thread-safety: runs on the io_context's thread; construct and Start() there or before run().
 #pragma once
 
@@ -16,15 +16,13 @@
 #include <string>
 
 #include "common/result.h"
-#include "daemon/executor/plan_execution.h"
+#include "daemon/transport/handshake.h"
 
 namespace gridcast {
 
 class DataPlane {
  public:
-  using PlanLookup = std::function<std::shared_ptr<PlanExecution>(const PlanId&)>;
-
-  DataPlane(boost::asio::io_context& io, std::string secret, PlanLookup lookup,
+  DataPlane(boost::asio::io_context& io, std::string secret, ReceiverLookup lookup,
             std::chrono::milliseconds handshake_timeout);
 
   // Binds "host:port" (port 0 picks one). Returns the bound port.
@@ -36,7 +34,7 @@ class DataPlane {
 
   boost::asio::io_context& io_;
   const std::string secret_;
-  const PlanLookup lookup_;
+  const ReceiverLookup lookup_;
   const std::chrono::milliseconds handshake_timeout_;
   boost::asio::ip::tcp::acceptor acceptor_;
 };

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "common/crypto.h"
 #include "common/result.h"
-#include "daemon/auth/hmac.h"
 
 namespace gridcast {
 

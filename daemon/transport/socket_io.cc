@@ -16,7 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include "daemon/membership/cluster_file.h"
+#include "cluster/cluster_file.h"
 
 namespace gridcast {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/membership/control_client.h"
+#include "cluster/control_client.h"
 #include "deploy/local_cluster.h"
 #include "include/gridcast/gridcast.h"
 #include "include/gridcast/gridcast.hpp"

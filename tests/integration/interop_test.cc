@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-#include "daemon/membership/control_client.h"
+#include "cluster/control_client.h"
 #include "tests/integration/send_helpers.h"
 
 namespace gridcast {
@@ -169,8 +169,8 @@ TEST_F(InteropTest, ServesAreBoundedListedAndCancelled) {
   v1::StatusResponse status;
   for (int attempt = 0; attempt < 100; ++attempt) {
     ASSERT_TRUE(Client().GetStatus(v1::StatusRequest(), &status).ok());
-    if (status.serves_size() == 3 && status.serves(0).state() == "dialling" &&
-        status.serves(1).state() == "dialling" && status.serves(2).state() == "dialling") {
+    if (status.serves_size() == 3 && status.serves(0).state() == v1::SERVE_STATE_DIALLING &&
+        status.serves(1).state() == v1::SERVE_STATE_DIALLING && status.serves(2).state() == v1::SERVE_STATE_DIALLING) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

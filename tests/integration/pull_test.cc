@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "daemon/membership/control_client.h"
+#include "cluster/control_client.h"
 
 #include "tests/integration/send_helpers.h"
 

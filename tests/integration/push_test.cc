@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "cluster/control_client.h"
 #include "collectives/registry.h"
-#include "daemon/membership/control_client.h"
 #include "tests/integration/send_helpers.h"
 
 namespace gridcast {

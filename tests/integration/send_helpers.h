@@ -13,7 +13,8 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/membership/control_client.h"
+#include "cluster/control_client.h"
+#include "common/hex.h"
 #include "deploy/local_cluster.h"
 
 namespace gridcast {

@@ -132,7 +132,10 @@ TEST(ValidatePlan, RejectsBrokenChunkSets) {
   ExpectInvalid(plan, "step 0");
   plan = GoodPlan();
   plan.chunk_bytes = 0;
-  ExpectInvalid(plan, "chunk size");
+  ExpectInvalid(plan, "a chunk must be from 1 byte to 64 MiB, not 0 bytes");
+  plan = GoodPlan();
+  plan.chunk_bytes = kMaxChunkBytes + 1;
+  ExpectInvalid(plan, "a chunk must be from 1 byte to 64 MiB");
   plan = GoodPlan();
   plan.lanes.clear();
   ExpectInvalid(plan, "no lanes");
@@ -152,6 +155,22 @@ TEST(ValidatePlanOn, MembersMustBeNodes) {
   net.nodes = {{"a", 0}, {"b", 0}};
   Status status = ValidatePlanOn(GoodPlan(), net);
   EXPECT_NE(status.message().find("'c' is not a node"), std::string::npos) << status.message();
+}
+
+// The chunk rules every reader of chunk sizes shares (planners, the daemon's Prepare, torrents).
+TEST(ChunkRules, ChunksUpTo64MiBAndPiecesPowersOfTwoFrom16KiB) {
+  EXPECT_TRUE(CheckChunkBytes(1).ok());
+  EXPECT_TRUE(CheckChunkBytes(kMaxChunkBytes).ok());
+  EXPECT_FALSE(CheckChunkBytes(0).ok());
+  EXPECT_FALSE(CheckChunkBytes(kMaxChunkBytes + 1).ok());
+  EXPECT_FALSE(CheckChunkBytes(uint64_t{1} << 40).ok());
+  for (uint64_t bytes = kMinPieceBytes; bytes <= kMaxChunkBytes; bytes *= 2) EXPECT_TRUE(CheckPieceBytes(bytes).ok()) << bytes;
+  for (uint64_t bytes : {uint64_t{0}, uint64_t{1}, kMinPieceBytes / 2, kMinPieceBytes + 1, 3 * kMinPieceBytes,
+                         kMaxChunkBytes * 2, uint64_t{1} << 63}) {
+    Status status = CheckPieceBytes(bytes);
+    EXPECT_FALSE(status.ok()) << bytes;
+    EXPECT_NE(status.message().find("power of two from 16 KiB to 64 MiB"), std::string::npos) << status.message();
+  }
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
 
 std::string FormatClusterFile(const ClusterConfig& config);
 
-// Splits "host:port" (IPv4 or a name; "[v6]:port" too). InvalidArgument otherwise.
-Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address);
+// Splits "host:port" (IPv4 or a name; "[v6]:port" too). InvalidArgument otherwise, and for port
+// 0 unless `any_port` (a listener's "any free port"; a member's address always names its port).
+Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address, bool any_port = false);
 
 }  // namespace gridcast

@@ -1,4 +1,4 @@
-#include "daemon/membership/control_client.h"
+#include "cluster/control_client.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/auth/control_auth.h"
+#include "cluster/control_auth.h"
 
 namespace gridcast {
 

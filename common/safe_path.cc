@@ -1,4 +1,4 @@
-#include "daemon/store/safe_path.h"
+#include "common/safe_path.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

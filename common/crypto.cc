@@ -1,4 +1,4 @@
-#include "daemon/auth/hmac.h"
+#include "common/crypto.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -6,6 +6,8 @@
 #include <openssl/rand.h>
 
 #include <cstdlib>
+
+#include "common/hex.h"
 
 namespace gridcast {
 
@@ -54,36 +56,6 @@ std::string RandomHex(size_t bytes) {
 
 bool ConstantTimeEqual(std::span<const uint8_t> a, std::span<const uint8_t> b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string ToHex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
-
-Result<std::string> FromHex(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  if (text.size() % 2 != 0) return Status::InvalidArgument("odd-length hex string");
-  std::string out;
-  out.reserve(text.size() / 2);
-  for (size_t i = 0; i < text.size(); i += 2) {
-    int hi = value(text[i]);
-    int lo = value(text[i + 1]);
-    if (hi < 0 || lo < 0) return Status::InvalidArgument("not a hex string");
-    out.push_back(static_cast<char>(hi * 16 + lo));
-  }
-  return out;
 }
 
 }  // namespace gridcast

@@ -1,9 +1,10 @@
-#include "daemon/auth/control_auth.h"
+#include "cluster/control_auth.h"
 
 #include <charconv>
 #include <cstdlib>
 
-#include "daemon/auth/hmac.h"
+#include "common/crypto.h"
+#include "common/hex.h"
 
 namespace gridcast {
 namespace {

@@ -1,6 +1,6 @@
 // ControlClient: an authenticated gRPC client of one daemon's Control service, used by the
 // gridcast command, libgridcast and daemons talking to each other. Every call carries a fresh
-// gridcast-auth token (daemon/auth/control_auth.h) and a deadline. Thread-safe.
+// gridcast-auth token (cluster/control_auth.h) and a deadline. Thread-safe.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "daemon/membership/cluster_file.h"
+#include "cluster/cluster_file.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "daemon/auth/hmac.h"
+#include "common/hex.h"
 
 namespace gridcast {
 namespace {
@@ -33,7 +33,7 @@ const ClusterMember* ClusterConfig::Find(std::string_view name) const {
   return nullptr;
 }
 
-Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address) {
+Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address, bool any_port) {
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == address.size()) {
     return Status::InvalidArgument("address '" + std::string(address) + "' is not host:port");
@@ -43,7 +43,7 @@ Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address)
   unsigned port = 0;
   const std::string_view port_text = address.substr(colon + 1);
   auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || (port == 0 && !any_port) || port > 65535) {
     return Status::InvalidArgument("address '" + std::string(address) + "' has a bad port");
   }
   return std::make_pair(std::string(host), static_cast<uint16_t>(port));

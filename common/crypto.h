@@ -1,4 +1,5 @@
-// Cluster-secret cryptography: HMAC-SHA256, random nonces, constant-time comparison, SHA-256.
+// Cryptography on OpenSSL: SHA-256 (chunk and payload digests), HMAC-SHA256 with the cluster
+// secret, random nonces and secrets, constant-time comparison.
 //
 // The secret never travels: control calls carry an HMAC over a timestamp and nonce, data
 // connections run a mutual challenge-response (daemon/transport/handshake.h). Thread-safe.
@@ -9,8 +10,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-
-#include "common/result.h"
 
 namespace gridcast {
 
@@ -38,13 +37,5 @@ void RandomBytes(std::span<uint8_t> out);
 std::string RandomHex(size_t bytes);
 
 bool ConstantTimeEqual(std::span<const uint8_t> a, std::span<const uint8_t> b);
-
-std::string ToHex(std::span<const uint8_t> bytes);
-// InvalidArgument unless text is an even-length hex string.
-Result<std::string> FromHex(std::string_view text);
-
-inline std::span<const uint8_t> AsBytes(std::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
 
 }  // namespace gridcast

@@ -1,0 +1,21 @@
+// Hexadecimal text for bytes (digests, plan ids, secrets in files) and back.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace gridcast {
+
+std::string ToHex(std::span<const uint8_t> bytes);
+// InvalidArgument unless text is an even-length hex string.
+Result<std::string> FromHex(std::string_view text);
+
+inline std::span<const uint8_t> AsBytes(std::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
+}  // namespace gridcast

@@ -1,0 +1,171 @@
+#include "daemon/daemon_settings.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <sstream>
+
+#include "cluster/cluster_file.h"
+#include "common/units.h"
+#include "daemon/transport/socket_io.h"
+
+namespace gridcast {
+
+template <typename T>
+void SettingsTable::Declare(CLI::App& app, const std::string& flag, const std::string& key, T& field,
+                            const std::string& help) {
+  CLI::Option* option = app.add_option(flag, field, help);
+  entries_.push_back({key, option, [&field](const YAML::Node& node) { field = node.as<T>(); }});
+}
+
+void SettingsTable::DeclareFlag(CLI::App& app, const std::string& flag, const std::string& key, bool& field,
+                                const std::string& help) {
+  CLI::Option* option = app.add_flag(flag, field, help);
+  entries_.push_back({key, option, [&field](const YAML::Node& node) { field = node.as<bool>(); }});
+}
+
+SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
+  app.add_option("--config", s.config, "YAML file with any of the settings below (flags win)");
+  Declare(app, "--name", "name", s.name, "This member's name in the cluster file");
+  Declare(app, "--cluster", "cluster", s.cluster, "Cluster file (members, secret, topology)");
+  Declare(app, "--data-dir", "data_dir", s.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
+  Declare(app, "--memory-dir", "memory_dir", s.memory_dir,
+          "In-memory payloads, on a tmpfs; emptied at start and stop (default /dev/shm/gridcast-<digest of "
+          "the data dir>)");
+  Declare(app, "--control", "control", s.control, "Control listen address: unix:/path or host:port");
+  Declare(app, "--data", "data", s.data, "Data listen address ip:port");
+  Declare(app, "--send-root", "send_roots", s.send_roots, "Directory a broadcast may read payloads from");
+  Declare(app, "--window", "window_chunks", s.window_chunks, "Unacknowledged chunks per connection (default 8)");
+  Declare(app, "--cache-chunks", "cache_chunks", s.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
+  Declare(app, "--workers", "workers", s.workers, "Threads that hash and write chunks (default: one per core)");
+  Declare(app, "--control-fanout", "control_fanout", s.control_fanout,
+          "Children per member in the control tree of broadcasts this daemon sends (default 8)");
+  Declare(app, "--page-cache-window", "page_cache_window", s.page_cache_window,
+          "Forwarded chunks kept in the page cache before they are written back and dropped "
+          "(default 64MiB; 0 leaves the page cache to the kernel)");
+  Declare(app, "--io-timeout", "io_timeout_s", s.io_timeout_s,
+          "Seconds without progress before a connection is dropped (default 120)");
+  Declare(app, "--tcp-congestion", "tcp_congestion", s.tcp_congestion,
+          "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
+          "'system' keeps the host's default (default cubic)");
+  Declare(app, "--bt", "bt", s.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
+  DeclareFlag(app, "--bt-defaults", "bt_defaults", s.bt_defaults,
+              "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
+  Declare(app, "--swarm-stall", "swarm_stall_s", s.swarm_stall_s,
+          "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
+          "pulls a stalled tree's chunks (default 3 and 2)");
+  DeclareFlag(app, "--fsync", "fsync", s.fsync, "fdatasync every finished payload before reporting it done");
+  Declare(app, "--log-level", "log_level", s.log_level, "trace, debug, info, warn, error (default info)");
+  Declare(app, "--tls-cert", "tls_cert", s.tls_cert, "PEM certificate: serve control calls over TLS");
+  Declare(app, "--tls-key", "tls_key", s.tls_key, "PEM private key for --tls-cert");
+  Declare(app, "--tls-ca", "tls_ca", s.tls_ca, "PEM CA for TLS calls to other daemons");
+}
+
+Status SettingsTable::ApplyConfigFile() {
+  const std::string& path = settings_.config;
+  if (path.empty()) return Status::Ok();
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(path + ": " + e.what());
+  }
+  if (root.IsNull()) return Status::Ok();
+  if (!root.IsMap()) return Status::InvalidArgument(path + ": not a map of settings");
+  for (const auto& item : root) {
+    const std::string key = item.first.Scalar();
+    const std::string where = path + ": line " + std::to_string(item.first.Mark().line + 1);
+    auto entry = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
+    if (entry == entries_.end()) return Status::InvalidArgument(where + ": unknown field '" + key + "'");
+    if (entry->option->count() > 0) continue;  // the command line gave it
+    try {
+      entry->read(item.second);
+    } catch (const YAML::Exception&) {
+      return Status::InvalidArgument(where + ": '" + key + "' has a value of the wrong type");
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// A duration setting: finite, not negative, at most a year (so that it fits in milliseconds).
+Status CheckSeconds(const std::string& flag, double seconds) {
+  if (!(seconds >= 0 && seconds <= 365.0 * 24 * 3600)) {
+    return Status::InvalidArgument(flag + ": seconds from 0 to a year");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
+  static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  if (kLogLevels.count(s.log_level) == 0) {
+    return Status::InvalidArgument("--log-level: '" + s.log_level + "' is not one of trace, debug, info, warn, error, critical, off");
+  }
+  if (s.name.empty()) return Status::InvalidArgument("--name is required");
+  if (s.cluster.empty()) return Status::InvalidArgument("--cluster is required");
+  std::ifstream in(s.cluster);
+  if (!in) return Status::InvalidArgument("cannot read cluster file " + s.cluster);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string base = std::filesystem::absolute(s.cluster).parent_path().string();
+  Result<ClusterConfig> cluster = ParseClusterFile(text.str(), base);
+  if (!cluster.ok()) return cluster.status().WithContext(s.cluster);
+  const ClusterMember* self = cluster->Find(s.name);
+  if (self == nullptr) return Status::InvalidArgument("'" + s.name + "' is not a member of " + s.cluster);
+  options->name = s.name;
+  options->cluster = *cluster;
+  options->data_dir = s.data_dir.empty() ? "/var/lib/gridcast/" + s.name : s.data_dir;
+  options->memory_dir = s.memory_dir;
+  options->control_address = s.control.empty() ? self->control_address : s.control;
+  options->data_address = s.data.empty() ? self->data_address : s.data;
+  options->torrents.member_name = s.name;
+  options->torrents.listen_address = s.bt.empty() ? self->bt_address : s.bt;
+  options->torrents.libtorrent_defaults = s.bt_defaults;
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--swarm-stall", s.swarm_stall_s));
+  if (s.swarm_stall_s > 0) {
+    options->torrents.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.swarm_stall_s * 1000));
+    options->execution.repair_stall = options->torrents.stall_timeout;
+  }
+  options->send_roots = s.send_roots;
+  if (s.window_chunks == 0) return Status::InvalidArgument("--window: at least 1 chunk");
+  options->execution.window_chunks = s.window_chunks;
+  options->execution.cache_chunks = s.cache_chunks;
+  options->workers = s.workers;
+  if (s.control_fanout > 1024) return Status::InvalidArgument("--control-fanout: at most 1024");
+  options->control_fanout = s.control_fanout;
+  if (!s.page_cache_window.empty()) {
+    Result<uint64_t> window = ParseSizeBytes(s.page_cache_window);
+    if (!window.ok()) return window.status().WithContext("--page-cache-window");
+    options->execution.page_cache_window_bytes = *window;
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--io-timeout", s.io_timeout_s));
+  if (s.io_timeout_s > 0) {
+    options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.io_timeout_s * 1000));
+  }
+  if (s.tcp_congestion == "system") {
+    options->execution.tcp_congestion.clear();
+  } else if (!s.tcp_congestion.empty()) {
+    if (!IsCongestionControlName(s.tcp_congestion)) {
+      return Status::InvalidArgument("--tcp-congestion: '" + s.tcp_congestion +
+                                     "' is not an algorithm name (letters, digits, '_' or '-', at most 15)");
+    }
+    options->execution.tcp_congestion = s.tcp_congestion;
+  }
+  options->execution.secret = cluster->secret;
+  options->execution.sync_on_finish = s.fsync;
+  options->tls_cert = s.tls_cert;
+  options->tls_key = s.tls_key;
+  options->tls_ca = s.tls_ca;
+  if (options->tls_cert.empty() != options->tls_key.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gridcast

@@ -1,0 +1,75 @@
+// Every gridcastd setting, declared once (DeclareSettings): its flag, its key in the YAML
+// `--config` file, its help text and the field it fills. Flags win over the file, which wins
+// over the cluster file's addresses for this member.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/daemon.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace gridcast {
+
+// The settings as given, before they are checked and turned into DaemonOptions.
+struct DaemonSettings {
+  std::string config;
+  std::string name;
+  std::string cluster;
+  std::string data_dir;
+  std::string memory_dir;
+  std::string control;
+  std::string data;
+  std::string bt;
+  bool bt_defaults = false;
+  double swarm_stall_s = 0;  // 0 = the defaults (TorrentSessionOptions, ExecutionOptions)
+  std::vector<std::string> send_roots;
+  uint32_t window_chunks = ExecutionOptions{}.window_chunks;
+  size_t cache_chunks = ExecutionOptions{}.cache_chunks;
+  unsigned workers = 0;
+  uint32_t control_fanout = 0;
+  std::string page_cache_window;
+  double io_timeout_s = 0;   // 0 = ExecutionOptions' default
+  std::string tcp_congestion;
+  bool fsync = false;
+  std::string log_level = "info";
+  std::string tls_cert, tls_key, tls_ca;
+};
+
+class SettingsTable {
+ public:
+  // Declares every setting on `app`, bound to `settings` (which must outlive the table).
+  SettingsTable(CLI::App& app, DaemonSettings& settings);
+
+  // After app.parse(): fills every setting the command line did not give from the YAML file
+  // named by --config (if any). Errors name the file, and the line of an unknown key or of a
+  // value of the wrong type.
+  Status ApplyConfigFile();
+
+ private:
+  struct Entry {
+    std::string key;             // in the config file
+    CLI::Option* option;         // on the command line
+    std::function<void(const YAML::Node&)> read;
+  };
+  template <typename T>
+  void Declare(CLI::App& app, const std::string& flag, const std::string& key, T& field,
+               const std::string& help);
+  void DeclareFlag(CLI::App& app, const std::string& flag, const std::string& key, bool& field,
+                   const std::string& help);
+
+  DaemonSettings& settings_;
+  std::vector<Entry> entries_;
+};
+
+// Checks the settings and reads the cluster file: the options RunDaemon takes.
+Status BuildDaemonOptions(const DaemonSettings& settings, DaemonOptions* options);
+
+}  // namespace gridcast

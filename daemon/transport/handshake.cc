@@ -1,0 +1,86 @@
+#include "daemon/transport/handshake.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/buffer.hpp>
+
+#include "common/crypto.h"
+#include "common/hex.h"
+
+namespace gridcast {
+
+namespace asio = boost::asio;
+
+asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& secret, Hello hello,
+                                                             uint64_t num_chunks, std::chrono::milliseconds timeout) {
+  std::array<uint8_t, kChallengeBytes> challenge_bytes{};
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, challenge_bytes, timeout));
+  Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
+  if (!challenge.ok()) co_return challenge.status();
+  RandomBytes(hello.nonce);
+  hello.mac = ParentMac(secret, challenge->nonce, hello);
+  const auto hello_bytes = EncodeHello(hello);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(hello_bytes), asio::const_buffer(), timeout));
+  std::array<uint8_t, kAcceptHeaderBytes> accept_bytes{};
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, accept_bytes, timeout));
+  uint32_t extra_length = 0;
+  Result<Accept> accept = DecodeAcceptHeader(accept_bytes, &extra_length);
+  if (!accept.ok()) co_return accept.status();
+  std::vector<uint8_t> extra(extra_length);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, extra, timeout));
+  if (accept->status != 0) {
+    co_return Status(static_cast<StatusCode>(accept->status), "refused: " + std::string(extra.begin(), extra.end()));
+  }
+  if (!ConstantTimeEqual(accept->mac, ChildMac(secret, hello))) {
+    co_return Status::Unauthenticated("failed authentication");
+  }
+  if (extra.size() != (num_chunks + 7) / 8) co_return Status::InvalidArgument("sent a bitmap of the wrong size");
+  std::vector<bool> child_has(num_chunks);
+  for (uint64_t c = 0; c < num_chunks; ++c) child_has[c] = (extra[c / 8] >> (c % 8)) & 1;
+  co_return child_has;
+}
+
+asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
+    SocketPtr socket, const std::string& secret, const ReceiverLookup& lookup, std::chrono::milliseconds timeout) {
+  boost::system::error_code ec;
+  const auto peer = socket->remote_endpoint(ec);
+  const std::string from = ec ? "unknown peer" : peer.address().to_string();
+  // Logs why, answers a parent that proved nothing with silence and one that did with the
+  // reason, and closes.
+  auto refuse = [&](const Status& why, const Hello* hello) -> asio::awaitable<Status> {
+    spdlog::warn("data plane: refused connection from {}: {}", from, why.message());
+    if (hello != nullptr) {
+      Accept reject;
+      reject.status = static_cast<uint32_t>(why.code());
+      reject.extra.assign(why.message().begin(), why.message().end());
+      const std::vector<uint8_t> bytes = EncodeAccept(reject);
+      (void)co_await WriteAll(socket, asio::buffer(bytes), asio::const_buffer(), timeout);
+    }
+    socket->close(ec);
+    co_return why;
+  };
+
+  Challenge challenge;
+  RandomBytes(challenge.nonce);
+  const auto challenge_bytes = EncodeChallenge(challenge);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(challenge_bytes), asio::const_buffer(), timeout));
+  std::array<uint8_t, kHelloBytes> hello_bytes{};
+  if (Status read = co_await ReadExactly(socket, hello_bytes, timeout); !read.ok()) co_return co_await refuse(read, nullptr);
+  Result<Hello> hello = DecodeHello(hello_bytes);
+  if (!hello.ok()) co_return co_await refuse(hello.status(), nullptr);
+  // Authenticate before revealing anything about our plans.
+  if (!ConstantTimeEqual(hello->mac, ParentMac(secret, challenge.nonce, *hello))) {
+    co_return co_await refuse(Status::Unauthenticated("authentication failed (wrong cluster secret?)"), &*hello);
+  }
+  std::shared_ptr<LaneReceiver> receiver = lookup(hello->plan_id);
+  if (receiver == nullptr) co_return co_await refuse(Status::NotFound("unknown plan " + ToHex(hello->plan_id)), &*hello);
+  if (Status parent_ok = receiver->CheckParent(*hello); !parent_ok.ok()) co_return co_await refuse(parent_ok, &*hello);
+  Accept accept;
+  accept.mac = ChildMac(secret, *hello);
+  accept.extra = receiver->HeldBitmap();
+  const std::vector<uint8_t> accept_bytes = EncodeAccept(accept);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(accept_bytes), asio::const_buffer(), timeout));
+  co_return std::make_pair(std::move(receiver), *hello);
+}
+
+}  // namespace gridcast

@@ -1,0 +1,55 @@
+// The data plane's handshake, both sides (frame.h has the messages). The parent connects; the
+// child sends a challenge; the parent answers with its place in the plan (Hello) and an HMAC
+// over the challenge with the cluster secret; the child checks it, and that the parent is its
+// parent in that lane, and answers with its own HMAC and the chunks it already holds (Accept),
+// or refuses with a status and a reason. Neither side reveals anything before the other
+// proved the secret.
+#pragma once
+
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/transport/frame.h"
+#include "daemon/transport/socket_io.h"
+
+namespace gridcast {
+
+// Whoever takes a plan's lane from an authenticated parent: a plan's execution. The data plane
+// knows receivers only through this.
+class LaneReceiver {
+ public:
+  virtual ~LaneReceiver() = default;
+  // OK when `hello.parent` is this member's parent in `hello.lane` and the stream is one the
+  // plan has on that edge.
+  virtual Status CheckParent(const Hello& hello) const = 0;
+  // The verified chunks, chunk c at bit c % 8 of byte c / 8: what the parent need not send.
+  virtual std::vector<uint8_t> HeldBitmap() const = 0;
+  // Receive the lane over `socket` (the handshake is done).
+  virtual void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello) = 0;
+};
+
+using ReceiverLookup = std::function<std::shared_ptr<LaneReceiver>(const PlanId&)>;
+
+// Parent side on a connected socket. `hello` names the plan, lane, parent and stream; its
+// nonce and MAC are filled here. Returns which of the plan's `num_chunks` chunks the child
+// holds. A refusal comes back with the child's status code and reason.
+boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& secret,
+                                                                     Hello hello, uint64_t num_chunks,
+                                                                     std::chrono::milliseconds timeout);
+
+// Child side on an accepted socket: challenges the parent, authenticates it, finds the plan
+// with `lookup`, asks it whether this parent belongs, and answers. Returns the receiver and
+// the parent's Hello once accepted; any refusal is logged and the socket closed.
+boost::asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
+    SocketPtr socket, const std::string& secret, const ReceiverLookup& lookup, std::chrono::milliseconds timeout);
+
+}  // namespace gridcast

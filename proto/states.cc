@@ -1,0 +1,33 @@
+#include "proto/states.h"
+
+namespace gridcast {
+
+std::string MemberStateText(v1::MemberState state, const std::string& error) {
+  std::string text;
+  switch (state) {
+    case v1::MEMBER_STATE_PREPARED: text = "prepared"; break;
+    case v1::MEMBER_STATE_RUNNING: text = "running"; break;
+    case v1::MEMBER_STATE_DONE: text = "done"; break;
+    case v1::MEMBER_STATE_FAILED: text = "failed"; break;
+    case v1::MEMBER_STATE_STOPPED: text = "stopped"; break;
+    case v1::MEMBER_STATE_UNREACHABLE: text = "unreachable"; break;
+    case v1::MEMBER_STATE_RESUMING: text = "resuming"; break;
+    case v1::MEMBER_STATE_LOST: text = "lost"; break;
+    default: text = "unknown"; break;
+  }
+  return error.empty() ? text : text + ": " + error;
+}
+
+std::string ServeStateText(v1::ServeState state) {
+  switch (state) {
+    case v1::SERVE_STATE_HASHING: return "hashing";
+    case v1::SERVE_STATE_DIALLING: return "dialling";
+    case v1::SERVE_STATE_SERVING: return "serving";
+    case v1::SERVE_STATE_DONE: return "done";
+    case v1::SERVE_STATE_TIMED_OUT: return "timed out";
+    case v1::SERVE_STATE_CANCELLED: return "cancelled";
+    default: return "unknown";
+  }
+}
+
+}  // namespace gridcast

@@ -1,0 +1,18 @@
+// The names people read for the control protocol's states: the summary, `gridcast status`,
+// send --json's "state" ("done", "failed: <why>", "unreachable", ...). Programs compare the
+// enums; only these functions turn them into text.
+#pragma once
+
+#include <string>
+
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+// "prepared", "running", "done", "failed", "stopped", "unreachable", "resuming", "lost"; with
+// `error` (FAILED, STOPPED) "failed: <error>".
+std::string MemberStateText(v1::MemberState state, const std::string& error = "");
+// "hashing", "dialling", "serving", "done", "timed out", "cancelled".
+std::string ServeStateText(v1::ServeState state);
+
+}  // namespace gridcast

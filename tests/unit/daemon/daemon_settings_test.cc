@@ -1,0 +1,158 @@
+#include "daemon/daemon_settings.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_file.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DaemonSettingsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gridcast-settings-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    ClusterConfig cluster;
+    cluster.secret = std::string(32, 's');
+    cluster.members = {{"a", "unix:/tmp/a.sock", "127.0.0.1:7701", "127.0.0.1:7702"},
+                       {"b", "unix:/tmp/b.sock", "127.0.0.1:7711", "127.0.0.1:7712"}};
+    std::ofstream(dir_ / "cluster.yaml") << FormatClusterFile(cluster);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string WriteConfig(const std::string& text) {
+    const fs::path path = dir_ / "daemon.yaml";
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  // Parses `args` (after the program name) and the config file they name, then builds the
+  // options. The status of the first step that fails.
+  Status Load(std::vector<std::string> args, DaemonOptions* options, DaemonSettings* settings_out = nullptr) {
+    CLI::App app("test");
+    DaemonSettings settings;
+    SettingsTable table(app, settings);
+    std::vector<std::string> argv = {"gridcastd"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> raw;
+    for (std::string& a : argv) raw.push_back(a.data());
+    try {
+      app.parse(static_cast<int>(raw.size()), raw.data());
+    } catch (const CLI::ParseError& e) {
+      return Status::InvalidArgument(e.what());
+    }
+    GRIDCAST_RETURN_IF_ERROR(table.ApplyConfigFile());
+    if (settings_out != nullptr) *settings_out = settings;
+    return BuildDaemonOptions(settings, options);
+  }
+
+  std::string cluster() const { return (dir_ / "cluster.yaml").string(); }
+  fs::path dir_;
+};
+
+TEST_F(DaemonSettingsTest, DefaultsComeFromTheClusterFileAndTheOptions) {
+  DaemonOptions options;
+  ASSERT_TRUE(Load({"--name", "b", "--cluster", cluster()}, &options).ok());
+  EXPECT_EQ(options.name, "b");
+  EXPECT_EQ(options.data_dir, "/var/lib/gridcast/b");
+  EXPECT_EQ(options.control_address, "unix:/tmp/b.sock");
+  EXPECT_EQ(options.data_address, "127.0.0.1:7711");
+  EXPECT_EQ(options.torrents.listen_address, "127.0.0.1:7712");
+  EXPECT_EQ(options.execution.window_chunks, ExecutionOptions{}.window_chunks);
+  EXPECT_EQ(options.execution.io_timeout, ExecutionOptions{}.io_timeout);
+  EXPECT_EQ(options.execution.tcp_congestion, "cubic");
+  EXPECT_EQ(options.execution.secret, std::string(32, 's'));
+}
+
+TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
+  const std::string config = WriteConfig(
+      "name: a\n"
+      "cluster: " + cluster() + "\n"
+      "window_chunks: 3\n"
+      "io_timeout_s: 600\n"
+      "fsync: true\n"
+      "tcp_congestion: system\n"
+      "send_roots: [/srv/x, /srv/y]\n"
+      "data: 127.0.0.1:9000\n");
+  DaemonOptions options;
+  ASSERT_TRUE(Load({"--config", config, "--window", "5", "--data", "127.0.0.1:9100"}, &options).ok());
+  EXPECT_EQ(options.name, "a");
+  EXPECT_EQ(options.execution.window_chunks, 5u);                       // the flag
+  EXPECT_EQ(options.data_address, "127.0.0.1:9100");                    // the flag
+  EXPECT_EQ(options.execution.io_timeout, std::chrono::seconds(600));   // the file
+  EXPECT_TRUE(options.execution.sync_on_finish);
+  EXPECT_TRUE(options.execution.tcp_congestion.empty());                // "system"
+  EXPECT_EQ(options.send_roots, (std::vector<std::string>{"/srv/x", "/srv/y"}));
+}
+
+// Every key a config file could hold before the settings were declared once still loads.
+TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
+  const std::string config = WriteConfig(
+      "name: a\ncluster: " + cluster() + "\ndata_dir: /tmp/d\nmemory_dir: /tmp/m\n"
+      "control: unix:/tmp/c.sock\ndata: 127.0.0.1:1\nsend_roots: [/tmp]\nwindow_chunks: 4\n"
+      "cache_chunks: 16\nworkers: 2\ncontrol_fanout: 4\npage_cache_window: 32MiB\n"
+      "io_timeout_s: 30\ntcp_congestion: reno\nfsync: false\nlog_level: debug\n"
+      "tls_cert: c.pem\ntls_key: k.pem\ntls_ca: ca.pem\nbt: 127.0.0.1:2\nbt_defaults: true\n"
+      "swarm_stall_s: 5\n");
+  DaemonOptions options;
+  Status status = Load({"--config", config}, &options);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(options.execution.page_cache_window_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(options.control_fanout, 4u);
+  EXPECT_EQ(options.workers, 2u);
+  EXPECT_EQ(options.execution.tcp_congestion, "reno");
+  EXPECT_EQ(options.torrents.stall_timeout, std::chrono::seconds(5));
+  EXPECT_TRUE(options.torrents.libtorrent_defaults);
+}
+
+TEST_F(DaemonSettingsTest, BadInputIsNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string config;     // written and passed with --config when not empty
+    std::string expected;   // in the message
+  };
+  const std::string c = cluster();
+  const std::vector<Case> cases = {
+      {{"--cluster", c}, "", "--name is required"},
+      {{"--name", "a"}, "", "--cluster is required"},
+      {{"--name", "zz", "--cluster", c}, "", "'zz' is not a member"},
+      {{"--name", "a", "--cluster", (dir_ / "missing.yaml").string()}, "", "cannot read cluster file"},
+      {{"--name", "a", "--cluster", c, "--window", "0"}, "", "--window: at least 1"},
+      {{"--name", "a", "--cluster", c, "--io-timeout", "-1"}, "", "--io-timeout: seconds"},
+      {{"--name", "a", "--cluster", c, "--io-timeout", "1e300"}, "", "--io-timeout: seconds"},
+      {{"--name", "a", "--cluster", c, "--swarm-stall", "nan"}, "", "--swarm-stall: seconds"},
+      {{"--name", "a", "--cluster", c, "--control-fanout", "5000"}, "", "--control-fanout: at most 1024"},
+      {{"--name", "a", "--cluster", c, "--page-cache-window", "lots"}, "", "--page-cache-window"},
+      {{"--name", "a", "--cluster", c, "--tcp-congestion", "cu bic"}, "", "--tcp-congestion: 'cu bic'"},
+      {{"--name", "a", "--cluster", c, "--log-level", "loud"}, "", "--log-level: 'loud'"},
+      {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem"}, "", "--tls-cert and --tls-key go together"},
+      {{"--name", "a", "--cluster", c}, "window_chunks: 2\nwindow_chunk: 3\n", "line 2: unknown field 'window_chunk'"},
+      {{"--name", "a", "--cluster", c}, "window_chunks: many\n", "line 1: 'window_chunks' has a value of the wrong type"},
+      {{"--name", "a", "--cluster", c}, "[1, 2]\n", "not a map of settings"},
+      {{"--name", "a", "--cluster", c}, "window_chunks: [\n", "daemon.yaml"},
+  };
+  for (const Case& test : cases) {
+    std::vector<std::string> args = test.args;
+    if (!test.config.empty()) {
+      args.push_back("--config");
+      args.push_back(WriteConfig(test.config));
+    }
+    DaemonOptions options;
+    Status status = Load(args, &options);
+    EXPECT_FALSE(status.ok()) << test.expected;
+    EXPECT_NE(status.message().find(test.expected), std::string::npos)
+        << "expected '" << test.expected << "' in: " << status.message();
+  }
+}
+
+}  // namespace
+}  // namespace gridcast
