@@ -218,6 +218,8 @@ Result<Json> Parse(std::string_view json_text) {
   } catch (const Json::parse_error& e) {
     return Status::InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
                                    e.what());
+  } catch (const Json::exception& e) {  // e.g. out_of_range: a number beyond a double (4e444)
+    return Status::InvalidArgument(std::string("malformed JSON: ") + e.what());
   }
 }
 

@@ -31,6 +31,7 @@
 #include "daemon/pull/member_plugins.h"
 #include "daemon/pull/source_side.h"
 #include "daemon/pull/store_disk_io.h"
+#include "daemon/pull/torrent_check.h"
 
 namespace gridcast {
 
@@ -266,18 +267,8 @@ void TorrentSession::Impl::DrainAlerts() {
 Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& torrent,
                                                                std::shared_ptr<PayloadStore> store, Role role) {
   const PayloadIdentity& identity = store->identity();
-  lt::error_code ec;
-  auto info = std::make_shared<lt::torrent_info>(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())),
-                                                  ec, lt::from_span);
-  if (ec) return Status::InvalidArgument("the plan's torrent does not parse: " + ec.message());
-  if (!info->info_hashes().has_v1() || info->num_files() != 1 ||
-      static_cast<uint64_t>(info->total_size()) != identity.size_bytes ||
-      static_cast<uint64_t>(info->piece_length()) != identity.chunk_bytes ||
-      static_cast<uint64_t>(info->num_pieces()) != identity.NumChunks()) {
-    return Status::InvalidArgument("the plan's torrent does not describe the payload (one file of " +
-                                   std::to_string(identity.size_bytes) + " bytes in pieces of " +
-                                   std::to_string(identity.chunk_bytes) + ")");
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<lt::torrent_info> info,
+                            ParsePlanTorrent(torrent, identity.size_bytes, identity.chunk_bytes));
   const int pieces = info->num_pieces();
   auto storage = std::make_shared<TorrentStorage>();
   storage->store = store;
@@ -321,6 +312,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
                                               gate, info->piece_length(), info->total_size(), options_.bin_s,
                                               [this] { DrainAlerts(); });
   table_->Register(info_hash, storage);
+  lt::error_code ec;
   lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
   if (ec) {
     table_->Unregister(info_hash);

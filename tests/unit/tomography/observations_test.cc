@@ -119,6 +119,8 @@ TEST(ObservationsTest, ValidationNamesTheField) {
 TEST(ObservationsTest, ParserRejectsMalformedAndMistypedInput) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{", "malformed JSON at byte"},
+      // Found by fuzz_observations: a number beyond a double threw out of the parser.
+      {R"({"version":4444e444})", "malformed JSON: [json.exception.out_of_range.406] number overflow"},
       {"[]", "runs: empty list"},
       {"42", "observations: expected a JSON object"},
       {R"({"version":2,"source":"a","payload_bytes":1,"piece_bytes":1,"bin_s":1,"members":[],"pairs":[]})",

@@ -1,0 +1,50 @@
+// The data plane's frame header and handshake messages, as any peer can send them: every
+// decoder on every prefix of the input, and what decodes must encode back to the same fields.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include "daemon/transport/frame.h"
+
+using namespace gridcast;
+
+template <size_t N>
+static std::span<const uint8_t, N> Head(const uint8_t* data) {
+  return std::span<const uint8_t, N>(data, N);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size >= kFrameHeaderBytes) {
+    Result<FrameHeader> header = DecodeFrameHeader(Head<kFrameHeaderBytes>(data), 1u << 20);
+    if (header.ok()) {
+      if (header->type == FrameType::kData && header->length > (1u << 20)) std::abort();
+      const auto again = EncodeFrameHeader(*header);
+      Result<FrameHeader> twice = DecodeFrameHeader(again, 1u << 20);
+      if (!twice.ok() || twice->type != header->type || twice->length != header->length ||
+          twice->chunk != header->chunk || twice->lane != header->lane || twice->plan_id != header->plan_id ||
+          twice->sha256 != header->sha256) {
+        std::abort();
+      }
+    }
+  }
+  if (size >= kChallengeBytes) (void)DecodeChallenge(Head<kChallengeBytes>(data));
+  if (size >= kHelloBytes) {
+    Result<Hello> hello = DecodeHello(Head<kHelloBytes>(data));
+    if (hello.ok()) {
+      const auto again = EncodeHello(*hello);
+      Result<Hello> twice = DecodeHello(again);
+      if (!twice.ok() || twice->plan_id != hello->plan_id || twice->lane != hello->lane ||
+          twice->parent != hello->parent || twice->stream != hello->stream ||
+          twice->stream_count != hello->stream_count || twice->nonce != hello->nonce || twice->mac != hello->mac) {
+        std::abort();
+      }
+    }
+  }
+  if (size >= kAcceptHeaderBytes) {
+    uint32_t extra = 0;
+    Result<Accept> accept = DecodeAcceptHeader(Head<kAcceptHeaderBytes>(data), &extra);
+    if (accept.ok() && extra > kMaxAcceptExtraBytes) std::abort();  // a reader allocates `extra` bytes
+  }
+  return 0;
+}
