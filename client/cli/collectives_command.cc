@@ -10,6 +10,7 @@
 #include "collectives/bound.h"
 #include "collectives/registry.h"
 #include "collectives/simulator/simulator.h"
+#include "collectives/validate_plan.h"
 #include "common/units.h"
 
 namespace gridcast::cli {
@@ -41,7 +42,7 @@ Result<Inputs> LoadInputs(const CollectivesArgs& args) {
   if (!args.chunk.empty()) {
     Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
     if (!chunk.ok()) return chunk.status().WithContext("--chunk");
-    if (*chunk == 0) return Status::InvalidArgument("--chunk: chunk size must be positive");
+    GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(*chunk).WithContext("--chunk"));
     in.options.chunk_bytes = *chunk;
   } else {
     // Only auto reads these: without --chunk it searches chunk size and streams.

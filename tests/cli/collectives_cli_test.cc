@@ -66,6 +66,10 @@ TEST(CollectivesCli, BadArgumentsAreOneLineAndExitTwo) {
       RunCli({"plan", "--topology", kFlat16, "--size", "1GiB", "--algo", "chain", "--source", "x"}),
       "unknown node 'x'");
   EXPECT_EQ(RunCli({"plan", "--topology", kFlat16, "--size", "1GiB"}).exit_code, 2);  // no --algo
+  for (const char* chunk : {"0", "128MiB", "1TiB"}) {
+    ExpectOneLineError(RunCli({"plan", "--topology", kFlat16, "--size", "1GiB", "--algo", "chain", "--chunk", chunk}),
+                       "--chunk: a chunk must be from 1 byte to 64 MiB");
+  }
 }
 
 TEST(CollectivesCli, SimulateJsonHasExactlyTheDocumentedKeys) {

@@ -50,6 +50,23 @@ TEST_F(PushTest, EveryBroadcastPlannerAwkwardSizes) {
   }
 }
 
+// Chunk sizes from the command line: one clear line, a non-zero exit, and the daemons serve the
+// next send.
+TEST_F(PushTest, AbsurdChunkSizesAreRefusedWithOneLine) {
+  const std::string path = cluster_->MakePayload("absurd-chunks.bin", 100'000);
+  for (const char* chunk : {"128MiB", "1TiB"}) {
+    SendResult r = Send(*cluster_, {path, "--algo", "chain", "--chunk", chunk});
+    EXPECT_NE(r.exit_code, 0) << chunk << ": " << r.output;
+    EXPECT_NE(r.output.find("64 MiB"), std::string::npos) << chunk << ": " << r.output;
+  }
+  SendResult pull = Send(*cluster_, {path, "--mode", "pull", "--chunk", "48KiB"});
+  EXPECT_NE(pull.exit_code, 0) << pull.output;
+  EXPECT_NE(pull.output.find("power of two from 16 KiB to 64 MiB"), std::string::npos) << pull.output;
+  SendResult fine = Send(*cluster_, {path, "--algo", "chain", "--chunk", "16KiB"});
+  ASSERT_EQ(fine.exit_code, 0) << fine.output;
+  ExpectEverywhere(*cluster_, path, "absurd-chunks.bin");
+}
+
 TEST_F(PushTest, ParallelStreamsAndSubsets) {
   const std::string path = cluster_->MakePayload("streams.bin", 3'000'017);
   SendResult r = Send(*cluster_, {path, "--algo", "binary", "--chunk", "256KiB", "--streams", "3",
@@ -207,6 +224,13 @@ TEST_F(PushTest, MalformedPlansGetClearErrors) {
   v1::PrepareRequest huge = CraftPrepare(*cluster_, uint64_t{1} << 62, 0);
   s = m1.Prepare(huge, &response);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  // A chunk a receiver would have to hold in memory whole (a window of them per connection).
+  v1::PrepareRequest big_chunks = CraftPrepare(*cluster_, uint64_t{1} << 30, 1);
+  big_chunks.mutable_plan()->mutable_payload()->set_chunk_bytes(uint64_t{1} << 30);
+  big_chunks.mutable_plan()->mutable_lanes(0)->mutable_chunks(0)->set_end(1);
+  s = m1.Prepare(big_chunks, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("a chunk must be from 1 byte to 64 MiB"), std::string::npos) << s.message();
   // A Start whose broadcast age is no age.
   for (double ago : {-1.0, std::nan(""), 1e12}) {
     v1::StartRequest start;
