@@ -67,6 +67,26 @@ TEST_F(PushTest, AbsurdChunkSizesAreRefusedWithOneLine) {
   ExpectEverywhere(*cluster_, path, "absurd-chunks.bin");
 }
 
+// Names as users write them: spaces and non-ASCII survive push, pull (the torrent's file name)
+// and hybrid; an empty file is a verified copy by push and one clear refusal by pull.
+TEST_F(PushTest, NamesWithSpacesAndNonAsciiAndEmptyFiles) {
+  const std::string spaced = cluster_->MakePayload("spaced \u00e9 \u6587\u4ef6.bin", 100'003);
+  SendResult r = Send(*cluster_, {spaced, "--algo", "binary"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(*cluster_, spaced, "spaced \u00e9 \u6587\u4ef6.bin");
+  const std::string pulled = cluster_->MakePayload("pull \u00fc \u6587\u4ef6.bin", 200'000);
+  r = Send(*cluster_, {pulled, "--mode", "pull"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(*cluster_, pulled, "pull \u00fc \u6587\u4ef6.bin");
+  const std::string empty = cluster_->MakePayload("empty \u00e9.bin", 0);
+  r = Send(*cluster_, {empty, "--algo", "chain"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(*cluster_, empty, "empty \u00e9.bin");
+  r = Send(*cluster_, {empty, "--mode", "pull"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("empty payload"), std::string::npos) << r.output;
+}
+
 TEST_F(PushTest, ParallelStreamsAndSubsets) {
   const std::string path = cluster_->MakePayload("streams.bin", 3'000'017);
   SendResult r = Send(*cluster_, {path, "--algo", "binary", "--chunk", "256KiB", "--streams", "3",
