@@ -260,12 +260,17 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   }
 
   const std::string part = store->base_name_ + ".part";
+  const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
   store->fd_ = openat(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (store->fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
-  // Reserve the space now: a full disk is reported before the broadcast starts.
+  // Reserve the space now: a full disk is reported before the broadcast starts. A file made
+  // just for this holds nothing verified: it goes, not to keep what space it got.
   if (store->identity_.size_bytes > 0) {
     int error = posix_fallocate(store->fd_, 0, static_cast<off_t>(store->identity_.size_bytes));
-    if (error != 0 && error != EOPNOTSUPP) return ErrnoStatus("reserving " + name, error);
+    if (error != 0 && error != EOPNOTSUPP) {
+      if (!part_existed) unlinkat(dir, part.c_str(), 0);
+      return ErrnoStatus("reserving " + name, error);
+    }
   }
   if (ftruncate(store->fd_, static_cast<off_t>(store->identity_.size_bytes)) != 0) {
     return ErrnoStatus("sizing " + name + ".part", errno);

@@ -2,6 +2,8 @@
 // awkward sizes, a restart mid-broadcast, and hostile input.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -349,6 +351,35 @@ TEST(PushCongestionControl, AMissingAlgorithmFallsBackAndAMalformedNameIsRefused
   ASSERT_TRUE(refused.ok());
   EXPECT_EQ(refused->exit_code, 2) << refused->output;
   EXPECT_NE(refused->output.find("--tcp-congestion: 'cu bic'"), std::string::npos) << refused->output;
+}
+
+// A member whose disk cannot hold the payload: the send fails at Prepare, before a byte moves,
+// naming the member and the missing space; the member keeps no file of it (members that had
+// room keep a resumable partial, as after any aborted send) and the next send, which fits, is
+// verified everywhere. (During a send a member cannot run out: Prepare reserves the
+// whole payload.)
+TEST(PushFullDisk, AMemberWithoutSpaceIsNamedAndTheNextSendWorks) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  LocalCluster cluster(GRIDCASTD, "fulldisk", 3);
+  const std::string small = cluster.data_dir(2).string();
+  Result<CommandOutput> mounted = RunCommand({"mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small});
+  ASSERT_TRUE(mounted.ok() && mounted->exit_code == 0) << (mounted.ok() ? mounted->output : "");
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)RunCommand({"umount", dir}); }
+  } unmount{small};
+
+  const std::string big = cluster.MakePayload("too-big.bin", 4 << 20);
+  SendResult r = Send(cluster, {big, "--algo", "chain"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("m2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("space"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(cluster.data_dir(2) / "too-big.bin.part"));  // it would hold what space it got
+
+  const std::string fits = cluster.MakePayload("fits.bin", 300'000);
+  r = Send(cluster, {fits, "--algo", "chain"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(cluster, fits, "fits.bin");
 }
 
 TEST(PushLarge, PayloadBeyondFourGiB) {
