@@ -1,7 +1,6 @@
 #include "collectives/validate_plan.h"
 
 #include <bit>
-
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -9,6 +8,7 @@
 #include <vector>
 
 namespace gridcast {
+
 Status CheckChunkBytes(uint64_t chunk_bytes) {
   if (chunk_bytes == 0 || chunk_bytes > kMaxChunkBytes) {
     return Status::InvalidArgument("a chunk must be from 1 byte to 64 MiB, not " + std::to_string(chunk_bytes) +

@@ -184,13 +184,12 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   plan_options.chunk_bytes =
       request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
-  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(plan.chunk_bytes));
   if (hybrid) {
     // The push plan, plus a striped swarm for the repairs (its chunks are its pieces): the
     // members cut off from a lane all pull its missing chunks, and each leaves the source
-    // once per bandwidth group, as in pull mode.
+    // once per bandwidth group, as in pull mode. (The swarm planner checks the chunk is a
+    // piece; ValidatePlanOn below checks every chunk rule.)
     if (size == 0) return Status::InvalidArgument("hybrid needs a non-empty payload");
-    GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(plan.chunk_bytes));
     PlanOptions swarm_options = plan_options;
     swarm_options.chunk_bytes = plan.chunk_bytes;
     GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, size, swarm_options));

@@ -11,7 +11,6 @@
 #include <libtorrent/extensions.hpp>
 #include <libtorrent/hasher.hpp>
 #include <libtorrent/magnet_uri.hpp>
-#include <libtorrent/peer_connection_handle.hpp>
 #include <libtorrent/session.hpp>
 #include <libtorrent/session_params.hpp>
 #include <libtorrent/torrent_handle.hpp>

@@ -1,7 +1,5 @@
 #include "daemon/service/control_service.h"
 
-#include "common/hex.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +7,8 @@
 #include <cmath>
 #include <exception>
 #include <vector>
+
+#include "common/hex.h"
 
 namespace gridcast {
 namespace {

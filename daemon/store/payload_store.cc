@@ -1,7 +1,5 @@
 #include "daemon/store/payload_store.h"
 
-#include "common/hex.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+
+#include "common/hex.h"
 
 namespace gridcast {
 namespace {
