@@ -211,13 +211,13 @@ void PlanExecution::RequestStop(std::string reason) {
 }
 
 void PlanExecution::Fail(const Status& status) {
-  spdlog::error("plan {}: {}", ToHex(id_), status.ToString());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == ExecutionState::kFailed) return;
     state_ = ExecutionState::kFailed;
     error_ = status.message();
   }
+  spdlog::error("plan {}: {}", ToHex(id_), status.ToString());
   if (swarm_) swarm_->Leave();
   for (auto& socket : open_sockets_) {
     boost::system::error_code ignored;

@@ -29,10 +29,10 @@ Status ErrnoStatus(const std::string& what, int error) {
   return Status::Internal(what + ": " + std::strerror(error));
 }
 
-Status PreadFull(int fd, std::span<uint8_t> out, uint64_t offset) {
+Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset) {
   size_t done = 0;
   while (done < out.size()) {
-    ssize_t n = pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    ssize_t n = io.Pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus("read", errno);
     if (n == 0) return Status::DataLoss("file shorter than expected");
@@ -41,10 +41,10 @@ Status PreadFull(int fd, std::span<uint8_t> out, uint64_t offset) {
   return Status::Ok();
 }
 
-Status PwriteFull(int fd, std::span<const uint8_t> data, uint64_t offset) {
+Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset) {
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    ssize_t n = io.Pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus("write", errno);
     done += static_cast<size_t>(n);
@@ -66,7 +66,7 @@ Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
   std::vector<uint8_t> header(kChunkListHeaderBytes);
-  Status read = PreadFull(fd, header, 0);
+  Status read = PreadFull(SystemFileIo(), fd, header, 0);
   PayloadIdentity id;
   if (read.ok() && std::memcmp(header.data(), kChunkListMagic, sizeof kChunkListMagic) == 0) {
     id.size_bytes = GetU64(header.data() + 8);
@@ -79,7 +79,7 @@ Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string
       read = Status::DataLoss("chunk list of '" + name + "' is damaged");
     } else {
       id.chunk_hashes.resize(n);
-      read = PreadFull(fd, {reinterpret_cast<uint8_t*>(id.chunk_hashes.data()), 32 * n}, kChunkListHeaderBytes);
+      read = PreadFull(SystemFileIo(), fd, {reinterpret_cast<uint8_t*>(id.chunk_hashes.data()), 32 * n}, kChunkListHeaderBytes);
     }
   } else if (read.ok()) {
     read = Status::DataLoss("chunk list of '" + name + "' is damaged");
@@ -140,10 +140,10 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path,
-                                                               uint64_t chunk_bytes) {
+                                                               uint64_t chunk_bytes, FileIo& io) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
-  return HashOpenFile(fd, path, chunk_bytes);
+  return HashOpenFile(fd, path, chunk_bytes, io);
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
@@ -161,12 +161,12 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
     close(fd);
     return Status::InvalidArgument("payload '" + name + "' is not a regular file");
   }
-  return HashOpenFile(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)));
+  return HashOpenFile(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)), SystemFileIo());
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const std::string& label,
-                                                                 uint64_t chunk_bytes) {
-  std::unique_ptr<PayloadStore> store(new PayloadStore());
+                                                                 uint64_t chunk_bytes, FileIo& io) {
+  std::unique_ptr<PayloadStore> store(new PayloadStore(io));
   store->fd_ = fd;
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   struct stat st {};
@@ -186,7 +186,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
     std::vector<uint8_t> buffer(std::min<uint64_t>(uint64_t{4} << 20, std::max<uint64_t>(id.size_bytes, 1)));
     for (uint64_t offset = 0; offset < id.size_bytes && whole_status.ok(); offset += buffer.size()) {
       std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), id.size_bytes - offset));
-      whole_status = PreadFull(fd, piece, offset);
+      whole_status = PreadFull(*store->io_, fd, piece, offset);
       whole.Update(piece);
     }
     id.sha256 = whole.Finish();
@@ -217,7 +217,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
-                                                                   PayloadIdentity identity) {
+                                                                   PayloadIdentity identity, FileIo& io) {
   if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   if (identity.chunk_hashes.size() != identity.NumChunks()) {
     return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) +
@@ -225,7 +225,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
                                    " chunk hashes");
   }
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
-  std::unique_ptr<PayloadStore> store(new PayloadStore());
+  std::unique_ptr<PayloadStore> store(new PayloadStore(io));
   store->identity_ = std::move(identity);
   store->dir_ = std::move(parent.first);
   store->base_name_ = std::move(parent.second);
@@ -266,7 +266,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
   // just for this holds nothing verified: it goes, not to keep what space it got.
   if (store->identity_.size_bytes > 0) {
-    int error = posix_fallocate(store->fd_, 0, static_cast<off_t>(store->identity_.size_bytes));
+    int error = store->io_->Reserve(store->fd_, static_cast<off_t>(store->identity_.size_bytes));
     if (error != 0 && error != EOPNOTSUPP) {
       if (!part_existed) unlinkat(dir, part.c_str(), 0);
       return ErrnoStatus("reserving " + name, error);
@@ -283,10 +283,10 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   const Digest fingerprint = store->identity_.Fingerprint();
   std::vector<uint8_t> header(kStateHeaderBytes);
   std::vector<uint8_t> bitmap((n + 7) / 8, 0);
-  const bool resumable = PreadFull(store->state_fd_, header, 0).ok() &&
+  const bool resumable = PreadFull(*store->io_, store->state_fd_, header, 0).ok() &&
                          std::memcmp(header.data(), kStateMagic, sizeof kStateMagic) == 0 &&
                          std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), 32) == 0 &&
-                         PreadFull(store->state_fd_, bitmap, kStateHeaderBytes).ok();
+                         PreadFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes).ok();
   if (resumable) {
     // Trust the bitmap only as far as the data on disk still hashes right.
     std::vector<uint8_t> buffer(store->identity_.LargestChunk());
@@ -308,8 +308,8 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   }
   std::memcpy(header.data(), kStateMagic, sizeof kStateMagic);
   std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), 32);
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(store->state_fd_, header, 0));
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(store->state_fd_, bitmap, kStateHeaderBytes));
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, header, 0));
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes));
   if (ftruncate(store->state_fd_, static_cast<off_t>(kStateHeaderBytes + bitmap.size())) != 0) {
     return ErrnoStatus("sizing " + store->state_path_, errno);
   }
@@ -318,7 +318,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
 
 Result<Digest> PayloadStore::HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const {
   std::span<uint8_t> bytes(buffer.data(), identity_.ChunkSize(chunk));
-  GRIDCAST_RETURN_IF_ERROR(PreadFull(fd_, bytes, ChunkOffset(chunk)));
+  GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, bytes, ChunkOffset(chunk)));
   return Sha256(bytes);
 }
 
@@ -345,7 +345,7 @@ Status PayloadStore::WriteChunkList() const {
   PutU64(bytes.data() + 16, identity_.chunk_bytes);
   std::memcpy(bytes.data() + 24, identity_.sha256.data(), 32);
   for (const Digest& d : identity_.chunk_hashes) bytes.insert(bytes.end(), d.begin(), d.end());
-  Status written = PwriteFull(fd, bytes, 0);
+  Status written = PwriteFull(*io_, fd, bytes, 0);
   close(fd);
   if (written.ok() && rename(temporary.c_str(), chunks_path_.c_str()) != 0) {
     written = ErrnoStatus("cannot rename " + temporary, errno);
@@ -368,7 +368,7 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, data, ChunkOffset(chunk)));
+  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*io_, fd_, data, ChunkOffset(chunk)).WithContext("storing " + ChunkName(chunk)));
   if (page_cache_window_ > 0 &&
       unsubmitted_bytes_.fetch_add(data.size()) + data.size() >= page_cache_window_ / 8) {
     // Start the writeback early, so chunks are clean (droppable) once they have been forwarded;
@@ -376,7 +376,11 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
     unsubmitted_bytes_ = 0;
     sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
-  return MarkVerified(chunk, digest);
+  return MarkVerified(chunk, digest).WithContext("recording " + ChunkName(chunk) + " as verified");
+}
+
+std::string PayloadStore::ChunkName(uint64_t chunk) const {
+  return "chunk " + std::to_string(chunk) + " of " + base_name_;
 }
 
 Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
@@ -387,7 +391,7 @@ Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk] || finalized_) return Status::Ok();
-  return PwriteFull(fd_, data, chunk * identity_.chunk_bytes + offset);
+  return PwriteFull(*io_, fd_, data, chunk * identity_.chunk_bytes + offset);
 }
 
 Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
@@ -415,7 +419,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
   for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
     if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
-  return PwriteFull(state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
+  return PwriteFull(*io_, state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
 }
 
 Status PayloadStore::TouchUnheldChunks() {
@@ -423,7 +427,7 @@ Status PayloadStore::TouchUnheldChunks() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
     if (have_[c]) continue;
-    GRIDCAST_RETURN_IF_ERROR(PwriteFull(fd_, {zeros.data(), identity_.ChunkSize(c)}, ChunkOffset(c)));
+    GRIDCAST_RETURN_IF_ERROR(PwriteFull(*io_, fd_, {zeros.data(), identity_.ChunkSize(c)}, ChunkOffset(c)));
   }
   return Status::Ok();
 }
@@ -467,7 +471,7 @@ Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_
   if (offset > identity_.ChunkSize(chunk) || out.size() > identity_.ChunkSize(chunk) - offset) {
     return Status::InvalidArgument("read outside chunk " + std::to_string(chunk));
   }
-  return PreadFull(fd_, out, chunk * identity_.chunk_bytes + offset);
+  return PreadFull(*io_, fd_, out, chunk * identity_.chunk_bytes + offset);
 }
 
 Result<Digest> PayloadStore::Finalize(bool sync) {
@@ -481,7 +485,7 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   if (digest != ChunkListDigest(identity_.chunk_hashes)) {
     return Status::DataLoss("the stored chunks' digests do not match the source's chunk list");
   }
-  if (sync && fdatasync(fd_) != 0) return ErrnoStatus("sync", errno);
+  if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
   GRIDCAST_RETURN_IF_ERROR(WriteChunkList());
   const std::string part = base_name_ + ".part";
   if (renameat(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
@@ -505,7 +509,7 @@ Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
   const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
-  std::unique_ptr<PayloadStore> store(new PayloadStore());  // owns and closes fd
+  std::unique_ptr<PayloadStore> store(new PayloadStore(SystemFileIo()));  // owns and closes fd
   store->fd_ = fd;
   store->identity_ = std::move(identity);
   struct stat st {};

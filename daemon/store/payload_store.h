@@ -34,6 +34,7 @@
 #include "common/crypto.h"
 #include "common/result.h"
 #include "common/safe_path.h"
+#include "daemon/store/file_io.h"
 
 namespace gridcast {
 
@@ -69,8 +70,9 @@ class PayloadStore {
  public:
   // Reads an existing file to compute its identity (chunk hashes and the whole SHA-256).
   // The file is only read, never written.
+  // `io`, here and in OpenForReceive, makes the store's reads and writes (tests inject faults).
   static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path,
-                                                          uint64_t chunk_bytes);
+                                                          uint64_t chunk_bytes, FileIo& io = SystemFileIo());
 
   // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
   // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size
@@ -83,7 +85,8 @@ class PayloadStore {
   // (ResourceExhausted when the disk cannot hold it) and resuming verified chunks.
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
-                                                              PayloadIdentity identity);
+                                                              PayloadIdentity identity,
+                                                              FileIo& io = SystemFileIo());
 
   ~PayloadStore();
   PayloadStore(const PayloadStore&) = delete;
@@ -153,10 +156,12 @@ class PayloadStore {
   static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name);
 
  private:
-  PayloadStore() = default;
+  explicit PayloadStore(FileIo& io) : io_(&io) {}
   // Takes `fd` (a regular file, read only) and hashes it; `label` names it in errors.
   static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label,
-                                                            uint64_t chunk_bytes);
+                                                            uint64_t chunk_bytes, FileIo& io);
+  // "chunk N of NAME", for errors.
+  std::string ChunkName(uint64_t chunk) const;
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
   // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its SHA-256.
@@ -165,6 +170,7 @@ class PayloadStore {
   bool VerifyWholeFile();
   Status WriteChunkList() const;
 
+  FileIo* io_;
   PayloadIdentity identity_;
   int fd_ = -1;            // the payload (.part while receiving)
   int state_fd_ = -1;      // the persisted bitmap; -1 for sources and finalized payloads

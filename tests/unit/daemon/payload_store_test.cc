@@ -4,69 +4,15 @@
 #include "daemon/store/payload_store.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <thread>
+
+#include "payload_store_fixture.h"
 
 namespace gridcast {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr uint64_t kChunk = 64 << 10;
-
-class PayloadStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gridcast-store-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::mt19937_64 random(7);
-    payload_.resize(5 * kChunk + 123);
-    for (uint8_t& b : payload_) b = static_cast<uint8_t>(random());
-    identity_.size_bytes = payload_.size();
-    identity_.chunk_bytes = kChunk;
-    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes.push_back(Sha256(Chunk(c)));
-    identity_.sha256 = Sha256(payload_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::span<const uint8_t> Chunk(uint64_t c) const {
-    return std::span<const uint8_t>(payload_).subspan(c * kChunk, identity_.ChunkSize(c));
-  }
-  std::unique_ptr<PayloadStore> Open() {
-    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_);
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
-    return std::move(*store);
-  }
-  // Writes chunk c as 16 KiB blocks, as libtorrent does.
-  void WriteBlocks(PayloadStore& store, uint64_t c, std::span<const uint8_t> data) {
-    for (uint64_t offset = 0; offset < data.size(); offset += 16384) {
-      ASSERT_TRUE(store.WriteBlock(c, offset, data.subspan(offset, std::min<uint64_t>(16384, data.size() - offset))).ok());
-    }
-  }
-  std::vector<uint8_t> Read(const PayloadStore& store, uint64_t c) {
-    std::vector<uint8_t> out(identity_.ChunkSize(c));
-    EXPECT_TRUE(store.ReadChunk(c, out).ok());
-    return out;
-  }
-
-  static void FlipByte(const fs::path& file, uint64_t offset) {
-    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(offset));
-    const char byte = static_cast<char>(f.get());
-    f.seekp(static_cast<std::streamoff>(offset));
-    f.put(static_cast<char>(byte ^ 0x5a));
-  }
-
-  fs::path dir_;
-  std::vector<uint8_t> payload_;
-  PayloadIdentity identity_;
-};
+using PayloadStoreTest = PayloadStoreFixture;
 
 TEST_F(PayloadStoreTest, BlocksCountOnlyAfterTheStoredChunkHashesRight) {
   auto store = Open();

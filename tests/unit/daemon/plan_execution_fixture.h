@@ -1,0 +1,202 @@
+// The executor and the data plane in one process: every member's PlanExecution and DataPlane
+// on one io_context, each member with its own store in a temporary directory, real sockets on
+// 127.0.0.1, no daemons and no control plane.
+#pragma once
+
+#include <unistd.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "collectives/registry.h"
+#include "collectives/topology.h"
+#include "daemon/executor/plan_execution.h"
+#include "daemon/transport/data_plane.h"
+
+namespace gridcast {
+
+namespace fs = std::filesystem;
+
+// kMembers members of one plan on one io_context, each with a data plane on 127.0.0.1 and a
+// directory for its store; member 0 is the source.
+class PlanExecutionFixture : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kChunk = 64 << 10;
+  inline static const std::string kSecret = std::string(32, 'k');
+
+  static std::string ReadFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  static constexpr int kMembers = 4;
+
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gridcast-execution-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    for (int i = 0; i < kMembers; ++i) fs::create_directories(MemberDir(i));
+    // Each member's data plane asks this table for the plan's receiver.
+    for (int i = 0; i < kMembers; ++i) {
+      planes_.push_back(std::make_unique<DataPlane>(
+          io_, kSecret,
+          [this, i](const PlanId& id) -> std::shared_ptr<LaneReceiver> {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = executions_.find(i);
+            return it == executions_.end() || it->second->id() != id ? nullptr : it->second;
+          },
+          std::chrono::seconds(5)));
+      Result<uint16_t> port = planes_.back()->Listen("127.0.0.1:0");
+      ASSERT_TRUE(port.ok()) << port.status().message();
+      addresses_.push_back("127.0.0.1:" + std::to_string(*port));
+    }
+    runner_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    StopAll();
+    work_.reset();
+    io_.stop();
+    if (runner_.joinable()) runner_.join();
+    workers_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    executions_.clear();
+    planes_.clear();
+    fs::remove_all(dir_);
+  }
+
+  // Stops every execution and waits (up to 2 s) until its coroutines let go of it.
+  void StopAll() {
+    std::map<int, std::shared_ptr<PlanExecution>> executions;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      executions.swap(executions_);
+    }
+    for (auto& [i, execution] : executions) execution->RequestStop("test over");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (auto& [i, execution] : executions) {
+      while (execution.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+
+  fs::path MemberDir(int i) const { return dir_ / ("m" + std::to_string(i)); }
+
+  // A payload of `bytes` random bytes at the source, and a plan of `planner` over kMembers.
+  void MakePayloadAndPlan(uint64_t bytes, const std::string& planner) {
+    std::string data(bytes, '\0');
+    std::mt19937_64 random(bytes);
+    for (char& c : data) c = static_cast<char>(random());
+    source_path_ = MemberDir(0) / "payload.bin";
+    std::ofstream(source_path_, std::ios::binary) << data;
+    Result<NetworkModel> net = ParseTopology(
+        "switches:\n  - name: s\nnodes:\n  - switch: s\n    count: 4\n    up: 1gbit\n    down: 1gbit\n");
+    ASSERT_TRUE(net.ok()) << net.status().message();
+    Result<std::unique_ptr<Planner>> maker = MakePlanner(planner);
+    ASSERT_TRUE(maker.ok());
+    PlanOptions options;
+    options.chunk_bytes = kChunk;
+    Result<Plan> plan = (*maker)->MakePlan(*net, bytes, options);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    plan_ = *plan;
+    Result<std::unique_ptr<PayloadStore>> source = PayloadStore::OpenSource(source_path_.string(), kChunk);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    identity_ = (*source)->identity();
+    source_ = std::move(*source);
+    id_.fill(7);
+  }
+
+  // Member `i`'s store: the source's, or a receiving one in its directory (resuming from what
+  // an earlier store there verified).
+  std::shared_ptr<PayloadStore> OpenStore(int i, FileIo& io = SystemFileIo()) {
+    if (i == 0) return source_;
+    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin", identity_, io);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    return store.ok() ? std::shared_ptr<PayloadStore>(std::move(*store)) : nullptr;
+  }
+
+  // Makes member i's execution on `store` and starts it on the io thread.
+  void StartMember(int i, std::shared_ptr<PayloadStore> store) {
+    ExecutionOptions options;
+    options.secret = kSecret;
+    options.reconnect_delay = std::chrono::milliseconds(20);
+    auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, std::move(store), options);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      executions_[i] = execution;
+    }
+    boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
+  }
+
+  ExecutionSnapshot SnapshotOf(int i) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = executions_.find(i);
+    return it == executions_.end() ? ExecutionSnapshot{} : it->second->Snapshot();
+  }
+  bool DoneAndVerified(int i) {
+    const ExecutionSnapshot s = SnapshotOf(i);
+    return s.state == ExecutionState::kDone && s.digest == ChunkListDigest(identity_.chunk_hashes);
+  }
+
+  // Polls `condition` until it holds (true) or 30 s pass (false).
+  static bool WaitUntil(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  // Waits until every receiver is done (false when one failed, or after 30 s).
+  bool WaitAllDone() {
+    bool failed = false;
+    const bool done = WaitUntil([&] {
+      bool all = true;
+      for (int i = 1; i < kMembers && !failed; ++i) {
+        const ExecutionSnapshot s = SnapshotOf(i);
+        if (s.state == ExecutionState::kFailed) {
+          ADD_FAILURE() << "member " << i << " failed: " << s.error;
+          failed = true;
+        }
+        all = all && DoneAndVerified(i);
+      }
+      return all || failed;
+    });
+    return done && !failed;
+  }
+
+  void ExpectEveryCopy() {
+    const std::string expected = ReadFile(source_path_);
+    for (int i = 1; i < kMembers; ++i) {
+      EXPECT_EQ(ReadFile(MemberDir(i) / "payload.bin"), expected) << "member " << i;
+    }
+  }
+
+  fs::path dir_;
+  boost::asio::io_context io_{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ = boost::asio::make_work_guard(io_);
+  boost::asio::thread_pool workers_{2};
+  std::thread runner_;
+  std::vector<std::unique_ptr<DataPlane>> planes_;
+  std::vector<std::string> addresses_;
+  std::mutex mutex_;
+  std::map<int, std::shared_ptr<PlanExecution>> executions_;  // guarded by mutex_
+  fs::path source_path_;
+  Plan plan_;
+  PayloadIdentity identity_;
+  std::shared_ptr<PayloadStore> source_;
+  PlanId id_{};
+};
+
+}  // namespace gridcast
