@@ -135,16 +135,22 @@ void PrintSummary(const SendSummary& s) {
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
   if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
-  if (s.completion_s > 0) {
+  int ok = 0;
+  for (const MemberResult& m : s.members) ok += m.digest_ok;
+  // A wall time, rate and efficiency describe a broadcast that reached everyone; otherwise
+  // only how far it got.
+  if (s.completion_s > 0 && s.verified) {
     // Not FormatRate: it keeps every digit (it writes topologies); a reader wants a few.
     const double mbit_per_s = 8.0 * double(s.size_bytes) / s.completion_s / 1e6;
     const std::string rate = mbit_per_s >= 1000 ? fmt::format("{:.2f} gbit/s", mbit_per_s / 1000)
                                                 : fmt::format("{:.1f} mbit/s", mbit_per_s);
     fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s, rate);
+  } else if (s.completion_s > 0) {
+    fmt::print("  finished   {} of {} members, the last of them after {:.3f} s\n", ok, s.members.size(), s.completion_s);
   }
   if (s.bound_s) {
     fmt::print("  bound      {:.3f} s (physical limit of the network model)\n", *s.bound_s);
-    if (s.completion_s > 0) fmt::print("  efficiency {:.3f} (bound / time)\n", *s.bound_s / s.completion_s);
+    if (s.completion_s > 0 && s.verified) fmt::print("  efficiency {:.3f} (bound / time)\n", *s.bound_s / s.completion_s);
   }
   if (s.control) {
     fmt::print("  control    {} calls, {} at the source; first payload byte {}\n", s.control->rpcs_at_source,
@@ -152,8 +158,6 @@ void PrintSummary(const SendSummary& s) {
                s.control->first_byte_s ? fmt::format("{:.3f} s after the request", *s.control->first_byte_s)
                                        : std::string("never sent"));
   }
-  int ok = 0;
-  for (const MemberResult& m : s.members) ok += m.digest_ok;
   fmt::print("  digests    {} of {} members stored every chunk with the source's SHA-256 (payload {})\n", ok,
              s.members.size(), s.sha256.substr(0, 16));
   for (const MemberResult& m : s.members) {

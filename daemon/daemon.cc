@@ -88,6 +88,7 @@ Status RunDaemon(const DaemonOptions& options) {
   coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
+  if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
   ControlTree tree(node, options.cluster, coordinator_options.client);
   BroadcastCoordinator coordinator(node, tree, options.cluster, coordinator_options);
   TorrentExports exports(data_dir, **torrents);

@@ -48,6 +48,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "(default 64MiB; 0 leaves the page cache to the kernel)");
   Declare(app, "--io-timeout", "io_timeout_s", s.io_timeout_s,
           "Seconds without progress before a connection is dropped (default 120)");
+  Declare(app, "--stall-timeout", "stall_timeout_s", s.stall_timeout_s,
+          "Seconds without a new verified chunk at any member before a broadcast this daemon sends "
+          "fails, naming the members not done (default 60; a send's --stall-timeout overrides it)");
   Declare(app, "--tcp-congestion", "tcp_congestion", s.tcp_congestion,
           "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
           "'system' keeps the host's default (default cubic)");
@@ -147,6 +150,10 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--io-timeout", s.io_timeout_s));
   if (s.io_timeout_s > 0) {
     options->execution.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.io_timeout_s * 1000));
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--stall-timeout", s.stall_timeout_s));
+  if (s.stall_timeout_s > 0) {
+    options->stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.stall_timeout_s * 1000));
   }
   if (s.tcp_congestion == "system") {
     options->execution.tcp_congestion.clear();

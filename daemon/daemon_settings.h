@@ -37,6 +37,7 @@ struct DaemonSettings {
   uint32_t control_fanout = 0;
   std::string page_cache_window;
   double io_timeout_s = 0;   // 0 = ExecutionOptions' default
+  double stall_timeout_s = 0;  // 0 = CoordinatorOptions' default
   std::string tcp_congestion;
   bool fsync = false;
   std::string log_level = "info";

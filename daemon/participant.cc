@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "cluster/cluster_file.h"
@@ -146,6 +147,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   std::shared_ptr<PlanExecution> execution = FindPlan(id);
   if (execution == nullptr) {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
+    GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim, ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}));
     GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
     // Validate this member's part of the plan (all it is given, through the control tree)
     // before touching the disk.
@@ -169,6 +171,30 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;
+}
+
+Participant::NameClaim::~NameClaim() {
+  if (owner_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(owner_->mutex_);
+  owner_->claimed_.erase(name_);
+}
+
+Result<Participant::NameClaim> Participant::ClaimName(const PlanId& id, const HeldName& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::optional<PlanId> other;
+  for (const auto& [plan_id, held] : names_) {
+    if (held == name && plan_id != id && plans_.at(plan_id)->Snapshot().state != ExecutionState::kDone) other = plan_id;
+  }
+  if (auto it = claimed_.find(name); it != claimed_.end() && it->second != id) other = it->second;
+  if (other) {
+    return Status::FailedPrecondition("'" + name.name + "' is being received here by broadcast " + ToHex(*other) +
+                                      "; wait for it to finish, cancel it (gridcast cancel " + ToHex(*other) +
+                                      "), or send under another name");
+  }
+  if (!claimed_.emplace(name, id).second) {
+    return Status::FailedPrecondition("'" + name.name + "' is being prepared here for this broadcast already");
+  }
+  return NameClaim(*this, name);
 }
 
 Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -69,6 +70,25 @@ class Participant {
     auto operator<=>(const HeldName&) const = default;
   };
 
+  // Holds a payload name for one plan from before its store opens until Register() records
+  // it (or the Prepare fails): two plans never write one file.
+  class NameClaim {
+   public:
+    NameClaim(Participant& owner, HeldName name) : owner_(&owner), name_(std::move(name)) {}
+    NameClaim(NameClaim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), name_(std::move(other.name_)) {}
+    NameClaim(const NameClaim&) = delete;
+    NameClaim& operator=(const NameClaim&) = delete;
+    NameClaim& operator=(NameClaim&&) = delete;
+    ~NameClaim();
+
+   private:
+    Participant* owner_;
+    HeldName name_;
+  };
+  // FailedPrecondition, naming the other broadcast, while a plan other than `id` that is not
+  // done holds `name` here or is being prepared with it.
+  Result<NameClaim> ClaimName(const PlanId& id, const HeldName& name);
+
   // plan is proto parsed and validated (parsed once: Prepare is on the
   // control plane's critical path, once per member).
   Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& proto, Plan plan, int self,
@@ -88,6 +108,7 @@ class Participant {
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanExecution>> plans_;  // guarded by mutex_
   std::map<PlanId, HeldName> names_;                         // guarded by mutex_
+  std::map<HeldName, PlanId> claimed_;                       // being prepared; guarded by mutex_
 };
 
 // Digest of the member list as the plan (or slice) gives it, indices with names: with

@@ -197,8 +197,8 @@ Status NetgridDown(const fs::path& state_dir) {
   return Status::Ok();
 }
 
-void KillNetgridNode(const NetgridNode& node) {
-  for (int pid : NamespacePids(node.netns)) kill(pid, SIGKILL);
+void SignalNetgridNode(const NetgridNode& node, int signal) {
+  for (int pid : NamespacePids(node.netns)) kill(pid, signal);
 }
 
 Result<NetgridState> LoadNetgridState(const fs::path& state_dir) {

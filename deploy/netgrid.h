@@ -44,8 +44,9 @@ Status NetgridDown(const std::filesystem::path& state_dir);
 // Reads STATE/netgrid.json. NotFound when no netgrid is up there.
 Result<NetgridState> LoadNetgridState(const std::filesystem::path& state_dir);
 
-// SIGKILLs every process in the node's namespace (a crashed machine, for failure tests).
-void KillNetgridNode(const NetgridNode& node);
+// Sends `signal` to every process in the node's namespace, for failure tests: SIGKILL is a
+// crashed machine, SIGSTOP a paused one (SIGCONT resumes it).
+void SignalNetgridNode(const NetgridNode& node, int signal);
 
 // Namespaces currently present whose names start with "<prefix>-".
 Result<std::vector<std::string>> ListNetgridNamespaces(const std::string& prefix);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -229,7 +230,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   if (!victims.empty()) {
     const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
     std::this_thread::sleep_for(std::chrono::duration<double>(ctx.args.kill_at * bound_s));
-    for (const std::string& victim : victims) KillNetgridNode(*netgrid->state().FindNode(victim));
+    for (const std::string& victim : victims) SignalNetgridNode(*netgrid->state().FindNode(victim), SIGKILL);
   }
   CommandOutput out;
   out.exit_code = send.Wait();

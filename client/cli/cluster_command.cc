@@ -38,6 +38,7 @@ struct ClusterArgs {
   std::string name;
   int streams = 0;
   double timeout_s = 0;
+  double stall_timeout_s = 0;
   bool json = false;
   std::string mode;  // empty: the source daemon decides
   std::string observations;
@@ -153,6 +154,7 @@ int Send(const ClusterArgs& args) {
   }
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
+  request.set_stall_timeout_s(args.stall_timeout_s);
   if (args.mode.empty()) {
     request.set_mode(v1::PLAN_MODE_UNSPECIFIED);
   } else if (args.mode == "pull") {
@@ -322,6 +324,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--name", args->name, "Name at the receivers (default: the file's name)");
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
+  send->add_option("--stall-timeout", args->stall_timeout_s,
+                   "Seconds without a new verified chunk at any member before the send fails naming "
+                   "the members not done (default: the source daemon's, 60)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");

@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <bit>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +20,7 @@
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
+#include "daemon/coordinator/broadcast_follower.h"
 #include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -26,11 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Whether every member of a detailed round is done or given up on ("lost").
-bool EveryMemberSettled(const v1::BroadcastProgress& progress) {
-  return std::all_of(progress.members().begin(), progress.members().end(), [](const v1::MemberProgress& m) {
-    return m.state() == v1::MEMBER_STATE_DONE || m.state() == v1::MEMBER_STATE_LOST;
-  });
+constexpr double kMaxRequestSeconds = 365.0 * 24 * 3600;
+
+// A duration from a request, already checked to be finite and at most kMaxRequestSeconds.
+std::chrono::milliseconds Milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
 std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
@@ -202,15 +206,113 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   return plan;
 }
 
+// A broadcast running from here, followed by the identical requests that joined it.
+struct BroadcastCoordinator::Running {
+  std::mutex mutex;
+  std::condition_variable changed;
+  v1::BroadcastProgress last;      // guarded by mutex
+  uint64_t reports = 0;            // guarded by mutex
+  std::optional<Status> outcome;   // guarded by mutex
+
+  void Publish(const v1::BroadcastProgress& progress) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      last = progress;
+      ++reports;
+    }
+    changed.notify_all();
+  }
+  void Finish(const Status& status) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      outcome = status;
+    }
+    changed.notify_all();
+  }
+  // Passes on every report from now on, and the outcome.
+  Status Follow(const std::function<void(const v1::BroadcastProgress&)>& report) {
+    std::unique_lock<std::mutex> lock(mutex);
+    uint64_t seen = reports;
+    for (;;) {
+      changed.wait(lock, [&] { return reports != seen || outcome.has_value(); });
+      if (reports != seen) {
+        seen = reports;
+        const v1::BroadcastProgress copy = last;
+        lock.unlock();
+        report(copy);
+        lock.lock();
+        continue;
+      }
+      return *outcome;
+    }
+  }
+};
+
+namespace {
+
+// What makes two requests the same broadcast: the same file, unchanged, under the same name
+// to the same members in the same way. Empty for probes (each writes fresh bytes).
+std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path& canonical,
+                             const std::string& name, const std::vector<std::string>& members) {
+  struct stat st {};
+  if (request.probe_bytes() > 0 || stat(canonical.c_str(), &st) != 0) return "";
+  std::string key = canonical.string() + '\0' + name + '\0' + std::to_string(st.st_size) + '\0' +
+                    std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + '\0' +
+                    request.algorithm() + '\0' + std::to_string(request.mode()) + '\0' +
+                    std::to_string(request.chunk_bytes()) + '\0' + std::to_string(request.streams()) + '\0' +
+                    (request.in_memory() ? "memory" : "disk") + '\0' + request.topology_yaml();
+  for (const std::string& m : members) key += '\0' + m;
+  return key;
+}
+
+}  // namespace
+
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
   const auto received = std::chrono::steady_clock::now();
+  for (const auto& [field, seconds] : {std::pair{"timeout_s", request.timeout_s()},
+                                       std::pair{"stall_timeout_s", request.stall_timeout_s()}}) {
+    if (!(seconds >= 0 && seconds <= kMaxRequestSeconds)) {
+      return Status::InvalidArgument(std::string(field) + ": seconds from 0 to a year");
+    }
+  }
   GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
+
+  // A second identical request while the first runs joins it: the same plan, the same
+  // progress and outcome, instead of a second plan racing the first to the same files.
+  const std::string key = SameBroadcastKey(request, payload.path, payload.name, members);
+  std::shared_ptr<Running> running;
+  if (!key.empty()) {
+    std::unique_lock<std::mutex> lock(running_mutex_);
+    auto [it, inserted] = running_.try_emplace(key);
+    if (!inserted) {
+      const std::shared_ptr<Running> first = it->second;
+      lock.unlock();
+      spdlog::info("a request to send {} again joins the broadcast of it under way", payload.name);
+      return first->Follow(report);
+    }
+    it->second = running = std::make_shared<Running>();
+  }
+  const Status status = RunResolved(request, payload, members, received, [&](const v1::BroadcastProgress& p) {
+    if (running) running->Publish(p);
+    report(p);
+  });
+  if (running) {
+    running->Finish(status);
+    std::lock_guard<std::mutex> lock(running_mutex_);
+    running_.erase(key);
+  }
+  return status;
+}
+
+Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
+                                         const std::vector<std::string>& members,
+                                         std::chrono::steady_clock::time_point received,
+                                         const std::function<void(const v1::BroadcastProgress&)>& report) {
   const fs::path& canonical = payload.path;
   const uint64_t size = payload.size;
   const std::string& name = payload.name;
-
-  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
 
   GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size));
   const bool pull = plan.mode == PlanMode::kPull;
@@ -242,8 +344,9 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   }
   const double timeout_s = request.timeout_s() > 0 ? request.timeout_s()
                                                    : 120.0 + static_cast<double>(size) / 1e6;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
+  const std::chrono::milliseconds stall_after =
+      request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
 
   v1::BroadcastProgress progress;
   progress.set_plan_id(proto.plan_id());
@@ -304,127 +407,26 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     return s;
   }
 
-  // Pull and hybrid: a member unreachable for member_lost_after is given up on; the others
-  // finish through the swarm. (In a push plan its subtree depends on it: it is waited for.)
-  const bool swarm_routes_around = proto.mode() == v1::PLAN_MODE_HYBRID || proto.mode() == v1::PLAN_MODE_PULL;
-  std::map<std::string, std::chrono::steady_clock::time_point> unreachable_since;
-  std::set<std::string> lost;
-  const uint32_t receivers = static_cast<uint32_t>(members.size() - 1);
-  progress.set_members_total(receivers);
-  // The last message lists every member, in member order, from one detailed round; for pull
-  // and hybrid with each member's observations (tomography's input), gathered up the tree.
-  const PollDetail every_member =
-      swarm_routes_around ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
-  auto list_every_member = [&] {
-    std::map<std::string, v1::MemberProgress> by_name;
-    if (Result<SubtreeReport> detail = tree_.PollBelow(id, every_member, control_deadline(2 * options_.poll_timeout));
-        detail.ok()) {
-      for (v1::MemberProgress& m : detail->detail) by_name[m.member()] = std::move(m);
-    }
-    progress.clear_members();
-    for (size_t i = 1; i < members.size(); ++i) {
-      v1::MemberProgress* mp = progress.add_members();
-      auto it = by_name.find(members[i]);
-      if (it != by_name.end()) *mp = std::move(it->second);
-      mp->set_member(members[i]);
-      if (it == by_name.end()) mp->set_state(v1::MEMBER_STATE_UNREACHABLE);
-      // A member given up on that answers now is reported as it is (a loaded host can keep a
-      // member from answering for a while without the member being gone).
-      if (mp->state() != v1::MEMBER_STATE_UNREACHABLE) lost.erase(members[i]);
-      if (lost.count(members[i]) != 0) mp->set_state(v1::MEMBER_STATE_LOST);
-      mp->set_chunks_total(identity.NumChunks());
-    }
-  };
-  for (;;) {
-    progress.clear_members();
-    progress.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    Status failure;
-    uint32_t lost_now = 0;  // lost members this round's attention list names
-    Result<SubtreeReport> round = tree_.PollBelow(id, PollDetail::kSums, control_deadline(options_.poll_timeout));
-    if (!round.ok()) {  // only when the plan was released here meanwhile: a Cancel of the source
-      failure = Status::Cancelled("the broadcast was cancelled at the source");
-    }
-    if (round.ok()) {
-      const v1::SubtreeProgress& sum = round->progress;
-      progress.set_members_done(sum.done());
-      progress.set_chunks_done_total(sum.chunks_done());
-      progress.set_slowest_member(sum.slowest_member());
-      progress.set_slowest_chunks(sum.slowest_chunks());
-      const auto now = std::chrono::steady_clock::now();
-      std::set<std::string> silent;
-      for (const v1::MemberProgress& attention : sum.attention()) {
-        v1::MemberProgress* mp = progress.add_members();
-        *mp = attention;
-        mp->set_chunks_total(identity.NumChunks());
-        const std::string& member = attention.member();
-        const v1::MemberState state = attention.state();
-        if (state == v1::MEMBER_STATE_UNREACHABLE) {
-          silent.insert(member);
-          const auto since = unreachable_since.emplace(member, now).first->second;
-          if (lost.count(member) != 0) {
-            mp->set_state(v1::MEMBER_STATE_LOST);
-            ++lost_now;
-          } else if (swarm_routes_around && now - since > options_.member_lost_after) {
-            spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id),
-                         member, options_.member_lost_after.count());
-            lost.insert(member);
-            mp->set_state(v1::MEMBER_STATE_LOST);
-            ++lost_now;
-          }
-        } else if (state == v1::MEMBER_STATE_DONE) {  // done, but not with the source's chunk list digest
-          failure = Status::DataLoss("member '" + member + "' stored chunks whose digests differ from the source's");
-        } else if (state == v1::MEMBER_STATE_FAILED || state == v1::MEMBER_STATE_STOPPED) {
-          failure = Status::Aborted("member '" + member + "' " + MemberStateText(state, attention.error()));
-        }
-      }
-      std::erase_if(unreachable_since, [&](const auto& entry) { return silent.count(entry.first) == 0; });
-      // Given up on, but it answered this round: it is back (and counted as what it reports).
-      std::erase_if(lost, [&](const std::string& member) {
-        const bool back = silent.count(member) == 0;
-        if (back) spdlog::info("broadcast {}: member {} answers again", ToHex(id), member);
-        return back;
-      });
-    }
-    if (!failure.ok() || std::chrono::steady_clock::now() > deadline) {
-      if (failure.ok()) failure = Status::DeadlineExceeded("broadcast did not finish within " +
-                                                           std::to_string(timeout_s) + " s");
-      list_every_member();
-      release_all("aborted: " + failure.message());
-      progress.set_finished(true);
-      progress.set_error(failure.message());
-      report_with_counters(progress);
-      return failure;
-    }
-    // Everyone done or given up on: confirmed by one detailed round, in which a member given up
-    // on may answer after all (a loaded host can keep it silent for a while); one that is not
-    // done yet is waited for.
-    if (round->progress.done() + lost_now == receivers) {
-      list_every_member();
-      if (!EveryMemberSettled(progress)) {
-        report_with_counters(progress);
-        std::this_thread::sleep_for(options_.poll_interval);
-        continue;
-      }
-      if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
-      release_all("finished");
-      progress.set_finished(true);
-      Status result;
-      if (!lost.empty()) {
-        std::string names;
-        for (size_t i = 1; i < members.size(); ++i) {
-          if (lost.count(members[i]) != 0) names += (names.empty() ? "" : ", ") + members[i];
-        }
-        result = Status::Unavailable("every other member holds a verified copy; lost: " + names);
-        progress.set_error(result.message());
-      }
-      report_with_counters(progress);
-      spdlog::info("broadcast {} finished in {:.3f} s{}", ToHex(id), progress.elapsed_s(),
-                   lost.empty() ? "" : " (" + result.message() + ")");
-      return result;
-    }
-    report_with_counters(progress);
-    std::this_thread::sleep_for(options_.poll_interval);
+  FollowOptions follow;
+  follow.poll_interval = options_.poll_interval;
+  follow.poll_timeout = options_.poll_timeout;
+  follow.member_lost_after = options_.member_lost_after;
+  follow.stall_after = stall_after;
+  follow.deadline = deadline;
+  follow.timeout_s = timeout_s;
+  follow.swarm_routes_around = proto.mode() == v1::PLAN_MODE_HYBRID || proto.mode() == v1::PLAN_MODE_PULL;
+  BroadcastFollower follower(tree_, id, members, identity.NumChunks(), follow);
+  const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
+  if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
+  release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());
+  progress.set_finished(true);
+  if (!outcome.status.ok()) progress.set_error(outcome.status.message());
+  report_with_counters(progress);
+  if (outcome.settled) {
+    spdlog::info("broadcast {} finished in {:.3f} s{}", ToHex(id), progress.elapsed_s(),
+                 outcome.status.ok() ? "" : " (" + outcome.status.message() + ")");
   }
+  return outcome.status;
 }
 
 }  // namespace gridcast

@@ -15,7 +15,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,9 @@ struct CoordinatorOptions {
   // Hybrid broadcasts only: a member unreachable this long is lost and the rest finish
   // without it (push broadcasts wait for a member to come back and resume).
   std::chrono::milliseconds member_lost_after = std::chrono::seconds(5);
+  // No new verified chunk at any member for this long fails the broadcast, naming who is not
+  // done, well before its deadline (BroadcastRequest.stall_timeout_s overrides it).
+  std::chrono::milliseconds stall_after = std::chrono::seconds(60);
 };
 
 class BroadcastCoordinator {
@@ -51,7 +56,9 @@ class BroadcastCoordinator {
   BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
                        CoordinatorOptions options);
 
-  // `report` receives progress; the last call has finished = true.
+  // `report` receives progress; the last call has finished = true. A request identical to a
+  // broadcast running from here (the same unchanged file, name, members and options) joins
+  // it: it is reported that broadcast's progress and outcome.
   Status Run(const v1::BroadcastRequest& request,
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
@@ -65,11 +72,19 @@ class BroadcastCoordinator {
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;
+  // Run() once the payload and members are known: plan, agree, start, follow.
+  Status RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
+                     const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,
+                     const std::function<void(const v1::BroadcastProgress&)>& report);
+
+  struct Running;
 
   Participant& node_;
   ControlTree& tree_;
   const ClusterConfig& cluster_;
   const CoordinatorOptions options_;
+  std::mutex running_mutex_;
+  std::map<std::string, std::shared_ptr<Running>> running_;  // by SameBroadcastKey; guarded by running_mutex_
 };
 
 }  // namespace gridcast

@@ -102,7 +102,7 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
       "cache_chunks: 16\nworkers: 2\ncontrol_fanout: 4\npage_cache_window: 32MiB\n"
       "io_timeout_s: 30\ntcp_congestion: reno\nfsync: false\nlog_level: debug\n"
       "tls_cert: c.pem\ntls_key: k.pem\ntls_ca: ca.pem\nbt: 127.0.0.1:2\nbt_defaults: true\n"
-      "swarm_stall_s: 5\n");
+      "swarm_stall_s: 5\nstall_timeout_s: 90\n");
   DaemonOptions options;
   Status status = Load({"--config", config}, &options);
   ASSERT_TRUE(status.ok()) << status.message();
@@ -111,6 +111,7 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
   EXPECT_EQ(options.workers, 2u);
   EXPECT_EQ(options.execution.tcp_congestion, "reno");
   EXPECT_EQ(options.torrents.stall_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(options.stall_timeout, std::chrono::seconds(90));
   EXPECT_TRUE(options.torrents.libtorrent_defaults);
 }
 
@@ -129,6 +130,7 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c, "--window", "0"}, "", "--window: at least 1"},
       {{"--name", "a", "--cluster", c, "--io-timeout", "-1"}, "", "--io-timeout: seconds"},
       {{"--name", "a", "--cluster", c, "--io-timeout", "1e300"}, "", "--io-timeout: seconds"},
+      {{"--name", "a", "--cluster", c, "--stall-timeout", "nan"}, "", "--stall-timeout: seconds"},
       {{"--name", "a", "--cluster", c, "--swarm-stall", "nan"}, "", "--swarm-stall: seconds"},
       {{"--name", "a", "--cluster", c, "--control-fanout", "5000"}, "", "--control-fanout: at most 1024"},
       {{"--name", "a", "--cluster", c, "--page-cache-window", "lots"}, "", "--page-cache-window"},

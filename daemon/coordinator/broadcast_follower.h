@@ -1,0 +1,75 @@
+// BroadcastFollower: the source's side of a started broadcast, until it ends. Every poll
+// interval it asks the control tree for sums. It gives up on a member unreachable for too long
+// when the swarm can route around it (pull, hybrid; a push subtree depends on its root, so
+// there the member is waited for); it stops at the first member that failed, at a stall (no
+// new verified chunk anywhere for a while: a partition, a paused member, a push subtree cut
+// off from its parent) and at the deadline, naming every member not done; and it confirms the
+// end with one detailed round that lists every member.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/coordinator/control_tree.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+struct FollowOptions {
+  std::chrono::milliseconds poll_interval{200};
+  std::chrono::milliseconds poll_timeout{2000};
+  std::chrono::milliseconds member_lost_after{5000};
+  std::chrono::milliseconds stall_after{60000};
+  std::chrono::steady_clock::time_point deadline;
+  double timeout_s = 0;             // what `deadline` was made from, for the message
+  bool swarm_routes_around = false;  // pull and hybrid
+};
+
+struct FollowOutcome {
+  // OK when every member holds a verified copy; Unavailable when every member but the lost
+  // ones does; else why the broadcast stopped, with the members not done named.
+  Status status;
+  bool settled = false;  // every member done or lost: the broadcast finished (status aside)
+};
+
+class BroadcastFollower {
+ public:
+  // `members` in plan order, the source first; `chunks` in the payload.
+  BroadcastFollower(ControlTree& tree, const PlanId& id, std::vector<std::string> members, uint64_t chunks,
+                    FollowOptions options);
+
+  // Follows from `started` until the end, passing every round's progress to `report`. Leaves
+  // in `progress` the last round (every member listed), to be marked finished by the caller.
+  FollowOutcome Follow(v1::BroadcastProgress& progress, std::chrono::steady_clock::time_point started,
+                       const std::function<void(v1::BroadcastProgress&)>& report);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Takes one round of sums into `progress`: members given up on or back, failures. Returns
+  // the failure it found (or OK) and counts in `lost_now` the lost members it names.
+  Status TakeSums(const v1::SubtreeProgress& sum, v1::BroadcastProgress& progress, Clock::time_point now,
+                  uint32_t* lost_now);
+  // One detailed round: every member in `progress`, in member order.
+  void ListEveryMember(v1::BroadcastProgress& progress);
+  std::string LostNames() const;
+
+  ControlTree& tree_;
+  const PlanId id_;
+  const std::vector<std::string> members_;
+  const uint64_t chunks_;
+  const FollowOptions options_;
+  std::map<std::string, Clock::time_point> unreachable_since_;
+  std::set<std::string> lost_;
+  uint64_t most_chunks_seen_ = 0;  // the highest sum of verified chunks a round reported
+  Clock::time_point last_new_chunk_;
+};
+
+// The members of a detailed round that are not done, with where they are:
+// "west-0 (140 of 384 chunks), west-1 (unreachable)".
+std::string DescribeUnfinished(const v1::BroadcastProgress& progress);
+
+}  // namespace gridcast

@@ -1,0 +1,120 @@
+// A netgrid with a gridcastd per node for one test, and `gridcast send` run against it in the
+// background: what the fault and load tests share.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "deploy/netgrid.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+
+namespace fs = std::filesystem;
+
+struct Sent {
+  int exit_code = -1;
+  std::string output;
+  nlohmann::json summary;
+  double seconds = 0;  // the command's own wall time
+};
+
+class NetgridSendFixture : public ::testing::Test {
+ protected:
+  // `state` is the test's directory (removed before and after); `topology` the network.
+  NetgridSendFixture(std::string state, std::string topology) : state_dir_(std::move(state)), topology_(std::move(topology)) {}
+
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "netgrid needs root (network namespaces); not root";
+    ASSERT_TRUE(NetgridDown(ng_).ok());  // what a killed run left
+    fs::remove_all(state_dir_);
+    fs::create_directories(state_dir_);
+    std::ofstream(state_dir_ / "topology.yaml") << topology_;
+    Result<CommandOutput> up = RunCommand({GRIDCAST_CLI, "netgrid", "up", (state_dir_ / "topology.yaml").string(),
+                                           "--daemons", "--state", ng_.string()});
+    ASSERT_TRUE(up.ok() && up->exit_code == 0) << (up.ok() ? up->output : up.status().message());
+    Result<NetgridState> state = LoadNetgridState(ng_);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    state_ = *state;
+  }
+  void TearDown() override {
+    if (geteuid() != 0) return;
+    for (const NetgridNode& node : state_.nodes) SignalNetgridNode(node, SIGCONT);
+    EXPECT_TRUE(NetgridDown(ng_).ok());
+    fs::remove_all(state_dir_);
+  }
+
+  // A file of `bytes` pseudo-random bytes (from `seed`) in the netgrid's payload directory.
+  fs::path MakePayload(const std::string& file, uint64_t bytes, uint64_t seed) const {
+    const fs::path path = ng_ / "payloads" / file;
+    std::mt19937_64 random(seed);
+    std::vector<uint64_t> words(bytes / 8 + 1);
+    for (uint64_t& w : words) w = random();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(bytes));
+    return path;
+  }
+
+  // Starts `gridcast send PAYLOAD --name NAME --json ARGS...`; the result comes later.
+  std::future<Sent> StartSend(const fs::path& payload, const std::string& name, std::vector<std::string> args) const {
+    std::vector<std::string> argv = {GRIDCAST_CLI, "send", payload.string(), "--cluster",
+                                     (ng_ / "cluster.yaml").string(), "--name", name, "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::async(std::launch::async, [argv] {
+      Sent sent;
+      const auto start = std::chrono::steady_clock::now();
+      Result<CommandOutput> out = RunCommand(argv);
+      sent.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!out.ok()) return sent;
+      sent.exit_code = out->exit_code;
+      sent.output = out->output;
+      // The summary is a JSON object from the first line that opens one to the end (warnings
+      // may come before it).
+      const size_t at = out->output.starts_with("{") ? 0 : out->output.find("\n{");
+      if (at != std::string::npos) sent.summary = nlohmann::json::parse(out->output.substr(at), nullptr, false);
+      return sent;
+    });
+  }
+
+  const NetgridNode& Node(const std::string& name) const { return *state_.FindNode(name); }
+  std::string SwitchNetns(const std::string& name) const { return state_.prefix + "-" + name; }
+
+  static void Ip(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"ip"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Status status = RunChecked(argv);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+
+  static bool DigestOk(const Sent& sent, const std::string& member) {
+    if (!sent.summary.is_object()) return false;
+    for (const auto& m : sent.summary["members"]) {
+      if (m["name"] == member) return m["digest_ok"].get<bool>();
+    }
+    return false;
+  }
+
+  // The send succeeded and every member holds a verified copy.
+  static void ExpectEveryCopy(const Sent& sent) {
+    ASSERT_EQ(sent.exit_code, 0) << sent.output;
+    ASSERT_TRUE(sent.summary.is_object()) << sent.output;
+    EXPECT_TRUE(sent.summary["verified"].get<bool>()) << sent.output;
+    for (const auto& m : sent.summary["members"]) EXPECT_TRUE(m["digest_ok"].get<bool>()) << m.dump();
+  }
+
+  const fs::path state_dir_;
+  const std::string topology_;
+  const fs::path ng_ = state_dir_ / "ng";
+  NetgridState state_;
+};
+
+}  // namespace gridcast
