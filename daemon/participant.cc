@@ -147,11 +147,12 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   std::shared_ptr<PlanExecution> execution = FindPlan(id);
   if (execution == nullptr) {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
-    GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim, ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}));
     GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
     // Validate this member's part of the plan (all it is given, through the control tree)
     // before touching the disk.
     GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanPartFromProto(plan, static_cast<int>(request.member_index())));
+    GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
+                              ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
@@ -179,22 +180,52 @@ Participant::NameClaim::~NameClaim() {
   owner_->claimed_.erase(name_);
 }
 
-Result<Participant::NameClaim> Participant::ClaimName(const PlanId& id, const HeldName& name) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::optional<PlanId> other;
-  for (const auto& [plan_id, held] : names_) {
-    if (held == name && plan_id != id && plans_.at(plan_id)->Snapshot().state != ExecutionState::kDone) other = plan_id;
+Result<Participant::NameClaim> Participant::ClaimName(const PlanId& id, const HeldName& name,
+                                                      const std::string& source) {
+  std::vector<std::shared_ptr<PlanExecution>> replaced;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::optional<PlanId> other;
+    for (auto it = names_.begin(); it != names_.end();) {
+      const auto& [plan_id, held] = *it;
+      const std::shared_ptr<PlanExecution>& execution = plans_.at(plan_id);
+      if (held != name || plan_id == id || execution->Snapshot().state == ExecutionState::kDone) {
+        ++it;
+      } else if (execution->plan().members[0] == source) {
+        // The source runs one broadcast of a name at a time: it gave this one up (a cancel
+        // that did not reach this member, or a restart of the source).
+        spdlog::info("plan {} of '{}' is replaced by plan {} from the same source", ToHex(plan_id), name.name, ToHex(id));
+        replaced.push_back(execution);
+        plans_.erase(plan_id);
+        it = names_.erase(it);
+      } else {
+        other = plan_id;
+        ++it;
+      }
+    }
+    if (auto it = claimed_.find(name); it != claimed_.end() && it->second != id) other = it->second;
+    if (other) {
+      return Status::FailedPrecondition("'" + name.name + "' is being received here by broadcast " + ToHex(*other) +
+                                        "; wait for it to finish, cancel it (gridcast cancel " + ToHex(*other) +
+                                        "), or send under another name");
+    }
+    if (!claimed_.emplace(name, id).second) {
+      return Status::FailedPrecondition("'" + name.name + "' is being prepared here for this broadcast already");
+    }
   }
-  if (auto it = claimed_.find(name); it != claimed_.end() && it->second != id) other = it->second;
-  if (other) {
-    return Status::FailedPrecondition("'" + name.name + "' is being received here by broadcast " + ToHex(*other) +
-                                      "; wait for it to finish, cancel it (gridcast cancel " + ToHex(*other) +
-                                      "), or send under another name");
+  NameClaim claim(*this, name);
+  // A replaced plan's last chunk writes must be over before another store opens its file.
+  for (const std::shared_ptr<PlanExecution>& execution : replaced) {
+    execution->RequestStop("replaced by a newer broadcast of the same name from its source");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (execution.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (execution.use_count() > 1) {
+      return Status::Unavailable("the earlier broadcast of '" + name.name + "' here is still stopping; try again");
+    }
   }
-  if (!claimed_.emplace(name, id).second) {
-    return Status::FailedPrecondition("'" + name.name + "' is being prepared here for this broadcast already");
-  }
-  return NameClaim(*this, name);
+  return claim;
 }
 
 Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {

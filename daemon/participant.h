@@ -86,8 +86,10 @@ class Participant {
     HeldName name_;
   };
   // FailedPrecondition, naming the other broadcast, while a plan other than `id` that is not
-  // done holds `name` here or is being prepared with it.
-  Result<NameClaim> ClaimName(const PlanId& id, const HeldName& name);
+  // done holds `name` here or is being prepared with it, unless that plan comes from the same
+  // `source`: a source runs one broadcast of a name at a time, so its older plan was given up
+  // (a cancel that never arrived here) and is stopped.
+  Result<NameClaim> ClaimName(const PlanId& id, const HeldName& name, const std::string& source);
 
   // plan is proto parsed and validated (parsed once: Prepare is on the
   // control plane's critical path, once per member).

@@ -285,6 +285,12 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   std::shared_ptr<Running> running;
   if (!key.empty()) {
     std::unique_lock<std::mutex> lock(running_mutex_);
+    // One broadcast of a name at a time from here: members take a newer plan of a name from
+    // its source as replacing the older one (Participant::ClaimName).
+    if (auto other = running_names_.find(payload.name); other != running_names_.end() && other->second != key) {
+      return Status::FailedPrecondition("a different broadcast of '" + payload.name +
+                                        "' runs from this daemon; wait for it, cancel it, or send under another name");
+    }
     auto [it, inserted] = running_.try_emplace(key);
     if (!inserted) {
       const std::shared_ptr<Running> first = it->second;
@@ -293,6 +299,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
       return first->Follow(report);
     }
     it->second = running = std::make_shared<Running>();
+    running_names_[payload.name] = key;
   }
   const Status status = RunResolved(request, payload, members, received, [&](const v1::BroadcastProgress& p) {
     if (running) running->Publish(p);
@@ -302,6 +309,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
     running->Finish(status);
     std::lock_guard<std::mutex> lock(running_mutex_);
     running_.erase(key);
+    running_names_.erase(payload.name);
   }
   return status;
 }

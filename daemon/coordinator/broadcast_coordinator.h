@@ -85,6 +85,7 @@ class BroadcastCoordinator {
   const CoordinatorOptions options_;
   std::mutex running_mutex_;
   std::map<std::string, std::shared_ptr<Running>> running_;  // by SameBroadcastKey; guarded by running_mutex_
+  std::map<std::string, std::string> running_names_;         // payload name -> key; guarded by running_mutex_
 };
 
 }  // namespace gridcast

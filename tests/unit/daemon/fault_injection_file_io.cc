@@ -68,7 +68,10 @@ int FaultInjectionFileIo::Triggered(std::vector<Rule>& rules, int fd) {
   return 0;
 }
 
-bool FaultInjectionFileIo::Interrupt() { return short_transfers_ && ++calls_ % 3 == 0; }
+int FaultInjectionFileIo::FailureFor(std::vector<Rule>& rules, int fd) {
+  if (const int error = Triggered(rules, fd); error != 0) return error;
+  return short_transfers_ && ++calls_ % 3 == 0 ? EINTR : 0;
+}
 
 size_t FaultInjectionFileIo::Shorten(size_t bytes) const {
   return short_transfers_ ? std::max<size_t>(1, bytes / 3) : bytes;
@@ -76,12 +79,8 @@ size_t FaultInjectionFileIo::Shorten(size_t bytes) const {
 
 ssize_t FaultInjectionFileIo::Pread(int fd, void* buffer, size_t bytes, off_t offset) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (const int error = Triggered(read_rules_, fd); error != 0) {
+  if (const int error = FailureFor(read_rules_, fd); error != 0) {
     errno = error;
-    return -1;
-  }
-  if (Interrupt()) {
-    errno = EINTR;
     return -1;
   }
   return pread(fd, buffer, Shorten(bytes), offset);
@@ -89,12 +88,8 @@ ssize_t FaultInjectionFileIo::Pread(int fd, void* buffer, size_t bytes, off_t of
 
 ssize_t FaultInjectionFileIo::Pwrite(int fd, const void* buffer, size_t bytes, off_t offset) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (const int error = Triggered(write_rules_, fd); error != 0) {
+  if (const int error = FailureFor(write_rules_, fd); error != 0) {
     errno = error;
-    return -1;
-  }
-  if (Interrupt()) {
-    errno = EINTR;
     return -1;
   }
   bytes = Shorten(bytes);

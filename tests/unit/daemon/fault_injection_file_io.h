@@ -64,9 +64,10 @@ class FaultInjectionFileIo final : public FileIo {
     std::vector<UndoRecord> undo;  // oldest first
   };
 
-  // REQUIRES: mutex_ held. The errno the call must fail with, or 0.
+  // REQUIRES: mutex_ held. The errno an injected rule fails the call with, or 0.
   int Triggered(std::vector<Rule>& rules, int fd);
-  bool Interrupt();
+  // REQUIRES: mutex_ held. Triggered(), or EINTR for an interrupted transfer, or 0.
+  int FailureFor(std::vector<Rule>& rules, int fd);
   size_t Shorten(size_t bytes) const;
 
   mutable std::mutex mutex_;
