@@ -40,6 +40,9 @@ Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address,
   }
   std::string_view host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || host.find_first_of("[]") != std::string_view::npos) {
+    return Status::InvalidArgument("address '" + std::string(address) + "' has no host");
+  }
   unsigned port = 0;
   const std::string_view port_text = address.substr(colon + 1);
   auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
@@ -96,7 +99,8 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
       if (!bt.ok()) return ErrorAt(m["bt"], field + ".bt", bt.status().message());
     } else {
       if (data->second == 65535) return ErrorAt(m["data"], field + ".data", "port 65535 leaves no default bt port");
-      member.bt_address = data->first + ":" + std::to_string(data->second + 1);
+      const bool ipv6 = data->first.find(':') != std::string::npos;
+      member.bt_address = (ipv6 ? "[" + data->first + "]" : data->first) + ":" + std::to_string(data->second + 1);
     }
     if (!names.insert(member.name).second) {
       return ErrorAt(m["name"], field + ".name", "duplicate member '" + member.name + "'");
