@@ -11,15 +11,18 @@
 namespace gridcast {
 namespace {
 
-using ExecutionFaultTest = PlanExecutionFixture;
+class ExecutionFaultTest : public PlanExecutionFixture {
+ protected:
+  // A member, not a local: the faulty store calls it until TearDown stops the executions.
+  FaultInjectionFileIo io_;
+};
 
 constexpr int kFaulty = 2;
 
 TEST_F(ExecutionFaultTest, AMemberWhoseDiskFailsIsNamedAndTheOthersFinish) {
   MakePayloadAndPlan(30 * kChunk + 5, "flat");  // every member a child of the source
-  FaultInjectionFileIo io;
-  io.FailWrites(".part", EIO, /*after=*/10);
-  for (int i = 0; i < kMembers; ++i) StartMember(i, i == kFaulty ? OpenStore(i, io) : OpenStore(i));
+  io_.FailWrites(".part", EIO, /*after=*/10);
+  for (int i = 0; i < kMembers; ++i) StartMember(i, i == kFaulty ? OpenStore(i, io_) : OpenStore(i));
   ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(kFaulty).state == ExecutionState::kFailed; }));
   const std::string error = SnapshotOf(kFaulty).error;
   EXPECT_NE(error.find("Input/output error"), std::string::npos) << error;
@@ -34,9 +37,8 @@ TEST_F(ExecutionFaultTest, AMemberWhoseDiskFailsIsNamedAndTheOthersFinish) {
 // whose bits were written, receives the rest and ends equal to the source.
 TEST_F(ExecutionFaultTest, AMemberStoppedByAFailingBitmapResumesFromItsVerifiedChunks) {
   MakePayloadAndPlan(40 * kChunk, "chain");
-  FaultInjectionFileIo io;
-  io.FailWrites(".state", EIO, /*after=*/12);  // the header and bitmap at open, then ten bits
-  for (int i = 0; i < kMembers; ++i) StartMember(i, i == kFaulty ? OpenStore(i, io) : OpenStore(i));
+  io_.FailWrites(".state", EIO, /*after=*/12);  // the header and bitmap at open, then ten bits
+  for (int i = 0; i < kMembers; ++i) StartMember(i, i == kFaulty ? OpenStore(i, io_) : OpenStore(i));
   ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(kFaulty).state == ExecutionState::kFailed; }));
   const uint64_t verified_before = SnapshotOf(kFaulty).chunks_done;
   EXPECT_GE(verified_before, 10u);
