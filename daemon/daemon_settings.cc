@@ -50,7 +50,8 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "Seconds without progress before a connection is dropped (default 120)");
   Declare(app, "--stall-timeout", "stall_timeout_s", s.stall_timeout_s,
           "Seconds without a new verified chunk at any member before a broadcast this daemon sends "
-          "fails, naming the members not done (default 60; a send's --stall-timeout overrides it)");
+          "fails, naming the members not done (default 60; raise it when one chunk takes longer to cross the "
+          "slowest link; a send's --stall-timeout overrides it)");
   Declare(app, "--tcp-congestion", "tcp_congestion", s.tcp_congestion,
           "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
           "'system' keeps the host's default (default cubic)");

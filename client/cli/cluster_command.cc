@@ -326,7 +326,8 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   send->add_option("--stall-timeout", args->stall_timeout_s,
                    "Seconds without a new verified chunk at any member before the send fails naming "
-                   "the members not done (default: the source daemon's, 60)");
+                   "the members not done (default: the source daemon's, 60; raise it when one chunk takes longer "
+                   "to cross the slowest link)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");

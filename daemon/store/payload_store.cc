@@ -368,7 +368,10 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*io_, fd_, data, ChunkOffset(chunk)).WithContext("storing " + ChunkName(chunk)));
+  // The errors name the chunk; built only on failure (this runs once per chunk received).
+  if (Status written = PwriteFull(*io_, fd_, data, ChunkOffset(chunk)); !written.ok()) {
+    return written.WithContext("storing " + ChunkName(chunk));
+  }
   if (page_cache_window_ > 0 &&
       unsubmitted_bytes_.fetch_add(data.size()) + data.size() >= page_cache_window_ / 8) {
     // Start the writeback early, so chunks are clean (droppable) once they have been forwarded;
@@ -376,7 +379,8 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
     unsubmitted_bytes_ = 0;
     sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
-  return MarkVerified(chunk, digest).WithContext("recording " + ChunkName(chunk) + " as verified");
+  Status marked = MarkVerified(chunk, digest);
+  return marked.ok() ? marked : marked.WithContext("recording " + ChunkName(chunk) + " as verified");
 }
 
 std::string PayloadStore::ChunkName(uint64_t chunk) const {

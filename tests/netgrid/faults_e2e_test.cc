@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <thread>
 
 #include "netgrid_send_fixture.h"
@@ -64,6 +65,8 @@ TEST_F(FaultsE2ETest, AMembersLinkDownForTenSecondsCostsTimeNotTheCopy) {
   Ip({"-n", Node("west-0").netns, "link", "set", "eth0", "up"});
   const Sent sent = send.get();
   ExpectEveryCopy(sent);
+  ASSERT_TRUE(sent.summary.is_object());
+  std::printf("link down 10 s: verified, completion %.1f s\n", sent.summary["completion_s"].get<double>());
   EXPECT_GT(sent.summary["completion_s"].get<double>(), 10.0) << "the outage did not fall mid-broadcast";
 }
 
@@ -80,6 +83,7 @@ TEST_F(FaultsE2ETest, APartitionNamesTheCutOffMembersAndTheReachableOnesFinish) 
   ASSERT_TRUE(cut.summary.is_object()) << cut.output;
   EXPECT_FALSE(cut.summary["verified"].get<bool>());
   const std::string error = cut.summary.value("error", "");
+  std::printf("partition: exit %d after %.1f s: %s\n", cut.exit_code, cut.seconds, error.c_str());
   EXPECT_NE(error.find("no member verified a chunk for 10 s"), std::string::npos) << error;
   for (const char* member : {"west-0", "west-1", "west-2"}) {
     EXPECT_NE(error.find(member), std::string::npos) << member << " not named: " << error;
@@ -98,7 +102,9 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
   SignalNetgridNode(Node("west-0"), SIGSTOP);
   std::this_thread::sleep_for(10s);
   SignalNetgridNode(Node("west-0"), SIGCONT);
-  ExpectEveryCopy(send.get());
+  const Sent resumed = send.get();
+  ExpectEveryCopy(resumed);
+  std::printf("paused 10 s: verified after %.1f s\n", resumed.seconds);
 
   // Paused for good: a push plan waits for a member (its subtree depends on it), so the stall
   // timeout ends the send, with the paused member named as unreachable.
@@ -110,6 +116,7 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
   EXPECT_NE(paused.exit_code, 0) << paused.output;
   ASSERT_TRUE(paused.summary.is_object()) << paused.output;
   const std::string error = paused.summary.value("error", "");
+  std::printf("paused for good: exit %d after %.1f s: %s\n", paused.exit_code, paused.seconds, error.c_str());
   EXPECT_NE(error.find("west-0 (unreachable)"), std::string::npos) << error;
   EXPECT_FALSE(DigestOk(paused, "west-0"));
   EXPECT_LT(paused.seconds, 90.0) << "no hang: the stall timeout ended it";
