@@ -172,7 +172,9 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
       ParseClusterFile(text.str(), fs::absolute(options.cluster_file).parent_path().string());
   if (!cluster.ok()) return cluster.status().WithContext(options.cluster_file);
   GRIDCAST_ASSIGN_OR_RETURN(SourceChoice source, ChooseSource(*cluster, options.source));
-  return std::unique_ptr<Client>(new ClientImpl(std::move(*cluster), std::move(source), options));
+  ClientOptions resolved = options;
+  resolved.tls_ca = cluster->TlsCa(options.tls_ca);
+  return std::unique_ptr<Client>(new ClientImpl(std::move(*cluster), std::move(source), std::move(resolved)));
 }
 
 }  // namespace gridcast

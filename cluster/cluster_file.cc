@@ -62,8 +62,8 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
   if (!root.IsMap()) return Status::InvalidArgument("cluster file: expected a mapping");
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
-    if (key != "secret" && key != "topology" && key != "members" && key != "name") {
-      return ErrorAt(entry.first, key, "unknown field (expected secret, topology, members)");
+    if (key != "secret" && key != "topology" && key != "tls_ca" && key != "members" && key != "name") {
+      return ErrorAt(entry.first, key, "unknown field (expected secret, topology, tls_ca, members)");
     }
   }
   ClusterConfig config;
@@ -73,11 +73,15 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
     return ErrorAt(root["secret"], "secret", "expected at least 32 hex digits");
   }
   config.secret = *secret;
-  if (root["topology"]) {
-    GRIDCAST_ASSIGN_OR_RETURN(std::string topology, Scalar(root, "topology", "topology"));
-    std::filesystem::path path(topology);
-    config.topology_path = (path.is_absolute() ? path : std::filesystem::path(base_dir) / path).string();
-  }
+  auto path_field = [&](const char* key, std::string* out) -> Status {
+    if (!root[key]) return Status::Ok();
+    GRIDCAST_ASSIGN_OR_RETURN(std::string value, Scalar(root, key, key));
+    std::filesystem::path path(value);
+    *out = (path.is_absolute() ? path : std::filesystem::path(base_dir) / path).string();
+    return Status::Ok();
+  };
+  GRIDCAST_RETURN_IF_ERROR(path_field("topology", &config.topology_path));
+  GRIDCAST_RETURN_IF_ERROR(path_field("tls_ca", &config.tls_ca_path));
   const YAML::Node members = root["members"];
   if (!members || !members.IsSequence() || members.size() == 0) {
     return ErrorAt(root, "members", "expected a non-empty list");
@@ -115,6 +119,7 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   out << YAML::BeginMap;
   out << YAML::Key << "secret" << YAML::Value << ToHex(AsBytes(config.secret));
   if (!config.topology_path.empty()) out << YAML::Key << "topology" << YAML::Value << config.topology_path;
+  if (!config.tls_ca_path.empty()) out << YAML::Key << "tls_ca" << YAML::Value << config.tls_ca_path;
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
   for (const ClusterMember& m : config.members) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"

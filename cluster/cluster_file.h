@@ -2,6 +2,8 @@
 //
 //   secret: 64 hex digits          # HMAC key for control calls and data handshakes
 //   topology: topology.yaml        # optional; relative to this file; the network model
+//   tls_ca: pki/ca.pem             # optional; relative to this file; the cluster's CA: clients
+//                                  # and daemons verify TLS peers with it (--tls-ca overrides)
 //   members:
 //     - name: lyon-0
 //       control: unix:/run/gridcast/lyon-0.sock   # or host:port (gRPC)
@@ -32,9 +34,13 @@ struct ClusterMember {
 struct ClusterConfig {
   std::string secret;         // raw bytes (decoded from hex)
   std::string topology_path;  // absolute, or empty when the file names none
+  std::string tls_ca_path;    // absolute, or empty when the file names none
   std::vector<ClusterMember> members;
 
   const ClusterMember* Find(std::string_view name) const;
+  // The CA to verify the members' TLS certificates with: `flag` (a --tls-ca) when given, else
+  // the file's tls_ca; empty means plaintext.
+  std::string TlsCa(const std::string& flag) const { return flag.empty() ? tls_ca_path : flag; }
 };
 
 // `base_dir` resolves a relative topology path. Errors name the line and field.

@@ -70,14 +70,20 @@ Status RunDaemon(const DaemonOptions& options) {
   // MSG_NOSIGNAL, so without this the whole daemon would die of SIGPIPE when one child does.
   signal(SIGPIPE, SIG_IGN);
 
+  ExecutionOptions execution = options.execution;
+  if (!options.tls_cert.empty()) {
+    Result<std::shared_ptr<TlsContext>> tls = TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca);
+    if (!tls.ok()) return tls.status();
+    execution.tls = *tls;
+  }
   Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(options.torrents);
   if (!torrents.ok()) return torrents.status();
 
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
-  Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, options.execution, torrents->get(),
+  Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
                                           options.workers});
-  DataPlane data_plane(io, options.cluster.secret,
+  DataPlane data_plane(io, options.cluster.secret, execution.tls,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);
   Result<uint16_t> data_port = data_plane.Listen(options.data_address);

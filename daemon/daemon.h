@@ -29,9 +29,9 @@ struct DaemonOptions {
   uint32_t control_fanout = 0;    // children per member in the control tree; 0 = the default (8)
   std::chrono::milliseconds stall_timeout{0};  // of broadcasts sent from here; 0 = the default (60 s)
   TorrentSessionOptions torrents;   // the BitTorrent session (pull and hybrid plans)
-  std::string tls_cert;           // PEM; with tls_key enables TLS on the control port
+  std::string tls_cert;           // PEM; with tls_key enables TLS on the control port and data plane
   std::string tls_key;
-  std::string tls_ca;             // PEM; for calls to other daemons over TLS
+  std::string tls_ca;             // PEM; verifies other daemons (their control ports, data connections)
 };
 
 // Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.

@@ -63,9 +63,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "pulls a stalled tree's chunks (default 3 and 2)");
   DeclareFlag(app, "--fsync", "fsync", s.fsync, "fdatasync every finished payload before reporting it done");
   Declare(app, "--log-level", "log_level", s.log_level, "trace, debug, info, warn, error (default info)");
-  Declare(app, "--tls-cert", "tls_cert", s.tls_cert, "PEM certificate: serve control calls over TLS");
+  Declare(app, "--tls-cert", "tls_cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection");
   Declare(app, "--tls-key", "tls_key", s.tls_key, "PEM private key for --tls-cert");
-  Declare(app, "--tls-ca", "tls_ca", s.tls_ca, "PEM CA for TLS calls to other daemons");
+  Declare(app, "--tls-ca", "tls_ca", s.tls_ca, "PEM CA that other daemons' certificates chain to (default: the cluster file's tls_ca)");
 }
 
 Status SettingsTable::ApplyConfigFile() {
@@ -169,9 +169,13 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   options->execution.sync_on_finish = s.fsync;
   options->tls_cert = s.tls_cert;
   options->tls_key = s.tls_key;
-  options->tls_ca = s.tls_ca;
+  options->tls_ca = s.tls_ca.empty() ? cluster->tls_ca_path : s.tls_ca;
   if (options->tls_cert.empty() != options->tls_key.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (!options->tls_cert.empty() && options->tls_ca.empty()) {
+    return Status::InvalidArgument("--tls-cert needs the cluster's CA to check other members' certificates "
+                                   "(--tls-ca, or tls_ca in the cluster file)");
   }
   return Status::Ok();
 }

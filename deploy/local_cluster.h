@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "cluster/cluster_pki.h"
 #include "common/crypto.h"
 #include "deploy/subprocess.h"
 
@@ -25,10 +26,13 @@ namespace fs = std::filesystem;
 
 class LocalCluster {
  public:
-  // `extra_args` go to every daemon.
+  enum class Transport { kPlain, kTls };
+
+  // `extra_args` go to every daemon. With kTls, DIR/pki holds a cluster CA (the cluster file's
+  // tls_ca) and a certificate per member for 127.0.0.1, and every daemon serves TLS.
   LocalCluster(std::string gridcastd, const std::string& test_name, int members,
-               std::vector<std::string> extra_args = {})
-      : gridcastd_(std::move(gridcastd)), extra_args_(std::move(extra_args)) {
+               std::vector<std::string> extra_args = {}, Transport transport = Transport::kPlain)
+      : gridcastd_(std::move(gridcastd)), extra_args_(std::move(extra_args)), tls_(transport == Transport::kTls) {
     dir_ = fs::temp_directory_path() / ("gridcast-it-" + test_name + "-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "payloads");
@@ -44,6 +48,12 @@ class LocalCluster {
       config_.members.push_back({name, "unix:" + (dir_ / (name + ".sock")).string(),
                                  "127.0.0.1:" + std::to_string(base + i),
                                  "127.0.0.1:" + std::to_string(base + 8 + i)});
+    }
+    if (tls_) {
+      std::vector<PkiMember> certified;
+      for (const ClusterMember& member : config_.members) certified.push_back({member.name, {"localhost", "127.0.0.1"}});
+      if (!WriteClusterPki(dir_ / "pki", certified).ok()) std::abort();
+      config_.tls_ca_path = (dir_ / "pki" / "ca.pem").string();
     }
     std::ofstream(dir_ / "cluster.yaml") << FormatClusterFile(config_);
     for (int i = 0; i < members; ++i) daemons_.emplace_back(Start(i));
@@ -125,6 +135,11 @@ class LocalCluster {
                                      cluster_file(), "--data-dir", data_dir(i).string(),
                                      "--memory-dir", memory_dir(i).string(),
                                      "--send-root", (dir_ / "payloads").string()};
+    if (tls_) {
+      const fs::path pki = dir_ / "pki";
+      argv.insert(argv.end(), {"--tls-cert", (pki / (config_.members[i].name + ".pem")).string(), "--tls-key",
+                               (pki / (config_.members[i].name + ".key")).string()});
+    }
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     Result<ChildProcess> child = ChildProcess::Start(argv, log(i).string());
     if (!child.ok()) std::abort();  // no daemon binary: nothing to test or measure
@@ -142,6 +157,7 @@ class LocalCluster {
   fs::path dir_;
   ClusterConfig config_;
   std::vector<std::string> extra_args_;
+  const bool tls_;
   std::vector<ChildProcess> daemons_;
 };
 

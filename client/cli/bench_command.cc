@@ -189,7 +189,7 @@ Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& mem
   GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadCluster(netgrid.cluster_file()));
   const ClusterMember* entry = cluster.Find(member);
   if (entry == nullptr) return Status::Internal(member + " is not in " + netgrid.cluster_file());
-  ControlClient client(entry->control_address, cluster.secret);
+  ControlClient client(entry->control_address, cluster.secret, {cluster.tls_ca_path});
   v1::ListResponse list;
   GRIDCAST_RETURN_IF_ERROR(client.List(&list).WithContext(member));
   return fs::path(list.memory_dir());

@@ -188,7 +188,7 @@ int Send(const ClusterArgs& args) {
 
   Result<SourceChoice> source = ChooseSource(*cluster, args.source);
   if (!source.ok()) return ReportError(source.status());
-  ControlClient client(source->member->control_address, cluster->secret, {args.tls_ca});
+  ControlClient client(source->member->control_address, cluster->secret, {cluster->TlsCa(args.tls_ca)});
   const bool terminal = !args.json && isatty(STDOUT_FILENO);
   size_t lines = 0;
   double last_log = -1;
@@ -234,7 +234,7 @@ int ForEachMember(const ClusterArgs& args,
   int code = kExitOk;
   for (const ClusterMember& member : cluster->members) {
     if (!args.member.empty() && member.name != args.member) continue;
-    ControlClient client(member.control_address, cluster->secret, {args.tls_ca, std::chrono::seconds(5)});
+    ControlClient client(member.control_address, cluster->secret, {cluster->TlsCa(args.tls_ca), std::chrono::seconds(5)});
     std::string line = action(member, client);
     if (line.rfind("error:", 0) == 0) code = kExitFailure;
     fmt::print("{}\n", line);
@@ -310,7 +310,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   auto add_common = [args](CLI::App* command) {
     command->add_option("--cluster", args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)")
         ->required();
-    command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS");
+    command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS (default: the cluster file's tls_ca)");
   };
 
   CLI::App* send = app.add_subcommand("send", "Broadcast a file from a source daemon to the cluster");

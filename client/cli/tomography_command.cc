@@ -72,7 +72,7 @@ Result<Settings> Resolve(const TomographyArgs& args, const ClusterConfig& cluste
     return Status::InvalidArgument("--size: " + (size.ok() ? "must be positive" : size.status().message()));
   }
   settings.size_bytes = *size;
-  settings.tls_ca = args.tls_ca;
+  settings.tls_ca = cluster.TlsCa(args.tls_ca);
   return settings;
 }
 
@@ -284,7 +284,7 @@ void AddTomographyCommand(CLI::App& app, int* exit_code) {
   command->add_option("--svg", args->svg, "Draw the similarity matrix and the cluster graph (SVG) here");
   command->add_option("--truth", args->truth, "A topology file: print ARI and NMI against its bandwidth groups");
   command->add_option("--observations-out", args->observations_out, "Keep every run's observations (JSON array)");
-  command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS");
+  command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS (default: the cluster file's tls_ca)");
   command->callback([args, exit_code] { *exit_code = Tomography(*args); });
 }
 

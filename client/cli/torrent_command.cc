@@ -46,7 +46,7 @@ Result<const ClusterMember*> ChooseMember(const ClusterConfig& cluster, const st
   }
   std::string unreachable;
   for (const ClusterMember& member : cluster.members) {
-    ControlClient client(member.control_address, cluster.secret, {tls_ca, std::chrono::seconds(5)});
+    ControlClient client(member.control_address, cluster.secret, {cluster.TlsCa(tls_ca), std::chrono::seconds(5)});
     v1::ListResponse held;
     Status listed = client.List(&held);
     if (!listed.ok()) {
@@ -78,7 +78,8 @@ Result<Target> Resolve(const TorrentArgs& args) {
 int Export(const TorrentArgs& args) {
   Result<Target> target = Resolve(args);
   if (!target.ok()) return ReportError(target.status());
-  ControlClient client(target->member->control_address, target->cluster.secret, {args.tls_ca, kExportCallTimeout});
+  ControlClient client(target->member->control_address, target->cluster.secret,
+                       {target->cluster.TlsCa(args.tls_ca), kExportCallTimeout});
   v1::ExportTorrentRequest request;
   request.set_name(args.payload);
   request.set_piece_bytes(target->piece_bytes);
@@ -106,7 +107,7 @@ int ServeTo(const TorrentArgs& args) {
   // The daemon ends the serve at its own timeout (automatic when 0); this only bounds a hang.
   const auto call_timeout = std::chrono::seconds(args.timeout_s > 0 ? static_cast<int64_t>(args.timeout_s) + 60
                                                                      : int64_t{86400} * 7);
-  ControlClient client(target->member->control_address, target->cluster.secret, {args.tls_ca});
+  ControlClient client(target->member->control_address, target->cluster.secret, {target->cluster.TlsCa(args.tls_ca)});
   std::cerr << fmt::format("{} dials {} and serves {}\n", target->member->name, args.address, args.payload);
   v1::ServeToResponse response;
   Status served = client.ServeTo(request, std::chrono::duration_cast<std::chrono::milliseconds>(call_timeout),
@@ -133,7 +134,7 @@ void AddTorrentCommands(CLI::App& app, int* exit_code) {
     command->add_option("--piece", args->piece,
                         "Piece size, a power of two from 16KiB to 64MiB (default: by payload size); "
                         "export and serve-to must agree");
-    command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS");
+    command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS (default: the cluster file's tls_ca)");
   };
 
   CLI::App* torrent = app.add_subcommand("torrent", "BitTorrent metadata of payloads the daemons hold");

@@ -23,9 +23,9 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 struct PlanExecution::SenderConnection {
-  SenderConnection(asio::io_context& io, int lane_index, int child_index)
-      : socket(std::make_shared<tcp::socket>(io)), lane(lane_index), child(child_index), wake(io) {}
-  std::shared_ptr<tcp::socket> socket;
+  SenderConnection(asio::io_context& io, const std::shared_ptr<TlsContext>& tls, int lane_index, int child_index)
+      : socket(std::make_shared<DataSocket>(tcp::socket(io), tls)), lane(lane_index), child(child_index), wake(io) {}
+  SocketPtr socket;
   const int lane;
   const int child;
   std::vector<bool> child_has;
@@ -38,8 +38,7 @@ struct PlanExecution::SenderConnection {
 };
 
 struct PlanExecution::ReceiverConnection {
-  ReceiverConnection(asio::io_context& io, tcp::socket s)
-      : socket(std::make_shared<tcp::socket>(std::move(s))), changed(io) {}
+  ReceiverConnection(asio::io_context& io, SocketPtr s) : socket(std::move(s)), changed(io) {}
   SocketPtr socket;
   std::string where;            // for log lines
   std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
@@ -49,8 +48,7 @@ struct PlanExecution::ReceiverConnection {
   Notifier changed;             // a reply was queued, a chunk left the workers, or closed
   void Close() {
     closed = true;
-    boost::system::error_code ignored;
-    socket->close(ignored);
+    socket->Close();
     changed.Notify();
   }
 };
@@ -201,10 +199,7 @@ void PlanExecution::RequestStop(std::string reason) {
   if (swarm_) swarm_->Leave();
   auto self = shared_from_this();
   asio::post(io_, [self] {
-    for (auto& socket : self->open_sockets_) {
-      boost::system::error_code ignored;
-      socket->close(ignored);
-    }
+    for (const SocketPtr& socket : self->open_sockets_) socket->Close();
     self->open_sockets_.clear();
     self->chunk_arrived_.Notify();
   });
@@ -219,10 +214,7 @@ void PlanExecution::Fail(const Status& status) {
   }
   spdlog::error("plan {}: {}", ToHex(id_), status.ToString());
   if (swarm_) swarm_->Leave();
-  for (auto& socket : open_sockets_) {
-    boost::system::error_code ignored;
-    socket->close(ignored);
-  }
+  for (const SocketPtr& socket : open_sockets_) socket->Close();
   open_sockets_.clear();
   chunk_arrived_.Notify();
 }
@@ -325,8 +317,8 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
   finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-void PlanExecution::Track(const std::shared_ptr<tcp::socket>& socket) {
-  std::erase_if(open_sockets_, [](const auto& s) { return !s->is_open(); });
+void PlanExecution::Track(const SocketPtr& socket) {
+  std::erase_if(open_sockets_, [](const SocketPtr& s) { return !s->tcp().is_open(); });
   open_sockets_.push_back(socket);
 }
 
@@ -341,6 +333,11 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
   while (!Stopping()) {
     Status status = co_await SendOnce(lane, child, stream, stream_count);
     if (status.ok()) break;
+    // A wrong secret or certificate does not heal by reconnecting: fail, naming the child.
+    if (status.code() == StatusCode::kUnauthenticated) {
+      Fail(status);
+      break;
+    }
     if (!Stopping()) {
       spdlog::debug("plan {} lane {} -> {} stream {}: {}; reconnecting", ToHex(id_), lane,
                     plan_.members[child], stream, status.ToString());
@@ -353,11 +350,11 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
 }
 
 asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
-  auto conn = std::make_shared<SenderConnection>(io_, lane, child);
+  auto conn = std::make_shared<SenderConnection>(io_, options_.tls, lane, child);
   Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected;
   if (!options_.tcp_congestion.empty()) {
-    Status chosen = SetCongestionControl(*conn->socket, options_.tcp_congestion);
+    Status chosen = SetCongestionControl(conn->socket->tcp(), options_.tcp_congestion);
     if (!chosen.ok() && !congestion_warned_) {
       congestion_warned_ = true;
       spdlog::warn("plan {}: {}; the host's default is used", ToHex(id_), chosen.message());
@@ -366,8 +363,8 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   // With the child down, a connect to a local port can meet itself (TCP simultaneous open on
   // an ephemeral port equal to the target): that would hold the child's port. Drop it.
   boost::system::error_code local_ec, remote_ec;
-  if (conn->socket->local_endpoint(local_ec) == conn->socket->remote_endpoint(remote_ec) && !local_ec) {
-    conn->socket->close(local_ec);
+  if (conn->socket->tcp().local_endpoint(local_ec) == conn->socket->tcp().remote_endpoint(remote_ec) && !local_ec) {
+    conn->socket->Close();
     co_return Status::Unavailable("connected to itself: " + data_addresses_[child] + " is down");
   }
   Track(conn->socket);
@@ -379,7 +376,8 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   hello.stream = static_cast<uint32_t>(stream);
   hello.stream_count = static_cast<uint32_t>(stream_count);
   Result<std::vector<bool>> child_has =
-      co_await HandshakeAsParent(conn->socket, options_.secret, hello, plan_.NumChunks(), options_.io_timeout);
+      co_await HandshakeAsParent(conn->socket, data_addresses_[child], options_.secret, hello, plan_.NumChunks(),
+                                 options_.io_timeout);
   if (!child_has.ok()) co_return child_has.status().WithContext("child " + plan_.members[child]);
   conn->child_has = std::move(*child_has);
 
@@ -454,8 +452,8 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     if (!conn->in_flight.empty()) co_await conn->wake.Wait();
   }
   boost::system::error_code ignored;
-  conn->socket->shutdown(tcp::socket::shutdown_both, ignored);
-  conn->socket->close(ignored);
+  conn->socket->tcp().shutdown(tcp::socket::shutdown_both, ignored);
+  conn->socket->Close();
   co_return Status::Ok();
 }
 
@@ -470,8 +468,7 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
     }
     if (!header.ok()) {
       conn->error = header.status();
-      boost::system::error_code ignored;
-      conn->socket->close(ignored);
+      conn->socket->Close();
       conn->wake.Notify();
       co_return;
     }
@@ -488,14 +485,13 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
   }
 }
 
-void PlanExecution::AdoptParentConnection(tcp::socket socket, const Hello& hello) {
+void PlanExecution::AdoptParentConnection(SocketPtr socket, const Hello& hello) {
   Spawn(RunReceiver(std::move(socket), static_cast<int>(hello.lane), static_cast<int>(hello.stream),
                     static_cast<int>(hello.stream_count)));
 }
 
-asio::awaitable<void> PlanExecution::RunReceiver(tcp::socket raw_socket, int lane, int stream,
-                                                 int stream_count) {
-  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(raw_socket));
+asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane, int stream, int stream_count) {
+  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(socket_ptr));
   const SocketPtr& socket = conn->socket;
   Track(socket);
   conn->where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);

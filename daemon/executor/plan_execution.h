@@ -7,9 +7,10 @@
 //
 // The io thread only moves bytes: a received chunk is read into a pooled buffer and handed to
 // the worker pool, which hashes it and writes it once (PayloadStore::WriteChunk); the io thread
-// meanwhile reads the next chunk and forwards earlier ones. Children are served with sendfile
-// from the store's file (the page cache holds what was just written), so no chunk is copied
-// through user space on the way out, and lagging children and resumed members cost no buffer.
+// meanwhile reads the next chunk and forwards earlier ones. Children are served from the
+// store's file (the page cache holds what was just written): with sendfile over plain TCP, so
+// no chunk is copied through user space on the way out, or in slices of a small per-connection
+// buffer under TLS; lagging children and resumed members cost no chunk buffer.
 // Memory is bounded by the windows (buffers being read or verified), never by the payload.
 // Lost connections are re-opened; the child's bitmap in the handshake says what it already
 // holds, so a restarted member re-receives only what it had not verified.
@@ -50,6 +51,8 @@ namespace gridcast {
 
 struct ExecutionOptions {
   std::string secret;
+  // Mutual TLS on every data connection (socket_io.h); null: plaintext.
+  std::shared_ptr<TlsContext> tls;
   // Unacknowledged chunks per connection. More hides latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
   // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
@@ -126,9 +129,10 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // On the io thread, during the child side of a handshake: OK when `hello.parent` is this
   // member's parent in `hello.lane` and the stream is one the plan has on that edge.
   Status CheckParent(const Hello& hello) const override;
+  std::string DataAddressOf(uint32_t member) const override { return data_addresses_.at(member); }
   std::vector<uint8_t> HeldBitmap() const override;
   // On the io thread: receive a lane from an authenticated parent over `socket`.
-  void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello) override;
+  void AdoptParentConnection(SocketPtr socket, const Hello& hello) override;
 
   ExecutionSnapshot Snapshot() const;
 
@@ -141,8 +145,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   boost::asio::awaitable<void> RunSender(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<Status> SendOnce(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
-  boost::asio::awaitable<void> RunReceiver(boost::asio::ip::tcp::socket socket, int lane,
-                                           int stream, int stream_count);
+  boost::asio::awaitable<void> RunReceiver(SocketPtr socket, int lane, int stream, int stream_count);
   // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
   boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ReceiverConnection> conn);
   // On the io thread, with what the workers made of a received chunk.
@@ -168,7 +171,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   void Fail(const Status& status);
   void SenderFinished();
   // Remembers a socket so RequestStop()/Fail() can close it; forgets closed ones.
-  void Track(const std::shared_ptr<boost::asio::ip::tcp::socket>& socket);
+  void Track(const SocketPtr& socket);
   bool Stopping() const;
 
   boost::asio::io_context& io_;
@@ -195,7 +198,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
-  std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> open_sockets_;
+  std::vector<SocketPtr> open_sockets_;
   std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last bytes or keepalive per lane
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls

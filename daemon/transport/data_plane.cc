@@ -15,9 +15,9 @@ namespace gridcast {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-DataPlane::DataPlane(asio::io_context& io, std::string secret, ReceiverLookup lookup,
-                     std::chrono::milliseconds handshake_timeout)
-    : io_(io), secret_(std::move(secret)), lookup_(std::move(lookup)),
+DataPlane::DataPlane(asio::io_context& io, std::string secret, std::shared_ptr<TlsContext> tls,
+                     ReceiverLookup lookup, std::chrono::milliseconds handshake_timeout)
+    : io_(io), secret_(std::move(secret)), tls_(std::move(tls)), lookup_(std::move(lookup)),
       handshake_timeout_(handshake_timeout), acceptor_(io) {}
 
 Result<uint16_t> DataPlane::Listen(const std::string& address) {
@@ -37,23 +37,23 @@ Result<uint16_t> DataPlane::Listen(const std::string& address) {
 
 asio::awaitable<void> DataPlane::AcceptLoop() {
   for (;;) {
-    auto socket = std::make_shared<tcp::socket>(io_);
+    tcp::socket socket(io_);
     boost::system::error_code ec;
-    co_await acceptor_.async_accept(*socket, asio::redirect_error(asio::use_awaitable, ec));
+    co_await acceptor_.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted) co_return;
     if (ec) {
       spdlog::warn("data plane: accept failed: {}", ec.message());
       continue;
     }
-    socket->set_option(tcp::no_delay(true), ec);
-    asio::co_spawn(io_, Handshake(socket), asio::detached);
+    socket.set_option(tcp::no_delay(true), ec);
+    asio::co_spawn(io_, Handshake(std::make_shared<DataSocket>(std::move(socket), tls_)), asio::detached);
   }
 }
 
-asio::awaitable<void> DataPlane::Handshake(std::shared_ptr<tcp::socket> socket) {
+asio::awaitable<void> DataPlane::Handshake(SocketPtr socket) {
   auto accepted = co_await HandshakeAsChild(socket, secret_, lookup_, handshake_timeout_);
   if (!accepted.ok()) co_return;  // logged and closed
-  accepted->first->AdoptParentConnection(std::move(*socket), accepted->second);
+  accepted->first->AdoptParentConnection(std::move(socket), accepted->second);
 }
 
 }  // namespace gridcast

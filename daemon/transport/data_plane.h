@@ -1,5 +1,5 @@
 // DataPlane: the data listener of one daemon. Accepts connections from parents, runs the
-// child side of the handshake (handshake.h: challenge, verify the parent's HMAC and its place
+// child side of the handshake (handshake.h: TLS when configured, challenge, verify the parent's HMAC and its place
 // in the plan, answer with our HMAC and our verified-chunk bitmap) and hands the socket to the
 // plan's LaneReceiver (its execution). Anything malformed, unauthenticated or for an unknown
 // plan is refused with a logged reason; the daemon itself is never at risk.
@@ -22,7 +22,8 @@ namespace gridcast {
 
 class DataPlane {
  public:
-  DataPlane(boost::asio::io_context& io, std::string secret, ReceiverLookup lookup,
+  // `tls` null: plaintext connections.
+  DataPlane(boost::asio::io_context& io, std::string secret, std::shared_ptr<TlsContext> tls, ReceiverLookup lookup,
             std::chrono::milliseconds handshake_timeout);
 
   // Binds "host:port" (port 0 picks one). Returns the bound port.
@@ -30,10 +31,11 @@ class DataPlane {
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
-  boost::asio::awaitable<void> Handshake(std::shared_ptr<boost::asio::ip::tcp::socket> socket);
+  boost::asio::awaitable<void> Handshake(SocketPtr socket);
 
   boost::asio::io_context& io_;
   const std::string secret_;
+  const std::shared_ptr<TlsContext> tls_;
   const ReceiverLookup lookup_;
   const std::chrono::milliseconds handshake_timeout_;
   boost::asio::ip::tcp::acceptor acceptor_;

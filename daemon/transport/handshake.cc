@@ -11,8 +11,11 @@ namespace gridcast {
 
 namespace asio = boost::asio;
 
-asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& secret, Hello hello,
+asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& child_address,
+                                                             const std::string& secret, Hello hello,
                                                              uint64_t num_chunks, std::chrono::milliseconds timeout) {
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await SecureHandshake(socket, TlsRole::kConnected, timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(CheckPeerCertificate(*socket, child_address));
   std::array<uint8_t, kChallengeBytes> challenge_bytes{};
   GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, challenge_bytes, timeout));
   Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
@@ -43,7 +46,7 @@ asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, c
 asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
     SocketPtr socket, const std::string& secret, const ReceiverLookup& lookup, std::chrono::milliseconds timeout) {
   boost::system::error_code ec;
-  const auto peer = socket->remote_endpoint(ec);
+  const auto peer = socket->tcp().remote_endpoint(ec);
   const std::string from = ec ? "unknown peer" : peer.address().to_string();
   // Logs why, answers a parent that proved nothing with silence and one that did with the
   // reason, and closes.
@@ -56,10 +59,13 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
       const std::vector<uint8_t> bytes = EncodeAccept(reject);
       (void)co_await WriteAll(socket, asio::buffer(bytes), asio::const_buffer(), timeout);
     }
-    socket->close(ec);
+    socket->Close();
     co_return why;
   };
 
+  if (Status secured = co_await SecureHandshake(socket, TlsRole::kAccepted, timeout); !secured.ok()) {
+    co_return co_await refuse(secured, nullptr);
+  }
   Challenge challenge;
   RandomBytes(challenge.nonce);
   const auto challenge_bytes = EncodeChallenge(challenge);
@@ -75,6 +81,9 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
   std::shared_ptr<LaneReceiver> receiver = lookup(hello->plan_id);
   if (receiver == nullptr) co_return co_await refuse(Status::NotFound("unknown plan " + ToHex(hello->plan_id)), &*hello);
   if (Status parent_ok = receiver->CheckParent(*hello); !parent_ok.ok()) co_return co_await refuse(parent_ok, &*hello);
+  if (Status certified = CheckPeerCertificate(*socket, receiver->DataAddressOf(hello->parent)); !certified.ok()) {
+    co_return co_await refuse(certified, &*hello);
+  }
   Accept accept;
   accept.mac = ChildMac(secret, *hello);
   accept.extra = receiver->HeldBitmap();

@@ -3,7 +3,9 @@
 // over the challenge with the cluster secret; the child checks it, and that the parent is its
 // parent in that lane, and answers with its own HMAC and the chunks it already holds (Accept),
 // or refuses with a status and a reason. Neither side reveals anything before the other
-// proved the secret.
+// proved the secret. With TLS (socket_io.h), all of it runs inside a mutual TLS 1.3 session,
+// and each side also checks that the other's certificate names the member it is: the parent
+// the child's data host, the child the data host of the parent its Hello names.
 #pragma once
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
@@ -31,19 +33,23 @@ class LaneReceiver {
   // OK when `hello.parent` is this member's parent in `hello.lane` and the stream is one the
   // plan has on that edge.
   virtual Status CheckParent(const Hello& hello) const = 0;
+  // The data address ("host:port") of member `member` of the plan, a valid index.
+  virtual std::string DataAddressOf(uint32_t member) const = 0;
   // The verified chunks, chunk c at bit c % 8 of byte c / 8: what the parent need not send.
   virtual std::vector<uint8_t> HeldBitmap() const = 0;
   // Receive the lane over `socket` (the handshake is done).
-  virtual void AdoptParentConnection(boost::asio::ip::tcp::socket socket, const Hello& hello) = 0;
+  virtual void AdoptParentConnection(SocketPtr socket, const Hello& hello) = 0;
 };
 
 using ReceiverLookup = std::function<std::shared_ptr<LaneReceiver>(const PlanId&)>;
 
-// Parent side on a connected socket. `hello` names the plan, lane, parent and stream; its
-// nonce and MAC are filled here. Returns which of the plan's `num_chunks` chunks the child
-// holds. A refusal comes back with the child's status code and reason.
-boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& secret,
-                                                                     Hello hello, uint64_t num_chunks,
+// Parent side on a socket connected to `child_address`. `hello` names the plan, lane, parent
+// and stream; its nonce and MAC are filled here. Returns which of the plan's `num_chunks`
+// chunks the child holds. A refusal comes back with the child's status code and reason; a
+// failed authentication (secret or certificate) is Unauthenticated.
+boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& child_address,
+                                                                     const std::string& secret, Hello hello,
+                                                                     uint64_t num_chunks,
                                                                      std::chrono::milliseconds timeout);
 
 // Child side on an accepted socket: challenges the parent, authenticates it, finds the plan

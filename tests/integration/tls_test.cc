@@ -1,39 +1,44 @@
-// The control channel over TLS: daemons serve with a certificate, the client and the source's
-// calls to members verify it with the CA; a plaintext client is refused.
+// TLS end to end, with real daemons: every daemon serves its control port and its data plane
+// with a certificate from the cluster's CA (cluster/cluster_pki.h), the cluster file names
+// the CA, and a send needs nothing more; a client that does not know the CA is refused.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "common/crypto.h"
 #include "deploy/local_cluster.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {
 namespace {
 
-TEST(Tls, BroadcastOverTlsControlChannel) {
-  const fs::path pki = fs::temp_directory_path() / ("gridcast-tls-" + std::to_string(getpid()));
-  fs::create_directories(pki);
-  // A self-signed certificate for "localhost" (the authority gRPC uses for unix: targets).
-  Result<CommandOutput> made = RunCommand(
-      {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-       "-addext", "subjectAltName=DNS:localhost", "-keyout", (pki / "key.pem").string(), "-out",
-       (pki / "cert.pem").string()});
-  ASSERT_TRUE(made.ok());
-  ASSERT_EQ(made->exit_code, 0) << made->output;
-  const std::string cert = (pki / "cert.pem").string();
-  {
-    LocalCluster cluster(GRIDCASTD, "tls", 3,
-                         {"--tls-cert", cert, "--tls-key", (pki / "key.pem").string(), "--tls-ca", cert});
-    const std::string payload = cluster.MakePayload("tls.bin", 777'777);
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Tls, BroadcastOverTlsControlAndDataPlanes) {
+  LocalCluster cluster(GRIDCASTD, "tls", 4, {}, LocalCluster::Transport::kTls);
+  const std::string payload = cluster.MakePayload("tls.bin", 3'777'777);
+  for (const char* algo : {"chain", "multilane"}) {
     Result<CommandOutput> sent = RunCommand({GRIDCAST_CLI, "send", payload, "--cluster", cluster.cluster_file(),
-                                             "--algo", "chain", "--tls-ca", cert});
+                                             "--algo", algo, "--chunk", "256KiB", "--name",
+                                             std::string("tls-") + algo + ".bin"});
     ASSERT_TRUE(sent.ok());
     EXPECT_EQ(sent->exit_code, 0) << sent->output;
-    EXPECT_TRUE(fs::exists(cluster.data_dir(2) / "tls.bin"));
-    // Without the CA the client speaks plaintext to a TLS port: refused, no crash.
-    Result<CommandOutput> plain = RunCommand({GRIDCAST_CLI, "list", "--cluster", cluster.cluster_file()});
-    ASSERT_TRUE(plain.ok());
-    EXPECT_NE(plain->exit_code, 0) << plain->output;
+    for (int i = 1; i < cluster.size(); ++i) {
+      EXPECT_EQ(ReadFile(cluster.data_dir(i) / (std::string("tls-") + algo + ".bin")), ReadFile(payload))
+          << algo << " at m" << i;
+    }
   }
-  fs::remove_all(pki);
+  // The same cluster without the CA: the client speaks plaintext to TLS ports, and is refused.
+  ClusterConfig plain = cluster.config();
+  plain.tls_ca_path.clear();
+  const fs::path plain_file = cluster.dir() / "plain.yaml";
+  std::ofstream(plain_file) << FormatClusterFile(plain);
+  Result<CommandOutput> listed = RunCommand({GRIDCAST_CLI, "list", "--cluster", plain_file.string()});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_NE(listed->exit_code, 0) << listed->output;
 }
 
 }  // namespace

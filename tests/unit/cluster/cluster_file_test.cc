@@ -1,5 +1,6 @@
 // Cluster file addresses: what fuzz_cluster_file found (an empty bracketed host that parsed
-// but gave a default BitTorrent address that did not), and IPv6 defaults that format back.
+// but gave a default BitTorrent address that did not), and IPv6 defaults that format back;
+// the files the cluster file names (topology, the cluster's CA).
 #include "cluster/cluster_file.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,19 @@ TEST(ClusterFileTest, AnIpv6DataAddressGivesABracketedDefaultThatFormatsBack) {
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->members[0].bt_address, "[::1]:7702");
   EXPECT_EQ(again->members[0].data_address, "[::1]:7701");
+}
+
+TEST(ClusterFileTest, TheClusterCaIsRelativeToTheFileAndFormatsBack) {
+  const std::string members = "members:\n  - name: a\n    control: unix:/a.sock\n    data: 10.0.0.1:7701\n";
+  Result<ClusterConfig> config = ParseClusterFile(kSecret + "tls_ca: pki/ca.pem\n" + members, "/etc/gridcast");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->tls_ca_path, "/etc/gridcast/pki/ca.pem");
+  Result<ClusterConfig> again = ParseClusterFile(FormatClusterFile(*config), "/elsewhere");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->tls_ca_path, "/etc/gridcast/pki/ca.pem");
+  EXPECT_TRUE(ParseClusterFile(kSecret + members, "/").value().tls_ca_path.empty());
+  Result<ClusterConfig> empty = ParseClusterFile(kSecret + "tls_ca: \"\"\n" + members, "/");
+  EXPECT_FALSE(empty.ok());
 }
 
 }  // namespace

@@ -137,6 +137,7 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c, "--tcp-congestion", "cu bic"}, "", "--tcp-congestion: 'cu bic'"},
       {{"--name", "a", "--cluster", c, "--log-level", "loud"}, "", "--log-level: 'loud'"},
       {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem"}, "", "--tls-cert and --tls-key go together"},
+      {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "", "--tls-cert needs the cluster's CA"},
       {{"--name", "a", "--cluster", c}, "window_chunks: 2\nwindow_chunk: 3\n", "line 2: unknown field 'window_chunk'"},
       {{"--name", "a", "--cluster", c}, "window_chunks: many\n", "line 1: 'window_chunks' has a value of the wrong type"},
       {{"--name", "a", "--cluster", c}, "[1, 2]\n", "not a map of settings"},

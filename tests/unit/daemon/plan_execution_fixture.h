@@ -48,7 +48,7 @@ class PlanExecutionFixture : public ::testing::Test {
     // Each member's data plane asks this table for the plan's receiver.
     for (int i = 0; i < kMembers; ++i) {
       planes_.push_back(std::make_unique<DataPlane>(
-          io_, kSecret,
+          io_, kSecret, TlsOf(i),
           [this, i](const PlanId& id) -> std::shared_ptr<LaneReceiver> {
             std::lock_guard<std::mutex> lock(mutex_);
             auto it = executions_.find(i);
@@ -91,6 +91,7 @@ class PlanExecutionFixture : public ::testing::Test {
   }
 
   fs::path MemberDir(int i) const { return dir_ / ("m" + std::to_string(i)); }
+  std::shared_ptr<TlsContext> TlsOf(int i) const { return i < static_cast<int>(tls_.size()) ? tls_[i] : nullptr; }
 
   // A payload of `bytes` random bytes at the source, and a plan of `planner` over kMembers.
   void MakePayloadAndPlan(uint64_t bytes, const std::string& planner) {
@@ -129,6 +130,7 @@ class PlanExecutionFixture : public ::testing::Test {
   void StartMember(int i, std::shared_ptr<PayloadStore> store) {
     ExecutionOptions options;
     options.secret = kSecret;
+    options.tls = TlsOf(i);
     options.reconnect_delay = std::chrono::milliseconds(20);
     auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, std::move(store), options);
     {
@@ -188,6 +190,7 @@ class PlanExecutionFixture : public ::testing::Test {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ = boost::asio::make_work_guard(io_);
   boost::asio::thread_pool workers_{2};
   std::thread runner_;
+  std::vector<std::shared_ptr<TlsContext>> tls_;  // per member, set before SetUp; none: plaintext
   std::vector<std::unique_ptr<DataPlane>> planes_;
   std::vector<std::string> addresses_;
   std::mutex mutex_;
