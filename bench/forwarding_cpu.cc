@@ -1,9 +1,10 @@
 // CPU cost of forwarding: 8 gridcastd on loopback (unshaped), one push broadcast, and for every
 // receiving daemon the payload bytes it took in (received, verified, written, forwarded to its
 // children) per CPU-second it used (user + system, from /proc). The target is
-// >= 1 GB/s per CPU-second per node.
+// >= 1 GB/s per CPU-second per node. With --tls the daemons run TLS on every data connection
+// (and the control port): the difference is the cost of encryption per byte.
 //
-//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--daemon-arg=ARG ...] [--json]
+//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--tls] [--daemon-arg=ARG ...] [--json]
 //
 // --daemon-arg passes one argument to every gridcastd (e.g. --daemon-arg=--page-cache-window=8MiB).
 #include <unistd.h>
@@ -44,11 +45,14 @@ int main(int argc, char** argv) {
   std::string algo = "multilane";
   std::string chunk = "1MiB";
   bool json = false;
+  bool tls = false;
   std::vector<std::string> daemon_args;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--tls") {
+      tls = true;
     } else if (arg.starts_with("--daemon-arg=")) {
       daemon_args.push_back(arg.substr(std::string("--daemon-arg=").size()));
     } else if (i + 1 < argc && arg == "--size") {
@@ -63,13 +67,14 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && arg == "--chunk") {
       chunk = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--daemon-arg=ARG ...] [--json]\n",
+      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--tls] [--daemon-arg=ARG ...] [--json]\n",
                    argv[0]);
       return 2;
     }
   }
   constexpr int kMembers = 8;
-  gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers, daemon_args);
+  gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers, daemon_args,
+                                 tls ? gridcast::LocalCluster::Transport::kTls : gridcast::LocalCluster::Transport::kPlain);
   const std::string payload = cluster.MakePayload("cpu.bin", size);
   std::vector<double> before(kMembers);
   for (int i = 0; i < kMembers; ++i) before[i] = CpuSeconds(cluster.pid(i));
@@ -91,14 +96,15 @@ int main(int argc, char** argv) {
   double mean_rate = 0;
   for (double r : rates) mean_rate += r / static_cast<double>(rates.size());
   if (json) {
-    std::printf("%s\n", nlohmann::json{{"algo", algo}, {"size_bytes", size}, {"completion_s", summary["completion_s"]},
+    std::printf("%s\n", nlohmann::json{{"algo", algo}, {"tls", tls}, {"size_bytes", size},
+                                       {"completion_s", summary["completion_s"]},
                                        {"verified", summary["verified"]}, {"members", members},
                                        {"bytes_per_cpu_s_min", min_rate}, {"bytes_per_cpu_s_mean", mean_rate}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("%s, %s over 8 daemons on loopback: %.2f s, verified %s\n", algo.c_str(),
-                gridcast::FormatSize(size).c_str(), summary["completion_s"].get<double>(),
+    std::printf("%s, %s over 8 daemons on loopback%s: %.2f s, verified %s\n", algo.c_str(),
+                gridcast::FormatSize(size).c_str(), tls ? " (TLS)" : "", summary["completion_s"].get<double>(),
                 summary["verified"].get<bool>() ? "yes" : "NO");
     for (const auto& m : members) {
       std::printf("  %-4s %6.2f CPU-s\n", m["member"].get<std::string>().c_str(), m["cpu_s"].get<double>());

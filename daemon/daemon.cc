@@ -93,6 +93,7 @@ Status RunDaemon(const DaemonOptions& options) {
   CoordinatorOptions coordinator_options;
   coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
+  coordinator_options.data_tls = execution.tls != nullptr;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
   ControlTree tree(node, options.cluster, coordinator_options.client);
@@ -127,9 +128,9 @@ Status RunDaemon(const DaemonOptions& options) {
     io_thread.join();
     return Status::Unavailable("cannot listen for control calls on " + options.control_address);
   }
-  spdlog::info("gridcastd '{}' up: control {}, data {} (port {}), BitTorrent {}, data dir {}", options.name,
-               options.control_address, options.data_address, *data_port, options.torrents.listen_address,
-               data_dir);
+  spdlog::info("gridcastd '{}' up: control {}{}, data {} (port {}{}), BitTorrent {}, data dir {}", options.name,
+               options.control_address, execution.tls ? " (TLS)" : "", options.data_address, *data_port,
+               execution.tls ? ", TLS" : "", options.torrents.listen_address, data_dir);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

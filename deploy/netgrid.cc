@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cluster/cluster_file.h"
+#include "cluster/cluster_pki.h"
 #include "collectives/topology.h"
 #include "common/crypto.h"
 #include "deploy/subprocess.h"
@@ -239,6 +240,13 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
   RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
   cluster.secret = secret;
   cluster.topology_path = (root / "topology.yaml").string();
+  if (options.tls) {
+    std::vector<PkiMember> certified;
+    // localhost: gRPC's authority for the unix: control sockets.
+    for (const NetgridNode& node : state.nodes) certified.push_back({node.name, {node.address, "localhost"}});
+    GRIDCAST_RETURN_IF_ERROR(WriteClusterPki(root / "pki", certified));
+    cluster.tls_ca_path = (root / "pki" / "ca.pem").string();
+  }
   for (const NetgridNode& node : state.nodes) {
     cluster.members.push_back({node.name, "unix:" + (root / "run" / (node.name + ".sock")).string(),
                                node.address + ":" + std::to_string(options.data_port),
@@ -254,6 +262,10 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
                                      cluster_file.string(), "--data-dir", (root / "data" / node.name).string(),
                                      "--memory-dir", (NetgridMemoryRoot(state.prefix) / node.name).string(),
                                      "--send-root", (root / "payloads").string()};
+    if (options.tls) {
+      argv.insert(argv.end(), {"--tls-cert", (root / "pki" / (node.name + ".pem")).string(), "--tls-key",
+                               (root / "pki" / (node.name + ".key")).string()});
+    }
     argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
     Result<int> pid = SpawnDetached(NetgridExecArgv(node, argv), (root / "logs" / (node.name + ".log")).string());
     if (!pid.ok()) return pid.status();

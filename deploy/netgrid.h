@@ -55,11 +55,15 @@ struct NetgridDaemonOptions {
   std::string gridcastd = "gridcastd";   // the daemon binary
   uint16_t data_port = 7701;
   std::vector<std::string> extra_args;   // passed to every daemon
+  // Every daemon serves TLS (control and data) with a certificate from a fresh cluster CA in
+  // STATE/pki, which the cluster file names (tls_ca).
+  bool tls = false;
 };
 
 // Starts one gridcastd per node inside its namespace and waits until each listens. Writes
 // STATE/cluster.yaml (a fresh secret, STATE/topology.yaml, control on unix sockets in
-// STATE/run so the host reaches every daemon, data on the node's address), data directories
+// STATE/run so the host reaches every daemon, data on the node's address; with options.tls
+// the CA it names), data directories
 // STATE/data/NODE, logs STATE/logs/NODE.log; every daemon may send from STATE/payloads.
 // Returns the cluster file's path. The daemons stop with NetgridDown().
 Result<std::string> StartNetgridDaemons(const NetworkModel& model, const NetgridState& state,

@@ -59,6 +59,7 @@ struct BenchArgs {
   int iperf_seconds = 5;
   bool json = false;
   bool in_memory = false;
+  bool tls = false;
 };
 
 // What every mode measures; the bound is filled in by the caller.
@@ -206,6 +207,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
+  daemons.tls = ctx.args.tls;
   if (mode == "pull-default") daemons.extra_args.push_back("--bt-defaults");
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
   const fs::path payload = ctx.state_dir / "payloads" / kPayloadName;
@@ -447,7 +449,9 @@ int Bench(const BenchArgs& args) {
   const BenchContext ctx{args, *model, *size, fs::absolute(state_dir)};
 
   Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
-  if (args.mode == "push" || args.mode == "pull" || args.mode == "pull-default" || args.mode == "hybrid") {
+  const bool daemon_mode = args.mode == "push" || args.mode == "pull" || args.mode == "pull-default" || args.mode == "hybrid";
+  if (args.tls && !daemon_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
+  if (daemon_mode) {
     outcome = RunDaemonBroadcast(ctx);
   } else if (args.mode == "p2p-matrix") {
     outcome = RunP2pMatrix(ctx);
@@ -468,6 +472,7 @@ int Bench(const BenchArgs& args) {
                                 nlohmann::json(outcome->uplink_copies).dump());
     }
     if (!outcome->control.is_null()) pull_fields += ", \"control\": " + outcome->control.dump();
+    if (args.tls) pull_fields += ", \"tls\": true";
     if (outcome->pairs) {
       pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
@@ -479,7 +484,8 @@ int Bench(const BenchArgs& args) {
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
                outcome->verified ? "true" : "false", pull_fields);
   } else {
-    fmt::print("{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
+    fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
+               args.tls ? " (TLS)" : "",
                outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
                ratio, outcome->verified ? "verified" : "NOT VERIFIED");
     for (const std::string& line : outcome->details) fmt::print("  {}\n", line);
@@ -510,6 +516,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");
   bench->add_flag("--in-memory", args->in_memory,
                   "push: receivers keep the payload in memory (gridcast send --in-memory)");
+  bench->add_flag("--tls", args->tls,
+                  "push, pull, hybrid: daemons serve TLS on control and data (a fresh cluster CA in the state directory)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")
       ->allow_extra_args(false);
   bench->add_option("--observations", args->observations, "pull: keep the broadcast's observations (JSON) here");

@@ -19,12 +19,14 @@ struct NetgridArgs {
   std::string state = DefaultNetgridStateDir().string();
   bool json = false;
   bool daemons = false;
+  bool tls = false;
   std::vector<std::string> daemon_args;
   std::string node;
   std::vector<std::string> command;
 };
 
 int Up(const NetgridArgs& args) {
+  if (args.tls && !args.daemons) return ReportError(Status::InvalidArgument("--tls needs --daemons"));
   Result<NetworkModel> model = LoadTopology(args.topology);
   if (!model.ok()) return ReportError(model.status());
   Result<NetgridState> state = NetgridUp(*model, args.state);
@@ -46,12 +48,15 @@ int Up(const NetgridArgs& args) {
   NetgridDaemonOptions options;
   options.gridcastd = ProgramBesideSelf("gridcastd");
   options.extra_args = args.daemon_args;
+  options.tls = args.tls;
   Result<std::string> cluster = StartNetgridDaemons(*model, *state, args.state, options);
   if (!cluster.ok()) {
     (void)NetgridDown(args.state);
     return ReportError(cluster.status().WithContext("netgrid up --daemons (rolled back)"));
   }
-  fmt::print("  {} gridcastd daemons running; cluster file {}\n", state->nodes.size(), *cluster);
+  fmt::print("  {} gridcastd daemons running{}; cluster file {}\n", state->nodes.size(),
+             args.tls ? " (TLS, CA " + (std::filesystem::absolute(args.state) / "pki" / "ca.pem").string() + ")" : "",
+             *cluster);
   return kExitOk;
 }
 
@@ -108,6 +113,8 @@ void AddNetgridCommand(CLI::App& app, int* exit_code) {
   up->add_option("topology", args->topology, "Topology YAML file")->required();
   up->add_option("--state", args->state, "State directory (one per netgrid)");
   up->add_flag("--daemons", args->daemons, "Start a gridcastd per node; writes STATE/cluster.yaml");
+  up->add_flag("--tls", args->tls,
+               "With --daemons: TLS on control and data, certificates from a fresh cluster CA in STATE/pki");
   up->add_option("--daemon-arg", args->daemon_args, "Extra argument for every gridcastd (repeatable)")
       ->allow_extra_args(false);
   up->callback([args, exit_code] { *exit_code = Up(*args); });

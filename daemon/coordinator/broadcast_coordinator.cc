@@ -176,8 +176,14 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   // pushes with pull repair, so a member whose tree parent fails or lags still finishes.
   // A topology in the request (tomography's, from the client) counts as described.
   const bool default_hybrid = request.mode() == v1::PLAN_MODE_UNSPECIFIED && algorithm == "auto" &&
-                              cluster_.topology_path.empty() && request.topology_yaml().empty() && size > 0;
+                              cluster_.topology_path.empty() && request.topology_yaml().empty() && size > 0 &&
+                              !options_.data_tls;
   const bool hybrid = request.mode() == v1::PLAN_MODE_HYBRID || default_hybrid;
+  if (options_.data_tls && (pull || hybrid) && request.probe_bytes() == 0) {
+    return Status::FailedPrecondition(
+        "pull and hybrid move the payload over BitTorrent, which gridcast does not encrypt, and this cluster runs "
+        "TLS: send with --mode push");
+  }
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
   // What the request leaves open, `auto` may choose.
   plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;

@@ -49,6 +49,9 @@ struct CoordinatorOptions {
   // No new verified chunk at any member for this long fails the broadcast, naming who is not
   // done, well before its deadline (BroadcastRequest.stall_timeout_s overrides it).
   std::chrono::milliseconds stall_after = std::chrono::seconds(60);
+  // The daemons run TLS on the data plane: payload bytes must not move over BitTorrent, which
+  // is not encrypted (pull and hybrid are refused, except for tomography's random probes).
+  bool data_tls = false;
 };
 
 class BroadcastCoordinator {

@@ -31,6 +31,14 @@ TEST(Tls, BroadcastOverTlsControlAndDataPlanes) {
           << algo << " at m" << i;
     }
   }
+  // BitTorrent is not encrypted: pull and hybrid are refused, naming why.
+  for (const char* mode : {"pull", "hybrid"}) {
+    Result<CommandOutput> refused = RunCommand(
+        {GRIDCAST_CLI, "send", payload, "--cluster", cluster.cluster_file(), "--mode", mode, "--name", "no.bin"});
+    ASSERT_TRUE(refused.ok());
+    EXPECT_NE(refused->exit_code, 0) << refused->output;
+    EXPECT_NE(refused->output.find("does not encrypt"), std::string::npos) << refused->output;
+  }
   // The same cluster without the CA: the client speaks plaintext to TLS ports, and is refused.
   ClusterConfig plain = cluster.config();
   plain.tls_ca_path.clear();
