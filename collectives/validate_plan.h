@@ -21,6 +21,8 @@ namespace gridcast {
 // two of at least 16 KiB (libtorrent's block).
 inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMinPieceBytes = uint64_t{16} << 10;
+// Parallel TCP connections on one edge: more only divides a link further.
+inline constexpr int kMaxStreamsPerEdge = 64;
 // InvalidArgument unless 1 <= chunk_bytes <= kMaxChunkBytes.
 Status CheckChunkBytes(uint64_t chunk_bytes);
 // InvalidArgument unless `piece_bytes` is a power of two from kMinPieceBytes to kMaxChunkBytes.

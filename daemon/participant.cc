@@ -66,13 +66,6 @@ Digest MembersDigest(const v1::Plan& plan) {
   return stream.Finish();
 }
 
-Result<PlanId> PlanIdFromBytes(const std::string& bytes) {
-  PlanId id{};
-  if (bytes.size() != id.size()) return Status::InvalidArgument("plan id must be 16 bytes");
-  std::memcpy(id.data(), bytes.data(), id.size());
-  return id;
-}
-
 Participant::Participant(boost::asio::io_context& io, ParticipantOptions options)
     : io_(io),
       options_(std::move(options)),

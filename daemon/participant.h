@@ -117,6 +117,5 @@ class Participant {
 // ChunkListDigest of the chunk hashes, what Prepare echoes so the caller can compare the
 // member's view field by field.
 Digest MembersDigest(const v1::Plan& plan);
-Result<PlanId> PlanIdFromBytes(const std::string& bytes);
 
 }  // namespace gridcast

@@ -111,7 +111,7 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
   for (const v1::Lane& l : in.lanes()) {
     Lane lane;
     lane.source = as_index(l.source());
-    lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), 64));
+    lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), kMaxStreamsPerEdge));
     if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
       return Status::InvalidArgument("plan lane has too many chunk ranges");
     }
@@ -123,7 +123,10 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
       if (f.children_size() > p) return Status::InvalidArgument("plan fanout has too many children");
       for (uint32_t child : f.children()) fanout.children.push_back(as_index(child));
       for (uint32_t streams : f.streams()) {
-        if (streams > 64) return Status::InvalidArgument("plan asks for more than 64 streams per edge");
+        if (streams > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
+          return Status::InvalidArgument("plan asks for more than " + std::to_string(kMaxStreamsPerEdge) +
+                                         " streams per edge");
+        }
         fanout.streams.push_back(static_cast<int>(streams));
       }
       lane.fanouts.push_back(std::move(fanout));

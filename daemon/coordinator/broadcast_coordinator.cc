@@ -21,6 +21,7 @@
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
+#include "daemon/request_checks.h"
 #include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -29,8 +30,6 @@ namespace gridcast {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr double kMaxRequestSeconds = 365.0 * 24 * 3600;
 
 // A duration from a request, already checked to be finite and at most kMaxRequestSeconds.
 std::chrono::milliseconds Milliseconds(double seconds) {
@@ -111,13 +110,10 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePaylo
   fs::path path(request.payload_path());
   std::string probe_name;
   if (request.probe_bytes() > 0) {
-    if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
     probe_name = request.name().empty() ? kDefaultProbeName : request.name();
     GRIDCAST_ASSIGN_OR_RETURN(std::string written,
                               WriteProbePayload(node_.data_dir(), probe_name, request.probe_bytes()));
     path = written;
-  } else if (request.payload_path().empty()) {
-    return Status::InvalidArgument("no payload path");
   }
   if (path.is_relative()) path = fs::path(node_.data_dir()) / path;
   std::error_code ec;
@@ -276,12 +272,7 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
   const auto received = std::chrono::steady_clock::now();
-  for (const auto& [field, seconds] : {std::pair{"timeout_s", request.timeout_s()},
-                                       std::pair{"stall_timeout_s", request.stall_timeout_s()}}) {
-    if (!(seconds >= 0 && seconds <= kMaxRequestSeconds)) {
-      return Status::InvalidArgument(std::string(field) + ": seconds from 0 to a year");
-    }
-  }
+  GRIDCAST_RETURN_IF_ERROR(CheckBroadcastRequest(request));
   GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request));
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
 

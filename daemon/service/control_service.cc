@@ -9,13 +9,10 @@
 #include <vector>
 
 #include "common/hex.h"
+#include "daemon/request_checks.h"
 
 namespace gridcast {
 namespace {
-
-// A broadcast may run for days (a restarted member is started again with the broadcast's age);
-// beyond this a Start's age is not a broadcast's.
-constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
 
 grpc::Status ToGrpc(const gridcast::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -106,15 +103,10 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
                                    v1::StartResponse*) {
   return Guarded("Start", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Start"));
-    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    const double ago_s = request->source_started_ago_s();
-    if (!std::isfinite(ago_s) || ago_s < 0 || ago_s > kMaxSourceStartedAgoS) {
-      return gridcast::Status::InvalidArgument("source_started_ago_s must be 0 to " +
-                                               std::to_string(static_cast<int>(kMaxSourceStartedAgoS)) + " s");
-    }
+    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckStartRequest(*request));
     const auto source_started = std::chrono::steady_clock::now() -
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(ago_s));
+                                    std::chrono::duration<double>(request->source_started_ago_s()));
     return tree_.Carries(id) ? tree_.Start(id, source_started, DeadlineOf(context)) : node_.Start(id, source_started);
   });
 }
@@ -123,8 +115,8 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
                                     v1::CancelResponse*) {
   return Guarded("Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
-    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-    const std::string reason = request->reason().empty() ? "cancelled" : request->reason().substr(0, 512);
+    GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckCancelRequest(*request));
+    const std::string reason = request->reason().empty() ? "cancelled" : request->reason().substr(0, kMaxCancelReasonBytes);
     if (tree_.Cancel(id, reason, DeadlineOf(context))) return gridcast::Status::Ok();
     gridcast::Status stopped = node_.Stop(id, reason);
     if (stopped.code() != StatusCode::kNotFound) return stopped;
@@ -138,6 +130,7 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
                                     v1::StatusResponse* response) {
   return Guarded("Status", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Status"));
+    GRIDCAST_RETURN_IF_ERROR(CheckStatusRequest(*request));
     response->set_member(node_.name());
     std::vector<std::shared_ptr<PlanExecution>> plans;
     if (request->plan_id().empty()) {
@@ -181,7 +174,6 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       }
     }
     if (request->subtree()) {
-      if (request->plan_id().empty()) return gridcast::Status::InvalidArgument("a subtree status names a plan");
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
       const PollDetail detail = !request->detail()        ? PollDetail::kSums
                                 : request->observations() ? PollDetail::kEveryMemberWithObservations
@@ -208,6 +200,7 @@ grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::Remo
                                     v1::RemoveResponse*) {
   return Guarded("Remove", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Remove"));
+    GRIDCAST_RETURN_IF_ERROR(CheckRemoveRequest(*request));
     return node_.Remove(request->name(), request->in_memory());
   });
 }
@@ -216,6 +209,7 @@ grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v
                                            v1::ExportTorrentResponse* response) {
   return Guarded("ExportTorrent", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ExportTorrent"));
+    GRIDCAST_RETURN_IF_ERROR(CheckExportTorrentRequest(*request));
     GRIDCAST_ASSIGN_OR_RETURN(ExportedTorrent exported, exports_.Export(request->name(), request->piece_bytes()));
     response->set_torrent(std::move(exported.torrent));
     response->set_magnet(std::move(exported.magnet));
@@ -229,6 +223,7 @@ grpc::Status ControlService::ServeTo(grpc::ServerContext* context, const v1::Ser
                                      v1::ServeToResponse* response) {
   return Guarded("ServeTo", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ServeTo"));
+    GRIDCAST_RETURN_IF_ERROR(CheckServeToRequest(*request));
     ServeRequest serve{request->name(), request->address(), request->piece_bytes(), request->timeout_s()};
     GRIDCAST_ASSIGN_OR_RETURN(ServeSnapshot done, exports_.Serve(serve, [context] { return context->IsCancelled(); }));
     ToProto(done, response->mutable_serve());

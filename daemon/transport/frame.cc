@@ -87,6 +87,13 @@ std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& h) {
   return out;
 }
 
+Result<PlanId> PlanIdFromBytes(const std::string& bytes) {
+  PlanId id{};
+  if (bytes.size() != id.size()) return Status::InvalidArgument("plan id must be 16 bytes");
+  std::memcpy(id.data(), bytes.data(), id.size());
+  return id;
+}
+
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length) {
   Reader r(bytes.data());

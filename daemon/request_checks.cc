@@ -1,0 +1,88 @@
+#include "daemon/request_checks.h"
+
+#include <string>
+
+#include "cluster/cluster_file.h"
+#include "collectives/validate_plan.h"
+#include "common/safe_path.h"
+#include "daemon/store/probe_payload.h"
+
+namespace gridcast {
+
+namespace {
+
+Status CheckSeconds(const char* field, double seconds, double at_most) {
+  if (!(seconds >= 0 && seconds <= at_most)) {  // false for NaN too
+    return Status::InvalidArgument(std::string(field) + ": seconds from 0 to " +
+                                   (at_most == kMaxRequestSeconds ? std::string("a year")
+                                                                  : std::to_string(static_cast<int64_t>(at_most))));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
+  if (request.probe_bytes() > 0) {
+    if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
+    if (request.probe_bytes() > kMaxProbeBytes) {
+      return Status::InvalidArgument("probe size must be 1 byte to 64 GiB, not " + std::to_string(request.probe_bytes()));
+    }
+  } else if (request.payload_path().empty()) {
+    return Status::InvalidArgument("no payload path");
+  }
+  if (request.payload_path().size() > kMaxRequestPathBytes ||
+      request.payload_path().find('\0') != std::string::npos) {
+    return Status::InvalidArgument("the payload path is longer than 4096 bytes or holds a NUL");
+  }
+  if (!request.name().empty()) GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
+  if (request.members_size() > kMaxRequestMembers) {
+    return Status::InvalidArgument("a request names at most " + std::to_string(kMaxRequestMembers) + " members");
+  }
+  for (const std::string& member : request.members()) {
+    if (member.empty() || member.size() > 255) return Status::InvalidArgument("a member name is 1 to 255 bytes");
+  }
+  if (request.algorithm().size() > 64) return Status::InvalidArgument("an algorithm name is at most 64 bytes");
+  if (request.chunk_bytes() > 0) GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(request.chunk_bytes()));
+  if (request.streams() > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
+    return Status::InvalidArgument("at most " + std::to_string(kMaxStreamsPerEdge) + " streams per edge");
+  }
+  if (!v1::PlanMode_IsValid(request.mode())) return Status::InvalidArgument("unknown mode");
+  if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
+    return Status::InvalidArgument("a request's topology is at most 1 MiB");
+  }
+  return Status::Ok();
+}
+
+Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("source_started_ago_s", request.source_started_ago_s(), kMaxSourceStartedAgoS));
+  return PlanIdFromBytes(request.plan_id());
+}
+
+Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request) { return PlanIdFromBytes(request.plan_id()); }
+
+Status CheckStatusRequest(const v1::StatusRequest& request) {
+  if (!request.plan_id().empty()) GRIDCAST_RETURN_IF_ERROR(PlanIdFromBytes(request.plan_id()).status());
+  if (request.subtree() && request.plan_id().empty()) return Status::InvalidArgument("a subtree status names a plan");
+  if (request.detail() && !request.subtree()) return Status::InvalidArgument("detail is for a subtree status");
+  return Status::Ok();
+}
+
+Status CheckRemoveRequest(const v1::RemoveRequest& request) { return CheckPayloadName(request.name()); }
+
+Status CheckExportTorrentRequest(const v1::ExportTorrentRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
+  if (request.piece_bytes() != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(request.piece_bytes()));
+  return Status::Ok();
+}
+
+Status CheckServeToRequest(const v1::ServeToRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
+  if (request.piece_bytes() != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(request.piece_bytes()));
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), 7 * 24 * 3600));
+  return SplitHostPort(request.address()).status();
+}
+
+}  // namespace gridcast

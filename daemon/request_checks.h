@@ -1,0 +1,35 @@
+// The checks of a control request that need nothing but the message: sizes, ids, names,
+// numbers, enums. Handlers run them before anything else; what needs the daemon's state (does
+// the plan exist, the file, the member) comes after. Pure, so fuzz_control runs them on
+// arbitrary bytes (docs/reliability.md). Prepare's plan has its own (collectives/validate_plan.h).
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+#include "daemon/transport/frame.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+// Durations in requests: from 0 to a year (a finite number of seconds).
+inline constexpr double kMaxRequestSeconds = 365.0 * 24 * 3600;
+// How long ago a Start may say its broadcast began at the source.
+inline constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
+// Requests name at most this many members (a broadcast to more goes to all: members empty).
+inline constexpr int kMaxRequestMembers = 1'000'000;
+inline constexpr size_t kMaxTopologyYamlBytes = size_t{1} << 20;
+inline constexpr size_t kMaxRequestPathBytes = 4096;  // PATH_MAX
+// A longer cancel reason (a failure naming many members) is cut to this.
+inline constexpr size_t kMaxCancelReasonBytes = 512;
+
+Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
+// Returns the plan id.
+Result<PlanId> CheckStartRequest(const v1::StartRequest& request);
+Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request);
+Status CheckStatusRequest(const v1::StatusRequest& request);
+Status CheckRemoveRequest(const v1::RemoveRequest& request);
+Status CheckExportTorrentRequest(const v1::ExportTorrentRequest& request);
+Status CheckServeToRequest(const v1::ServeToRequest& request);
+
+}  // namespace gridcast

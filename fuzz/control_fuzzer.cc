@@ -1,0 +1,91 @@
+// The control requests other than Prepare (fuzz_plan has that), as any caller holding the
+// secret could send them: the first byte picks the message, the rest is its protobuf encoding,
+// and the handler's own checks (daemon/request_checks.h) run on it. What they accept must be
+// what the code after them relies on.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "cluster/cluster_file.h"
+#include "collectives/validate_plan.h"
+#include "common/safe_path.h"
+#include "daemon/request_checks.h"
+
+using namespace gridcast;
+
+namespace {
+
+template <typename Message>
+bool Parse(Message* message, const uint8_t* data, size_t size) {
+  return message->ParseFromArray(data, static_cast<int>(size));
+}
+
+void Require(bool holds) {
+  if (!holds) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const uint8_t which = data[0] % 7;
+  ++data;
+  --size;
+  switch (which) {
+    case 0: {
+      v1::BroadcastRequest request;
+      if (!Parse(&request, data, size) || !CheckBroadcastRequest(request).ok()) return 0;
+      // The coordinator turns these into milliseconds and sizes without further checks.
+      Require(std::isfinite(request.timeout_s()) && request.timeout_s() <= kMaxRequestSeconds);
+      Require(std::isfinite(request.stall_timeout_s()) && request.stall_timeout_s() <= kMaxRequestSeconds);
+      Require(request.streams() <= static_cast<uint32_t>(kMaxStreamsPerEdge));
+      Require(request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok());
+      Require(request.name().empty() || CheckPayloadName(request.name()).ok());
+      Require(request.probe_bytes() > 0 || !request.payload_path().empty());
+      break;
+    }
+    case 1: {
+      v1::StartRequest request;
+      if (!Parse(&request, data, size)) return 0;
+      Result<PlanId> id = CheckStartRequest(request);
+      if (!id.ok()) return 0;
+      Require(request.source_started_ago_s() >= 0 && request.source_started_ago_s() <= kMaxSourceStartedAgoS);
+      Require(request.plan_id().size() == id->size() &&
+              std::memcmp(id->data(), request.plan_id().data(), id->size()) == 0);
+      break;
+    }
+    case 2: {
+      v1::CancelRequest request;
+      if (Parse(&request, data, size)) (void)CheckCancelRequest(request);
+      break;
+    }
+    case 3: {
+      v1::StatusRequest request;
+      if (!Parse(&request, data, size) || !CheckStatusRequest(request).ok()) return 0;
+      Require(!request.subtree() || PlanIdFromBytes(request.plan_id()).ok());
+      break;
+    }
+    case 4: {
+      v1::RemoveRequest request;
+      if (Parse(&request, data, size) && CheckRemoveRequest(request).ok()) {
+        Require(!request.name().empty() && request.name().front() != '/');
+      }
+      break;
+    }
+    case 5: {
+      v1::ExportTorrentRequest request;
+      if (Parse(&request, data, size)) (void)CheckExportTorrentRequest(request);
+      break;
+    }
+    default: {
+      v1::ServeToRequest request;
+      if (!Parse(&request, data, size) || !CheckServeToRequest(request).ok()) return 0;
+      Require(SplitHostPort(request.address()).ok());
+      Require(request.piece_bytes() == 0 || CheckPieceBytes(request.piece_bytes()).ok());
+      break;
+    }
+  }
+  return 0;
+}

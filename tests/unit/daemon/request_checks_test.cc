@@ -1,0 +1,92 @@
+// The control requests' own checks (daemon/request_checks.h): every field a caller could make
+// absurd is named in the error; well-formed requests pass.
+#include "daemon/request_checks.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+namespace gridcast {
+namespace {
+
+v1::BroadcastRequest ValidBroadcast() {
+  v1::BroadcastRequest request;
+  request.set_payload_path("payloads/p.bin");
+  return request;
+}
+
+TEST(RequestChecksTest, BroadcastFieldsAreNamed) {
+  EXPECT_TRUE(CheckBroadcastRequest(ValidBroadcast()).ok());
+  const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
+      {[](auto& r) { r.set_timeout_s(std::nan("")); }, "timeout_s"},
+      {[](auto& r) { r.set_timeout_s(-1); }, "timeout_s"},
+      {[](auto& r) { r.set_stall_timeout_s(1e300); }, "stall_timeout_s"},
+      {[](auto& r) { r.clear_payload_path(); }, "no payload path"},
+      {[](auto& r) { r.set_probe_bytes(1); }, "a probe broadcast takes no payload path"},
+      {[](auto& r) { r.clear_payload_path(); r.set_probe_bytes(uint64_t{65} << 30); }, "probe size"},
+      {[](auto& r) { r.set_payload_path(std::string(5000, 'a')); }, "4096 bytes"},
+      {[](auto& r) { r.set_payload_path(std::string("a\0b", 3)); }, "NUL"},
+      {[](auto& r) { r.set_name("../etc/passwd"); }, ".."},
+      {[](auto& r) { r.add_members(""); }, "member name"},
+      {[](auto& r) { r.set_algorithm(std::string(100, 'x')); }, "algorithm"},
+      {[](auto& r) { r.set_chunk_bytes(uint64_t{1} << 40); }, "chunk"},
+      {[](auto& r) { r.set_streams(100000); }, "streams"},
+      {[](auto& r) { r.set_mode(static_cast<v1::PlanMode>(77)); }, "mode"},
+      {[](auto& r) { r.set_topology_yaml(std::string((1 << 20) + 1, ' ')); }, "topology"},
+  };
+  for (const auto& [change, expected] : cases) {
+    v1::BroadcastRequest request = ValidBroadcast();
+    change(request);
+    const Status status = CheckBroadcastRequest(request);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+  }
+  v1::BroadcastRequest probe;
+  probe.set_probe_bytes(1 << 20);
+  EXPECT_TRUE(CheckBroadcastRequest(probe).ok());
+}
+
+TEST(RequestChecksTest, IdsNumbersNamesAndAddresses) {
+  v1::StartRequest start;
+  start.set_plan_id("0123456789abcdef");
+  EXPECT_TRUE(CheckStartRequest(start).ok());
+  start.set_source_started_ago_s(-0.5);
+  EXPECT_FALSE(CheckStartRequest(start).ok());
+  start.set_source_started_ago_s(std::nan(""));
+  EXPECT_FALSE(CheckStartRequest(start).ok());
+  start.set_source_started_ago_s(1);
+  start.set_plan_id("short");
+  EXPECT_NE(CheckStartRequest(start).status().message().find("16 bytes"), std::string::npos);
+
+  v1::StatusRequest status;
+  EXPECT_TRUE(CheckStatusRequest(status).ok());
+  status.set_subtree(true);
+  EXPECT_FALSE(CheckStatusRequest(status).ok());
+  status.set_plan_id(std::string(17, 'x'));
+  EXPECT_FALSE(CheckStatusRequest(status).ok());
+  status.set_plan_id(std::string(16, 'x'));
+  EXPECT_TRUE(CheckStatusRequest(status).ok());
+
+  v1::RemoveRequest remove;
+  remove.set_name("/etc/passwd");
+  EXPECT_FALSE(CheckRemoveRequest(remove).ok());
+
+  v1::ExportTorrentRequest export_request;
+  export_request.set_name("p.bin");
+  export_request.set_piece_bytes(48 << 10);
+  EXPECT_FALSE(CheckExportTorrentRequest(export_request).ok());
+
+  v1::ServeToRequest serve;
+  serve.set_name("p.bin");
+  serve.set_address("10.0.0.1:6881");
+  EXPECT_TRUE(CheckServeToRequest(serve).ok());
+  serve.set_address("10.0.0.1");
+  EXPECT_FALSE(CheckServeToRequest(serve).ok());
+  serve.set_address("10.0.0.1:6881");
+  serve.set_timeout_s(8 * 24 * 3600);
+  EXPECT_FALSE(CheckServeToRequest(serve).ok());
+}
+
+}  // namespace
+}  // namespace gridcast
