@@ -17,6 +17,7 @@
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
+#include "daemon/store/directory_archive.h"
 #include "proto/plan_codec.h"
 #include "proto/plan_slice.h"
 
@@ -150,8 +151,21 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
     if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+    if (plan.payload().directory()) {
+      if (request.in_memory()) return Status::InvalidArgument("a directory payload cannot be received into memory");
+      const std::string& name = plan.payload().name();
+      const std::string suffix = kDirectoryArchiveSuffix;
+      if (!name.ends_with(suffix) || !CheckPayloadName(name.substr(0, name.size() - suffix.size())).ok()) {
+        return Status::InvalidArgument("a directory payload is named DIR.tar, not '" + name + "'");
+      }
+    }
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory()));
+    if (plan.payload().directory()) {
+      execution->SetAfterFinalize([data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id)] {
+        return UnpackDirectoryPayload(data_dir, name, tag);
+      });
+    }
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
                  execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));

@@ -131,8 +131,8 @@ int Send(const ClusterArgs& args) {
   if (!cluster.ok()) return ReportError(cluster.status());
   std::error_code ec;
   const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
-  if (!std::filesystem::is_regular_file(payload, ec)) {
-    return ReportError(Status::InvalidArgument("payload " + args.path + " is not a readable file"));
+  if (!std::filesystem::is_regular_file(payload, ec) && !std::filesystem::is_directory(payload, ec)) {
+    return ReportError(Status::InvalidArgument("payload " + args.path + " is not a readable file or directory"));
   }
   v1::BroadcastRequest request;
   request.set_payload_path(payload.string());
@@ -313,8 +313,11 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
     command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS (default: the cluster file's tls_ca)");
   };
 
-  CLI::App* send = app.add_subcommand("send", "Broadcast a file from a source daemon to the cluster");
-  send->add_option("path", args->path, "The file (inside the source daemon's data directory or send roots)")
+  CLI::App* send = app.add_subcommand(
+      "send", "Broadcast a file or directory from a source daemon to the cluster");
+  send->add_option(
+          "path", args->path,
+          "The file or directory (inside the source daemon's data directory or send roots; a directory arrives as NAME/)")
       ->required();
   add_common(send);
   send->add_option("--algo", args->algo, "Planner name or auto (default auto)");

@@ -22,6 +22,7 @@
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
 #include "daemon/request_checks.h"
+#include "daemon/store/directory_archive.h"
 #include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -127,13 +128,40 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePaylo
     return Status::PermissionDenied("payload " + path.string() +
                                     " is outside the data directory, the memory directory and the send roots");
   }
+  std::string name = !probe_name.empty()       ? probe_name
+                     : request.name().empty() ? canonical.filename().string()
+                                              : request.name();
+  if (fs::is_directory(canonical, ec)) return PackDirectoryPayload(request, canonical, name);
   const uint64_t size = fs::file_size(canonical, ec);
   if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
-  const std::string name = !probe_name.empty()       ? probe_name
-                           : request.name().empty() ? canonical.filename().string()
-                                                    : request.name();
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ResolvedPayload{canonical, size, name};
+  return ResolvedPayload{canonical, size, name, {}, nullptr};
+}
+
+// A directory travels as a tar archive (directory_archive.h), packed afresh for each request
+// under the data directory's .gridcast/packs and removed when the broadcast is over.
+Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::PackDirectoryPayload(
+    const v1::BroadcastRequest& request, const fs::path& directory, const std::string& name) const {
+  if (request.in_memory()) return Status::InvalidArgument("a directory cannot be received into memory");
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  const std::string archive_name = name + kDirectoryArchiveSuffix;
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(archive_name));
+  const fs::path packs = fs::path(node_.data_dir()) / ".gridcast" / "packs";
+  std::error_code ec;
+  fs::create_directories(packs, ec);
+  if (ec) return Status::Internal("cannot create " + packs.string() + ": " + ec.message());
+  std::array<uint8_t, 8> unique{};
+  RandomBytes(unique);
+  const fs::path archive = packs / (ToHex(unique) + kDirectoryArchiveSuffix);
+  GRIDCAST_RETURN_IF_ERROR(PackDirectory(directory, archive));
+  std::shared_ptr<const void> pack(nullptr, [archive](const void*) {
+    std::error_code ignored;
+    fs::remove(archive, ignored);
+  });
+  const uint64_t size = fs::file_size(archive, ec);
+  if (ec) return Status::Internal("cannot read " + archive.string() + ": " + ec.message());
+  spdlog::info("packed {} into {} ({} bytes)", directory.string(), archive.string(), size);
+  return ResolvedPayload{archive, size, archive_name, directory, std::move(pack)};
 }
 
 // The source first, then the receivers: the request's, or every other member of the cluster.
@@ -278,7 +306,8 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
 
   // A second identical request while the first runs joins it: the same plan, the same
   // progress and outcome, instead of a second plan racing the first to the same files.
-  const std::string key = SameBroadcastKey(request, payload.path, payload.name, members);
+  const std::string key =
+      SameBroadcastKey(request, payload.directory.empty() ? payload.path : payload.directory, payload.name, members);
   std::shared_ptr<Running> running;
   if (!key.empty()) {
     std::unique_lock<std::mutex> lock(running_mutex_);
@@ -332,6 +361,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   RandomBytes(id);
   proto.set_plan_id(std::string(id.begin(), id.end()));
   proto.mutable_payload()->set_name(name);
+  proto.mutable_payload()->set_directory(!payload.directory.empty());
   std::string* hashes = proto.mutable_payload()->mutable_chunk_hashes();
   hashes->reserve(identity.chunk_hashes.size() * sizeof(Digest));
   for (const Digest& d : identity.chunk_hashes) hashes->append(d.begin(), d.end());

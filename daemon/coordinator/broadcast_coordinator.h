@@ -67,11 +67,15 @@ class BroadcastCoordinator {
 
  private:
   struct ResolvedPayload {
-    std::filesystem::path path;  // canonical
+    std::filesystem::path path;  // canonical; for a directory, the archive packed for this request
     uint64_t size = 0;
-    std::string name;            // under which members store it
+    std::string name;            // under which members store it (a directory's: DIR.tar)
+    std::filesystem::path directory;    // the directory packed into `path`, if it is one
+    std::shared_ptr<const void> pack;   // removes the packed archive when the last copy goes
   };
   Result<ResolvedPayload> ResolvePayload(const v1::BroadcastRequest& request) const;
+  Result<ResolvedPayload> PackDirectoryPayload(const v1::BroadcastRequest& request,
+                                               const std::filesystem::path& directory, const std::string& name) const;
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;

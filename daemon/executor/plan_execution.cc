@@ -301,6 +301,9 @@ void PlanExecution::OnChunkVerified() {
   auto self = shared_from_this();
   asio::post(workers_, [self] {
     Result<Digest> digest = self->store_->Finalize(self->options_.sync_on_finish);
+    if (digest.ok() && self->after_finalize_) {
+      if (Status step = self->after_finalize_(); !step.ok()) digest = step;
+    }
     asio::post(self->io_, [self, digest = std::move(digest)]() mutable { self->OnFinalized(std::move(digest)); });
   });
 }

@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -111,6 +112,9 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
 
   // Before Start(): the swarm of a pull or hybrid plan, started and left with this execution.
   void AttachSwarm(std::shared_ptr<PullSwarm> swarm) { swarm_ = std::move(swarm); }
+  // Before Start: a step that runs (on the worker pool) once the store has finalized the
+  // complete payload and before this member reports done; its error fails the execution.
+  void SetAfterFinalize(std::function<Status()> step) { after_finalize_ = std::move(step); }
   const std::shared_ptr<PullSwarm>& swarm() const { return swarm_; }
   // Any thread: the swarm verified `chunk` in the store.
   void OnSwarmChunkVerified();
@@ -182,6 +186,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   const std::vector<std::string> data_addresses_;
   const std::shared_ptr<PayloadStore> store_;
   std::shared_ptr<PullSwarm> swarm_;
+  std::function<Status()> after_finalize_;
   const ExecutionOptions options_;
   // Per lane: its chunks in order, and this member's parent (-1 at the source).
   std::vector<std::vector<uint64_t>> lane_chunks_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "cluster/control_client.h"
 #include "collectives/registry.h"
@@ -87,6 +88,53 @@ TEST_F(PushTest, NamesWithSpacesAndNonAsciiAndEmptyFiles) {
   r = Send(*cluster_, {empty, "--mode", "pull"});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("empty payload"), std::string::npos) << r.output;
+}
+
+// Every entry below `root`: its path and what it is ("file:<sha256>", "dir", "link:<target>").
+std::map<std::string, std::string> TreeOf(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string relative = fs::relative(it->path(), root).string();
+    out[relative] = it->is_symlink()     ? "link:" + fs::read_symlink(it->path()).string()
+                    : it->is_directory() ? "dir"
+                                         : "file:" + FileSha256(it->path());
+  }
+  return out;
+}
+
+// A directory arrives as a directory at every member (push and pull), with its empty files,
+// odd names and links within it; a link out of it is refused before a byte moves, naming the
+// link, and the daemons serve the next send.
+TEST_F(PushTest, DirectoriesArriveWholeAndALinkOutOfOneIsRefused) {
+  const fs::path tree = cluster_->dir() / "payloads" / "data set é";
+  fs::create_directories(tree / "sub 文件" / "deeper");
+  fs::create_directories(tree / "empty-dir");
+  std::ofstream(tree / "big.bin", std::ios::binary) << std::string(3'000'017, 'b');
+  std::ofstream(tree / "sub 文件" / "deeper" / "small.txt") << "small";
+  std::ofstream(tree / "empty.txt");
+  fs::create_symlink("sub 文件/deeper/small.txt", tree / "link");
+  for (const char* mode : {"push", "pull"}) {
+    SCOPED_TRACE(mode);
+    SendResult r = Send(*cluster_, {tree.string(), "--mode", mode, "--name", std::string("set-") + mode});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int i = 1; i < cluster_->size(); ++i) {
+      const fs::path copy = cluster_->data_dir(i) / (std::string("set-") + mode);
+      EXPECT_EQ(TreeOf(copy), TreeOf(tree)) << copy;
+      EXPECT_FALSE(fs::exists(copy.string() + ".tar")) << copy;
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(cluster_->data_dir(0) / ".gridcast" / "packs"));  // packed for the send, then removed
+
+  fs::create_symlink("../../../../etc/passwd", tree / "sub 文件" / "escape");
+  SendResult r = Send(*cluster_, {tree.string(), "--name", "refused"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("escape is a link to ../../../../etc/passwd, outside the directory"), std::string::npos)
+      << r.output;
+  for (int i = 1; i < cluster_->size(); ++i) EXPECT_FALSE(fs::exists(cluster_->data_dir(i) / "refused"));
+  fs::remove(tree / "sub 文件" / "escape");
+  r = Send(*cluster_, {tree.string(), "--name", "refused"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(TreeOf(cluster_->data_dir(3) / "refused"), TreeOf(tree));
 }
 
 TEST_F(PushTest, ParallelStreamsAndSubsets) {

@@ -1,0 +1,276 @@
+#include "daemon/store/directory_archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "daemon/store/payload_store.h"
+
+namespace gridcast {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
+using EntryPtr = std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)>;
+
+constexpr size_t kCopyBytes = 1 << 20;
+
+// Whether `relative` (an entry's path) names something inside the tree: not empty, not
+// absolute, no `..`.
+bool StaysInside(const fs::path& relative) {
+  if (relative.empty() || relative.is_absolute()) return false;
+  for (const fs::path& part : relative) {
+    if (part == "..") return false;
+  }
+  return true;
+}
+
+// Whether a link at `link` (relative to the tree) to `target` points inside the tree.
+bool LinkStaysInside(const fs::path& link, const std::string& target) {
+  if (target.empty() || fs::path(target).is_absolute()) return false;
+  const fs::path resolved = (link.parent_path() / target).lexically_normal();
+  return resolved.empty() || resolved == "." || StaysInside(resolved);
+}
+
+const char* KindOf(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a file, directory or link";
+}
+
+Status ArchiveError(struct archive* a, const std::string& what) {
+  const char* why = archive_error_string(a);
+  return Status::Internal(what + ": " + (why != nullptr ? why : "libarchive error"));
+}
+
+Status Errno(const std::string& what) { return Status::Internal(what + ": " + std::strerror(errno)); }
+
+Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<fs::path>& entries) {
+  std::vector<char> buffer(kCopyBytes);
+  for (const fs::path& relative : entries) {
+    const fs::path full = dir / relative;
+    struct stat st {};
+    if (lstat(full.c_str(), &st) != 0) return Errno("cannot read " + full.string());
+    EntryPtr entry(archive_entry_new(), archive_entry_free);
+    archive_entry_copy_pathname(entry.get(), relative.c_str());
+    archive_entry_set_perm(entry.get(), st.st_mode & 07777 & ~(S_ISUID | S_ISGID));
+    archive_entry_set_mtime(entry.get(), st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      const fs::path target = fs::read_symlink(full, ec);
+      if (ec) return Status::Internal("cannot read the link " + full.string() + ": " + ec.message());
+      if (!LinkStaysInside(relative, target.string())) {
+        return Status::InvalidArgument(full.string() + " is a link to " + target.string() +
+                                       ", outside the directory: only links within it can be sent");
+      }
+      archive_entry_set_filetype(entry.get(), AE_IFLNK);
+      archive_entry_copy_symlink(entry.get(), target.c_str());
+    } else if (S_ISDIR(st.st_mode)) {
+      archive_entry_set_filetype(entry.get(), AE_IFDIR);
+    } else if (S_ISREG(st.st_mode)) {
+      archive_entry_set_filetype(entry.get(), AE_IFREG);
+      archive_entry_set_size(entry.get(), st.st_size);
+    } else {
+      return Status::InvalidArgument(full.string() + " is " + KindOf(st.st_mode) +
+                                     ": only files, directories and links within the directory can be sent");
+    }
+    if (archive_write_header(out, entry.get()) != ARCHIVE_OK) return ArchiveError(out, "packing " + full.string());
+    if (!S_ISREG(st.st_mode)) continue;
+    const int fd = open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Errno("cannot read " + full.string());
+    int64_t left = st.st_size;
+    Status copied = Status::Ok();
+    while (left > 0 && copied.ok()) {
+      const ssize_t n = read(fd, buffer.data(), static_cast<size_t>(std::min<int64_t>(left, kCopyBytes)));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        copied = n == 0 ? Status::FailedPrecondition(full.string() + " shrank while it was packed")
+                        : Errno("cannot read " + full.string());
+      } else if (archive_write_data(out, buffer.data(), static_cast<size_t>(n)) != n) {
+        copied = ArchiveError(out, "packing " + full.string());
+      } else {
+        left -= n;
+      }
+    }
+    close(fd);
+    GRIDCAST_RETURN_IF_ERROR(copied);
+  }
+  return Status::Ok();
+}
+
+// Creates the directories of `relative` below `root` that do not exist yet; refuses to go
+// through anything that is not a directory (a link planted by an earlier entry).
+Status MakeParents(const fs::path& root, const fs::path& relative) {
+  fs::path at = root;
+  for (const fs::path& part : relative.parent_path()) {
+    at /= part;
+    struct stat st {};
+    if (lstat(at.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument("the archive writes through " + at.string());
+    } else if (mkdir(at.c_str(), 0700) != 0) {
+      return Errno("cannot create " + at.string());
+    }
+  }
+  return Status::Ok();
+}
+
+Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::path& scratch,
+                    std::vector<std::pair<fs::path, mode_t>>* directories) {
+  const char* name = archive_entry_pathname(entry);
+  const fs::path relative = fs::path(name != nullptr ? name : "").lexically_normal();
+  if (!StaysInside(relative) || relative == ".") {
+    return Status::InvalidArgument("the archive names '" + std::string(name != nullptr ? name : "") +
+                                   "', outside the directory");
+  }
+  if (archive_entry_hardlink(entry) != nullptr) {
+    return Status::InvalidArgument("the archive holds a hard link (" + relative.string() + ")");
+  }
+  GRIDCAST_RETURN_IF_ERROR(MakeParents(scratch, relative));
+  const fs::path out = scratch / relative;
+  const mode_t perm = archive_entry_perm(entry) & 0777;
+  switch (archive_entry_filetype(entry)) {
+    case AE_IFDIR: {
+      struct stat st {};
+      if (lstat(out.c_str(), &st) != 0 && mkdir(out.c_str(), 0700) != 0) return Errno("cannot create " + out.string());
+      if (lstat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return Status::InvalidArgument("the archive makes " + relative.string() + " twice");
+      }
+      directories->emplace_back(out, perm);  // permissions last: a read-only one still gets its files
+      return Status::Ok();
+    }
+    case AE_IFLNK: {
+      const char* target = archive_entry_symlink(entry);
+      if (target == nullptr || !LinkStaysInside(relative, target)) {
+        return Status::InvalidArgument("the archive holds a link out of the directory (" + relative.string() + ")");
+      }
+      if (symlink(target, out.c_str()) != 0) return Errno("cannot create the link " + out.string());
+      return Status::Ok();
+    }
+    case AE_IFREG: {
+      const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0) return Errno("cannot create " + out.string());
+      Status written = Status::Ok();
+      for (;;) {
+        const void* block = nullptr;
+        size_t size = 0;
+        la_int64_t offset = 0;
+        const int r = archive_read_data_block(in, &block, &size, &offset);
+        if (r == ARCHIVE_EOF) break;
+        if (r != ARCHIVE_OK) {
+          written = ArchiveError(in, "unpacking " + relative.string());
+          break;
+        }
+        const auto* bytes = static_cast<const char*>(block);
+        for (size_t done = 0; done < size && written.ok();) {
+          const ssize_t n = pwrite(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) written = Errno("writing " + out.string());
+          if (n > 0) done += static_cast<size_t>(n);
+        }
+        if (!written.ok()) break;
+      }
+      if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());
+      const struct timespec times[2] = {{0, UTIME_OMIT}, {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
+      if (written.ok()) (void)futimens(fd, times);
+      if (written.ok() && fchmod(fd, perm) != 0) written = Errno("writing " + out.string());
+      close(fd);
+      return written;
+    }
+    default:
+      return Status::InvalidArgument("the archive holds " + relative.string() +
+                                     ", which is not a file, directory or link");
+  }
+}
+
+}  // namespace
+
+Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag) {
+  const std::string suffix = kDirectoryArchiveSuffix;
+  if (archive_name.size() <= suffix.size() || !archive_name.ends_with(suffix)) {
+    return Status::InvalidArgument("a directory payload's name ends in .tar, not '" + archive_name + "'");
+  }
+  const fs::path root(data_dir);
+  const fs::path archive = root / archive_name;
+  const fs::path target = root / archive_name.substr(0, archive_name.size() - suffix.size());
+  const fs::path scratch = root / ".gridcast" / ("unpacking-" + tag);
+  const fs::path replaced = root / ".gridcast" / ("replaced-" + tag);
+  std::error_code ec;
+  const bool existed = fs::exists(fs::symlink_status(target, ec));
+  if (existed && rename(target.c_str(), replaced.c_str()) != 0) {
+    return Errno("unpacking " + archive_name + ": cannot move the old " + target.string() + " aside");
+  }
+  Status unpacked = UnpackDirectory(archive, scratch, target);
+  if (!unpacked.ok()) {
+    if (existed) (void)rename(replaced.c_str(), target.c_str());
+    return unpacked.WithContext("unpacking " + archive_name);
+  }
+  fs::remove_all(replaced, ec);
+  fs::remove(archive, ec);
+  fs::remove(PayloadStatePath(data_dir, archive_name, ".chunks"), ec);
+  return Status::Ok();
+}
+
+Status PackDirectory(const fs::path& dir, const fs::path& archive) {
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(it->path().lexically_relative(dir));
+  }
+  if (ec) return Status::InvalidArgument("cannot read the directory " + dir.string() + ": " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  ArchivePtr out(archive_write_new(), archive_write_free);
+  // Names as their bytes: no locale decides what a name may hold.
+  if (archive_write_set_format_pax_restricted(out.get()) != ARCHIVE_OK ||
+      archive_write_set_options(out.get(), "hdrcharset=BINARY") != ARCHIVE_OK ||
+      archive_write_open_filename(out.get(), archive.c_str()) != ARCHIVE_OK) {
+    return ArchiveError(out.get(), "cannot create " + archive.string());
+  }
+  Status packed = WriteEntries(out.get(), dir, entries);
+  if (packed.ok() && archive_write_close(out.get()) != ARCHIVE_OK) packed = ArchiveError(out.get(), "packing");
+  if (!packed.ok()) fs::remove(archive, ec);
+  return packed;
+}
+
+Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const fs::path& target) {
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  if (!fs::create_directory(scratch, ec)) return Status::Internal("cannot create " + scratch.string() + ": " + ec.message());
+  ArchivePtr in(archive_read_new(), archive_read_free);
+  archive_read_support_format_tar(in.get());
+  Status unpacked = Status::Ok();
+  if (archive_read_open_filename(in.get(), archive.c_str(), kCopyBytes) != ARCHIVE_OK) {
+    unpacked = ArchiveError(in.get(), "cannot read " + archive.string());
+  }
+  std::vector<std::pair<fs::path, mode_t>> directories;
+  while (unpacked.ok()) {
+    struct archive_entry* entry = nullptr;
+    const int r = archive_read_next_header(in.get(), &entry);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK) {
+      unpacked = ArchiveError(in.get(), "reading " + archive.string());
+      break;
+    }
+    unpacked = ExtractEntry(in.get(), entry, scratch, &directories);
+  }
+  for (auto it = directories.rbegin(); unpacked.ok() && it != directories.rend(); ++it) {
+    if (chmod(it->first.c_str(), it->second) != 0) unpacked = Errno("cannot set the mode of " + it->first.string());
+  }
+  if (unpacked.ok() && rename(scratch.c_str(), target.c_str()) != 0) unpacked = Errno("cannot rename to " + target.string());
+  if (!unpacked.ok()) fs::remove_all(scratch, ec);
+  return unpacked;
+}
+
+}  // namespace gridcast

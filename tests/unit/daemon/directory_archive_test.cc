@@ -1,0 +1,171 @@
+// Directory payloads' archives (daemon/store/directory_archive.h): a tree packs and unpacks to
+// the same tree; what cannot mean the same on every member is refused when packing; and an
+// archive from a hostile source cannot write outside the directory it unpacks into.
+#include "daemon/store/directory_archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DirectoryArchiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gridcast-archive-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "tree");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Write(const fs::path& relative, const std::string& bytes) {
+    fs::create_directories((dir_ / "tree" / relative).parent_path());
+    std::ofstream(dir_ / "tree" / relative, std::ios::binary) << bytes;
+  }
+
+  // Every entry below `root`: path -> "file:<bytes>", "dir" or "link:<target>".
+  static std::map<std::string, std::string> Listing(const fs::path& root) {
+    std::map<std::string, std::string> out;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+      const std::string relative = fs::relative(it->path(), root).string();
+      if (it->is_symlink()) {
+        out[relative] = "link:" + fs::read_symlink(it->path()).string();
+      } else if (it->is_directory()) {
+        out[relative] = "dir";
+      } else {
+        std::ifstream in(it->path(), std::ios::binary);
+        out[relative] = "file:" + std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      }
+    }
+    return out;
+  }
+
+  // An archive written entry by entry, as a hostile source could.
+  void WriteArchive(const fs::path& path, const std::function<void(struct archive*)>& entries) {
+    struct archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK);
+    entries(a);
+    archive_write_close(a);
+    archive_write_free(a);
+  }
+  static void AddEntry(struct archive* a, const char* name, mode_t type, const std::string& data = "",
+                       const char* link = nullptr, const char* hardlink = nullptr) {
+    struct archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, name);
+    archive_entry_set_filetype(e, type);
+    archive_entry_set_perm(e, 0644);
+    if (link != nullptr) archive_entry_set_symlink(e, link);
+    if (hardlink != nullptr) archive_entry_set_hardlink(e, hardlink);
+    archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+    archive_write_header(a, e);
+    if (!data.empty()) archive_write_data(a, data.data(), data.size());
+    archive_entry_free(e);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(DirectoryArchiveTest, ATreePacksAndUnpacksToTheSameTree) {
+  Write("a.bin", std::string(3 << 20, 'x') + "end");
+  Write("empty", "");
+  Write("spaced \u00e9 \u6587\u4ef6/inner.txt", "hello");
+  Write("deep/er/still/file", "deep");
+  fs::create_directories(dir_ / "tree" / "empty-dir");
+  fs::create_symlink("deep/er", dir_ / "tree" / "link-to-dir");
+  fs::create_symlink("../a.bin", dir_ / "tree" / "deep" / "up-one");
+  fs::permissions(dir_ / "tree" / "a.bin", fs::perms::owner_read | fs::perms::owner_exec);
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "t.tar").ok());
+  const Status unpacked = UnpackDirectory(dir_ / "t.tar", dir_ / "scratch", dir_ / "copy");
+  ASSERT_TRUE(unpacked.ok()) << unpacked.message();
+  EXPECT_EQ(Listing(dir_ / "copy"), Listing(dir_ / "tree"));
+  EXPECT_EQ(fs::status(dir_ / "copy" / "a.bin").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_FALSE(fs::exists(dir_ / "scratch"));
+  // The same tree gives the same bytes (entries sorted, no owners).
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "again.tar").ok());
+  EXPECT_EQ(Listing(dir_).at("t.tar"), Listing(dir_).at("again.tar"));
+}
+
+TEST_F(DirectoryArchiveTest, WhatCannotBeSentIsNamedAndNoArchiveIsLeft) {
+  Write("ok.txt", "fine");
+  fs::create_symlink("../../etc/passwd", dir_ / "tree" / "escape");
+  Status packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
+  ASSERT_FALSE(packed.ok());
+  EXPECT_NE(packed.message().find("escape is a link to ../../etc/passwd, outside the directory"), std::string::npos)
+      << packed.message();
+  EXPECT_FALSE(fs::exists(dir_ / "t.tar"));
+  fs::remove(dir_ / "tree" / "escape");
+  fs::create_symlink("/etc/passwd", dir_ / "tree" / "absolute");
+  packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
+  EXPECT_NE(packed.message().find("absolute is a link to /etc/passwd"), std::string::npos) << packed.message();
+  fs::remove(dir_ / "tree" / "absolute");
+  ASSERT_EQ(mkfifo((dir_ / "tree" / "pipe").c_str(), 0600), 0);
+  packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
+  EXPECT_NE(packed.message().find("pipe is a FIFO"), std::string::npos) << packed.message();
+  EXPECT_FALSE(fs::exists(dir_ / "t.tar"));
+}
+
+TEST_F(DirectoryArchiveTest, AHostileArchiveWritesNothingOutside) {
+  const std::vector<std::pair<std::string, std::function<void(struct archive*)>>> cases = {
+      {"outside the directory", [](struct archive* a) { AddEntry(a, "../evil", AE_IFREG, "x"); }},
+      {"outside the directory", [](struct archive* a) { AddEntry(a, "/tmp/gridcast-evil-abs", AE_IFREG, "x"); }},
+      {"link out of the directory", [](struct archive* a) { AddEntry(a, "l", AE_IFLNK, "", "../.."); }},
+      {"link out of the directory", [](struct archive* a) { AddEntry(a, "l", AE_IFLNK, "", "/etc"); }},
+      {"writes through", [](struct archive* a) {
+         AddEntry(a, "l", AE_IFLNK, "", ".");
+         AddEntry(a, "l/evil", AE_IFREG, "x");
+       }},
+      {"hard link", [](struct archive* a) {
+         AddEntry(a, "f", AE_IFREG, "x");
+         AddEntry(a, "h", AE_IFREG, "", nullptr, "f");
+       }},
+      {"not a file, directory or link", [](struct archive* a) { AddEntry(a, "dev", AE_IFCHR); }},
+  };
+  for (const auto& [expected, entries] : cases) {
+    SCOPED_TRACE(expected);
+    fs::remove_all(dir_ / "out");
+    fs::create_directories(dir_ / "out");
+    WriteArchive(dir_ / "evil.tar", entries);
+    const Status unpacked = UnpackDirectory(dir_ / "evil.tar", dir_ / "out" / "scratch", dir_ / "out" / "copy");
+    ASSERT_FALSE(unpacked.ok());
+    EXPECT_NE(unpacked.message().find(expected), std::string::npos) << unpacked.message();
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "copy"));
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "scratch"));
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "evil"));
+    EXPECT_FALSE(fs::exists(dir_ / "evil"));
+    EXPECT_FALSE(fs::exists("/tmp/gridcast-evil-abs"));
+  }
+}
+
+TEST_F(DirectoryArchiveTest, AMemberReplacesItsOldCopyOnlyWithACompleteNewOne) {
+  Write("new.txt", "new");
+  fs::create_directories(dir_ / "data" / ".gridcast");
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "data" / "set.tar").ok());
+  fs::create_directories(dir_ / "data" / "set");
+  std::ofstream(dir_ / "data" / "set" / "old.txt") << "old";
+  Status unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p1");
+  ASSERT_TRUE(unpacked.ok()) << unpacked.message();
+  EXPECT_EQ(Listing(dir_ / "data" / "set"), (std::map<std::string, std::string>{{"new.txt", "file:new"}}));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "set.tar"));
+  // A broken archive leaves the old copy in place.
+  std::ofstream(dir_ / "data" / "set.tar") << "not a tar archive";
+  unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p2");
+  EXPECT_FALSE(unpacked.ok());
+  EXPECT_NE(unpacked.message().find("unpacking set.tar"), std::string::npos) << unpacked.message();
+  EXPECT_EQ(Listing(dir_ / "data" / "set"), (std::map<std::string, std::string>{{"new.txt", "file:new"}}));
+}
+
+}  // namespace
+}  // namespace gridcast
