@@ -5,7 +5,9 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -27,7 +29,10 @@ struct Extension {
 };
 
 Status OpenSslError(const std::string& what) {
-  return Status::Internal(what + " failed (OpenSSL error " + std::to_string(ERR_get_error()) + ")");
+  char text[256] = "unknown error";
+  if (const unsigned long code = ERR_get_error(); code != 0) ERR_error_string_n(code, text, sizeof text);
+  ERR_clear_error();
+  return Status::Internal(what + " failed: " + text);
 }
 
 // A certificate for `common_name` and `key`, signed by `issuer` (nullptr: self-signed).
@@ -38,32 +43,39 @@ Result<CertPtr> MakeCertificate(const std::string& common_name, EVP_PKEY* key, X
   if (!cert || RAND_bytes(reinterpret_cast<unsigned char*>(&serial), sizeof serial) != 1) {
     return OpenSslError("new certificate");
   }
-  X509_set_version(cert.get(), 2);
-  ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert.get()), serial >> 1);  // positive
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), int64_t{days} * 86400);
-  X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(common_name.c_str()),
-                             -1, -1, 0);
-  X509_set_issuer_name(cert.get(), issuer ? X509_get_subject_name(issuer) : name);
+  const bool fields_set =
+      X509_set_version(cert.get(), 2) == 1 &&
+      ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert.get()), serial >> 1) == 1 &&  // positive
+      X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr &&
+      X509_gmtime_adj(X509_getm_notAfter(cert.get()), int64_t{days} * 86400) != nullptr &&
+      X509_set_pubkey(cert.get(), key) == 1 &&
+      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                 reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1, 0) == 1 &&
+      X509_set_issuer_name(cert.get(), issuer ? X509_get_subject_name(issuer) : name) == 1;
+  if (!fields_set) return OpenSslError("certificate fields");
   X509V3_CTX context;
   X509V3_set_ctx_nodb(&context);
   X509V3_set_ctx(&context, issuer ? issuer : cert.get(), cert.get(), nullptr, nullptr, 0);
   for (const Extension& extension : extensions) {
     X509_EXTENSION* made = X509V3_EXT_conf_nid(nullptr, &context, extension.nid, extension.value.c_str());
     if (made == nullptr) return OpenSslError("certificate extension '" + extension.value + "'");
-    X509_add_ext(cert.get(), made, -1);
+    const bool added = X509_add_ext(cert.get(), made, -1) == 1;
     X509_EXTENSION_free(made);
+    if (!added) return OpenSslError("certificate extension '" + extension.value + "'");
   }
   if (X509_sign(cert.get(), issuer_key ? issuer_key : key, EVP_sha256()) == 0) return OpenSslError("signing");
   return cert;
 }
 
 Status WritePem(const fs::path& path, X509* cert, EVP_PKEY* key) {
-  FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr) return Status::Unavailable("cannot write " + path.string());
-  if (key != nullptr) fchmod(fileno(out), 0600);
+  // A key is never readable by others, not even while it is written.
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, key != nullptr ? 0600 : 0644);
+  FILE* out = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (out == nullptr) {
+    if (fd >= 0) close(fd);
+    return Status::Unavailable("cannot write " + path.string());
+  }
   const bool written = key != nullptr ? PEM_write_PrivateKey(out, key, nullptr, nullptr, 0, nullptr, nullptr) == 1
                                       : PEM_write_X509(out, cert) == 1;
   const bool closed = std::fclose(out) == 0;

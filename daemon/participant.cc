@@ -86,7 +86,8 @@ std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
 }
 
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
-                                                      std::unique_ptr<PayloadStore> store, bool in_memory) {
+                                                      std::unique_ptr<PayloadStore> store, bool in_memory,
+                                                      std::function<Status()> after_finalize) {
   GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
   // By whole-plan index; members a slice does not list (this member never deals with them)
   // have none.
@@ -103,6 +104,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
   if (in_memory) execution_options.page_cache_window_bytes = 0;  // nothing to write back
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), execution_options);
+  if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
   if (execution->plan().mode != PlanMode::kPush) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
@@ -145,12 +147,6 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     // Validate this member's part of the plan (all it is given, through the control tree)
     // before touching the disk.
     GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanPartFromProto(plan, static_cast<int>(request.member_index())));
-    GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
-                              ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
-    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                              PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
-                                                           std::move(identity)));
-    if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     if (plan.payload().directory()) {
       if (request.in_memory()) return Status::InvalidArgument("a directory payload cannot be received into memory");
       const std::string& name = plan.payload().name();
@@ -159,13 +155,21 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
         return Status::InvalidArgument("a directory payload is named DIR.tar, not '" + name + "'");
       }
     }
-    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
-                                                  std::move(store), request.in_memory()));
+    GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
+                              ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                              PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
+                                                           std::move(identity)));
+    if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+    std::function<Status()> after_finalize;
     if (plan.payload().directory()) {
-      execution->SetAfterFinalize([data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id)] {
-        return UnpackDirectoryPayload(data_dir, name, tag);
-      });
+      after_finalize = [data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id),
+                        sync = options_.execution.sync_on_finish] {
+        return UnpackDirectoryPayload(data_dir, name, tag, sync);
+      };
     }
+    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
+                                                  std::move(store), request.in_memory(), std::move(after_finalize)));
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
                  execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));

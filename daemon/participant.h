@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,9 +93,10 @@ class Participant {
   Result<NameClaim> ClaimName(const PlanId& id, const HeldName& name, const std::string& source);
 
   // plan is proto parsed and validated (parsed once: Prepare is on the
-  // control plane's critical path, once per member).
+  // control plane's critical path, once per member). `after_finalize`: PlanExecution::SetAfterFinalize.
   Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& proto, Plan plan, int self,
-                                                  std::unique_ptr<PayloadStore> store, bool in_memory);
+                                                  std::unique_ptr<PayloadStore> store, bool in_memory,
+                                                  std::function<Status()> after_finalize = {});
   const std::string& DirectoryOf(bool in_memory) const {
     return in_memory ? options_.memory_dir : options_.data_dir;
   }

@@ -63,6 +63,16 @@ Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {
 
 Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request) { return PlanIdFromBytes(request.plan_id()); }
 
+std::string CancelReason(const v1::CancelRequest& request) {
+  std::string reason = request.reason().empty() ? "cancelled" : request.reason();
+  if (reason.size() > kMaxCancelReasonBytes) {
+    size_t cut = kMaxCancelReasonBytes;
+    while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;
+    reason.resize(cut);
+  }
+  return reason;
+}
+
 Status CheckStatusRequest(const v1::StatusRequest& request) {
   if (!request.plan_id().empty()) GRIDCAST_RETURN_IF_ERROR(PlanIdFromBytes(request.plan_id()).status());
   if (request.subtree() && request.plan_id().empty()) return Status::InvalidArgument("a subtree status names a plan");

@@ -27,6 +27,9 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
 // Returns the plan id.
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request);
 Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request);
+// The reason to record and relay: "cancelled" when none, else at most kMaxCancelReasonBytes,
+// cut at a character boundary (relayed in a proto string, whose parser rejects broken UTF-8).
+std::string CancelReason(const v1::CancelRequest& request);
 Status CheckStatusRequest(const v1::StatusRequest& request);
 Status CheckRemoveRequest(const v1::RemoveRequest& request);
 Status CheckExportTorrentRequest(const v1::ExportTorrentRequest& request);

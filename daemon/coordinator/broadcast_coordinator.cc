@@ -148,6 +148,9 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::PackDirector
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(archive_name));
   const fs::path packs = fs::path(node_.data_dir()) / ".gridcast" / "packs";
   std::error_code ec;
+  if (IsWithin(fs::weakly_canonical(packs, ec), directory)) {
+    return Status::InvalidArgument(directory.string() + " holds this daemon's data directory: send a directory inside it");
+  }
   fs::create_directories(packs, ec);
   if (ec) return Status::Internal("cannot create " + packs.string() + ": " + ec.message());
   std::array<uint8_t, 8> unique{};

@@ -97,6 +97,9 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
     most_chunks_seen_ = sum.chunks_done();
     last_new_chunk_ = now;
   }
+  // Every member holds every chunk: what is left (a sync, unpacking a directory) verifies no
+  // chunk, and is not a stall.
+  if (sum.chunks_done() >= chunks_ * (members_.size() - 1)) last_new_chunk_ = now;
   Status failure;
   std::set<std::string> silent;
   for (const v1::MemberProgress& attention : sum.attention()) {

@@ -116,7 +116,7 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
   return Guarded("Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckCancelRequest(*request));
-    const std::string reason = request->reason().empty() ? "cancelled" : request->reason().substr(0, kMaxCancelReasonBytes);
+    const std::string reason = CancelReason(*request);
     if (tree_.Cancel(id, reason, DeadlineOf(context))) return gridcast::Status::Ok();
     gridcast::Status stopped = node_.Stop(id, reason);
     if (stopped.code() != StatusCode::kNotFound) return stopped;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -41,6 +42,28 @@ bool LinkStaysInside(const fs::path& link, const std::string& target) {
   if (target.empty() || fs::path(target).is_absolute()) return false;
   const fs::path resolved = (link.parent_path() / target).lexically_normal();
   return resolved.empty() || resolved == "." || StaysInside(resolved);
+}
+
+// Every link below `root` resolves (through other links) inside it. A chain of links that
+// each read as inside can still lead out (`p -> .`, then `q -> p/..`).
+Status CheckLinksResolveInside(const fs::path& root, const std::string& who) {
+  std::error_code ec;
+  const fs::path base = fs::canonical(root, ec);
+  if (ec) return Status::Internal("cannot resolve " + root.string() + ": " + ec.message());
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    std::error_code resolve_ec;
+    const fs::path resolved = fs::weakly_canonical(it->path(), resolve_ec);
+    const fs::path inside = resolved.lexically_relative(base);
+    if (resolve_ec || inside.empty() || !(inside == "." || StaysInside(inside))) {
+      return Status::InvalidArgument(who + it->path().lexically_relative(root).string() +
+                                     " is a link that resolves outside the directory" +
+                                     (resolve_ec ? " (" + resolve_ec.message() + ")" : ""));
+    }
+  }
+  if (ec) return Status::Internal("cannot read " + root.string() + ": " + ec.message());
+  return Status::Ok();
 }
 
 const char* KindOf(mode_t mode) {
@@ -196,7 +219,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
 
 }  // namespace
 
-Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag) {
+Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag,
+                              bool sync) {
   const std::string suffix = kDirectoryArchiveSuffix;
   if (archive_name.size() <= suffix.size() || !archive_name.ends_with(suffix)) {
     return Status::InvalidArgument("a directory payload's name ends in .tar, not '" + archive_name + "'");
@@ -205,18 +229,24 @@ Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& ar
   const fs::path archive = root / archive_name;
   const fs::path target = root / archive_name.substr(0, archive_name.size() - suffix.size());
   const fs::path scratch = root / ".gridcast" / ("unpacking-" + tag);
-  const fs::path replaced = root / ".gridcast" / ("replaced-" + tag);
+  GRIDCAST_RETURN_IF_ERROR(UnpackDirectory(archive, scratch).WithContext("unpacking " + archive_name));
   std::error_code ec;
+  // One rename puts the new tree in place; an older one lands in `scratch` and goes.
   const bool existed = fs::exists(fs::symlink_status(target, ec));
-  if (existed && rename(target.c_str(), replaced.c_str()) != 0) {
-    return Errno("unpacking " + archive_name + ": cannot move the old " + target.string() + " aside");
+  const int renamed = existed ? renameat2(AT_FDCWD, scratch.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE)
+                              : rename(scratch.c_str(), target.c_str());
+  if (renamed != 0) {
+    const Status failed = Errno("unpacking " + archive_name + ": cannot move it to " + target.string());
+    fs::remove_all(scratch, ec);
+    return failed;
   }
-  Status unpacked = UnpackDirectory(archive, scratch, target);
-  if (!unpacked.ok()) {
-    if (existed) (void)rename(replaced.c_str(), target.c_str());
-    return unpacked.WithContext("unpacking " + archive_name);
+  if (sync) {
+    const int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && syncfs(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!synced) return Errno("unpacking " + archive_name + ": sync");
   }
-  fs::remove_all(replaced, ec);
+  if (existed) fs::remove_all(scratch, ec);
   fs::remove(archive, ec);
   fs::remove(PayloadStatePath(data_dir, archive_name, ".chunks"), ec);
   return Status::Ok();
@@ -231,6 +261,7 @@ Status PackDirectory(const fs::path& dir, const fs::path& archive) {
   }
   if (ec) return Status::InvalidArgument("cannot read the directory " + dir.string() + ": " + ec.message());
   std::sort(entries.begin(), entries.end());
+  // Links as written first (WriteEntries), for the clearer message; then as they resolve.
   ArchivePtr out(archive_write_new(), archive_write_free);
   // Names as their bytes: no locale decides what a name may hold.
   if (archive_write_set_format_pax_restricted(out.get()) != ARCHIVE_OK ||
@@ -239,15 +270,18 @@ Status PackDirectory(const fs::path& dir, const fs::path& archive) {
     return ArchiveError(out.get(), "cannot create " + archive.string());
   }
   Status packed = WriteEntries(out.get(), dir, entries);
+  if (packed.ok()) packed = CheckLinksResolveInside(dir, (dir / "").string());
   if (packed.ok() && archive_write_close(out.get()) != ARCHIVE_OK) packed = ArchiveError(out.get(), "packing");
   if (!packed.ok()) fs::remove(archive, ec);
   return packed;
 }
 
-Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const fs::path& target) {
+Status UnpackDirectory(const fs::path& archive, const fs::path& scratch) {
   std::error_code ec;
   fs::remove_all(scratch, ec);
-  if (!fs::create_directory(scratch, ec)) return Status::Internal("cannot create " + scratch.string() + ": " + ec.message());
+  if (ec || !fs::create_directory(scratch, ec)) {
+    return Status::Internal("cannot create " + scratch.string() + ": " + (ec ? ec.message() : "it is still there"));
+  }
   ArchivePtr in(archive_read_new(), archive_read_free);
   archive_read_support_format_tar(in.get());
   Status unpacked = Status::Ok();
@@ -268,7 +302,7 @@ Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const f
   for (auto it = directories.rbegin(); unpacked.ok() && it != directories.rend(); ++it) {
     if (chmod(it->first.c_str(), it->second) != 0) unpacked = Errno("cannot set the mode of " + it->first.string());
   }
-  if (unpacked.ok() && rename(scratch.c_str(), target.c_str()) != 0) unpacked = Errno("cannot rename to " + target.string());
+  if (unpacked.ok()) unpacked = CheckLinksResolveInside(scratch, "the archive's ");
   if (!unpacked.ok()) fs::remove_all(scratch, ec);
   return unpacked;
 }

@@ -23,19 +23,21 @@ inline constexpr const char* kDirectoryArchiveSuffix = ".tar";
 
 // Packs the tree at `dir` into a new file `archive` (entries in sorted order, owners and
 // group names left out, so the same tree gives the same bytes). InvalidArgument naming the
-// entry for what cannot be packed; the partial archive is removed on any error.
+// entry for what cannot be packed (a link is checked as written and as it resolves, through
+// other links); the partial archive is removed on any error.
 Status PackDirectory(const std::filesystem::path& dir, const std::filesystem::path& archive);
 
-// Unpacks `archive` into `target` (which must not exist), going through `scratch` (a fresh
-// directory on the same file system, renamed to `target` when every entry is in). On error
-// `target` does not exist and `scratch` is removed.
-Status UnpackDirectory(const std::filesystem::path& archive, const std::filesystem::path& scratch,
-                       const std::filesystem::path& target);
+// Unpacks `archive` into the new directory `into` (anything there first is removed). Every
+// link in the result is checked to resolve inside `into`, through other links too. On error
+// `into` is removed.
+Status UnpackDirectory(const std::filesystem::path& archive, const std::filesystem::path& into);
 
 // A member's last step for a directory payload: unpacks its verified DATA_DIR/NAME.tar into
-// DATA_DIR/NAME, replacing what was there only once the new tree is complete, then removes the
-// archive and its recorded chunk list (the directory is the copy now). `tag` (the plan id)
-// keeps concurrent unpacks' scratch directories apart. Errors name the archive.
-Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag);
+// a scratch directory, swaps that with DATA_DIR/NAME in one rename (an older NAME stays whole
+// until then), syncs the file system when `sync`, and removes the old tree, the archive and
+// its recorded chunk list (the directory is the copy now). `tag` (the plan id) keeps
+// concurrent unpacks' scratch directories apart. Errors name the archive.
+Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag,
+                              bool sync);
 
 }  // namespace gridcast

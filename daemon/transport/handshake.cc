@@ -31,8 +31,12 @@ asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, c
   if (!accept.ok()) co_return accept.status();
   std::vector<uint8_t> extra(extra_length);
   GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, extra, timeout));
+  // A refusal comes before the child proved the secret: anyone answering at its address can
+  // send one. It is only reported (the parent tries again), never taken as an authentication
+  // failure of ours.
   if (accept->status != 0) {
-    co_return Status(static_cast<StatusCode>(accept->status), "refused: " + std::string(extra.begin(), extra.end()));
+    co_return Status::Unavailable("refused (code " + std::to_string(accept->status) +
+                                  "): " + std::string(extra.begin(), extra.end()));
   }
   if (!ConstantTimeEqual(accept->mac, ChildMac(secret, hello))) {
     co_return Status::Unauthenticated("failed authentication");

@@ -98,6 +98,9 @@ Status FromError(const boost::system::error_code& ec, const char* what, bool exp
   if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
     return Status::Unavailable(std::string(what) + ": connection closed");
   }
+  // A TLS 1.3 client learns that the server refused its certificate at its first read; later,
+  // a record that fails its check means the stream was tampered with.
+  if (ec.category() == asio::error::get_ssl_category()) return Status::Unauthenticated(std::string(what) + ": TLS: " + ec.message());
   return Status::Unavailable(std::string(what) + ": " + ec.message());
 }
 
@@ -147,7 +150,9 @@ Status CheckPeerCertificate(DataSocket& socket, const std::string& data_address)
   if (certificate == nullptr) return Status::Unauthenticated("the peer presented no certificate");
   boost::system::error_code not_ip;
   (void)asio::ip::make_address(host, not_ip);
-  const int matched = not_ip ? X509_check_host(certificate, host.data(), host.size(), 0, nullptr)
+  // Names from the subjectAltName only (never the subject's CN: here, a member's name).
+  const unsigned flags = X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS;
+  const int matched = not_ip ? X509_check_host(certificate, host.data(), host.size(), flags, nullptr)
                              : X509_check_ip_asc(certificate, host.c_str(), 0);
   if (matched == 1) return Status::Ok();
   return Status::Unauthenticated("the peer's certificate is not for " + host);
@@ -212,8 +217,8 @@ Status PreadExactly(int fd, std::span<uint8_t> out, uint64_t offset) {
   return Status::Ok();
 }
 
-// TLS records carry 16 KiB; slices of 256 KiB keep the system calls and coroutine resumptions
-// per chunk few while a connection's staging buffer stays small.
+// A chunk leaves in slices of this much: one pread and one composed write each (Asio's TLS
+// stream still sends record by record, 16 KiB at a time), with a small staging buffer.
 constexpr size_t kStagingBytes = 256 << 10;
 
 asio::awaitable<Status> WriteHeadAndFileEncrypted(SocketPtr socket, asio::const_buffer head, int fd,

@@ -10,8 +10,8 @@ namespace ssl = boost::asio::ssl;
 
 namespace {
 
-// AES-GCM first: AES-NI makes it the cheapest per byte where the CPU has it; ChaCha20 for
-// CPUs without.
+// AES-GCM first: AES-NI makes it the cheapest per byte where the CPU has it. ChaCha20 only
+// when a peer offers nothing else.
 constexpr const char* kCipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 
 Status FileError(const std::string& flag, const std::string& path, const boost::system::error_code& ec) {

@@ -87,12 +87,11 @@ TEST_F(DirectoryArchiveTest, ATreePacksAndUnpacksToTheSameTree) {
   fs::create_symlink("../a.bin", dir_ / "tree" / "deep" / "up-one");
   fs::permissions(dir_ / "tree" / "a.bin", fs::perms::owner_read | fs::perms::owner_exec);
   ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "t.tar").ok());
-  const Status unpacked = UnpackDirectory(dir_ / "t.tar", dir_ / "scratch", dir_ / "copy");
+  const Status unpacked = UnpackDirectory(dir_ / "t.tar", dir_ / "copy");
   ASSERT_TRUE(unpacked.ok()) << unpacked.message();
   EXPECT_EQ(Listing(dir_ / "copy"), Listing(dir_ / "tree"));
   EXPECT_EQ(fs::status(dir_ / "copy" / "a.bin").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_exec);
-  EXPECT_FALSE(fs::exists(dir_ / "scratch"));
   // The same tree gives the same bytes (entries sorted, no owners).
   ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "again.tar").ok());
   EXPECT_EQ(Listing(dir_).at("t.tar"), Listing(dir_).at("again.tar"));
@@ -111,6 +110,15 @@ TEST_F(DirectoryArchiveTest, WhatCannotBeSentIsNamedAndNoArchiveIsLeft) {
   packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
   EXPECT_NE(packed.message().find("absolute is a link to /etc/passwd"), std::string::npos) << packed.message();
   fs::remove(dir_ / "tree" / "absolute");
+  // Each link reads as inside; together they lead out.
+  fs::create_symlink(".", dir_ / "tree" / "p");
+  fs::create_symlink("p/..", dir_ / "tree" / "q");
+  packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
+  EXPECT_NE(packed.message().find("q is a link that resolves outside the directory"), std::string::npos)
+      << packed.message();
+  EXPECT_FALSE(fs::exists(dir_ / "t.tar"));
+  fs::remove(dir_ / "tree" / "p");
+  fs::remove(dir_ / "tree" / "q");
   ASSERT_EQ(mkfifo((dir_ / "tree" / "pipe").c_str(), 0600), 0);
   packed = PackDirectory(dir_ / "tree", dir_ / "t.tar");
   EXPECT_NE(packed.message().find("pipe is a FIFO"), std::string::npos) << packed.message();
@@ -132,17 +140,21 @@ TEST_F(DirectoryArchiveTest, AHostileArchiveWritesNothingOutside) {
          AddEntry(a, "h", AE_IFREG, "", nullptr, "f");
        }},
       {"not a file, directory or link", [](struct archive* a) { AddEntry(a, "dev", AE_IFCHR); }},
+      // Each link reads as inside; together they lead out.
+      {"resolves outside the directory", [](struct archive* a) {
+         AddEntry(a, "p", AE_IFLNK, "", ".");
+         AddEntry(a, "q", AE_IFLNK, "", "p/..");
+       }},
   };
   for (const auto& [expected, entries] : cases) {
     SCOPED_TRACE(expected);
     fs::remove_all(dir_ / "out");
     fs::create_directories(dir_ / "out");
     WriteArchive(dir_ / "evil.tar", entries);
-    const Status unpacked = UnpackDirectory(dir_ / "evil.tar", dir_ / "out" / "scratch", dir_ / "out" / "copy");
+    const Status unpacked = UnpackDirectory(dir_ / "evil.tar", dir_ / "out" / "copy");
     ASSERT_FALSE(unpacked.ok());
     EXPECT_NE(unpacked.message().find(expected), std::string::npos) << unpacked.message();
     EXPECT_FALSE(fs::exists(dir_ / "out" / "copy"));
-    EXPECT_FALSE(fs::exists(dir_ / "out" / "scratch"));
     EXPECT_FALSE(fs::exists(dir_ / "out" / "evil"));
     EXPECT_FALSE(fs::exists(dir_ / "evil"));
     EXPECT_FALSE(fs::exists("/tmp/gridcast-evil-abs"));
@@ -155,13 +167,14 @@ TEST_F(DirectoryArchiveTest, AMemberReplacesItsOldCopyOnlyWithACompleteNewOne) {
   ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "data" / "set.tar").ok());
   fs::create_directories(dir_ / "data" / "set");
   std::ofstream(dir_ / "data" / "set" / "old.txt") << "old";
-  Status unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p1");
+  Status unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p1", /*sync=*/true);
   ASSERT_TRUE(unpacked.ok()) << unpacked.message();
   EXPECT_EQ(Listing(dir_ / "data" / "set"), (std::map<std::string, std::string>{{"new.txt", "file:new"}}));
   EXPECT_FALSE(fs::exists(dir_ / "data" / "set.tar"));
+  EXPECT_TRUE(fs::is_empty(dir_ / "data" / ".gridcast"));  // no scratch, no old tree left
   // A broken archive leaves the old copy in place.
   std::ofstream(dir_ / "data" / "set.tar") << "not a tar archive";
-  unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p2");
+  unpacked = UnpackDirectoryPayload((dir_ / "data").string(), "set.tar", "p2", /*sync=*/false);
   EXPECT_FALSE(unpacked.ok());
   EXPECT_NE(unpacked.message().find("unpacking set.tar"), std::string::npos) << unpacked.message();
   EXPECT_EQ(Listing(dir_ / "data" / "set"), (std::map<std::string, std::string>{{"new.txt", "file:new"}}));

@@ -59,6 +59,16 @@ TEST(RequestChecksTest, IdsNumbersNamesAndAddresses) {
   start.set_plan_id("short");
   EXPECT_NE(CheckStartRequest(start).status().message().find("16 bytes"), std::string::npos);
 
+  // A long reason is cut where a character begins: relayed, a cut one would not parse.
+  v1::CancelRequest cancel;
+  cancel.set_plan_id("0123456789abcdef");
+  EXPECT_EQ(CancelReason(cancel), "cancelled");
+  cancel.set_reason(std::string(511, 'a') + "\u00e9 and more");
+  EXPECT_EQ(CancelReason(cancel), std::string(511, 'a'));
+  v1::CancelRequest relayed;
+  relayed.set_reason(CancelReason(cancel));
+  EXPECT_TRUE(relayed.ParseFromString(relayed.SerializeAsString()));
+
   v1::StatusRequest status;
   EXPECT_TRUE(CheckStatusRequest(status).ok());
   status.set_subtree(true);

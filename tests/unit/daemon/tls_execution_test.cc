@@ -66,6 +66,15 @@ TEST_F(TlsExecutionTest, AMemberCertifiedByAnotherCaIsRefused) {
   ExpectParentRefuses("certificate verify failed");
 }
 
+// The child refuses the parent's certificate; a TLS 1.3 client hears of it at its first read.
+TEST_F(TlsExecutionTest, AParentCertifiedByAnotherCaIsRefusedAndFails) {
+  StartWith([this](int i, std::shared_ptr<TlsContext> tls) { return i == 0 ? Load("b", Name(0), "a") : tls; });
+  ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(0).state == ExecutionState::kFailed; })) << SnapshotOf(0).error;
+  EXPECT_NE(SnapshotOf(0).error.find("child "), std::string::npos) << SnapshotOf(0).error;
+  EXPECT_NE(SnapshotOf(0).error.find("TLS"), std::string::npos) << SnapshotOf(0).error;
+  EXPECT_EQ(SnapshotOf(1).chunks_done, 0u);
+}
+
 TEST_F(TlsExecutionTest, ACertificateForAnotherHostIsRefused) {
   // From the cluster's CA, but for 10.9.9.9, not member 2's 127.0.0.1.
   StartWith([this](int i, std::shared_ptr<TlsContext> tls) { return i == 2 ? Load("a", "elsewhere", "a") : tls; });
