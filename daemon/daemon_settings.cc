@@ -58,6 +58,8 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
   Declare(app, "--bt", "bt", s.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
   DeclareFlag(app, "--bt-defaults", "bt_defaults", s.bt_defaults,
               "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
+  Declare(app, "--bt-upload-slots", "bt_upload_slots", s.bt_upload_slots,
+          "Peers a pull member uploads to at once; -1 = every interested peer (default -1)");
   Declare(app, "--swarm-stall", "swarm_stall_s", s.swarm_stall_s,
           "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
           "pulls a stalled tree's chunks (default 3 and 2)");
@@ -131,6 +133,10 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   options->torrents.member_name = s.name;
   options->torrents.listen_address = s.bt.empty() ? self->bt_address : s.bt;
   options->torrents.libtorrent_defaults = s.bt_defaults;
+  if (s.bt_upload_slots < -1 || s.bt_upload_slots == 0) {
+    return Status::InvalidArgument("--bt-upload-slots: -1 (every interested peer) or at least 1");
+  }
+  options->torrents.upload_slots = s.bt_upload_slots;
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--swarm-stall", s.swarm_stall_s));
   if (s.swarm_stall_s > 0) {
     options->torrents.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.swarm_stall_s * 1000));

@@ -29,6 +29,7 @@ struct DaemonSettings {
   std::string data;
   std::string bt;
   bool bt_defaults = false;
+  int bt_upload_slots = TorrentSessionOptions{}.upload_slots;
   double swarm_stall_s = 0;  // 0 = the defaults (TorrentSessionOptions, ExecutionOptions)
   std::vector<std::string> send_roots;
   uint32_t window_chunks = ExecutionOptions{}.window_chunks;

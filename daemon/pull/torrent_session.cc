@@ -361,7 +361,7 @@ Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOpti
     s.set_int(lt::settings_pack::whole_pieces_threshold, 0);
     s.set_int(lt::settings_pack::request_queue_time, 1);
     s.set_int(lt::settings_pack::choking_algorithm, lt::settings_pack::fixed_slots_choker);
-    s.set_int(lt::settings_pack::unchoke_slots_limit, -1);
+    s.set_int(lt::settings_pack::unchoke_slots_limit, options.upload_slots);
     s.set_int(lt::settings_pack::send_buffer_watermark, 4 << 20);
     s.set_int(lt::settings_pack::out_enc_policy, lt::settings_pack::pe_disabled);
     s.set_int(lt::settings_pack::in_enc_policy, lt::settings_pack::pe_enabled);

@@ -49,6 +49,8 @@ struct TorrentSessionOptions {
   // libtorrent's own defaults (TCP only and no discovery still): the baseline benchmarks
   // compare against.
   bool libtorrent_defaults = false;
+  // Peers uploaded to at once (libtorrent's unchoke slots); -1: every interested peer.
+  int upload_slots = -1;
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(3);
   double bin_s = 0.25;         // width of the observation time bins
 };

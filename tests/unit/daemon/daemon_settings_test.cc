@@ -102,7 +102,7 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
       "cache_chunks: 16\nworkers: 2\ncontrol_fanout: 4\npage_cache_window: 32MiB\n"
       "io_timeout_s: 30\ntcp_congestion: reno\nfsync: false\nlog_level: debug\n"
       "tls_cert: c.pem\ntls_key: k.pem\ntls_ca: ca.pem\nbt: 127.0.0.1:2\nbt_defaults: true\n"
-      "swarm_stall_s: 5\nstall_timeout_s: 90\n");
+      "swarm_stall_s: 5\nstall_timeout_s: 90\nbt_upload_slots: 8\n");
   DaemonOptions options;
   Status status = Load({"--config", config}, &options);
   ASSERT_TRUE(status.ok()) << status.message();
@@ -113,6 +113,7 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
   EXPECT_EQ(options.torrents.stall_timeout, std::chrono::seconds(5));
   EXPECT_EQ(options.stall_timeout, std::chrono::seconds(90));
   EXPECT_TRUE(options.torrents.libtorrent_defaults);
+  EXPECT_EQ(options.torrents.upload_slots, 8);
 }
 
 TEST_F(DaemonSettingsTest, BadInputIsNamed) {
@@ -136,6 +137,8 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c, "--page-cache-window", "lots"}, "", "--page-cache-window"},
       {{"--name", "a", "--cluster", c, "--tcp-congestion", "cu bic"}, "", "--tcp-congestion: 'cu bic'"},
       {{"--name", "a", "--cluster", c, "--log-level", "loud"}, "", "--log-level: 'loud'"},
+      {{"--name", "a", "--cluster", c, "--bt-upload-slots", "0"}, "", "--bt-upload-slots: -1"},
+      {{"--name", "a", "--cluster", c, "--bt-upload-slots", "-2"}, "", "--bt-upload-slots: -1"},
       {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem"}, "", "--tls-cert and --tls-key go together"},
       {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "", "--tls-cert needs the cluster's CA"},
       {{"--name", "a", "--cluster", c}, "window_chunks: 2\nwindow_chunk: 3\n", "line 2: unknown field 'window_chunk'"},
