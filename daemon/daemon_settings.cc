@@ -10,6 +10,7 @@
 
 #include "cluster/cluster_file.h"
 #include "common/units.h"
+#include "daemon/request_checks.h"
 #include "daemon/transport/socket_io.h"
 
 namespace gridcast {
@@ -95,18 +96,6 @@ Status SettingsTable::ApplyConfigFile() {
   }
   return Status::Ok();
 }
-
-namespace {
-
-// A duration setting: finite, not negative, at most a year (so that it fits in milliseconds).
-Status CheckSeconds(const std::string& flag, double seconds) {
-  if (!(seconds >= 0 && seconds <= 365.0 * 24 * 3600)) {
-    return Status::InvalidArgument(flag + ": seconds from 0 to a year");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};

@@ -149,11 +149,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanPartFromProto(plan, static_cast<int>(request.member_index())));
     if (plan.payload().directory()) {
       if (request.in_memory()) return Status::InvalidArgument("a directory payload cannot be received into memory");
-      const std::string& name = plan.payload().name();
-      const std::string suffix = kDirectoryArchiveSuffix;
-      if (!name.ends_with(suffix) || !CheckPayloadName(name.substr(0, name.size() - suffix.size())).ok()) {
-        return Status::InvalidArgument("a directory payload is named DIR.tar, not '" + name + "'");
-      }
+      GRIDCAST_RETURN_IF_ERROR(DirectoryOfArchive(plan.payload().name()).status());
     }
     GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
                               ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));

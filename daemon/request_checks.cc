@@ -2,16 +2,12 @@
 
 #include <string>
 
-#include "cluster/cluster_file.h"
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
-#include "daemon/store/probe_payload.h"
 
 namespace gridcast {
 
-namespace {
-
-Status CheckSeconds(const char* field, double seconds, double at_most) {
+Status CheckSeconds(std::string_view field, double seconds, double at_most) {
   if (!(seconds >= 0 && seconds <= at_most)) {  // false for NaN too
     return Status::InvalidArgument(std::string(field) + ": seconds from 0 to " +
                                    (at_most == kMaxRequestSeconds ? std::string("a year")
@@ -20,16 +16,11 @@ Status CheckSeconds(const char* field, double seconds, double at_most) {
   return Status::Ok();
 }
 
-}  // namespace
-
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
   if (request.probe_bytes() > 0) {
     if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
-    if (request.probe_bytes() > kMaxProbeBytes) {
-      return Status::InvalidArgument("probe size must be 1 byte to 64 GiB, not " + std::to_string(request.probe_bytes()));
-    }
   } else if (request.payload_path().empty()) {
     return Status::InvalidArgument("no payload path");
   }
@@ -78,21 +69,6 @@ Status CheckStatusRequest(const v1::StatusRequest& request) {
   if (request.subtree() && request.plan_id().empty()) return Status::InvalidArgument("a subtree status names a plan");
   if (request.detail() && !request.subtree()) return Status::InvalidArgument("detail is for a subtree status");
   return Status::Ok();
-}
-
-Status CheckRemoveRequest(const v1::RemoveRequest& request) { return CheckPayloadName(request.name()); }
-
-Status CheckExportTorrentRequest(const v1::ExportTorrentRequest& request) {
-  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
-  if (request.piece_bytes() != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(request.piece_bytes()));
-  return Status::Ok();
-}
-
-Status CheckServeToRequest(const v1::ServeToRequest& request) {
-  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
-  if (request.piece_bytes() != 0) GRIDCAST_RETURN_IF_ERROR(CheckPieceBytes(request.piece_bytes()));
-  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), 7 * 24 * 3600));
-  return SplitHostPort(request.address()).status();
 }
 
 }  // namespace gridcast

@@ -1,10 +1,13 @@
 // The checks of a control request that need nothing but the message: sizes, ids, names,
 // numbers, enums. Handlers run them before anything else; what needs the daemon's state (does
 // the plan exist, the file, the member) comes after. Pure, so fuzz_control runs them on
-// arbitrary bytes (docs/reliability.md). Prepare's plan has its own (collectives/validate_plan.h).
+// arbitrary bytes (docs/reliability.md). Prepare's plan has its own (collectives/validate_plan.h);
+// Remove, ExportTorrent and ServeTo are checked by what serves them (Participant::Remove,
+// TorrentExports), and a probe's size by WriteProbePayload.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "daemon/transport/frame.h"
@@ -12,7 +15,7 @@
 
 namespace gridcast {
 
-// Durations in requests: from 0 to a year (a finite number of seconds).
+// Durations in requests and daemon settings: from 0 to a year (a finite number of seconds).
 inline constexpr double kMaxRequestSeconds = 365.0 * 24 * 3600;
 // How long ago a Start may say its broadcast began at the source.
 inline constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
@@ -23,6 +26,9 @@ inline constexpr size_t kMaxRequestPathBytes = 4096;  // PATH_MAX
 // A longer cancel reason (a failure naming many members) is cut to this.
 inline constexpr size_t kMaxCancelReasonBytes = 512;
 
+// InvalidArgument naming `field` unless 0 <= seconds <= at_most (NaN is refused).
+Status CheckSeconds(std::string_view field, double seconds, double at_most = kMaxRequestSeconds);
+
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
 // Returns the plan id.
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request);
@@ -31,8 +37,5 @@ Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request);
 // cut at a character boundary (relayed in a proto string, whose parser rejects broken UTF-8).
 std::string CancelReason(const v1::CancelRequest& request);
 Status CheckStatusRequest(const v1::StatusRequest& request);
-Status CheckRemoveRequest(const v1::RemoveRequest& request);
-Status CheckExportTorrentRequest(const v1::ExportTorrentRequest& request);
-Status CheckServeToRequest(const v1::ServeToRequest& request);
 
 }  // namespace gridcast

@@ -200,7 +200,6 @@ grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::Remo
                                     v1::RemoveResponse*) {
   return Guarded("Remove", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Remove"));
-    GRIDCAST_RETURN_IF_ERROR(CheckRemoveRequest(*request));
     return node_.Remove(request->name(), request->in_memory());
   });
 }
@@ -209,7 +208,6 @@ grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v
                                            v1::ExportTorrentResponse* response) {
   return Guarded("ExportTorrent", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ExportTorrent"));
-    GRIDCAST_RETURN_IF_ERROR(CheckExportTorrentRequest(*request));
     GRIDCAST_ASSIGN_OR_RETURN(ExportedTorrent exported, exports_.Export(request->name(), request->piece_bytes()));
     response->set_torrent(std::move(exported.torrent));
     response->set_magnet(std::move(exported.magnet));
@@ -223,7 +221,6 @@ grpc::Status ControlService::ServeTo(grpc::ServerContext* context, const v1::Ser
                                      v1::ServeToResponse* response) {
   return Guarded("ServeTo", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ServeTo"));
-    GRIDCAST_RETURN_IF_ERROR(CheckServeToRequest(*request));
     ServeRequest serve{request->name(), request->address(), request->piece_bytes(), request->timeout_s()};
     GRIDCAST_ASSIGN_OR_RETURN(ServeSnapshot done, exports_.Serve(serve, [context] { return context->IsCancelled(); }));
     ToProto(done, response->mutable_serve());

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/safe_path.h"
 #include "daemon/store/payload_store.h"
 
 namespace gridcast {
@@ -219,15 +220,22 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
 
 }  // namespace
 
+Result<std::string> DirectoryOfArchive(const std::string& archive_name) {
+  const std::string suffix = kDirectoryArchiveSuffix;
+  const std::string directory =
+      archive_name.ends_with(suffix) ? archive_name.substr(0, archive_name.size() - suffix.size()) : "";
+  if (directory.empty() || !CheckPayloadName(directory).ok()) {
+    return Status::InvalidArgument("a directory payload is named DIR.tar, not '" + archive_name + "'");
+  }
+  return directory;
+}
+
 Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag,
                               bool sync) {
-  const std::string suffix = kDirectoryArchiveSuffix;
-  if (archive_name.size() <= suffix.size() || !archive_name.ends_with(suffix)) {
-    return Status::InvalidArgument("a directory payload's name ends in .tar, not '" + archive_name + "'");
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(const std::string directory, DirectoryOfArchive(archive_name));
   const fs::path root(data_dir);
   const fs::path archive = root / archive_name;
-  const fs::path target = root / archive_name.substr(0, archive_name.size() - suffix.size());
+  const fs::path target = root / directory;
   const fs::path scratch = root / ".gridcast" / ("unpacking-" + tag);
   GRIDCAST_RETURN_IF_ERROR(UnpackDirectory(archive, scratch).WithContext("unpacking " + archive_name));
   std::error_code ec;

@@ -14,12 +14,16 @@
 #include <filesystem>
 #include <string>
 
-#include "common/status.h"
+#include "common/result.h"
 
 namespace gridcast {
 
 // Archive member names end in this; a member unpacks NAME.tar into NAME.
 inline constexpr const char* kDirectoryArchiveSuffix = ".tar";
+
+// NAME for a directory payload named NAME.tar; InvalidArgument for any other name, or when
+// NAME is not a payload name (common/safe_path.h).
+Result<std::string> DirectoryOfArchive(const std::string& archive_name);
 
 // Packs the tree at `dir` into a new file `archive` (entries in sorted order, owners and
 // group names left out, so the same tree gives the same bytes). InvalidArgument naming the

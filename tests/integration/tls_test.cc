@@ -5,17 +5,12 @@
 
 #include <fstream>
 
-#include "common/crypto.h"
 #include "deploy/local_cluster.h"
 #include "deploy/subprocess.h"
+#include "tests/integration/send_helpers.h"
 
 namespace gridcast {
 namespace {
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 TEST(Tls, BroadcastOverTlsControlAndDataPlanes) {
   LocalCluster cluster(GRIDCASTD, "tls", 4, {}, LocalCluster::Transport::kTls);
@@ -27,7 +22,7 @@ TEST(Tls, BroadcastOverTlsControlAndDataPlanes) {
     ASSERT_TRUE(sent.ok());
     EXPECT_EQ(sent->exit_code, 0) << sent->output;
     for (int i = 1; i < cluster.size(); ++i) {
-      EXPECT_EQ(ReadFile(cluster.data_dir(i) / (std::string("tls-") + algo + ".bin")), ReadFile(payload))
+      EXPECT_EQ(FileSha256(cluster.data_dir(i) / (std::string("tls-") + algo + ".bin")), FileSha256(payload))
           << algo << " at m" << i;
     }
   }

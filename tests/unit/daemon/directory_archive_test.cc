@@ -13,6 +13,8 @@
 #include <map>
 #include <string>
 
+#include "test_dir.h"
+
 namespace gridcast {
 namespace {
 
@@ -21,10 +23,7 @@ namespace fs = std::filesystem;
 class DirectoryArchiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gridcast-archive-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("gridcast-archive");
     fs::create_directories(dir_ / "tree");
   }
   void TearDown() override { fs::remove_all(dir_); }

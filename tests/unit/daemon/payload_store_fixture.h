@@ -2,7 +2,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <random>
 
 #include "daemon/store/payload_store.h"
+#include "test_dir.h"
 
 namespace gridcast {
 
@@ -21,9 +21,7 @@ class PayloadStoreFixture : public ::testing::Test {
   static constexpr uint64_t kChunk = 64 << 10;
 
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gridcast-store-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("gridcast-store");
     fs::create_directories(dir_);
     std::mt19937_64 random(7);
     payload_.resize(5 * kChunk + 123);

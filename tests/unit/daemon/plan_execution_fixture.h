@@ -3,7 +3,6 @@
 // 127.0.0.1, no daemons and no control plane.
 #pragma once
 
-#include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -21,6 +20,7 @@
 #include "collectives/topology.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/transport/data_plane.h"
+#include "test_dir.h"
 
 namespace gridcast {
 
@@ -41,9 +41,7 @@ class PlanExecutionFixture : public ::testing::Test {
   static constexpr int kMembers = 4;
 
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gridcast-execution-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("gridcast-execution");
     for (int i = 0; i < kMembers; ++i) fs::create_directories(MemberDir(i));
     // Each member's data plane asks this table for the plan's receiver.
     for (int i = 0; i < kMembers; ++i) {

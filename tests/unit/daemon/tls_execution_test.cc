@@ -16,8 +16,7 @@ class TlsExecutionTest : public PlanExecutionFixture {
   // 10.9.9.9), the same from CA "b"; `prepare` may change member i's TLS settings (its
   // context, or nullptr for plaintext) before the data planes start.
   void StartWith(const std::function<std::shared_ptr<TlsContext>(int, std::shared_ptr<TlsContext>)>& prepare) {
-    pki_ = fs::temp_directory_path() / ("gridcast-pki-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    pki_ = FreshTestDir("gridcast-pki");
     std::vector<PkiMember> members;
     for (int i = 0; i < kMembers; ++i) members.push_back({Name(i), {"127.0.0.1", "localhost"}});
     ASSERT_TRUE(WriteClusterPki(pki_ / "b", members).ok());
