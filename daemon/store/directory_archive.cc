@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/safe_path.h"
+#include "daemon/store/file_io.h"
 #include "daemon/store/payload_store.h"
 
 namespace gridcast {
@@ -79,7 +80,8 @@ Status ArchiveError(struct archive* a, const std::string& what) {
   return Status::Internal(what + ": " + (why != nullptr ? why : "libarchive error"));
 }
 
-Status Errno(const std::string& what) { return Status::Internal(what + ": " + std::strerror(errno)); }
+// The failed call's errno, a full disk told apart (file_io.h).
+Status Errno(const std::string& what) { return ErrnoStatus(what, errno); }
 
 Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<fs::path>& entries) {
   std::vector<char> buffer(kCopyBytes);
@@ -196,13 +198,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
           written = ArchiveError(in, "unpacking " + relative.string());
           break;
         }
-        const auto* bytes = static_cast<const char*>(block);
-        for (size_t done = 0; done < size && written.ok();) {
-          const ssize_t n = pwrite(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
-          if (n < 0 && errno == EINTR) continue;
-          if (n < 0) written = Errno("writing " + out.string());
-          if (n > 0) done += static_cast<size_t>(n);
-        }
+        written = PwriteFull(SystemFileIo(), fd, {static_cast<const uint8_t*>(block), size}, static_cast<uint64_t>(offset))
+                      .WithContext(out.string());
         if (!written.ok()) break;
       }
       if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 namespace gridcast {
 namespace {
 
@@ -21,6 +24,36 @@ class SystemCalls final : public FileIo {
 FileIo& SystemFileIo() {
   static SystemCalls calls;
   return calls;
+}
+
+Status ErrnoStatus(const std::string& what, int error) {
+  if (error == ENOSPC || error == EDQUOT) {
+    return Status::ResourceExhausted(what + ": disk full (" + std::strerror(error) + ")");
+  }
+  return Status::Internal(what + ": " + std::strerror(error));
+}
+
+Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = io.Pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("read", errno);
+    if (n == 0) return Status::DataLoss("file shorter than expected");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = io.Pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("write", errno);
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 }  // namespace gridcast

@@ -7,6 +7,11 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/status.h"
 
 namespace gridcast {
 
@@ -24,5 +29,14 @@ class FileIo {
 
 // The system's calls; lives for the whole process.
 FileIo& SystemFileIo();
+
+// `what` failed with errno `error`: ResourceExhausted ("disk full") for ENOSPC and EDQUOT,
+// Internal otherwise.
+Status ErrnoStatus(const std::string& what, int error);
+// All of `out` from `offset`, through short and interrupted reads; DataLoss when the file ends
+// first.
+Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset);
+// All of `data` at `offset`, through short and interrupted writes.
+Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset);
 
 }  // namespace gridcast

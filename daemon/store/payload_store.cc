@@ -22,36 +22,6 @@ constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + 32;
 constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
 constexpr size_t kChunkListHeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + 32;
 
-Status ErrnoStatus(const std::string& what, int error) {
-  if (error == ENOSPC || error == EDQUOT) {
-    return Status::ResourceExhausted(what + ": disk full (" + std::strerror(error) + ")");
-  }
-  return Status::Internal(what + ": " + std::strerror(error));
-}
-
-Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset) {
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = io.Pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("read", errno);
-    if (n == 0) return Status::DataLoss("file shorter than expected");
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
-Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = io.Pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("write", errno);
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
 void PutU64(uint8_t* out, uint64_t v) {
   for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
 }

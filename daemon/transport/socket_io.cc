@@ -24,6 +24,7 @@
 #include <boost/asio/write.hpp>
 
 #include "cluster/cluster_file.h"
+#include "daemon/store/file_io.h"
 
 namespace gridcast {
 
@@ -204,19 +205,6 @@ asio::awaitable<Status> WriteAll(SocketPtr socket, asio::const_buffer head, asio
 
 namespace {
 
-// Reads exactly `out.size()` bytes of `fd` at `offset`.
-Status PreadExactly(int fd, std::span<uint8_t> out, uint64_t offset) {
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::Unavailable(std::string("read: ") + std::strerror(errno));
-    if (n == 0) return Status::DataLoss("read: the file is shorter than expected");
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
 // A chunk leaves in slices of this much: one pread and one composed write each (Asio's TLS
 // stream still sends record by record, 16 KiB at a time), with a small staging buffer.
 constexpr size_t kStagingBytes = 256 << 10;
@@ -232,7 +220,7 @@ asio::awaitable<Status> WriteHeadAndFileEncrypted(SocketPtr socket, asio::const_
   uint64_t done = 0;
   do {
     const size_t slice = static_cast<size_t>(std::min<uint64_t>(staging.size() - filled, length - done));
-    GRIDCAST_CO_RETURN_IF_ERROR(PreadExactly(fd, std::span(staging.data() + filled, slice), offset + done));
+    GRIDCAST_CO_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(staging.data() + filled, slice), offset + done));
     done += slice;
     filled += slice;
     boost::system::error_code ec;
