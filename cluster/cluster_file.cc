@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include "common/hex.h"
@@ -129,6 +131,17 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   }
   out << YAML::EndSeq << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+Result<ClusterConfig> LoadClusterFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read cluster file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  Result<ClusterConfig> cluster = ParseClusterFile(text.str(), std::filesystem::absolute(path, ec).parent_path().string());
+  if (!cluster.ok()) return cluster.status().WithContext(path);
+  return cluster;
 }
 
 }  // namespace gridcast

@@ -46,6 +46,10 @@ struct ClusterConfig {
 // `base_dir` resolves a relative topology path. Errors name the line and field.
 Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::string& base_dir);
 
+// Reads and parses the file at `path`, relative paths in it resolved from its directory.
+// Errors name the file.
+Result<ClusterConfig> LoadClusterFile(const std::string& path);
+
 std::string FormatClusterFile(const ClusterConfig& config);
 
 // Splits "host:port" (IPv4 or a name; "[v6]:port" too). InvalidArgument otherwise, and for port

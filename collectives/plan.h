@@ -62,11 +62,13 @@ struct SwarmMember {
   int member = 0;                  // member index
   std::vector<ChunkRange> stripe;  // chunks this member fetches from the source
   std::vector<int> peers;          // members it exchanges chunks with (connections are two-way)
+  int upload_slots = 0;            // peers it uploads to at once (BitTorrent's unchoke slots); 0: all
 };
 
 struct Swarm {
   int source = 0;                    // member index of the seed
   std::vector<SwarmMember> members;  // every member but the source, once
+  int source_upload_slots = 0;       // as SwarmMember::upload_slots, for the source
   // Measurement broadcasts (tomography): no stripes, every member peers with every other and
   // picks chunks freely, so who-sent-what reflects bandwidth rather than our schedule.
   bool free_choice = false;

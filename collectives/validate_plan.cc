@@ -140,6 +140,9 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
     return Status::InvalidArgument("swarm source " + std::to_string(swarm.source) +
                                    " is not a member index");
   }
+  if (swarm.source_upload_slots < 0) {
+    return Status::InvalidArgument("swarm source has a negative number of upload slots");
+  }
   for (size_t i = 0; i < swarm.members.size(); ++i) {
     const SwarmMember& m = swarm.members[i];
     if (m.member < 0 || m.member >= p) {
@@ -149,6 +152,7 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
     const std::string where = "swarm " + Who(plan, m.member);
     if (m.member == swarm.source) return Status::InvalidArgument(where + " is the source");
     if (!entry_of->emplace(m.member, i).second) return Status::InvalidArgument(where + " is listed twice");
+    if (m.upload_slots < 0) return Status::InvalidArgument(where + " has a negative number of upload slots");
     std::unordered_set<int> seen;
     for (int peer : m.peers) {
       if (peer < 0 || peer >= p) {

@@ -60,7 +60,8 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
   DeclareFlag(app, "--bt-defaults", "bt_defaults", s.bt_defaults,
               "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
   Declare(app, "--bt-upload-slots", "bt_upload_slots", s.bt_upload_slots,
-          "Peers a pull member uploads to at once; -1 = every interested peer (default -1)");
+          "Peers a pull member uploads to at once; -1 = as the plan says (fewer on slow uplinks, "
+          "else every interested peer; default -1)");
   Declare(app, "--swarm-stall", "swarm_stall_s", s.swarm_stall_s,
           "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
           "pulls a stalled tree's chunks (default 3 and 2)");
@@ -104,17 +105,11 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   }
   if (s.name.empty()) return Status::InvalidArgument("--name is required");
   if (s.cluster.empty()) return Status::InvalidArgument("--cluster is required");
-  std::ifstream in(s.cluster);
-  if (!in) return Status::InvalidArgument("cannot read cluster file " + s.cluster);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string base = std::filesystem::absolute(s.cluster).parent_path().string();
-  Result<ClusterConfig> cluster = ParseClusterFile(text.str(), base);
-  if (!cluster.ok()) return cluster.status().WithContext(s.cluster);
-  const ClusterMember* self = cluster->Find(s.name);
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(s.cluster));
+  const ClusterMember* self = cluster.Find(s.name);
   if (self == nullptr) return Status::InvalidArgument("'" + s.name + "' is not a member of " + s.cluster);
   options->name = s.name;
-  options->cluster = *cluster;
+  options->cluster = cluster;
   options->data_dir = s.data_dir.empty() ? "/var/lib/gridcast/" + s.name : s.data_dir;
   options->memory_dir = s.memory_dir;
   options->control_address = s.control.empty() ? self->control_address : s.control;
@@ -160,11 +155,11 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
     }
     options->execution.tcp_congestion = s.tcp_congestion;
   }
-  options->execution.secret = cluster->secret;
+  options->execution.secret = cluster.secret;
   options->execution.sync_on_finish = s.fsync;
   options->tls_cert = s.tls_cert;
   options->tls_key = s.tls_key;
-  options->tls_ca = s.tls_ca.empty() ? cluster->tls_ca_path : s.tls_ca;
+  options->tls_ca = s.tls_ca.empty() ? cluster.tls_ca_path : s.tls_ca;
   if (options->tls_cert.empty() != options->tls_key.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }

@@ -20,12 +20,14 @@ ChunkRange RangeFromProto(const v1::ChunkRange& r) {
 void SwarmToProto(const Swarm& swarm, v1::Swarm* out) {
   out->set_source(static_cast<uint32_t>(swarm.source));
   out->set_free_choice(swarm.free_choice);
+  out->set_source_upload_slots(static_cast<uint32_t>(swarm.source_upload_slots));
   out->clear_members();
   for (const SwarmMember& m : swarm.members) {
     v1::SwarmMember* sm = out->add_members();
     sm->set_member(static_cast<uint32_t>(m.member));
     for (const ChunkRange& range : m.stripe) RangeToProto(range, sm->add_stripe());
     for (int peer : m.peers) sm->add_peers(static_cast<uint32_t>(peer));
+    sm->set_upload_slots(static_cast<uint32_t>(m.upload_slots));
   }
 }
 
@@ -108,6 +110,8 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
   }
   // Indices are validated by ValidatePlan; here only keep them from overflowing int.
   auto as_index = [p](uint32_t value) { return value < p ? static_cast<int>(value) : -1; };
+  // More slots than members is the same as one per member.
+  auto as_slots = [p](uint32_t value) { return static_cast<int>(std::min<int64_t>(value, p)); };
   for (const v1::Lane& l : in.lanes()) {
     Lane lane;
     lane.source = as_index(l.source());
@@ -138,6 +142,7 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
     if (s.members_size() > p) return Status::InvalidArgument("plan swarm has more entries than members");
     plan.swarm.source = as_index(s.source());
     plan.swarm.free_choice = s.free_choice();
+    plan.swarm.source_upload_slots = as_slots(s.source_upload_slots());
     for (const v1::SwarmMember& sm : s.members()) {
       if (sm.peers_size() > p) return Status::InvalidArgument("plan swarm member has too many peers");
       if (sm.stripe_size() > static_cast<int>(kMaxPlanChunks)) {
@@ -147,6 +152,7 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
       m.member = as_index(sm.member());
       for (const v1::ChunkRange& r : sm.stripe()) m.stripe.push_back(RangeFromProto(r));
       for (uint32_t peer : sm.peers()) m.peers.push_back(as_index(peer));
+      m.upload_slots = as_slots(sm.upload_slots());
       plan.swarm.members.push_back(std::move(m));
     }
   }

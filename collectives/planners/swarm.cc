@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -19,6 +20,20 @@ namespace {
 // blocks (docs/scale.md, "Push and pull at 64 and 128 members").
 constexpr int kFullMeshGroup = 17;
 constexpr int kPeersInLargeGroups = 16;
+
+// A member uploads to at most one peer per kMinUploadFlowBps of its uplink. Each BitTorrent
+// connection carries its share of the uplink a few segments at a time; below about half a
+// megabit a dropped segment is a retransmission timeout instead of a fast retransmit, and
+// every peer waits. Measured on 128 members at 2.5mbit (16 peers each): uploading to every
+// interested peer 1.66-1.75 of the bound, to 4 at a time 1.43-1.48, to 2 1.72
+// (docs/scale.md, "Pull at 128: upload slots"). Fast uplinks keep every peer (0: no cap).
+constexpr double kMinUploadFlowBps = 512e3;
+constexpr int kMinUploadSlots = 2;
+
+int UploadSlots(double up_bps, size_t peers) {
+  const double slots = std::max<double>(kMinUploadSlots, std::floor(up_bps / kMinUploadFlowBps));
+  return slots >= static_cast<double>(peers) ? 0 : static_cast<int>(slots);
+}
 
 // Member i of a group of k peers with i + d and i - d (mod k) for each offset d: the powers of
 // two below k (any member is at most about log2 k hops from any other, so a piece spreads in
@@ -94,9 +109,11 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
       SwarmMember m{members[i], {}, {0}};
       if (static_cast<uint64_t>(i) < n) m.stripe.push_back({static_cast<uint64_t>(i), n, static_cast<uint64_t>(k)});
       for (int peer : PeersInGroup(members, i, offsets)) m.peers.push_back(peer);
+      m.upload_slots = UploadSlots(net.nodes[ranks.nodes[members[i]]].up_bps, m.peers.size());
       plan.swarm.members.push_back(std::move(m));
     }
   }
+  plan.swarm.source_upload_slots = UploadSlots(net.nodes[ranks.nodes[0]].up_bps, p - 1);
   std::sort(plan.swarm.members.begin(), plan.swarm.members.end(),
             [](const SwarmMember& a, const SwarmMember& b) { return a.member < b.member; });
   plan.rationale = std::to_string(groups.size()) +
@@ -104,6 +121,10 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
                    " from the source and the rest from its group (in groups of more than " +
                    std::to_string(kFullMeshGroup) + ", through " + std::to_string(kPeersInLargeGroups) +
                    " peers each)";
+  const bool capped = plan.swarm.source_upload_slots > 0 ||
+                      std::any_of(plan.swarm.members.begin(), plan.swarm.members.end(),
+                                  [](const SwarmMember& m) { return m.upload_slots > 0; });
+  if (capped) plan.rationale += "; on slow uplinks a member uploads to one peer per 512 kbit/s at a time";
   return plan;
 }
 

@@ -62,10 +62,11 @@ class TorrentSwarm final : public PullSwarm {
   TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
                std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
                std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s,
-               std::function<void()> drain_alerts)
+               std::function<void()> drain_alerts, std::function<void()> on_leave)
       : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
         names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
-        payload_bytes_(payload_bytes), bin_s_(bin_s), drain_alerts_(std::move(drain_alerts)) {}
+        payload_bytes_(payload_bytes), bin_s_(bin_s), drain_alerts_(std::move(drain_alerts)),
+        on_leave_(std::move(on_leave)) {}
 
   ~TorrentSwarm() override { Leave(); }
 
@@ -112,6 +113,7 @@ class TorrentSwarm final : public PullSwarm {
     }
     session_.remove_torrent(handle_);
     table_->Unregister(info_hash_);
+    on_leave_();
   }
 
   SwarmReport Report() const override {
@@ -173,6 +175,7 @@ class TorrentSwarm final : public PullSwarm {
   const int64_t payload_bytes_;
   const double bin_s_;
   const std::function<void()> drain_alerts_;
+  const std::function<void()> on_leave_;
   lt::torrent_handle handle_;
   std::atomic<bool> left_{false};
   std::atomic<uint64_t> uploaded_{0};
@@ -200,6 +203,7 @@ class TorrentSession::Impl {
     lt::tcp::endpoint source;                      // ... and the source's address
     std::shared_ptr<SourceSide> source_side;       // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
+    int upload_slots = 0;                          // peers it uploads to at once; 0: all
     std::function<void()> on_chunk_verified;
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
     std::function<void()> on_first_upload;
@@ -216,6 +220,35 @@ class TorrentSession::Impl {
   void PumpAlerts();
   // Hands the queued alerts to their swarms; any thread.
   void DrainAlerts();
+  // Upload slots are the session's, not a torrent's: the plan's cap describes this member's
+  // uplink, the same for every torrent on it, so the session takes the smallest cap of the
+  // swarms it runs (none: the daemon's --bt-upload-slots). libtorrent's per-torrent
+  // max_uploads is no substitute: with unlimited session slots its choker never chokes a
+  // peer it once unchoked, and a 128-member pull with per-torrent caps stalled at 3.8x the
+  // bound when the first peers it served stopped asking.
+  void HoldUploadSlots(int slots) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    upload_caps_.insert(slots);
+    ApplyUploadSlots();
+  }
+  void ReleaseUploadSlots(int slots) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto held = upload_caps_.find(slots);
+    if (held == upload_caps_.end()) return;
+    upload_caps_.erase(held);
+    ApplyUploadSlots();
+  }
+  void ApplyUploadSlots() {  // REQUIRES: mutex_ held
+    // An operator's --bt-upload-slots, or libtorrent's own choker, is left as it was set.
+    if (options_.libtorrent_defaults || options_.upload_slots != TorrentSessionOptions{}.upload_slots) return;
+    const int slots = upload_caps_.empty() ? options_.upload_slots : *upload_caps_.begin();
+    if (slots == applied_upload_slots_) return;
+    lt::settings_pack pack;
+    pack.set_int(lt::settings_pack::unchoke_slots_limit, slots);
+    session_.apply_settings(std::move(pack));
+    applied_upload_slots_ = slots;
+  }
+
   std::shared_ptr<TorrentSwarm> FindSwarm(const lt::torrent_handle& handle) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = swarms_.find(handle);
@@ -230,6 +263,8 @@ class TorrentSession::Impl {
   std::thread alerts_;
   std::mutex mutex_;
   std::map<lt::torrent_handle, std::weak_ptr<TorrentSwarm>> swarms_;  // guarded by mutex_
+  std::multiset<int> upload_caps_;                                     // guarded by mutex_
+  int applied_upload_slots_ = TorrentSessionOptions{}.upload_slots;   // guarded by mutex_
 };
 
 void TorrentSession::Impl::PumpAlerts() {
@@ -309,8 +344,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
                                               gate, info->piece_length(), info->total_size(), options_.bin_s,
-                                              [this] { DrainAlerts(); });
+                                              [this] { DrainAlerts(); }, [this, slots = role.upload_slots] {
+                                                if (slots > 0) ReleaseUploadSlots(slots);
+                                              });
   table_->Register(info_hash, storage);
+  if (role.upload_slots > 0) HoldUploadSlots(role.upload_slots);
   lt::error_code ec;
   lt::torrent_handle handle = session_.add_torrent(std::move(params), ec);
   if (ec) {
@@ -445,7 +483,10 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   role.on_chunk_verified = std::move(join.on_chunk_verified);
   role.on_first_upload = std::move(join.on_first_upload);
   const bool striped = !swarm.free_choice;
-  if (join.self == swarm.source && striped) role.source_side = MakeSourceSide(plan, endpoints, role.names);
+  if (join.self == swarm.source) {
+    role.upload_slots = swarm.source_upload_slots;
+    if (striped) role.source_side = MakeSourceSide(plan, endpoints, role.names);
+  }
   for (const SwarmMember& m : swarm.members) {
     if (m.member != join.self) continue;
     for (int peer : m.peers) {
@@ -453,6 +494,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       if (peer != swarm.source && join.on_chunk_shared) role.sharers.insert(PeerIdOf(plan.members[peer]));
     }
     role.on_chunk_shared = join.on_chunk_shared;
+    role.upload_slots = m.upload_slots;
     if (striped) {
       role.stripe = StripeOf(plan, m);
       role.source = endpoints[swarm.source];

@@ -49,7 +49,9 @@ struct TorrentSessionOptions {
   // libtorrent's own defaults (TCP only and no discovery still): the baseline benchmarks
   // compare against.
   bool libtorrent_defaults = false;
-  // Peers uploaded to at once (libtorrent's unchoke slots); -1: every interested peer.
+  // Peers uploaded to at once (libtorrent's unchoke slots). -1: as the plans of the swarms
+  // this daemon runs say (SwarmMember::upload_slots: fewer on slow uplinks), else every
+  // interested peer; any other value overrides the plans.
   int upload_slots = -1;
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(3);
   double bin_s = 0.25;         // width of the observation time bins

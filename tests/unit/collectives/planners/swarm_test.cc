@@ -147,6 +147,38 @@ TEST(SwarmPlanner, LargeGroupsPeerWithSixteenEachAndStayOneGroup) {
   }
 }
 
+NetworkModel FlatAt(int p, double bps) {
+  NetworkModel net = Flat(p);
+  for (Node& node : net.nodes) node.up_bps = node.down_bps = bps;
+  return net;
+}
+
+TEST(SwarmPlanner, SlowUplinksUploadToOnePeerPerHalfMegabit) {
+  // 128 members at 2.5mbit: 4 peers at a time (measured best: docs/scale.md), the source too.
+  const Plan slow = MakeSwarm(FlatAt(128, 2.5e6), 3000 * kPiece);
+  EXPECT_EQ(slow.swarm.source_upload_slots, 4);
+  for (const SwarmMember& m : slow.swarm.members) EXPECT_EQ(m.upload_slots, 4) << m.member;
+  EXPECT_NE(slow.rationale.find("512 kbit/s"), std::string::npos) << slow.rationale;
+  // Never fewer than two, however slow.
+  EXPECT_EQ(MakeSwarm(FlatAt(64, 0.3e6), 3000 * kPiece).swarm.members[0].upload_slots, 2);
+  // Enough uplink for every peer: no cap (flat16 at 100mbit, unshaped).
+  for (const NetworkModel& net : {Flat(16), FlatAt(8, kUnshaped)}) {
+    const Plan plan = MakeSwarm(net, 3000 * kPiece);
+    EXPECT_EQ(plan.swarm.source_upload_slots, 0) << net.nodes.size();
+    for (const SwarmMember& m : plan.swarm.members) EXPECT_EQ(m.upload_slots, 0) << net.nodes.size();
+    EXPECT_EQ(plan.rationale.find("512 kbit/s"), std::string::npos) << plan.rationale;
+  }
+  // 64 at 10mbit: a member's 19 slots cover its 17 peers; the source's 63 they do not.
+  const Plan at10 = MakeSwarm(FlatAt(64, 10e6), 3000 * kPiece);
+  EXPECT_EQ(at10.swarm.source_upload_slots, 19);
+  for (const SwarmMember& m : at10.swarm.members) EXPECT_EQ(m.upload_slots, 0) << m.member;
+  // The source's cap counts all its peers: at 5mbit 9 slots are fewer than its 63 but not
+  // fewer than a member's 16 or 17.
+  const Plan at5 = MakeSwarm(FlatAt(64, 5e6), 3000 * kPiece);
+  EXPECT_EQ(at5.swarm.source_upload_slots, 9);
+  EXPECT_EQ(at5.swarm.members[0].upload_slots, 9);
+}
+
 TEST(SwarmPlanner, GroupsAreWhatPeersConnectWithoutTheSource) {
   const Plan plan = MakeSwarm(TwoSites(8), 333 * kPiece);
   const std::vector<int> group = plan.swarm.GroupOfEachMember();
@@ -229,11 +261,19 @@ TEST(SwarmValidation, RefusesBrokenSwarms) {
   p = good;
   p.swarm.source = 7;
   refused(p, "swarm source");
+  p = good;
+  p.swarm.members[0].upload_slots = -1;
+  refused(p, "negative number of upload slots");
+  p = good;
+  p.swarm.source_upload_slots = -1;
+  refused(p, "negative number of upload slots");
 }
 
 TEST(SwarmValidation, SurvivesTheWireFormat) {
   const NetworkModel net = TwoSites(4);
-  const Plan plan = MakeSwarm(net, 50 * kPiece);
+  Plan plan = MakeSwarm(net, 50 * kPiece);
+  plan.swarm.source_upload_slots = 3;
+  plan.swarm.members[1].upload_slots = 2;
   v1::Plan proto;
   PlanToProto(plan, &proto);
   Result<Plan> back = PlanFromProto(proto);
@@ -242,7 +282,12 @@ TEST(SwarmValidation, SurvivesTheWireFormat) {
   for (size_t i = 0; i < plan.swarm.members.size(); ++i) {
     EXPECT_EQ(back->swarm.members[i].peers, plan.swarm.members[i].peers);
     EXPECT_EQ(back->swarm.members[i].stripe.size(), plan.swarm.members[i].stripe.size());
+    EXPECT_EQ(back->swarm.members[i].upload_slots, plan.swarm.members[i].upload_slots);
   }
+  EXPECT_EQ(back->swarm.source_upload_slots, 3);
+  // More slots than members means one per member.
+  proto.mutable_swarm()->set_source_upload_slots(1u << 31);
+  EXPECT_EQ(PlanFromProto(proto)->swarm.source_upload_slots, static_cast<int>(plan.members.size()));
   proto.mutable_swarm()->mutable_members(0)->add_peers(1000);
   EXPECT_EQ(PlanFromProto(proto).status().code(), StatusCode::kInvalidArgument);
 }
