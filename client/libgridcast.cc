@@ -92,6 +92,7 @@ class ClientImpl : public Client {
     request.set_timeout_s(options.timeout_s);
     request.set_name(options.name);
     request.set_in_memory(options.in_memory);
+    for (const std::string& member : options.members) request.add_members(member);
     return std::unique_ptr<Broadcast>(new BroadcastImpl(source_client_, request, source_));
   }
 
@@ -116,17 +117,15 @@ class ClientImpl : public Client {
     return StartSendFile(target.string(), named);
   }
 
-  Status ReceiveIntoBuffer(const std::string& member, const std::string& name, std::span<uint8_t> out,
-                           double timeout_s) override {
+  Status Receive(const std::string& member, const std::string& name, std::span<uint8_t> out,
+                 const ReceiveOptions& options) override {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-    const ClusterMember* entry = cluster_.Find(member);
-    if (entry == nullptr) return Status::InvalidArgument("'" + member + "' is not in the cluster");
-    ControlClient client(entry->control_address, cluster_.secret, ControlClientOptions{options_.tls_ca});
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
     const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+                          std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
     for (;;) {
       v1::ListResponse list;
-      Status listed = client.List(&list);
+      Status listed = client->List(&list);
       if (listed.ok()) {
         for (const v1::HeldPayload& p : list.payloads()) {
           if (p.name() != name || !p.complete()) continue;
@@ -138,11 +137,8 @@ class ClientImpl : public Client {
           std::ifstream in(path, std::ios::binary);
           in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
           if (static_cast<size_t>(in.gcount()) != out.size()) return Status::DataLoss("short read of " + name);
-          if (p.in_memory()) {
-            v1::RemoveRequest remove;
-            remove.set_name(name);
-            remove.set_in_memory(true);
-            GRIDCAST_RETURN_IF_ERROR(client.Remove(remove).WithContext("removing the in-memory copy"));
+          if (p.in_memory() && options.remove_in_memory) {
+            GRIDCAST_RETURN_IF_ERROR(Remove(*client, name, true).WithContext("removing the in-memory copy"));
           }
           return Status::Ok();
         }
@@ -154,7 +150,34 @@ class ClientImpl : public Client {
     }
   }
 
+  Status RemovePayload(const std::string& member, const std::string& name, bool in_memory) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
+    return Remove(*client, name, in_memory);
+  }
+
+  Status CheckMember(const std::string& member) override {
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
+    v1::ListResponse list;
+    return client->List(&list);
+  }
+
  private:
+  Result<std::unique_ptr<ControlClient>> MemberClient(const std::string& member) const {
+    const ClusterMember* entry = cluster_.Find(member);
+    if (entry == nullptr) return Status::InvalidArgument("'" + member + "' is not in the cluster");
+    return std::make_unique<ControlClient>(entry->control_address, cluster_.secret,
+                                           ControlClientOptions{options_.tls_ca});
+  }
+
+  static Status Remove(ControlClient& client, const std::string& name, bool in_memory) {
+    v1::RemoveRequest remove;
+    remove.set_name(name);
+    remove.set_in_memory(in_memory);
+    Status removed = client.Remove(remove);
+    return removed.code() == StatusCode::kNotFound ? Status::Ok() : removed;
+  }
+
   ClusterConfig cluster_;
   ClientOptions options_;
   std::shared_ptr<SourceChoice> source_;
@@ -164,17 +187,11 @@ class ClientImpl : public Client {
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
-  std::ifstream in(options.cluster_file);
-  if (!in) return Status::InvalidArgument("cannot read cluster file " + options.cluster_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<ClusterConfig> cluster =
-      ParseClusterFile(text.str(), fs::absolute(options.cluster_file).parent_path().string());
-  if (!cluster.ok()) return cluster.status().WithContext(options.cluster_file);
-  GRIDCAST_ASSIGN_OR_RETURN(SourceChoice source, ChooseSource(*cluster, options.source));
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(options.cluster_file));
+  GRIDCAST_ASSIGN_OR_RETURN(SourceChoice source, ChooseSource(cluster, options.source));
   ClientOptions resolved = options;
-  resolved.tls_ca = cluster->TlsCa(options.tls_ca);
-  return std::unique_ptr<Client>(new ClientImpl(std::move(*cluster), std::move(source), std::move(resolved)));
+  resolved.tls_ca = cluster.TlsCa(options.tls_ca);
+  return std::unique_ptr<Client>(new ClientImpl(std::move(cluster), std::move(source), std::move(resolved)));
 }
 
 }  // namespace gridcast

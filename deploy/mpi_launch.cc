@@ -58,26 +58,26 @@ std::string RshAgentScript(const NetgridState& state, const std::string& tmp_bas
   return script;
 }
 
-std::string MpiHostfile(const NetgridState& state, const std::string& source) {
+std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node) {
   std::string hostfile;
   const NetgridNode* first = state.FindNode(source);
-  if (first != nullptr) hostfile += first->address + " slots=1\n";
+  if (first != nullptr) hostfile += fmt::format("{} slots={}\n", first->address, ranks_per_node);
   for (const NetgridNode& node : state.nodes) {
-    if (node.name != source) hostfile += node.address + " slots=1\n";
+    if (node.name != source) hostfile += fmt::format("{} slots={}\n", node.address, ranks_per_node);
   }
   return hostfile;
 }
 
 std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
                                     const std::string& tmp_base, const fs::path& agent,
-                                    const fs::path& hostfile, const MpiBcastOptions& options) {
+                                    const fs::path& hostfile, const MpiRun& run) {
   const NetgridNode* root = state.FindNode(source);
   std::vector<std::string> argv = {
-      "timeout", "-k", "10", fmt::format("{:.0f}", options.timeout_s),
+      "timeout", "-k", "10", fmt::format("{:.0f}", run.timeout_s),
       "ip", "netns", "exec", root != nullptr ? root->netns : source,
       "env", "TMPDIR=" + tmp_base + "/" + source,
       "mpirun", "--allow-run-as-root", "--hostfile", hostfile.string(),
-      "-np", std::to_string(state.nodes.size()), "--map-by", "node",
+      "-np", std::to_string(state.nodes.size() * static_cast<size_t>(run.ranks_per_node)), "--map-by", "node",
       "--mca", "plm_rsh_agent", agent.string(),
       "--mca", "pml", "ob1",
       // Ranks share this host's few cores: polling ranks that yield let the busy ones run.
@@ -85,18 +85,23 @@ std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string
       "--mca", "btl", "self,tcp",
       "--mca", "btl_tcp_if_include", kNetgridInterface,
       "--mca", "oob_tcp_if_include", kNetgridInterface};
-  if (!options.tuned_algorithm.empty()) {
-    for (const std::string& arg :
-         {std::string("--mca"), std::string("coll_tuned_use_dynamic_rules"), std::string("1"),
-          std::string("--mca"), std::string("coll_tuned_bcast_algorithm"), options.tuned_algorithm,
-          std::string("--mca"), std::string("coll_tuned_bcast_algorithm_segmentsize"),
-          std::to_string(options.segment_bytes)}) {
-      argv.push_back(arg);
-    }
-  }
-  argv.push_back(options.program);
-  argv.push_back(std::to_string(options.size_bytes));
+  for (const auto& [name, value] : run.mca) argv.insert(argv.end(), {"--mca", name, value});
+  for (const std::string& variable : run.environment) argv.insert(argv.end(), {"-x", variable});
+  argv.insert(argv.end(), run.command.begin(), run.command.end());
   return argv;
+}
+
+MpiRun MpiBcastRun(const MpiBcastOptions& options) {
+  MpiRun run;
+  run.command = {options.program, std::to_string(options.size_bytes)};
+  run.environment = options.environment;
+  run.timeout_s = options.timeout_s;
+  if (!options.tuned_algorithm.empty()) {
+    run.mca = {{"coll_tuned_use_dynamic_rules", "1"},
+               {"coll_tuned_bcast_algorithm", options.tuned_algorithm},
+               {"coll_tuned_bcast_algorithm_segmentsize", std::to_string(options.segment_bytes)}};
+  }
+  return run;
 }
 
 Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output) {
@@ -115,8 +120,8 @@ Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output) {
   return Status::Internal("mpi_bcast printed no result");
 }
 
-Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
-                                   const fs::path& work_dir, const MpiBcastOptions& options) {
+Result<std::string> RunMpiProgram(const NetgridState& state, const std::string& source,
+                                  const fs::path& work_dir, const MpiRun& run) {
   if (state.FindNode(source) == nullptr) return Status::InvalidArgument("unknown source '" + source + "'");
   std::error_code ec;
   fs::create_directories(work_dir, ec);
@@ -133,16 +138,22 @@ Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string&
   const fs::path hostfile = fs::absolute(work_dir / "hostfile");
   GRIDCAST_RETURN_IF_ERROR(WriteFile(agent, RshAgentScript(state, tmp_base), fs::perms::owner_all));
   GRIDCAST_RETURN_IF_ERROR(
-      WriteFile(hostfile, MpiHostfile(state, source), fs::perms::owner_read | fs::perms::owner_write));
-  const std::vector<std::string> argv = MpirunArgv(state, source, tmp_base, agent, hostfile, options);
+      WriteFile(hostfile, MpiHostfile(state, source, run.ranks_per_node), fs::perms::owner_read | fs::perms::owner_write));
+  const std::vector<std::string> argv = MpirunArgv(state, source, tmp_base, agent, hostfile, run);
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   std::ofstream(work_dir / "mpirun.log") << JoinCommand(argv) << "\n" << out.output;
   if (out.exit_code != 0) {
     return Status::Internal(fmt::format("mpirun failed (exit {}{}): {}", out.exit_code,
                                         out.exit_code == 124 ? ", timed out" : "", out.output));
   }
-  Result<MpiBcastResult> result = ParseMpiBcastOutput(out.output);
-  if (!result.ok()) return result.status().WithContext(out.output);
+  return out.output;
+}
+
+Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
+                                   const fs::path& work_dir, const MpiBcastOptions& options) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::string output, RunMpiProgram(state, source, work_dir, MpiBcastRun(options)));
+  Result<MpiBcastResult> result = ParseMpiBcastOutput(output);
+  if (!result.ok()) return result.status().WithContext(output);
   return result;
 }
 

@@ -14,12 +14,22 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {
+
+// One mpirun of any MPI program across a netgrid.
+struct MpiRun {
+  std::vector<std::string> command;      // the program and its arguments
+  std::vector<std::string> environment;  // NAME=VALUE, set for every rank (mpirun -x)
+  std::vector<std::pair<std::string, std::string>> mca;  // more --mca NAME VALUE
+  int ranks_per_node = 1;
+  double timeout_s = 600;                // mpirun is killed after this
+};
 
 struct MpiBcastOptions {
   std::string program;        // the mpi_bcast binary
@@ -28,6 +38,7 @@ struct MpiBcastOptions {
   // segment_bytes segments; empty: Open MPI's own decision rules.
   std::string tuned_algorithm;
   uint64_t segment_bytes = 1 << 20;
+  std::vector<std::string> environment;  // as MpiRun's: e.g. the gridcast shim (docs/mpi.md)
   double timeout_s = 600;     // mpirun is killed after this
 };
 
@@ -47,20 +58,27 @@ const std::vector<std::string>& OpenMpiBcastAlgorithms();
 // REQUIRES: tmp_base has no single quote.
 std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base);
 
-// "ADDRESS slots=1" per node, the source first, then the others in netgrid order.
-std::string MpiHostfile(const NetgridState& state, const std::string& source);
+// "ADDRESS slots=N" per node, the source first, then the others in netgrid order.
+std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node = 1);
 
-// ip netns exec SOURCE_NS env TMPDIR=tmp_base/SOURCE mpirun ... PROGRAM SIZE, under `timeout`.
+// ip netns exec SOURCE_NS env TMPDIR=tmp_base/SOURCE mpirun ... COMMAND, under `timeout`.
 std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string& source,
                                     const std::string& tmp_base, const std::filesystem::path& agent,
-                                    const std::filesystem::path& hostfile, const MpiBcastOptions& options);
+                                    const std::filesystem::path& hostfile, const MpiRun& run);
+
+// The run of bench/mpi_bcast.c that `options` describe.
+MpiRun MpiBcastRun(const MpiBcastOptions& options);
 
 // Finds the program's JSON line in mpirun's output.
 Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output);
 
-// Writes the agent, hostfile and per-node temporary directories into work_dir and runs the
-// broadcast (mpirun's own TMPDIR is work_dir/tmp/SOURCE). The mpirun output is
-// kept in work_dir/mpirun.log.
+// Writes the agent, hostfile and per-node temporary directories into work_dir and runs
+// mpirun (its own TMPDIR is work_dir/tmp/SOURCE), rank 0 on the source. The output is kept in
+// work_dir/mpirun.log; a non-zero exit is an error that carries it.
+Result<std::string> RunMpiProgram(const NetgridState& state, const std::string& source,
+                                  const std::filesystem::path& work_dir, const MpiRun& run);
+
+// RunMpiProgram of MpiBcastRun(options), its result line parsed.
 Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
                                    const std::filesystem::path& work_dir, const MpiBcastOptions& options);
 

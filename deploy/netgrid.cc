@@ -107,11 +107,9 @@ Status WriteFileAtomically(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-// The daemons' memory directories (tmpfs): one per netgrid, so that down removes them even
-// after a SIGKILL.
-fs::path NetgridMemoryRoot(const std::string& prefix) { return fs::path("/dev/shm") / ("gridcast-" + prefix); }
-
 }  // namespace
+
+fs::path NetgridMemoryRoot(const std::string& prefix) { return fs::path("/dev/shm") / ("gridcast-" + prefix); }
 
 const NetgridNode* NetgridState::FindNode(const std::string& name) const {
   for (const NetgridNode& node : nodes) {

@@ -34,6 +34,10 @@ std::filesystem::path DefaultNetgridStateDir();
 // "gc" + 6 hex digits of a hash of the absolute state directory path.
 std::string NetgridPrefix(const std::filesystem::path& state_dir);
 
+// The daemons' memory directories (tmpfs; ROOT/NODE): one per netgrid, so that down removes
+// them even after a SIGKILL.
+std::filesystem::path NetgridMemoryRoot(const std::string& prefix);
+
 // Builds the network. On any failure removes what it made and returns the error.
 Result<NetgridState> NetgridUp(const NetworkModel& model, const std::filesystem::path& state_dir);
 

@@ -23,18 +23,17 @@ Result<NetworkModel> LoadTopology(const std::filesystem::path& path) {
   return model;
 }
 
-Result<ClusterConfig> LoadCluster(const std::string& path) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  const std::string base = std::filesystem::absolute(path).parent_path().string();
-  Result<ClusterConfig> config = ParseClusterFile(text, base);
-  if (!config.ok()) return config.status().WithContext(path);
-  return config;
-}
-
 std::string ProgramBesideSelf(const std::string& name) {
   std::error_code ec;
   const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / name;
   return !ec && std::filesystem::exists(beside, ec) ? beside.string() : name;
+}
+
+std::string LibraryBesideSelf(const std::string& name) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path library = self.parent_path().parent_path() / "lib" / name;
+  return !ec && std::filesystem::exists(library, ec) ? library.string() : "";
 }
 
 int ReportError(const Status& status) {

@@ -20,13 +20,12 @@ Result<std::string> ReadTextFile(const std::filesystem::path& path);
 // Reads and parses a topology file; errors start with "PATH:".
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
 
-// Reads and parses a cluster file (a relative topology path is relative to it); errors start
-// with "PATH:".
-Result<ClusterConfig> LoadCluster(const std::string& path);
-
 // The path of a program built next to this gridcast binary (build/bin, or the install
 // directory), else `name` alone so that PATH finds it.
 std::string ProgramBesideSelf(const std::string& name);
+// The path of shared library `name` in ../lib beside this program (the build's layout); empty
+// when it is not there.
+std::string LibraryBesideSelf(const std::string& name);
 
 // Prints "gridcast: <message>" to stderr and returns the exit code for the status
 // (kExitBadInput for InvalidArgument/NotFound, kExitFailure otherwise).

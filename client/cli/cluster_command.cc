@@ -127,7 +127,7 @@ void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_d
 }
 
 int Send(const ClusterArgs& args) {
-  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
+  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   std::error_code ec;
   const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
@@ -226,7 +226,7 @@ int Send(const ClusterArgs& args) {
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.
 int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
-  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
+  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   if (!args.member.empty() && cluster->Find(args.member) == nullptr) {
     return ReportError(Status::InvalidArgument("--member: '" + args.member + "' is not in the cluster"));

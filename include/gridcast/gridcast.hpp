@@ -35,6 +35,14 @@ struct SendOptions {
   // Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), never on
   // disk; ReceiveIntoBuffer takes it from there and removes it.
   bool in_memory = false;
+  std::vector<std::string> members;  // the receivers; empty = every member of the cluster
+};
+
+struct ReceiveOptions {
+  double timeout_s = 600;  // DeadlineExceeded after this
+  // A payload sent in_memory is removed from the member's memory once copied; false keeps it
+  // for other readers on that host (then RemovePayload).
+  bool remove_in_memory = true;
 };
 
 struct Progress {
@@ -88,10 +96,18 @@ class Client {
                                                              const std::string& name,
                                                              const SendOptions& options) = 0;
   // Waits until `member` holds payload `name` complete and verified, then copies it into
-  // `out`, which must have exactly its size. DeadlineExceeded after timeout_s. A payload sent
-  // in_memory is removed from the member's memory once copied.
-  virtual Status ReceiveIntoBuffer(const std::string& member, const std::string& name,
-                                   std::span<uint8_t> out, double timeout_s) = 0;
+  // `out`, which must have exactly its size.
+  virtual Status Receive(const std::string& member, const std::string& name, std::span<uint8_t> out,
+                         const ReceiveOptions& options) = 0;
+  Status ReceiveIntoBuffer(const std::string& member, const std::string& name, std::span<uint8_t> out,
+                           double timeout_s) {
+    return Receive(member, name, out, ReceiveOptions{timeout_s, true});
+  }
+  // Removes payload `name` from `member` (from its memory directory when in_memory); a
+  // payload it does not hold is not an error.
+  virtual Status RemovePayload(const std::string& member, const std::string& name, bool in_memory) = 0;
+  // OK when `member`'s daemon answers (and accepts the cluster's secret).
+  virtual Status CheckMember(const std::string& member) = 0;
 };
 
 }  // namespace gridcast

@@ -32,6 +32,7 @@ TEST(MpiLaunch, AgentMapsEveryAddressAndNameToItsNamespace) {
 
 TEST(MpiLaunch, HostfilePutsTheSourceFirstOneSlotEach) {
   EXPECT_EQ(MpiHostfile(ThreeNodes(), "a-1"), "198.18.0.2 slots=1\n198.18.0.1 slots=1\n198.18.0.3 slots=1\n");
+  EXPECT_EQ(MpiHostfile(ThreeNodes(), "a-0", 2), "198.18.0.1 slots=2\n198.18.0.2 slots=2\n198.18.0.3 slots=2\n");
 }
 
 TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
@@ -39,7 +40,8 @@ TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
   options.program = "/bin/mpi_bcast";
   options.size_bytes = 1000;
   options.timeout_s = 90;
-  const std::string plain = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", options));
+  const std::string plain =
+      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiBcastRun(options)));
   EXPECT_EQ(plain.rfind("timeout -k 10 90 ip netns exec gc123456-b-0 env TMPDIR=/s/tmp/b-0 mpirun --allow-run-as-root "
                         "--hostfile /s/hosts -np 3 --map-by node --mca plm_rsh_agent /s/agent ",
                         0),
@@ -52,11 +54,22 @@ TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
   EXPECT_EQ(plain.find("coll_tuned"), std::string::npos) << "Open MPI's own decision: no coll_tuned";
 
   options.tuned_algorithm = "pipeline";
-  const std::string tuned = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", options));
+  const std::string tuned =
+      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiBcastRun(options)));
   EXPECT_NE(tuned.find("--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm pipeline "
                        "--mca coll_tuned_bcast_algorithm_segmentsize 1048576 /bin/mpi_bcast 1000"),
             std::string::npos)
       << tuned;
+
+  // Variables for every rank, two ranks a node.
+  MpiRun run = MpiBcastRun(options);
+  run.environment = {"LD_PRELOAD=/lib/libgridcast-mpi.so", "GRIDCAST_CLUSTER=/s/cluster.yaml"};
+  run.ranks_per_node = 2;
+  const std::string shim = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", run));
+  EXPECT_NE(shim.find(" -np 6 "), std::string::npos) << shim;
+  EXPECT_NE(shim.find("-x LD_PRELOAD=/lib/libgridcast-mpi.so -x GRIDCAST_CLUSTER=/s/cluster.yaml /bin/mpi_bcast 1000"),
+            std::string::npos)
+      << shim;
 }
 
 TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {

@@ -1,0 +1,119 @@
+"""An ordinary mpi4py program: MPI_Bcast and MPI_Allgather of numpy arrays, checked on every rank.
+
+mpi_shim_e2e_test runs it under mpirun on a netgrid twice, without and with libgridcast-mpi.so
+preloaded; it must pass both ways. Nothing in it knows about gridcast.
+
+Usage: mpi_shim_check.py checks           the broadcasts and gathers below
+       mpi_shim_check.py mismatch         one rank's buffer is shorter: every rank must see an error
+       mpi_shim_check.py kill PID         PID (a daemon) is killed mid-broadcast: every rank must
+                                          see an error, none may keep wrong data as good
+
+Rank 0 prints one line: RESULT {"ok": ..., "checks": N, "failures": [...]}.
+"""
+import json
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+failures = []
+checks = 0
+
+
+def check(condition, what):
+    global checks
+    checks += 1
+    if not condition:
+        failures.append(f"rank {rank}: {what}")
+
+
+def pattern(count, seed, dtype):
+    values = np.random.default_rng(seed).integers(0, 1 << 30, size=count)
+    return values.astype(dtype)
+
+
+def bcast_case(communicator, count, dtype, root, seed):
+    me = communicator.Get_rank()
+    data = pattern(count, seed, dtype) if me == root else np.zeros(count, dtype)
+    communicator.Bcast(data, root=root)
+    check(np.array_equal(data, pattern(count, seed, dtype)),
+          f"Bcast of {count} {np.dtype(dtype).name} from root {root} of {communicator.Get_size()}")
+
+
+def allgather_case(communicator, count, dtype, seed, in_place):
+    me, n = communicator.Get_rank(), communicator.Get_size()
+    parts = [pattern(count, seed + r, dtype) for r in range(n)]
+    gathered = np.zeros(count * n, dtype)
+    if in_place:
+        gathered[me * count:(me + 1) * count] = parts[me]
+        communicator.Allgather(MPI.IN_PLACE, gathered)
+    else:
+        communicator.Allgather(parts[me], gathered)
+    check(np.array_equal(gathered, np.concatenate(parts)),
+          f"Allgather{' in place' if in_place else ''} of {count} {np.dtype(dtype).name} x {n}")
+
+
+def error_class(call):
+    try:
+        call()
+    except MPI.Exception as error:
+        return error.Get_error_class()
+    return MPI.SUCCESS
+
+
+def checks_case():
+    # Awkward sizes (not multiples of a page or of each other), roots other than 0.
+    bcast_case(comm, 1_000_003, np.float64, size - 1, 1)
+    bcast_case(comm, 262_147, np.int32, 1 % size, 2)
+    bcast_case(comm, 3_000_001, np.uint8, 2 % size, 3)
+    bcast_case(comm, 10, np.int64, 0, 4)  # small: MPI's own
+    # A sub-communicator: even and odd ranks, in reverse order; its rank 1 is the root.
+    sub = comm.Split(color=rank % 2, key=-rank)
+    bcast_case(sub, 777_777, np.float32, 1 % sub.Get_size(), 5)
+    allgather_case(sub, 100_003, np.int32, 60, in_place=False)
+    sub.Free()
+    allgather_case(comm, 250_001, np.float64, 10, in_place=False)
+    allgather_case(comm, 123_457, np.int16, 20, in_place=True)
+    allgather_case(comm, 3, np.uint8, 30, in_place=False)
+
+
+def mismatch_case():
+    count = 500_000 if rank != size - 1 else 499_999
+    data = pattern(count, 7, np.uint8) if rank == 0 else np.zeros(count, np.uint8)
+    code = error_class(lambda: comm.Bcast(data, root=0))
+    check(code != MPI.SUCCESS, "a rank's shorter buffer was not an error")
+    # The communicator still works afterwards.
+    bcast_case(comm, 400_000, np.uint8, 0, 8)
+
+
+def kill_case(pid):
+    count = 48 << 20
+    data = pattern(count, 9, np.uint8) if rank == 0 else np.zeros(count, np.uint8)
+    if rank == 0:
+        threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+    code = error_class(lambda: comm.Bcast(data, root=0))
+    check(code != MPI.SUCCESS, "a broadcast whose member's daemon died did not fail")
+    if rank != 0:
+        check(not np.any(data), "a failed broadcast left bytes in the buffer")
+
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "checks"
+if mode == "checks":
+    checks_case()
+elif mode == "mismatch":
+    mismatch_case()
+elif mode == "kill":
+    kill_case(int(sys.argv[2]))
+else:
+    sys.exit(f"unknown mode {mode}")
+
+all_failures = comm.gather(failures, root=0)
+all_checks = comm.reduce(checks, op=MPI.SUM, root=0)
+if rank == 0:
+    flat = [f for per_rank in all_failures for f in per_rank]
+    print("RESULT " + json.dumps({"ok": not flat, "checks": all_checks, "failures": flat}), flush=True)

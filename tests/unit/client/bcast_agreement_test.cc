@@ -1,0 +1,75 @@
+#include "client/mpi/bcast_agreement.h"
+
+#include <gtest/gtest.h>
+
+#include "client/mpi/local_member.h"
+
+namespace gridcast {
+namespace {
+
+using Path = BcastAgreement::Path;
+
+RankOffer Offer(int64_t bytes, int member, uint64_t nonce = 0) { return RankOffer{bytes, member, 0, nonce}; }
+
+TEST(BcastAgreement, RanksOnSeveralNodesGoThroughTheRootsDaemon) {
+  // Ranks 0..4 on members 3, 1, 1, 0, 3; root 2 (member 1).
+  const std::vector<RankOffer> offers = {Offer(100, 3), Offer(100, 1), Offer(100, 1, 0xabcdef), Offer(100, 0),
+                                         Offer(100, 3)};
+  const BcastAgreement a = AgreeOnBcast(offers, 2);
+  ASSERT_EQ(a.path, Path::kGridcast) << a.why;
+  EXPECT_EQ(a.source_member, 1);
+  EXPECT_EQ(a.receiver_members, std::vector<int>({0, 3}));
+  EXPECT_EQ(a.payload_name, "mpi-bcast-0000000000abcdef.bin");
+  // The lowest rank on each node removes its copy: ranks 0 (member 3), 1 (member 1), 3 (member 0).
+  EXPECT_EQ(a.removes_copy, std::vector<bool>({true, true, false, true, false}));
+}
+
+TEST(BcastAgreement, EveryRankSeesTheSameSizeMismatch) {
+  const std::vector<RankOffer> offers = {Offer(100, 0), Offer(100, 1), Offer(96, 2)};
+  for (int root : {0, 1}) {
+    const BcastAgreement a = AgreeOnBcast(offers, root);
+    EXPECT_EQ(a.path, Path::kSizeMismatch);
+    EXPECT_NE(a.why.find("rank 2's buffer has 96 bytes"), std::string::npos) << a.why;
+  }
+  // A size mismatch is an error even where the shim would not have run (no daemon at rank 1).
+  EXPECT_EQ(AgreeOnBcast({Offer(100, 0), Offer(100, -1), Offer(7, 2)}, 0).path, Path::kSizeMismatch);
+}
+
+TEST(BcastAgreement, AnyRankThatCannotTakePartSendsEveryoneToMpi) {
+  BcastAgreement a = AgreeOnBcast({Offer(100, 0), Offer(-1, 1)}, 0);
+  EXPECT_EQ(a.path, Path::kMpi);
+  EXPECT_NE(a.why.find("rank 1's datatype is not contiguous"), std::string::npos) << a.why;
+  a = AgreeOnBcast({Offer(100, 0), Offer(100, 1), Offer(100, -1)}, 1);
+  EXPECT_EQ(a.path, Path::kMpi);
+  EXPECT_NE(a.why.find("no gridcast daemon answers rank 2"), std::string::npos) << a.why;
+  // All on the root's node: MPI's shared memory does better than a copy through a daemon.
+  a = AgreeOnBcast({Offer(100, 4), Offer(100, 4)}, 0);
+  EXPECT_EQ(a.path, Path::kMpi);
+  EXPECT_NE(a.why.find("root's node"), std::string::npos) << a.why;
+}
+
+TEST(LocalMember, NamedOrTheOneWhoseAddressIsHere) {
+  ClusterConfig cluster;
+  cluster.members = {{"a", "10.0.0.1:7000", "10.0.0.1:7001", "10.0.0.1:7002"},
+                     {"b", "10.0.0.2:7000", "10.0.0.2:7001", "10.0.0.2:7002"},
+                     {"c", "127.0.0.1:7100", "", ""},
+                     {"d", "127.0.0.1:7200", "", ""},
+                     {"e", "unix:/run/e.sock", "10.0.0.5:7001", ""}};
+  EXPECT_EQ(*LocalMember(cluster, "", {"192.168.1.1", "10.0.0.2"}), "b");
+  EXPECT_EQ(*LocalMember(cluster, "a", {"10.0.0.2"}), "a");
+  EXPECT_EQ(*LocalMember(cluster, "", {"10.0.0.5"}), "e");  // by its data address
+  EXPECT_NE(LocalMember(cluster, "zz", {}).status().message().find("'zz' is not in the cluster file"), std::string::npos);
+  const Status none = LocalMember(cluster, "", {"192.168.1.1"}).status();
+  EXPECT_EQ(none.code(), StatusCode::kNotFound);
+  EXPECT_NE(none.message().find("set GRIDCAST_MEMBER"), std::string::npos);
+  // Members on loopback ports share an address: which one is ours cannot be guessed.
+  const Status several = LocalMember(cluster, "", {"127.0.0.1"}).status();
+  EXPECT_NE(several.message().find("several members have an address of this host (c, d)"), std::string::npos)
+      << several.message();
+  // This host has at least its loopback address.
+  const std::vector<std::string> here = HostAddresses();
+  EXPECT_NE(std::find(here.begin(), here.end(), "127.0.0.1"), here.end());
+}
+
+}  // namespace
+}  // namespace gridcast
