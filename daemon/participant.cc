@@ -51,6 +51,11 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
 
 }  // namespace
 
+Result<Digest> PlanChunkListDigest(const v1::Plan& plan) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
+  return ChunkListDigest(identity.chunk_hashes);
+}
+
 Digest MembersDigest(const v1::Plan& plan) {
   Sha256Stream stream;
   auto update_u32 = [&stream](uint32_t value) {
@@ -156,7 +161,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
-    if (request.in_memory()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+    if (request.in_memory() && !request.take_memory_lazily()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     std::function<Status()> after_finalize;
     if (plan.payload().directory()) {
       after_finalize = [data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id),

@@ -120,4 +120,7 @@ class Participant {
 // member's view field by field.
 Digest MembersDigest(const v1::Plan& plan);
 
+// The ChunkListDigest that Prepare will echo for `plan`, found without preparing anything.
+Result<Digest> PlanChunkListDigest(const v1::Plan& plan);
+
 }  // namespace gridcast

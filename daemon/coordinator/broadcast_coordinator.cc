@@ -425,6 +425,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   prepare_request.set_member_index(0);
   prepare_request.set_timeout_s(timeout_s);
   prepare_request.set_in_memory(request.in_memory());
+  prepare_request.set_take_memory_lazily(request.take_memory_lazily());
   prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
   // Deeper members get less of it (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed =

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <set>
 
 #include "common/hex.h"
@@ -151,11 +152,17 @@ ControlClient& ControlTree::Client(PlanState& state, int member) {
 }
 
 Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& request, ControlDeadline deadline) {
-  GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse own, node_.Prepare(request));
-  // The echo's digest is of the chunk list this member parsed: what its children must match.
-  GRIDCAST_ASSIGN_OR_RETURN(uint32_t below, PrepareChildren(request, own.chunk_hashes_sha256(), nullptr, deadline));
-  own.set_subtree_agreed(1 + below);
-  return own;
+  // The member prepares itself while its children prepare: an in-memory payload's whole size
+  // is written at Prepare (PayloadStore::TouchUnheldChunks), and one member after another
+  // down the tree, 15 members' 256 MiB took 6 s on netgrid. The children match the chunk list
+  // this member parsed, which needs no preparing.
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PlanChunkListDigest(request.plan()));
+  auto own = std::async(std::launch::async, [this, &request] { return node_.Prepare(request); });
+  Result<uint32_t> below = PrepareChildren(request, std::string(digest.begin(), digest.end()), nullptr, deadline);
+  GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse response, own.get());
+  if (!below.ok()) return below.status();
+  response.set_subtree_agreed(1 + *below);
+  return response;
 }
 
 Result<uint32_t> ControlTree::PrepareFromSource(const v1::PrepareRequest& request,
@@ -216,6 +223,7 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
   request.set_member_index(static_cast<uint32_t>(child));
   request.set_timeout_s(own.timeout_s());
   request.set_in_memory(own.in_memory());
+  request.set_take_memory_lazily(own.take_memory_lazily());
   request.set_control_fanout(own.control_fanout());
   v1::PrepareResponse echo;
   const std::string& name = state.Name(child);
