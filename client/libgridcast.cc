@@ -92,6 +92,7 @@ class ClientImpl : public Client {
     request.set_timeout_s(options.timeout_s);
     request.set_name(options.name);
     request.set_in_memory(options.in_memory);
+    request.set_take_memory_lazily(options.take_memory_lazily);
     for (const std::string& member : options.members) request.add_members(member);
     return std::unique_ptr<Broadcast>(new BroadcastImpl(source_client_, request, source_));
   }

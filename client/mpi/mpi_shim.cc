@@ -1,18 +1,26 @@
-// libgridcast-mpi.so: a PMPI shim that hands large MPI_Bcast calls to the local gridcastd.
+// libgridcast-mpi.so: a PMPI shim that hands large MPI_Bcast and MPI_Ibcast calls to the local
+// gridcastd.
 //
 // Loaded with LD_PRELOAD (or linked before libmpi) into an unmodified MPI program. A call of at
 // least GRIDCAST_MPI_THRESHOLD bytes goes through gridcast when every rank of the communicator
 // agrees it can (client/mpi/bcast_agreement.h): the root's daemon broadcasts the buffer, in
 // memory, to the daemons of the other ranks' nodes, each rank copies its node's copy into its
-// buffer, and one rank per node removes that copy. Everything else calls PMPI_Bcast unchanged.
+// buffer, and one rank per node removes that copy. Everything else calls PMPI_* unchanged.
 // docs/mpi.md describes the variables and the guarantees.
+//
+// One call is a BcastCall: a few steps, each waiting for one thing (a small collective of the
+// shim's own, or the daemons). MPI_Bcast runs its call to the end at once; MPI_Ibcast returns
+// a generalized request, and the program's MPI_Wait/MPI_Test (and their -all, -any, -some
+// forms), intercepted here, advance it.
 #include <mpi.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <algorithm>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -31,16 +39,35 @@
 namespace gridcast {
 namespace {
 
-// Below this many bytes a broadcast stays with MPI: gridcast's fixed cost (a plan, the
-// members' Prepare, hashing) is tenths of a second (docs/mpi.md, "Threshold").
-constexpr uint64_t kDefaultThresholdBytes = 16ull << 20;
+// Below this many bytes a broadcast stays with MPI: gridcast's fixed cost (agreement, plan,
+// Prepare, the copies in and out) is about 0.4 s. On two-sites the shim took 0.48 s for
+// 256 KiB against tuned MPI_Bcast's 0.20 s, and 0.53 s for 1 MiB against 1.25 s
+// (docs/mpi.md, "Threshold").
+constexpr uint64_t kDefaultThresholdBytes = 1ull << 20;
 
-// The root's outcome, sent to every rank with one PMPI_Bcast.
+// The root's outcome, sent to every rank with one small broadcast.
 struct Outcome {
   int32_t failed = 0;
   char message[252] = {};
 };
 static_assert(sizeof(Outcome) == 256);
+
+class BcastCall;
+
+// The shim's side of one communicator, kept as an attribute of it. The shim's own collectives
+// run on a duplicate (MPI_Comm_idup at the first call), so they never interleave with the
+// program's collectives on the communicator; and the calls in flight on it advance oldest
+// first, so every rank posts the shim's collectives in the same order.
+struct CommState {
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Request dup_request = MPI_REQUEST_NULL;  // until the duplicate is ready
+  std::deque<BcastCall*> in_flight;            // oldest first
+  ~CommState() {
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (!finalized && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+  }
+};
 
 class Shim {
  public:
@@ -50,29 +77,105 @@ class Shim {
   }
 
   int Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+  int Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request);
 
- private:
-  Shim();
+  // The call behind a request the shim made, or nullptr.
+  BcastCall* Find(MPI_Request request);
+  // Advances the shim's calls among `requests` (block: each to its end), and completes the
+  // requests of those that ended. True when any of them is the shim's.
+  bool Advance(int count, MPI_Request* requests, bool block);
 
   // Once per distinct text, with GRIDCAST_MPI_VERBOSE=1.
   void SayOnce(const std::string& text);
-  void SayError(int rank, const std::string& text) const;
-  // This rank's daemon, -1 when none answers (or the shim is off).
+  static void Say(int rank, const std::string& text);
+  int verbose() const { return verbose_; }
+  const std::string& algorithm() const { return algorithm_; }
+  double timeout_s() const { return timeout_s_; }
+  Client& client() { return *client_; }
+  const std::string& member() const { return member_; }
+  const std::string& member_name(int index) const { return members_[static_cast<size_t>(index)]; }
+  // This rank's daemon, -1 when none answers.
   int AnsweringMember() const;
-  bool Contiguous(MPI_Datatype datatype) const;
-  int Fail(MPI_Comm comm, int error_class) const;
+
+ private:
+  friend int FreeCall(void* extra);
+  Shim();
+  // NOT NULL unless the call stays with MPI: the shim is off, the call is small, or the
+  // communicator is an intercommunicator.
+  std::shared_ptr<CommState> StateFor(int count, MPI_Datatype datatype, MPI_Comm comm);
+  // Starts a call: registered with its communicator.
+  std::unique_ptr<BcastCall> Start(std::shared_ptr<CommState> state, void* buffer, int count, MPI_Datatype datatype,
+                                   int root, MPI_Comm comm, bool blocking);
 
   uint64_t threshold_ = kDefaultThresholdBytes;
   int verbose_ = 0;
   std::string algorithm_ = "auto";
   double timeout_s_ = 0;
   std::string off_because_;  // not empty: the shim passes every call on, and why
-  std::string member_;              // this host's member
+  std::string member_;                // this host's member
   std::vector<std::string> members_;  // the cluster file's, in its order
-  std::unique_ptr<Client> client_;  // with member_ as the source; thread-safe
+  std::unique_ptr<Client> client_;    // with member_ as the source; thread-safe
+  int keyval_ = MPI_KEYVAL_INVALID;   // the CommState attribute
 
-  std::mutex mutex_;
-  std::set<std::string> said_;  // guarded by mutex_
+  std::mutex mutex_;  // the shim's calls on one communicator may come from several threads
+  std::set<std::string> said_;                 // guarded by mutex_
+  std::map<MPI_Request, BcastCall*> requests_;  // MPI_Ibcast's; guarded by mutex_
+  // requests_.size(): every MPI_Wait and MPI_Test of the program passes here, and most find
+  // no request of the shim's without taking the lock.
+  std::atomic<size_t> outstanding_{0};
+};
+
+class BcastCall {
+ public:
+  BcastCall(Shim& shim, std::shared_ptr<CommState> state, void* buffer, int count, MPI_Datatype datatype, int root,
+            MPI_Comm comm, bool blocking);
+  ~BcastCall();
+
+  // Takes the call as far as it goes without waiting (block = false) or to its end. True once
+  // it has ended; error() then says how.
+  bool Advance(bool block);
+  int error() const { return error_; }
+  MPI_Comm comm() const { return comm_; }
+  // A generalized request is completed once: the shim's MPI_Wait and MPI_Test share this.
+  bool TakeCompletion() { return !completed_ && (completed_ = true); }
+
+ private:
+  enum class Step { kDuplicating, kAgreeing, kByMpi, kBroadcasting, kAwaitingOutcome, kConfirming, kDone };
+
+  // True when `request` has completed (block: waits for it).
+  bool Done(MPI_Request* request, bool block);
+  void PostOffer();
+  void Decide();
+  void FinishBroadcast();
+  void ReadCopy();
+  void RemoveCopy();
+  void End(int error);
+  // GRIDCAST_MPI_VERBOSE=3: the time each step took, said when the call ends.
+  void Mark(const char* step) {
+    if (shim_.verbose() > 2) marks_.emplace_back(step, PMPI_Wtime());
+  }
+
+  Shim& shim_;
+  const std::shared_ptr<CommState> state_;
+  void* const buffer_;
+  const int count_;
+  const MPI_Datatype datatype_;
+  const int root_;
+  const MPI_Comm comm_;
+  const bool blocking_;
+  int rank_ = 0;
+  int size_ = 0;
+  Step step_ = Step::kDuplicating;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // the shim's collective this step waits for
+  RankOffer offer_;
+  std::vector<RankOffer> offers_;
+  BcastAgreement agreement_;
+  std::unique_ptr<Broadcast> broadcast_;  // at the root, while the daemons broadcast
+  Outcome outcome_;
+  int failed_ = 0;
+  int error_ = MPI_SUCCESS;
+  bool completed_ = false;
+  std::vector<std::pair<const char*, double>> marks_;
 };
 
 Shim::Shim() {
@@ -124,6 +227,13 @@ Shim::Shim() {
   client_ = std::move(*client);
   member_ = *member;
   for (const ClusterMember& m : parsed->members) members_.push_back(m.name);
+  auto delete_state = [](MPI_Comm, int, void* attribute, void*) {
+    delete static_cast<std::shared_ptr<CommState>*>(attribute);
+    return MPI_SUCCESS;
+  };
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval_, nullptr) != MPI_SUCCESS) {
+    off_because_ = "MPI_Comm_create_keyval failed";
+  }
 }
 
 void Shim::SayOnce(const std::string& text) {
@@ -135,17 +245,187 @@ void Shim::SayOnce(const std::string& text) {
   std::fprintf(stderr, "gridcast-mpi: %s\n", text.c_str());
 }
 
-void Shim::SayError(int rank, const std::string& text) const {
-  std::fprintf(stderr, "gridcast-mpi: rank %d: %s\n", rank, text.c_str());
-}
+void Shim::Say(int rank, const std::string& text) { std::fprintf(stderr, "gridcast-mpi: rank %d: %s\n", rank, text.c_str()); }
 
 int Shim::AnsweringMember() const {
-  if (!off_because_.empty() || !client_->CheckMember(member_).ok()) return -1;
+  if (!client_->CheckMember(member_).ok()) return -1;
   return static_cast<int>(std::find(members_.begin(), members_.end(), member_) - members_.begin());
 }
 
+std::shared_ptr<CommState> Shim::StateFor(int count, MPI_Datatype datatype, MPI_Comm comm) {
+  if (!off_because_.empty()) {
+    SayOnce("every call goes to MPI: " + off_because_);
+    return nullptr;
+  }
+  int type_size = 0;
+  int inter = 0;
+  if (count <= 0 || comm == MPI_COMM_NULL || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS ||
+      static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) < threshold_ ||
+      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) {
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  void* attribute = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, keyval_, &attribute, &found) == MPI_SUCCESS && found != 0) {
+    return *static_cast<std::shared_ptr<CommState>*>(attribute);
+  }
+  // The first call on this communicator, the same one on every rank: the duplicate is made in
+  // the collective order of the program's call.
+  auto state = std::make_shared<CommState>();
+  if (PMPI_Comm_idup(comm, &state->dup, &state->dup_request) != MPI_SUCCESS) return nullptr;
+  PMPI_Comm_set_attr(comm, keyval_, new std::shared_ptr<CommState>(state));
+  return state;
+}
+
+std::unique_ptr<BcastCall> Shim::Start(std::shared_ptr<CommState> state, void* buffer, int count,
+                                       MPI_Datatype datatype, int root, MPI_Comm comm, bool blocking) {
+  return std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm, blocking);
+}
+
+int Shim::Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
+  if (state == nullptr) return PMPI_Bcast(buffer, count, datatype, root, comm);
+  std::unique_ptr<BcastCall> call = Start(std::move(state), buffer, count, datatype, root, comm, /*blocking=*/true);
+  call->Advance(/*block=*/true);
+  if (call->error() != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, call->error());
+  return call->error();
+}
+
+int QueryCall(void* extra, MPI_Status* status) {
+  const int error = static_cast<BcastCall*>(extra)->error();
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  status->MPI_ERROR = error;
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  return error;
+}
+
+int FreeCall(void* extra) {
+  auto* call = static_cast<BcastCall*>(extra);
+  Shim& shim = Shim::Get();
+  {
+    std::lock_guard<std::mutex> lock(shim.mutex_);
+    for (auto it = shim.requests_.begin(); it != shim.requests_.end(); ++it) {
+      if (it->second == call) {
+        shim.requests_.erase(it);
+        shim.outstanding_ = shim.requests_.size();
+        break;
+      }
+    }
+  }
+  delete call;
+  return MPI_SUCCESS;
+}
+
+// A collective cannot be cancelled (MPI 3.1 §5.12): the call runs to its end.
+int CancelCall(void*, int) { return MPI_SUCCESS; }
+
+int Shim::Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
+  if (state == nullptr) return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+  std::unique_ptr<BcastCall> call = Start(std::move(state), buffer, count, datatype, root, comm, /*blocking=*/false);
+  const int rc = PMPI_Grequest_start(QueryCall, FreeCall, CancelCall, call.get(), request);
+  if (rc != MPI_SUCCESS) return rc;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_[*request] = call.release();
+    outstanding_ = requests_.size();
+  }
+  Find(*request)->Advance(/*block=*/false);
+  return MPI_SUCCESS;
+}
+
+BcastCall* Shim::Find(MPI_Request request) {
+  if (request == MPI_REQUEST_NULL || outstanding_ == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = requests_.find(request);
+  return it == requests_.end() ? nullptr : it->second;
+}
+
+bool Shim::Advance(int count, MPI_Request* requests, bool block) {
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    BcastCall* call = Find(requests[i]);
+    if (call == nullptr) continue;
+    any = true;
+    if (call->Advance(block) && call->TakeCompletion()) PMPI_Grequest_complete(requests[i]);
+  }
+  return any;
+}
+
+BcastCall::BcastCall(Shim& shim, std::shared_ptr<CommState> state, void* buffer, int count, MPI_Datatype datatype,
+                     int root, MPI_Comm comm, bool blocking)
+    : shim_(shim), state_(std::move(state)), buffer_(buffer), count_(count), datatype_(datatype), root_(root),
+      comm_(comm), blocking_(blocking) {
+  Mark("start");
+  PMPI_Comm_rank(comm_, &rank_);
+  PMPI_Comm_size(comm_, &size_);
+  state_->in_flight.push_back(this);
+}
+
+BcastCall::~BcastCall() {
+  auto& in_flight = state_->in_flight;
+  in_flight.erase(std::remove(in_flight.begin(), in_flight.end(), this), in_flight.end());
+}
+
+bool BcastCall::Done(MPI_Request* request, bool block) {
+  int flag = 0;
+  // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here while
+  // the daemons carry the payload, on the same cores. With 15 ranks spinning in PMPI_Wait a
+  // 256 MiB broadcast on two-sites ended 7 s after the daemons had finished it.
+  for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
+    if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
+      return true;
+    }
+    if (!block) return false;
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+bool BcastCall::Advance(bool block) {
+  // Earlier calls on this communicator first: they post their collectives before this one.
+  for (BcastCall* earlier : std::deque<BcastCall*>(state_->in_flight)) {
+    if (earlier == this) break;
+    if (!earlier->Advance(block)) return false;
+  }
+  while (step_ != Step::kDone) {
+    switch (step_) {
+      case Step::kDuplicating:
+        if (!Done(&state_->dup_request, block)) return false;
+        PostOffer();
+        break;
+      case Step::kAgreeing:
+        if (!Done(&request_, block)) return false;
+        Decide();
+        break;
+      case Step::kByMpi:
+        if (!Done(&request_, block)) return false;
+        End(MPI_SUCCESS);
+        break;
+      case Step::kBroadcasting:
+        if (!block && !broadcast_->Poll(nullptr)) return false;
+        FinishBroadcast();
+        break;
+      case Step::kAwaitingOutcome:
+        if (!Done(&request_, block)) return false;
+        ReadCopy();
+        break;
+      case Step::kConfirming:
+        if (!Done(&request_, block)) return false;
+        RemoveCopy();
+        End(failed_ != 0 ? MPI_ERR_OTHER : MPI_SUCCESS);
+        break;
+      case Step::kDone:
+        break;
+    }
+  }
+  return true;
+}
+
 // A buffer of `count` elements is one run of bytes when the type has no holes and no offset.
-bool Shim::Contiguous(MPI_Datatype datatype) const {
+bool Contiguous(MPI_Datatype datatype) {
   int size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
@@ -155,98 +435,218 @@ bool Shim::Contiguous(MPI_Datatype datatype) const {
   return lb == 0 && true_lb == 0 && extent == size && true_extent == size;
 }
 
-int Shim::Fail(MPI_Comm comm, int error_class) const {
-  PMPI_Comm_call_errhandler(comm, error_class);
-  return error_class;
+void BcastCall::End(int error) {
+  error_ = error;
+  step_ = Step::kDone;
+  Mark("ended");
+  if (marks_.size() < 2) return;
+  std::string steps;
+  for (size_t i = 1; i < marks_.size(); ++i) {
+    char step[64];
+    std::snprintf(step, sizeof(step), "%s%s +%.3f", i > 1 ? ", " : "", marks_[i].first,
+                  marks_[i].second - marks_[0].second);
+    steps += step;
+  }
+  Shim::Say(rank_, "steps (s since the call): " + steps);
 }
 
-int Shim::Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+void BcastCall::PostOffer() {
   int type_size = 0;
-  int inter = 0;
-  if (!off_because_.empty() || count <= 0 || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS ||
-      static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) < threshold_ || comm == MPI_COMM_NULL ||
-      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) {
-    if (!off_because_.empty()) SayOnce("every call goes to MPI: " + off_because_);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
-  }
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
-  if (root < 0 || root >= size) return PMPI_Bcast(buffer, count, datatype, root, comm);  // MPI's own error
+  PMPI_Type_size(datatype_, &type_size);
+  offer_.bytes = Contiguous(datatype_) ? static_cast<int64_t>(count_) * type_size : -1;
+  offer_.member = shim_.AnsweringMember();
+  if (rank_ == root_) RandomBytes(std::span(reinterpret_cast<uint8_t*>(&offer_.nonce), sizeof(offer_.nonce)));
+  offers_.resize(static_cast<size_t>(size_));
+  PMPI_Iallgather(&offer_, sizeof(RankOffer), MPI_BYTE, offers_.data(), sizeof(RankOffer), MPI_BYTE, state_->dup,
+                  &request_);
+  step_ = Step::kAgreeing;
+}
 
-  RankOffer mine;
-  const int64_t bytes = static_cast<int64_t>(count) * type_size;
-  mine.bytes = Contiguous(datatype) ? bytes : -1;
-  mine.member = AnsweringMember();
-  if (rank == root) RandomBytes(std::span(reinterpret_cast<uint8_t*>(&mine.nonce), sizeof(mine.nonce)));
-  std::vector<RankOffer> offers(static_cast<size_t>(size));
-  int rc = PMPI_Allgather(&mine, sizeof(RankOffer), MPI_BYTE, offers.data(), sizeof(RankOffer), MPI_BYTE, comm);
-  if (rc != MPI_SUCCESS) return rc;
-  const BcastAgreement agreement = AgreeOnBcast(offers, root);
-  if (agreement.path == BcastAgreement::Path::kMpi) {
-    SayOnce("MPI_Bcast of " + FormatSize(static_cast<uint64_t>(bytes)) + " goes to MPI: " + agreement.why);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
+void BcastCall::Decide() {
+  Mark("agreed");
+  if (root_ < 0 || root_ >= size_) return End(MPI_ERR_ROOT);
+  agreement_ = AgreeOnBcast(offers_, root_);
+  const std::string what = std::string(blocking_ ? "MPI_Bcast" : "MPI_Ibcast") + " of " +
+                           FormatSize(static_cast<uint64_t>(offers_[static_cast<size_t>(root_)].bytes));
+  switch (agreement_.path) {
+    case BcastAgreement::Path::kSizeMismatch:
+      if (rank_ == root_) Shim::Say(rank_, what + ": " + agreement_.why);
+      return End(MPI_ERR_TRUNCATE);
+    case BcastAgreement::Path::kMpi:
+      shim_.SayOnce(what + " goes to MPI: " + agreement_.why);
+      if (blocking_) {
+        return End(PMPI_Bcast(buffer_, count_, datatype_, root_, state_->dup));
+      }
+      PMPI_Ibcast(buffer_, count_, datatype_, root_, state_->dup, &request_);
+      step_ = Step::kByMpi;
+      return;
+    case BcastAgreement::Path::kGridcast:
+      break;
   }
-  if (agreement.path == BcastAgreement::Path::kSizeMismatch) {
-    if (rank == root) SayError(rank, "MPI_Bcast: " + agreement.why);
-    return Fail(comm, MPI_ERR_TRUNCATE);
+  if (rank_ != root_) {
+    PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_);
+    step_ = Step::kAwaitingOutcome;
+    return;
   }
+  SendOptions options;
+  options.algorithm = shim_.algorithm();
+  options.timeout_s = shim_.timeout_s();
+  options.in_memory = true;
+  // The ranks wait for the memory and the transfer alike: overlap them (on two-sites, 256 MiB,
+  // taking it all at Prepare cost 5 s before the first byte).
+  options.take_memory_lazily = true;
+  for (int member : agreement_.receiver_members) options.members.push_back(shim_.member_name(member));
+  const std::span<const uint8_t> data(static_cast<const uint8_t*>(buffer_),
+                                      static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes));
+  Result<std::unique_ptr<Broadcast>> started = shim_.client().StartSendBuffer(data, agreement_.payload_name, options);
+  if (started.ok()) {
+    broadcast_ = std::move(*started);
+    step_ = Step::kBroadcasting;
+    return;
+  }
+  outcome_.failed = 1;
+  std::snprintf(outcome_.message, sizeof(outcome_.message), "%s", started.status().ToString().c_str());
+  FinishBroadcast();
+}
 
-  const std::span<uint8_t> data(static_cast<uint8_t*>(buffer), static_cast<size_t>(bytes));
-  Outcome outcome;
-  if (rank == root) {
-    auto fail = [&](const Status& status) {
-      outcome.failed = 1;
-      std::snprintf(outcome.message, sizeof(outcome.message), "%s", status.ToString().c_str());
-    };
-    SendOptions options;
-    options.algorithm = algorithm_;
-    options.timeout_s = timeout_s_;
-    options.in_memory = true;
-    for (int member : agreement.receiver_members) options.members.push_back(members_[member]);
-    Result<std::unique_ptr<Broadcast>> started = client_->StartSendBuffer(data, agreement.payload_name, options);
-    if (!started.ok()) {
-      fail(started.status());
-    } else if (Result<BroadcastResult> result = (*started)->Wait(); !result.ok()) {
-      fail(result.status());
-    } else if (verbose_ > 1) {
-      SayError(rank, "MPI_Bcast of " + FormatSize(static_cast<uint64_t>(bytes)) + " by gridcast (" + result->algorithm +
-                         ") in " + std::to_string(result->completion_s) + " s");
+// At the root: the daemons' outcome (every copy verified, or why not) to every rank.
+void BcastCall::FinishBroadcast() {
+  Mark("broadcast");
+  if (broadcast_ != nullptr) {
+    Result<BroadcastResult> result = broadcast_->Wait();
+    Mark("daemons");
+    broadcast_.reset();
+    if (!result.ok()) {
+      outcome_.failed = 1;
+      std::snprintf(outcome_.message, sizeof(outcome_.message), "%s", result.status().ToString().c_str());
+    } else if (shim_.verbose() > 1) {
+      Shim::Say(rank_, std::string(blocking_ ? "MPI_Bcast" : "MPI_Ibcast") + " of " +
+                           FormatSize(result->size_bytes) + " by gridcast (" + result->algorithm + ") in " +
+                           std::to_string(result->completion_s) + " s");
     }
   }
-  rc = PMPI_Bcast(&outcome, sizeof(Outcome), MPI_BYTE, root, comm);
-  if (rc != MPI_SUCCESS) return rc;
-  int failed = outcome.failed;
-  if (failed != 0) {
-    SayError(rank, std::string("MPI_Bcast by gridcast failed: ") + outcome.message);
-  } else if (rank != root) {
+  PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_);
+  step_ = Step::kAwaitingOutcome;
+}
+
+void BcastCall::ReadCopy() {
+  Mark("outcome");
+  failed_ = outcome_.failed;
+  if (failed_ != 0) {
+    Shim::Say(rank_, std::string("MPI_Bcast by gridcast failed: ") + outcome_.message);
+  } else if (rank_ != root_) {
     ReceiveOptions options;
     options.remove_in_memory = false;
     options.timeout_s = 60;  // the root saw every copy verified: it is there
-    Status received = client_->Receive(member_, agreement.payload_name, data, options);
+    const std::span<uint8_t> data(static_cast<uint8_t*>(buffer_),
+                                  static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes));
+    Status received = shim_.client().Receive(shim_.member(), agreement_.payload_name, data, options);
     if (!received.ok()) {
-      SayError(rank, "MPI_Bcast by gridcast: reading this node's copy: " + received.ToString());
-      failed = 1;
+      Shim::Say(rank_, "MPI_Bcast by gridcast: reading this node's copy: " + received.ToString());
+      failed_ = 1;
     }
   }
-  rc = PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) return rc;
-  if (agreement.removes_copy[static_cast<size_t>(rank)]) {
-    // The source keeps its copy registered until it has followed the broadcast to its end.
-    Status removed;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      removed = client_->RemovePayload(member_, agreement.payload_name, true);
-      if (removed.code() != StatusCode::kFailedPrecondition) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (!removed.ok()) SayError(rank, "removing this node's copy of " + agreement.payload_name + ": " + removed.ToString());
+  Mark("copied");
+  PMPI_Iallreduce(MPI_IN_PLACE, &failed_, 1, MPI_INT, MPI_MAX, state_->dup, &request_);
+  step_ = Step::kConfirming;
+}
+
+void BcastCall::RemoveCopy() {
+  Mark("confirmed");
+  if (!agreement_.removes_copy[static_cast<size_t>(rank_)]) return;
+  // The source keeps its copy registered until it has followed the broadcast to its end.
+  Status removed;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    removed = shim_.client().RemovePayload(shim_.member(), agreement_.payload_name, true);
+    if (removed.code() != StatusCode::kFailedPrecondition) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return failed != 0 ? Fail(comm, MPI_ERR_OTHER) : MPI_SUCCESS;
+  if (!removed.ok()) Shim::Say(rank_, "removing this node's copy of " + agreement_.payload_name + ": " + removed.ToString());
+}
+
+// MPI_Waitany and MPI_Waitsome over the shim's requests: no single MPI call waits for both
+// them and MPI's, so poll.
+template <typename TestFn>
+int PollUntil(int count, MPI_Request* requests, TestFn test) {
+  for (;;) {
+    Shim::Get().Advance(count, requests, /*block=*/false);
+    bool done = false;
+    const int rc = test(&done);
+    if (rc != MPI_SUCCESS || done) return rc;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 }  // namespace
 }  // namespace gridcast
 
-extern "C" int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return gridcast::Shim::Get().Bcast(buffer, count, datatype, root, comm);
+using gridcast::Shim;
+
+extern "C" {
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return Shim::Get().Bcast(buffer, count, datatype, root, comm);
 }
+
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  return Shim::Get().Ibcast(buffer, count, datatype, root, comm, request);
+}
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  Shim::Get().Advance(1, request, /*block=*/true);
+  return PMPI_Wait(request, status);
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Shim::Get().Advance(1, request, /*block=*/false);
+  return PMPI_Test(request, flag, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  Shim::Get().Advance(count, requests, /*block=*/true);
+  return PMPI_Waitall(count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  Shim::Get().Advance(count, requests, /*block=*/false);
+  return PMPI_Testall(count, requests, flag, statuses);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  Shim::Get().Advance(count, requests, /*block=*/false);
+  return PMPI_Testany(count, requests, index, flag, status);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  Shim::Get().Advance(incount, requests, /*block=*/false);
+  return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (!Shim::Get().Advance(count, requests, /*block=*/false)) return PMPI_Waitany(count, requests, index, status);
+  return gridcast::PollUntil(count, requests, [&](bool* done) {
+    int flag = 0;
+    const int rc = PMPI_Testany(count, requests, index, &flag, status);
+    *done = flag != 0;
+    return rc;
+  });
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!Shim::Get().Advance(incount, requests, /*block=*/false)) {
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  }
+  return gridcast::PollUntil(incount, requests, [&](bool* done) {
+    const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    *done = *outcount != 0;  // MPI_UNDEFINED too: no active request left
+    return rc;
+  });
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  // The call must still reach its end on this rank, or the other ranks wait for it.
+  Shim::Get().Advance(1, request, /*block=*/true);
+  return PMPI_Request_free(request);
+}
+
+}  // extern "C"

@@ -35,6 +35,9 @@ struct SendOptions {
   // Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), never on
   // disk; ReceiveIntoBuffer takes it from there and removes it.
   bool in_memory = false;
+  // With in_memory: receivers take the memory as chunks arrive, overlapping it with the
+  // transfer, instead of all at Prepare (BroadcastRequest.take_memory_lazily).
+  bool take_memory_lazily = false;
   std::vector<std::string> members;  // the receivers; empty = every member of the cluster
 };
 

@@ -1,4 +1,5 @@
-"""An ordinary mpi4py program: MPI_Bcast and MPI_Allgather of numpy arrays, checked on every rank.
+"""An ordinary mpi4py program: MPI_Bcast, MPI_Ibcast and MPI_Allgather of numpy arrays, checked on
+every rank.
 
 mpi_shim_e2e_test runs it under mpirun on a netgrid twice, without and with libgridcast-mpi.so
 preloaded; it must pass both ways. Nothing in it knows about gridcast.
@@ -80,6 +81,35 @@ def checks_case():
     allgather_case(comm, 250_001, np.float64, 10, in_place=False)
     allgather_case(comm, 123_457, np.int16, 20, in_place=True)
     allgather_case(comm, 3, np.uint8, 30, in_place=False)
+    ibcast_case()
+
+
+def ibcast_case():
+    # Two broadcasts in flight on one communicator, waited for in the other order; one waited
+    # for together with a point-to-point pair; one polled with Test while a barrier runs.
+    first = pattern(600_001, 40, np.int32) if rank == 0 else np.zeros(600_001, np.int32)
+    second = pattern(900_007, 41, np.uint8) if rank == size - 1 else np.zeros(900_007, np.uint8)
+    r1 = comm.Ibcast(first, root=0)
+    r2 = comm.Ibcast(second, root=size - 1)
+    r2.Wait()
+    r1.Wait()
+    check(np.array_equal(first, pattern(600_001, 40, np.int32)), "Ibcast waited for second")
+    check(np.array_equal(second, pattern(900_007, 41, np.uint8)), "Ibcast waited for first")
+    third = pattern(400_009, 42, np.float64) if rank == 1 % size else np.zeros(400_009, np.float64)
+    ring_out = np.full(4, rank, np.int64)
+    ring_in = np.zeros(4, np.int64)
+    requests = [comm.Ibcast(third, root=1 % size),
+                comm.Isend(ring_out, dest=(rank + 1) % size, tag=5),
+                comm.Irecv(ring_in, source=(rank - 1) % size, tag=5)]
+    MPI.Request.Waitall(requests)
+    check(np.array_equal(third, pattern(400_009, 42, np.float64)), "Ibcast in a Waitall")
+    check(np.all(ring_in == (rank - 1) % size), "point-to-point beside an Ibcast")
+    fourth = pattern(300_007, 43, np.int16) if rank == 0 else np.zeros(300_007, np.int16)
+    r4 = comm.Ibcast(fourth, root=0)
+    comm.Barrier()
+    while not r4.Test():
+        pass
+    check(np.array_equal(fourth, pattern(300_007, 43, np.int16)), "Ibcast polled with Test")
 
 
 def mismatch_case():

@@ -80,9 +80,11 @@ TEST_F(MpiShimTest, AnUnmodifiedMpi4pyProgramPassesWithAndWithoutTheShim) {
   ASSERT_TRUE(shim_result.is_object()) << shim;
   EXPECT_TRUE(shim_result["ok"].get<bool>()) << shim;
   EXPECT_EQ(shim_result["checks"], plain_result["checks"]);
-  // The four broadcasts above the threshold went through gridcast (the sub-communicators' too),
-  // each said once by its root; the 80-byte one stayed with MPI.
-  EXPECT_EQ(Count(shim, "by gridcast"), 5) << shim;
+  // The five broadcasts and four nonblocking ones above the threshold went through gridcast
+  // (the sub-communicators' too), each said once by its root; the 80-byte one stayed with MPI.
+  EXPECT_EQ(Count(shim, "MPI_Bcast of"), 5) << shim;
+  EXPECT_EQ(Count(shim, "MPI_Ibcast of"), 4) << shim;
+  EXPECT_EQ(Count(shim, "by gridcast"), 9) << shim;
   EXPECT_EQ(Count(shim, "failed"), 0) << shim;
   // Every node's copy was removed once read.
   for (const NetgridNode& node : state_.nodes) {
