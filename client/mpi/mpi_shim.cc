@@ -103,9 +103,6 @@ class Shim {
   // NOT NULL unless the call stays with MPI: the shim is off, the call is small, or the
   // communicator is an intercommunicator.
   std::shared_ptr<CommState> StateFor(int count, MPI_Datatype datatype, MPI_Comm comm);
-  // Starts a call: registered with its communicator.
-  std::unique_ptr<BcastCall> Start(std::shared_ptr<CommState> state, void* buffer, int count, MPI_Datatype datatype,
-                                   int root, MPI_Comm comm, bool blocking);
 
   uint64_t threshold_ = kDefaultThresholdBytes;
   int verbose_ = 0;
@@ -135,7 +132,6 @@ class BcastCall {
   // it has ended; error() then says how.
   bool Advance(bool block);
   int error() const { return error_; }
-  MPI_Comm comm() const { return comm_; }
   // A generalized request is completed once: the shim's MPI_Wait and MPI_Test share this.
   bool TakeCompletion() { return !completed_ && (completed_ = true); }
 
@@ -150,6 +146,12 @@ class BcastCall {
   void ReadCopy();
   void RemoveCopy();
   void End(int error);
+  // A collective of the shim's own was posted (rc from PMPI_I*), else the call ends with rc:
+  // waiting on a request that was never made would read offers or an outcome never sent.
+  bool Posted(int rc) {
+    if (rc != MPI_SUCCESS) End(rc);
+    return rc == MPI_SUCCESS;
+  }
   // GRIDCAST_MPI_VERBOSE=3: the time each step took, said when the call ends.
   void Mark(const char* step) {
     if (shim_.verbose() > 2) marks_.emplace_back(step, PMPI_Wtime());
@@ -161,7 +163,6 @@ class BcastCall {
   const int count_;
   const MPI_Datatype datatype_;
   const int root_;
-  const MPI_Comm comm_;
   const bool blocking_;
   int rank_ = 0;
   int size_ = 0;
@@ -278,15 +279,11 @@ std::shared_ptr<CommState> Shim::StateFor(int count, MPI_Datatype datatype, MPI_
   return state;
 }
 
-std::unique_ptr<BcastCall> Shim::Start(std::shared_ptr<CommState> state, void* buffer, int count,
-                                       MPI_Datatype datatype, int root, MPI_Comm comm, bool blocking) {
-  return std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm, blocking);
-}
-
 int Shim::Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
   if (state == nullptr) return PMPI_Bcast(buffer, count, datatype, root, comm);
-  std::unique_ptr<BcastCall> call = Start(std::move(state), buffer, count, datatype, root, comm, /*blocking=*/true);
+  auto call = std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm,
+                                          /*blocking=*/true);
   call->Advance(/*block=*/true);
   if (call->error() != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, call->error());
   return call->error();
@@ -325,7 +322,8 @@ int CancelCall(void*, int) { return MPI_SUCCESS; }
 int Shim::Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
   if (state == nullptr) return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-  std::unique_ptr<BcastCall> call = Start(std::move(state), buffer, count, datatype, root, comm, /*blocking=*/false);
+  auto call = std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm,
+                                          /*blocking=*/false);
   const int rc = PMPI_Grequest_start(QueryCall, FreeCall, CancelCall, call.get(), request);
   if (rc != MPI_SUCCESS) return rc;
   {
@@ -358,10 +356,10 @@ bool Shim::Advance(int count, MPI_Request* requests, bool block) {
 BcastCall::BcastCall(Shim& shim, std::shared_ptr<CommState> state, void* buffer, int count, MPI_Datatype datatype,
                      int root, MPI_Comm comm, bool blocking)
     : shim_(shim), state_(std::move(state)), buffer_(buffer), count_(count), datatype_(datatype), root_(root),
-      comm_(comm), blocking_(blocking) {
+      blocking_(blocking) {
   Mark("start");
-  PMPI_Comm_rank(comm_, &rank_);
-  PMPI_Comm_size(comm_, &size_);
+  PMPI_Comm_rank(comm, &rank_);
+  PMPI_Comm_size(comm, &size_);
   state_->in_flight.push_back(this);
 }
 
@@ -372,9 +370,8 @@ BcastCall::~BcastCall() {
 
 bool BcastCall::Done(MPI_Request* request, bool block) {
   int flag = 0;
-  // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here while
-  // the daemons carry the payload, on the same cores. With 15 ranks spinning in PMPI_Wait a
-  // 256 MiB broadcast on two-sites ended 7 s after the daemons had finished it.
+  // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here for the
+  // whole broadcast, while their node's daemon carries it on the same cores.
   for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
     if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
       return true;
@@ -457,8 +454,10 @@ void BcastCall::PostOffer() {
   offer_.member = shim_.AnsweringMember();
   if (rank_ == root_) RandomBytes(std::span(reinterpret_cast<uint8_t*>(&offer_.nonce), sizeof(offer_.nonce)));
   offers_.resize(static_cast<size_t>(size_));
-  PMPI_Iallgather(&offer_, sizeof(RankOffer), MPI_BYTE, offers_.data(), sizeof(RankOffer), MPI_BYTE, state_->dup,
-                  &request_);
+  if (!Posted(PMPI_Iallgather(&offer_, sizeof(RankOffer), MPI_BYTE, offers_.data(), sizeof(RankOffer), MPI_BYTE,
+                              state_->dup, &request_))) {
+    return;
+  }
   step_ = Step::kAgreeing;
 }
 
@@ -477,15 +476,15 @@ void BcastCall::Decide() {
       if (blocking_) {
         return End(PMPI_Bcast(buffer_, count_, datatype_, root_, state_->dup));
       }
-      PMPI_Ibcast(buffer_, count_, datatype_, root_, state_->dup, &request_);
-      step_ = Step::kByMpi;
+      if (Posted(PMPI_Ibcast(buffer_, count_, datatype_, root_, state_->dup, &request_))) step_ = Step::kByMpi;
       return;
     case BcastAgreement::Path::kGridcast:
       break;
   }
   if (rank_ != root_) {
-    PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_);
-    step_ = Step::kAwaitingOutcome;
+    if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
+      step_ = Step::kAwaitingOutcome;
+    }
     return;
   }
   SendOptions options;
@@ -525,8 +524,9 @@ void BcastCall::FinishBroadcast() {
                            std::to_string(result->completion_s) + " s");
     }
   }
-  PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_);
-  step_ = Step::kAwaitingOutcome;
+  if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
+    step_ = Step::kAwaitingOutcome;
+  }
 }
 
 void BcastCall::ReadCopy() {
@@ -547,8 +547,9 @@ void BcastCall::ReadCopy() {
     }
   }
   Mark("copied");
-  PMPI_Iallreduce(MPI_IN_PLACE, &failed_, 1, MPI_INT, MPI_MAX, state_->dup, &request_);
-  step_ = Step::kConfirming;
+  if (Posted(PMPI_Iallreduce(MPI_IN_PLACE, &failed_, 1, MPI_INT, MPI_MAX, state_->dup, &request_))) {
+    step_ = Step::kConfirming;
+  }
 }
 
 void BcastCall::RemoveCopy() {
