@@ -1,5 +1,6 @@
 #include "collectives/bound.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "common/units.h"
@@ -72,6 +73,47 @@ BroadcastBound ComputeBroadcastBound(const NetworkModel& net, int source_node,
 double BroadcastBoundSeconds(const NetworkModel& net, int source_node,
                              const std::vector<int>& member_nodes, uint64_t payload_bytes) {
   return ComputeBroadcastBound(net, source_node, member_nodes, payload_bytes).seconds;
+}
+
+double AllgatherBoundSeconds(const NetworkModel& net, const std::vector<int>& part_nodes,
+                             const std::vector<uint64_t>& part_bytes) {
+  assert(part_nodes.size() == part_bytes.size());
+  const int num_nodes = static_cast<int>(net.nodes.size());
+  std::vector<double> own_bits(num_nodes, 0);
+  std::vector<bool> member(num_nodes, false);
+  for (size_t i = 0; i < part_nodes.size(); ++i) {
+    assert(part_nodes[i] >= 0 && part_nodes[i] < num_nodes);
+    member[part_nodes[i]] = true;
+    own_bits[part_nodes[i]] += 8.0 * static_cast<double>(part_bytes[i]);
+  }
+  const int num_switches = static_cast<int>(net.switches.size());
+  std::vector<int> members_below(num_switches, 0);
+  std::vector<double> bits_below(num_switches, 0);
+  int members = 0;
+  double total_bits = 0, up_total_bps = 0;
+  for (int v = 0; v < num_nodes; ++v) {
+    if (!member[v]) continue;
+    ++members;
+    total_bits += own_bits[v];
+    up_total_bps += net.nodes[v].up_bps;
+    for (int s : net.PathToRoot(net.nodes[v].switch_index)) {
+      ++members_below[s];
+      bits_below[s] += own_bits[v];
+    }
+  }
+  if (members < 2) return 0;
+  double bound = Seconds((members - 1) * total_bits, up_total_bps);
+  for (int v = 0; v < num_nodes; ++v) {
+    if (!member[v]) continue;
+    bound = std::max({bound, Seconds(total_bits - own_bits[v], net.nodes[v].down_bps),
+                      Seconds(own_bits[v], net.nodes[v].up_bps)});
+  }
+  for (int s = 1; s < num_switches; ++s) {
+    if (members_below[s] == 0 || members_below[s] == members) continue;
+    bound = std::max({bound, Seconds(total_bits - bits_below[s], net.switches[s].uplink_down_bps),
+                      Seconds(bits_below[s], net.switches[s].uplink_up_bps)});
+  }
+  return bound;
 }
 
 std::string DescribeBound(const BroadcastBound& bound, const NetworkModel& net) {

@@ -46,6 +46,16 @@ BroadcastBound ComputeBroadcastBound(const NetworkModel& net, int source_node,
 double BroadcastBoundSeconds(const NetworkModel& net, int source_node,
                              const std::vector<int>& member_nodes, uint64_t payload_bytes);
 
+// The physical lower bound on an all-to-all (allgather): member `part_nodes[i]` holds
+// `part_bytes[i]` and every member ends with all parts. The largest of: each member's download
+// of the parts it lacks, each member's upload of its own part (it must leave once), the total
+// upload of (members - 1) copies of everything, and per switch uplink the parts that must cross
+// it in each direction (those on one side, when the other side has members). Nodes listed
+// twice count once with their parts summed. REQUIRES: part_nodes are node indices of net, as
+// many as part_bytes.
+double AllgatherBoundSeconds(const NetworkModel& net, const std::vector<int>& part_nodes,
+                             const std::vector<uint64_t>& part_bytes);
+
 // One line for a rationale, e.g. "uplink of switch nancy" or "download of lyon-3 (100mbit)".
 std::string DescribeBound(const BroadcastBound& bound, const NetworkModel& net);
 

@@ -31,6 +31,12 @@ struct PlanOptions {
   // ~4% of a 1 Gbit/s link at 20 ms, [ML] 1.7) at the cost of more sockets.
   int streams = 1;
 
+  // All-to-all planners only: where each member's part lies in the payload, by node index of
+  // the model (step-1 ranges; a node without a part has an empty range), together covering
+  // every chunk once. Lane i then carries member i's part, and members without one source no
+  // lane. Empty: the payload is split evenly, rank by rank (planner_util.h AllToAllPlan).
+  std::vector<ChunkRange> parts;
+
   // For randomised planners; the same seed gives the same plan.
   uint32_t seed = 0;
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <functional>
 
+#include "collectives/planners/all_to_all_auto.h"
 #include "collectives/planners/all_to_all_hypercube.h"
 #include "collectives/planners/auto_planner.h"
 #include "collectives/planners/capacity.h"
@@ -95,6 +96,9 @@ const std::vector<Entry>& Entries() {
        [](int) { return std::make_unique<AllToAllMesh2dPlanner>(); }},
       {{"hypercube", PlannerKind::kAllToAll, "all-to-all: hypercube dimension exchange"}, 0, 0,
        [](int) { return std::make_unique<AllToAllHypercubePlanner>(); }},
+      {{"auto-alltoall", PlannerKind::kAllToAll,
+        "all-to-all: simulates the other all-to-all planners and keeps the fastest"}, 0, 0,
+       [](int) { return std::make_unique<AllToAllAutoPlanner>(); }},
   };
   return entries;
 }

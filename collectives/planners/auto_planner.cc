@@ -82,23 +82,6 @@ bool PredictedAlike(const Plan& a, const Plan& b) {
   return true;
 }
 
-SimOptions CandidateSimOptions(size_t members) {
-  SimOptions sim;
-  sim.mode = SimMode::kFlowLevel;
-  // What makes large chunks worth it: each chunk costs the daemon work on every hop.
-  sim.per_message_overhead_s = kDaemonPerChunkOverheadS;
-  // Hundreds of members make many nearly simultaneous events; merging those within 0.1% (1%
-  // above 2,000 members) of the elapsed time keeps the search fast. Merged events are charged
-  // their time (flow_simulator.h), so predictions stay within about 1% of the exact ones.
-  if (members > 256) sim.flow_merge_fraction = 1e-3;
-  if (members > 2000) sim.flow_merge_fraction = 1e-2;
-  // Deep trees of many members step their lanes chunk by chunk otherwise (fewer than 16
-  // chunks per hop), an event per chunk boundary on every flow: 6 s for multilane-sites on
-  // 10,000 members at 1 MiB. Trailing is within 0.2% there and never fast (simulator.h).
-  sim.flow_trail_short_lanes = members > 256;
-  return sim;
-}
-
 // Searches candidates, simulating only those that might beat the best so far: a candidate
 // whose lower bound (PlanLowerBoundSeconds) is above the best prediction cannot win, and at
 // scale most cannot (a chain of 10,000 members is ruled out by its pipeline alone, a flat
@@ -116,7 +99,7 @@ class Search {
     options.streams = streams;
     Result<Plan> plan = planner.MakePlan(net_, payload_bytes_, options);
     if (!plan.ok()) return;
-    Result<double> bound = PlanLowerBoundSeconds(*plan, net_, CandidateSimOptions(plan->members.size()));
+    Result<double> bound = PlanLowerBoundSeconds(*plan, net_, DaemonPredictionOptions(plan->members.size()));
     if (!bound.ok()) return;
     pending_.push_back(Candidate{planner.name(), chunk_bytes, streams, *bound, std::move(*plan), made_++});
   }
@@ -138,7 +121,7 @@ class Search {
       if (twin != predicted_.end()) {
         c.time_s = twin->time_s;
       } else {
-        Result<SimResult> result = SimulatePlan(c.plan, net_, CandidateSimOptions(c.plan.members.size()));
+        Result<SimResult> result = SimulatePlan(c.plan, net_, DaemonPredictionOptions(c.plan.members.size()));
         if (!result.ok()) continue;
         c.time_s = result->completion_s;
       }

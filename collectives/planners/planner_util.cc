@@ -151,16 +151,63 @@ Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
   return plan;
 }
 
+namespace {
+
+// PlanOptions::parts: one range per node, step 1, only members holding chunks, every chunk once.
+Status CheckParts(const NetworkModel& net, const Ranks& ranks, uint64_t num_chunks,
+                  const std::vector<ChunkRange>& parts) {
+  if (parts.size() != net.nodes.size()) {
+    return Status::InvalidArgument("parts name " + std::to_string(parts.size()) + " nodes, the model has " +
+                                   std::to_string(net.nodes.size()));
+  }
+  std::vector<bool> is_member(net.nodes.size(), false);
+  for (int node : ranks.nodes) is_member[node] = true;
+  std::vector<ChunkRange> held;
+  for (size_t node = 0; node < parts.size(); ++node) {
+    const ChunkRange& part = parts[node];
+    if (part.end <= part.begin) continue;
+    if (!is_member[node]) return Status::InvalidArgument("node '" + net.nodes[node].name + "' has a part but takes no part");
+    if (part.step != 1) return Status::InvalidArgument("the part of '" + net.nodes[node].name + "' is not contiguous");
+    held.push_back(part);
+  }
+  std::sort(held.begin(), held.end(), [](const ChunkRange& a, const ChunkRange& b) { return a.begin < b.begin; });
+  uint64_t next = 0;
+  for (const ChunkRange& part : held) {
+    if (part.begin != next) {
+      return Status::InvalidArgument("the parts do not cover the payload once: chunk " + std::to_string(std::min(part.begin, next)));
+    }
+    next = part.end;
+  }
+  if (next != num_chunks) {
+    return Status::InvalidArgument("the parts hold " + std::to_string(next) + " chunks, the payload has " +
+                                   std::to_string(num_chunks));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,
                           const PlanOptions& options, std::string algorithm,
                           const std::function<Tree(int p, int root)>& shape) {
   GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
   Plan plan = StartPlan(net, ranks, payload_bytes, options, std::move(algorithm));
   const int p = ranks.size();
-  const int lanes = LanesWithChunks(plan.NumChunks(), p);
-  for (int member = 0; member < lanes; ++member) {
-    plan.lanes.push_back(TreeLane(member, ContiguousChunks(plan.NumChunks(), p, member),
-                                  shape(p, member), options.streams));
+  if (options.parts.empty()) {
+    const int lanes = LanesWithChunks(plan.NumChunks(), p);
+    for (int member = 0; member < lanes; ++member) {
+      plan.lanes.push_back(TreeLane(member, ContiguousChunks(plan.NumChunks(), p, member),
+                                    shape(p, member), options.streams));
+    }
+    return plan;
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckParts(net, ranks, plan.NumChunks(), options.parts));
+  for (int member = 0; member < p; ++member) {
+    const ChunkRange& part = options.parts[ranks.nodes[member]];
+    if (part.end > part.begin) plan.lanes.push_back(TreeLane(member, part, shape(p, member), options.streams));
+  }
+  if (plan.lanes.empty()) {  // an empty payload still gets a lane, as with the even split
+    plan.lanes.push_back(TreeLane(0, ChunkRange{0, 0, 1}, shape(p, 0), options.streams));
   }
   return plan;
 }

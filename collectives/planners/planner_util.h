@@ -59,9 +59,11 @@ Result<Plan> OneTreePlan(const NetworkModel& net, uint64_t payload_bytes,
                          const std::function<Tree(int p)>& shape);
 
 // All-to-all multicast: the payload is the concatenation of the members' messages, member i's
-// message being ContiguousChunks(n, p, i) (members i >= n own no chunks when n < p). Lane i
-// carries it from member i down `shape(p, i)`, for i < LanesWithChunks(n, p), so lane index =
-// member index. Errors are ResolveRanks's; PlanOptions::source only fixes which node is rank 0.
+// message being ContiguousChunks(n, p, i) (members i >= n own no chunks when n < p), or where
+// PlanOptions::parts puts it. Each message that has chunks gets a lane from its member i down
+// `shape(p, i)`; with the even split lane index = member index. Errors are ResolveRanks's, and
+// InvalidArgument for parts that do not cover the payload once or belong to non-members;
+// PlanOptions::source only fixes which node is rank 0.
 // (In the all-to-all planners' headers "[A2A] §x.y" is the paper's own numbering, seeds/003;
 // algorithms.md §4 digests it.)
 Result<Plan> AllToAllPlan(const NetworkModel& net, uint64_t payload_bytes,

@@ -98,6 +98,11 @@ struct SimResult {
   std::vector<uint64_t> uplink_down_bytes;  // parent -> child switch
 };
 
+// How planners that choose by prediction (auto, auto-alltoall) simulate a plan of `members`
+// members for the daemon: flow level with kDaemonPerChunkOverheadS per chunk per hop, merging
+// near-simultaneous events and trailing short lanes at hundreds of members to stay fast.
+SimOptions DaemonPredictionOptions(size_t members);
+
 // InvalidArgument if the plan does not validate on `net`, a rate on the plan's paths is not
 // positive, or an option is out of range (overhead < 0, goodput factor not in (0, 1],
 // window < 1, merge fraction not in [0, 1)).

@@ -101,5 +101,29 @@ TEST(BroadcastBound, NothingToSendOrNothingShaped) {
   EXPECT_EQ(BroadcastBoundSeconds(OneSwitch(3, 100e6), 0, {}, 0), 0);
 }
 
+TEST(AllgatherBound, OneSwitchEqualPartsIsEachDownload) {
+  // 4 parts of 1e8 bytes at 100mbit: each member downloads 3e8 bytes (24 s); uploads 8 s each,
+  // total upload 3 * 4e8 * 8 / 4e8 = 24 s.
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(OneSwitch(4, 100e6), {0, 1, 2, 3}, {kPayload, kPayload, kPayload, kPayload}),
+                   24.0);
+  // One member holds nothing: it downloads 4e8 bytes (32 s).
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(OneSwitch(4, 100e6), {0, 1, 2, 3}, {kPayload, kPayload, kPayload, 0}),
+                   24.0);
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(OneSwitch(5, 100e6), {0, 1, 2, 3, 4}, {kPayload, kPayload, kPayload, kPayload, 0}),
+                   32.0);
+}
+
+TEST(AllgatherBound, SlowUploadAndUplinks) {
+  NetworkModel net = OneSwitch(3, 100e6);
+  net.nodes[1].up_bps = 10e6;  // its part leaves in 80 s
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(net, {0, 1, 2}, {kPayload, kPayload, kPayload}), 80.0);
+  // Two sites of 2 at 100mbit, site b's uplink 50mbit both ways: b's 2e8 bytes leave through
+  // it (32 s) and a's 2e8 enter through it (32 s); downloads 24 s.
+  const NetworkModel sites = TwoSites(2, 2, 100e6, 400e6, 50e6, 0);
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(sites, {0, 1, 2, 3}, {kPayload, kPayload, kPayload, kPayload}), 32.0);
+  // Nothing to gather among fewer than two members.
+  EXPECT_DOUBLE_EQ(AllgatherBoundSeconds(sites, {0}, {kPayload}), 0.0);
+}
+
 }  // namespace
 }  // namespace gridcast

@@ -2,7 +2,10 @@
 // out by hand for small p.
 #include <gtest/gtest.h>
 
+#include "collectives/planners/all_to_all_auto.h"
+#include "collectives/simulator/simulator.h"
 #include "tests/unit/collectives/planners/plan_shape.h"
+#include "tests/unit/collectives/simulator/sim_test_util.h"
 
 namespace gridcast {
 namespace {
@@ -16,8 +19,8 @@ std::vector<std::string> AllToAllPlanners() {
 }
 
 TEST(AllToAll, EveryStrategyIsRegistered) {
-  EXPECT_EQ(AllToAllPlanners(), (std::vector<std::string>{"ring", "prefix-send", "kprefix:8",
-                                                          "kshift:8", "mesh2d", "hypercube"}));
+  EXPECT_EQ(AllToAllPlanners(), (std::vector<std::string>{"ring", "prefix-send", "kprefix:8", "kshift:8",
+                                                          "mesh2d", "hypercube", "auto-alltoall"}));
 }
 
 TEST(AllToAll, LaneIIsMemberIsMessage) {
@@ -42,6 +45,78 @@ TEST(AllToAll, LaneIIsMemberIsMessage) {
     ASSERT_EQ(plan.lanes.size(), 4u) << name;
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(plan.lanes[i].Carries(static_cast<uint64_t>(i)));
     EXPECT_EQ(ShapePlan(name, 9, 0).lanes.size(), 1u) << name;
+  }
+}
+
+// PlanOptions::parts: where each member's part lies, by node index; the lanes follow it.
+PlanOptions PartsOptions(std::vector<ChunkRange> parts) {
+  PlanOptions options;
+  options.chunk_bytes = 1;
+  options.parts = std::move(parts);
+  return options;
+}
+
+TEST(AllToAll, PartsPutEachMembersLaneWhereTold) {
+  const NetworkModel net = FlatNetwork(4);
+  // Node 3 first, node 1 without a part, node 0 holding the most.
+  const PlanOptions options = PartsOptions({{2, 9, 1}, {0, 0, 1}, {1, 2, 1}, {0, 1, 1}});
+  for (const std::string& name : AllToAllPlanners()) {
+    Result<std::unique_ptr<Planner>> planner = MakePlanner(name);
+    ASSERT_TRUE(planner.ok());
+    Result<Plan> plan = (*planner)->MakePlan(net, 9, options);
+    ASSERT_TRUE(plan.ok()) << name << ": " << plan.status().ToString();
+    ASSERT_TRUE(ValidatePlanOn(*plan, net).ok()) << name;
+    ASSERT_EQ(plan->lanes.size(), 3u) << name;
+    for (const Lane& lane : plan->lanes) {
+      const ChunkRange& part = options.parts[net.FindNode(plan->members[lane.source]).value()];
+      ASSERT_EQ(lane.chunks.size(), 1u) << name;
+      EXPECT_EQ(lane.chunks[0].begin, part.begin) << name;
+      EXPECT_EQ(lane.chunks[0].end, part.end) << name;
+    }
+    EXPECT_EQ(PartBytesByMember(*plan), (std::vector<uint64_t>{7, 0, 1, 1})) << name;
+  }
+}
+
+TEST(AllToAll, PartsThatDoNotCoverThePayloadOnceAreRefused) {
+  const NetworkModel net = FlatNetwork(3);
+  Result<std::unique_ptr<Planner>> ring = MakePlanner("ring");
+  ASSERT_TRUE(ring.ok());
+  auto refused = [&](std::vector<ChunkRange> parts, uint64_t chunks) {
+    Result<Plan> plan = (*ring)->MakePlan(net, chunks, PartsOptions(std::move(parts)));
+    return plan.status().code() == StatusCode::kInvalidArgument;
+  };
+  EXPECT_TRUE(refused({{0, 2, 1}, {1, 3, 1}, {3, 4, 1}}, 4));   // overlap
+  EXPECT_TRUE(refused({{0, 1, 1}, {2, 3, 1}, {3, 4, 1}}, 4));   // gap
+  EXPECT_TRUE(refused({{0, 1, 1}, {1, 2, 1}, {2, 3, 1}}, 4));   // short of the payload
+  EXPECT_TRUE(refused({{0, 2, 2}, {2, 3, 1}, {3, 4, 1}}, 4));   // not contiguous
+  EXPECT_TRUE(refused({{0, 2, 1}, {2, 4, 1}}, 4));              // not one per node
+  PlanOptions not_member = PartsOptions({{0, 2, 1}, {2, 3, 1}, {3, 4, 1}});
+  not_member.members = {0, 1};
+  EXPECT_EQ((*ring)->MakePlan(net, 4, not_member).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(refused({{0, 2, 1}, {2, 3, 1}, {3, 4, 1}}, 4));
+}
+
+TEST(AllToAll, AutoKeepsTheFastestPrediction) {
+  // Two sites of 4 behind a slow uplink: the planners differ in how often each message crosses.
+  const NetworkModel net = TwoSites(4, 4, 100e6, 400e6, 50e6, 0);
+  PlanOptions options;
+  options.chunk_bytes = 256 << 10;
+  const uint64_t payload = 64ull << 20;
+  Result<std::unique_ptr<Planner>> chooser = MakePlanner("auto-alltoall");
+  ASSERT_TRUE(chooser.ok());
+  Result<Plan> chosen = (*chooser)->MakePlan(net, payload, options);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_NE(chosen->algorithm, "auto-alltoall");
+  EXPECT_NE(chosen->rationale.find("predicted, efficiency"), std::string::npos) << chosen->rationale;
+  Result<SimResult> chosen_sim = SimulatePlan(*chosen, net, DaemonPredictionOptions(8));
+  ASSERT_TRUE(chosen_sim.ok());
+  for (const std::string& name : AllToAllPlanners()) {
+    if (name == "auto-alltoall") continue;
+    Result<Plan> plan = (*MakePlanner(name))->MakePlan(net, payload, options);
+    if (!plan.ok()) continue;
+    Result<SimResult> sim = SimulatePlan(*plan, net, DaemonPredictionOptions(8));
+    ASSERT_TRUE(sim.ok());
+    EXPECT_LE(chosen_sim->completion_s, sim->completion_s + 1e-9) << name;
   }
 }
 
