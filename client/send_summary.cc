@@ -64,6 +64,7 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
     s.control = SendSummary::Control{c.rpcs_at_source(), c.bytes_at_source(),
                                      c.first_byte_s() >= 0 ? std::optional<double>(c.first_byte_s()) : std::nullopt};
   }
+  for (const v1::GatheredPart& p : last.parts()) s.parts.push_back({p.member(), p.name(), p.size_bytes(), p.offset()});
   if (source.model) {
     const NetworkModel& net = *source.model;
     std::vector<int> nodes;
@@ -74,7 +75,19 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
       if (node) nodes.push_back(*node);
     }
     std::optional<int> src = net.FindNode(s.source);
-    if (known && src) s.bound_s = BroadcastBoundSeconds(net, *src, nodes, s.size_bytes);
+    if (!s.parts.empty()) {
+      std::vector<int> holders;
+      std::vector<uint64_t> sizes;
+      for (const SendSummary::Part& p : s.parts) {
+        std::optional<int> node = net.FindNode(p.member);
+        known = known && node.has_value();
+        if (node) holders.push_back(*node);
+        sizes.push_back(p.size_bytes);
+      }
+      if (known) s.bound_s = AllgatherBoundSeconds(net, holders, sizes);
+    } else if (known && src) {
+      s.bound_s = BroadcastBoundSeconds(net, *src, nodes, s.size_bytes);
+    }
   }
   return s;
 }
@@ -103,6 +116,13 @@ nlohmann::json SummaryJson(const SendSummary& s) {
                                                              : nlohmann::json(nullptr)}};
   }
   if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
+  if (!s.parts.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const SendSummary::Part& p : s.parts) {
+      parts.push_back({{"member", p.member}, {"name", p.name}, {"size_bytes", p.size_bytes}, {"offset", p.offset}});
+    }
+    j["parts"] = std::move(parts);
+  }
   if (!s.rationale.empty()) j["rationale"] = s.rationale;
   if (!s.error.empty()) j["error"] = s.error;
   return j;
@@ -128,10 +148,22 @@ Observations ObservationsFromProgress(const v1::BroadcastProgress& last, const s
 }
 
 void PrintSummary(const SendSummary& s) {
-  fmt::print("\nbroadcast {} ({}): {} from {} to {} members, {} chunks of {}, {} lane(s)\n", s.plan_id,
+  if (s.plan_id.empty()) {  // refused before any plan was made: only why
+    fmt::print("  error: {}\n  result     FAILED\n", s.error.empty() ? "no answer" : s.error);
+    return;
+  }
+  if (!s.parts.empty()) {
+    uint64_t gathered = 0;
+    for (const SendSummary::Part& p : s.parts) gathered += p.size_bytes;
+    fmt::print("\nallgather {} ({}): {} parts, {} in all, at {} members, {} chunks of {}\n", s.plan_id, s.algorithm,
+               s.parts.size(), FormatSize(gathered), s.members.size(),
+               s.chunk_bytes == 0 ? 0 : s.size_bytes / s.chunk_bytes, FormatSize(s.chunk_bytes));
+  } else {
+    fmt::print("\nbroadcast {} ({}): {} from {} to {} members, {} chunks of {}, {} lane(s)\n", s.plan_id,
              s.algorithm, FormatSize(s.size_bytes), s.source, s.members.size(),
              s.chunk_bytes == 0 ? 0 : (s.size_bytes + s.chunk_bytes - 1) / s.chunk_bytes,
              FormatSize(s.chunk_bytes), s.lanes);
+  }
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
   if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);

@@ -59,6 +59,14 @@ struct SendSummary {
     std::optional<double> first_byte_s;  // from the request to the first payload byte sent
   };
   std::optional<Control> control;
+  // An allgather's parts (BroadcastProgress.parts); the bound is then AllgatherBoundSeconds.
+  struct Part {
+    std::string member;
+    std::string name;
+    uint64_t size_bytes = 0;
+    uint64_t offset = 0;
+  };
+  std::vector<Part> parts;
 };
 
 SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,

@@ -105,15 +105,35 @@ Status ControlClient::ServeTo(const v1::ServeToRequest& request, std::chrono::mi
                [&](grpc::ClientContext* c) { return stub_->ServeTo(c, request, response); });
 }
 
-Status ControlClient::Broadcast(const v1::BroadcastRequest& request,
-                                std::chrono::milliseconds timeout,
-                                const std::function<void(const v1::BroadcastProgress&)>& on_progress) {
+Status ControlClient::DescribePart(const v1::DescribePartRequest& request, std::chrono::milliseconds timeout,
+                                   v1::DescribePartResponse* response) {
+  return Unary("/gridcast.v1.Control/DescribePart", OrDefault(timeout), request, response,
+               [&](grpc::ClientContext* c) { return stub_->DescribePart(c, request, response); });
+}
+
+template <typename Request>
+Status ControlClient::ProgressStream(const char* method, std::chrono::milliseconds timeout, const Request& request,
+                                     StartStream<Request> start,
+                                     const std::function<void(const v1::BroadcastProgress&)>& on_progress) {
   grpc::ClientContext context;
-  Authorise(&context, "/gridcast.v1.Control/Broadcast", timeout);
-  std::unique_ptr<grpc::ClientReader<v1::BroadcastProgress>> reader = stub_->Broadcast(&context, request);
+  Authorise(&context, method, timeout);
+  std::unique_ptr<grpc::ClientReader<v1::BroadcastProgress>> reader = ((*stub_).*start)(&context, request);
   v1::BroadcastProgress progress;
   while (reader->Read(&progress)) on_progress(progress);
   return FromGrpc(reader->Finish());
+}
+
+Status ControlClient::Broadcast(const v1::BroadcastRequest& request,
+                                std::chrono::milliseconds timeout,
+                                const std::function<void(const v1::BroadcastProgress&)>& on_progress) {
+  return ProgressStream("/gridcast.v1.Control/Broadcast", timeout, request, &v1::Control::Stub::Broadcast,
+                        on_progress);
+}
+
+Status ControlClient::Allgather(const v1::AllgatherRequest& request, std::chrono::milliseconds timeout,
+                                const std::function<void(const v1::BroadcastProgress&)>& on_progress) {
+  return ProgressStream("/gridcast.v1.Control/Allgather", timeout, request, &v1::Control::Stub::Allgather,
+                        on_progress);
 }
 
 }  // namespace gridcast

@@ -51,6 +51,11 @@ class ControlClient {
   // Streams progress to on_progress until the broadcast ends; `timeout` bounds the whole call.
   Status Broadcast(const v1::BroadcastRequest& request, std::chrono::milliseconds timeout,
                    const std::function<void(const v1::BroadcastProgress&)>& on_progress);
+  // As Broadcast, for an allgather started at the called member.
+  Status Allgather(const v1::AllgatherRequest& request, std::chrono::milliseconds timeout,
+                   const std::function<void(const v1::BroadcastProgress&)>& on_progress);
+  Status DescribePart(const v1::DescribePartRequest& request, std::chrono::milliseconds timeout,
+                      v1::DescribePartResponse* response);
 
  private:
   void Authorise(grpc::ClientContext* context, const char* method,
@@ -60,6 +65,14 @@ class ControlClient {
     return timeout.count() > 0 ? timeout : options_.call_timeout;
   }
   // One unary call: authorise, `call(context)`, count.
+  template <typename Request>
+  using StartStream = std::unique_ptr<grpc::ClientReader<v1::BroadcastProgress>> (v1::Control::Stub::*)(
+      grpc::ClientContext*, const Request&);
+  // A call answered with a stream of progress, passed to on_progress until it ends.
+  template <typename Request>
+  Status ProgressStream(const char* method, std::chrono::milliseconds timeout, const Request& request,
+                        StartStream<Request> start,
+                        const std::function<void(const v1::BroadcastProgress&)>& on_progress);
   template <typename Request, typename Response, typename Call>
   Status Unary(const char* method, std::chrono::milliseconds timeout, const Request& request,
                Response* response, Call call);

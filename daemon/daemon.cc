@@ -82,7 +82,7 @@ Status RunDaemon(const DaemonOptions& options) {
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
   Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
-                                          options.workers});
+                                          options.workers, options.send_roots});
   DataPlane data_plane(io, options.cluster.secret, execution.tls,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);
@@ -98,8 +98,9 @@ Status RunDaemon(const DaemonOptions& options) {
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
   ControlTree tree(node, options.cluster, coordinator_options.client);
   BroadcastCoordinator coordinator(node, tree, options.cluster, coordinator_options);
+  AllgatherCoordinator allgathers(node, coordinator, options.cluster, coordinator_options.client);
   TorrentExports exports(data_dir, **torrents);
-  ControlService service(node, tree, coordinator, exports, options.cluster.secret);
+  ControlService service(node, tree, coordinator, allgathers, exports, options.cluster.secret);
 
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
+#include "daemon/request_checks.h"
+#include "daemon/store/allgather_bundle.h"
 #include "daemon/store/directory_archive.h"
 #include "proto/plan_codec.h"
 #include "proto/plan_slice.h"
@@ -49,7 +52,112 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   return id;
 }
 
+std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
+  std::vector<BundlePart> parts;
+  for (const v1::Part& p : payload.parts()) {
+    parts.push_back(BundlePart{p.member(), p.name(), p.size_bytes(), p.first_chunk(), p.chunks(), p.path()});
+  }
+  return parts;
+}
+
+bool IsWithin(const std::filesystem::path& path, const std::filesystem::path& root) {
+  const std::string p = path.string();
+  const std::string r = root.string();
+  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 && (r.back() == '/' || p[r.size()] == '/'));
+}
+
+v1::MemberState ToMemberState(ExecutionState state) {
+  switch (state) {
+    case ExecutionState::kPrepared: return v1::MEMBER_STATE_PREPARED;
+    case ExecutionState::kRunning: return v1::MEMBER_STATE_RUNNING;
+    case ExecutionState::kDone: return v1::MEMBER_STATE_DONE;
+    case ExecutionState::kFailed: return v1::MEMBER_STATE_FAILED;
+    case ExecutionState::kStopped: return v1::MEMBER_STATE_STOPPED;
+  }
+  return v1::MEMBER_STATE_UNSPECIFIED;
+}
+
+// A regular file opened for reading (not a symlink at its last step, not a device or FIFO).
+Result<int> OpenRegularFile(const std::filesystem::path& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::NotFound("cannot open " + path.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument(path.string() + " is not a regular file");
+  }
+  return fd;
+}
+
 }  // namespace
+
+Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
+                                              const std::string& memory_dir,
+                                              const std::vector<std::string>& send_roots) {
+  namespace fs = std::filesystem;
+  fs::path full(path);
+  if (full.is_relative()) full = fs::path(data_dir) / full;
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(full, ec);
+  bool allowed = !ec && (IsWithin(canonical, fs::weakly_canonical(data_dir, ec)) ||
+                         (!memory_dir.empty() && IsWithin(canonical, fs::weakly_canonical(memory_dir, ec))));
+  for (const std::string& root : send_roots) allowed = allowed || IsWithin(canonical, fs::weakly_canonical(root, ec));
+  if (!allowed) {
+    return Status::PermissionDenied(full.string() +
+                                    " is outside the data directory, the memory directory and the send roots");
+  }
+  return canonical;
+}
+
+void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* ps) {
+  const ExecutionSnapshot snapshot = plan.Snapshot();
+  ps->set_plan_id(std::string(plan.id().begin(), plan.id().end()));
+  ps->set_state(ToMemberState(snapshot.state));
+  ps->set_error(snapshot.error);
+  ps->set_chunks_done(snapshot.chunks_done);
+  ps->set_chunks_total(snapshot.chunks_total);
+  ps->set_is_source(plan.self() == 0);
+  if (snapshot.state == ExecutionState::kDone) {
+    ps->set_chunk_list_sha256(std::string(snapshot.digest.begin(), snapshot.digest.end()));
+    ps->set_finished_s(snapshot.finished_s);
+    if (plan.self() == 0) {
+      const Digest& whole = plan.store().identity().sha256;
+      ps->set_sha256(std::string(whole.begin(), whole.end()));
+    }
+  }
+  if (observations && plan.swarm()) {
+    const SwarmReport report = plan.swarm()->Report();
+    ps->set_bin_s(report.bin_s);
+    ps->set_uploaded_bytes(report.uploaded_bytes);
+    for (const PeerReceipt& r : report.received) {
+      v1::PeerReceipt* out = ps->add_received();
+      out->set_from(r.from);
+      out->set_bytes(r.bytes);
+      out->set_blocks(r.blocks);
+      out->set_first_s(r.first_s);
+      out->set_last_s(r.last_s);
+      for (uint64_t b : r.bytes_per_bin) out->add_bytes_per_bin(b);
+    }
+  }
+}
+
+Result<v1::DescribePartResponse> Participant::DescribePart(const v1::DescribePartRequest& request) const {
+  GRIDCAST_RETURN_IF_ERROR(CheckDescribePartRequest(request));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
+                            ResolveSendPath(request.path(), options_.data_dir, options_.memory_dir, options_.send_roots));
+  GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  struct stat st {};
+  fstat(fd, &st);
+  v1::DescribePartResponse response;
+  response.set_size_bytes(static_cast<uint64_t>(st.st_size));
+  Result<std::vector<Digest>> hashes =
+      request.chunk_bytes() == 0 ? std::vector<Digest>{} : HashPaddedChunks(fd, response.size_bytes(), request.chunk_bytes());
+  close(fd);
+  if (!hashes.ok()) return hashes.status().WithContext(path.string());
+  std::string* out = response.mutable_chunk_hashes();
+  for (const Digest& d : *hashes) out->append(d.begin(), d.end());
+  return response;
+}
 
 Result<Digest> PlanChunkListDigest(const v1::Plan& plan) {
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
@@ -156,17 +264,34 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
       if (request.in_memory()) return Status::InvalidArgument("a directory payload cannot be received into memory");
       GRIDCAST_RETURN_IF_ERROR(DirectoryOfArchive(plan.payload().name()).status());
     }
+    const std::vector<BundlePart> parts = BundlePartsFromProto(plan.payload());
+    if (!parts.empty()) {
+      if (plan.payload().directory() || plan.mode() != v1::PLAN_MODE_PUSH) {
+        return Status::InvalidArgument("an allgather is pushed, and its parts are files");
+      }
+      GRIDCAST_RETURN_IF_ERROR(
+          CheckBundleParts(parts, WholeMemberCount(plan), identity.chunk_bytes, identity.size_bytes));
+      if (!request.in_memory()) GRIDCAST_RETURN_IF_ERROR(DirectoryOfBundle(plan.payload().name()).status());
+    }
     GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
                               ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
+    for (const BundlePart& part : parts) {
+      if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
+    }
     if (request.in_memory() && !request.take_memory_lazily()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     std::function<Status()> after_finalize;
     if (plan.payload().directory()) {
       after_finalize = [data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id),
                         sync = options_.execution.sync_on_finish] {
         return UnpackDirectoryPayload(data_dir, name, tag, sync);
+      };
+    } else if (!parts.empty() && !request.in_memory()) {
+      after_finalize = [data_dir = options_.data_dir, name = plan.payload().name(), parts, tag = ToHex(id),
+                        chunk_bytes = plan.payload().chunk_bytes(), sync = options_.execution.sync_on_finish] {
+        return SplitBundle(data_dir, name, parts, chunk_bytes, tag, sync);
       };
     }
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
@@ -184,6 +309,15 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;
+}
+
+Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {
+  GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
+                            ResolveSendPath(part.path, options_.data_dir, options_.memory_dir, options_.send_roots));
+  GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  const Status seeded = SeedPart(store, fd, part);
+  close(fd);
+  return seeded;
 }
 
 Participant::NameClaim::~NameClaim() {

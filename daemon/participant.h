@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 
 #include "common/result.h"
 #include "daemon/executor/plan_execution.h"
+#include "daemon/store/allgather_bundle.h"
 #include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
 
@@ -31,7 +33,17 @@ struct ParticipantOptions {
   ExecutionOptions execution;
   TorrentSession* torrents = nullptr;  // for pull and hybrid plans; outlives the Participant
   unsigned workers = 0;                // threads hashing and writing chunks; 0 = one per core
+  // Directories a payload or an allgather part may be read from, besides the data and memory
+  // directories (gridcastd --send-root).
+  std::vector<std::string> send_roots;
 };
+
+// Where a payload or part named `path` by a request is read: relative paths below data_dir,
+// and every path (after resolving links) inside data_dir, memory_dir or a send root.
+// PermissionDenied otherwise.
+Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
+                                              const std::string& memory_dir,
+                                              const std::vector<std::string>& send_roots);
 
 class Participant {
  public:
@@ -44,6 +56,10 @@ class Participant {
   // Member side of agreement: validate, open the store, register. Idempotent for a plan id
   // already prepared here (a re-prepare after a restart resumes from disk).
   Result<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request);
+
+  // An allgather part this daemon holds (DescribePartRequest): its size, and with a chunk
+  // size its padded chunk hashes (allgather_bundle.h HashPaddedChunks).
+  Result<v1::DescribePartResponse> DescribePart(const v1::DescribePartRequest& request) const;
 
   // Source side: register the source's own execution over an already opened payload.
   Status PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store);
@@ -100,6 +116,8 @@ class Participant {
   const std::string& DirectoryOf(bool in_memory) const {
     return in_memory ? options_.memory_dir : options_.data_dir;
   }
+  // Writes this member's own allgather part into its copy of the bundle, verified.
+  Status SeedOwnPart(PayloadStore& store, const BundlePart& part) const;
   void ListDirectory(bool in_memory, bool verify,
                      const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
                      v1::ListResponse* response) const;
@@ -114,6 +132,10 @@ class Participant {
   std::map<PlanId, HeldName> names_;                         // guarded by mutex_
   std::map<HeldName, PlanId> claimed_;                       // being prepared; guarded by mutex_
 };
+
+// One execution's state as a Status answer gives it; with `observations`, a pull or hybrid
+// member's receipts per peer.
+void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* out);
 
 // Digest of the member list as the plan (or slice) gives it, indices with names: with
 // ChunkListDigest of the chunk hashes, what Prepare echoes so the caller can compare the

@@ -47,6 +47,52 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
   return Status::Ok();
 }
 
+namespace {
+
+Status CheckPartPath(const std::string& path) {
+  if (path.empty() || path.size() > kMaxRequestPathBytes || path.find('\0') != std::string::npos) {
+    return Status::InvalidArgument("a part's path is 1 to 4096 bytes without NUL");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckAllgatherRequest(const v1::AllgatherRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()).WithContext("the allgather's name"));
+  if (request.parts_size() == 0) return Status::InvalidArgument("an allgather needs parts");
+  if (request.parts_size() > kMaxRequestMembers) {
+    return Status::InvalidArgument("an allgather has at most " + std::to_string(kMaxRequestMembers) + " parts");
+  }
+  for (const v1::AllgatherPart& part : request.parts()) {
+    if (part.member().empty() || part.member().size() > 255) {
+      return Status::InvalidArgument("a member name is 1 to 255 bytes");
+    }
+    GRIDCAST_RETURN_IF_ERROR(CheckPartPath(part.path()).WithContext("member '" + part.member() + "'"));
+    if (!part.name().empty() &&
+        (part.name().find('/') != std::string::npos || !CheckPayloadName(part.name()).ok())) {
+      return Status::InvalidArgument("part name '" + part.name() + "' is not one safe path component");
+    }
+  }
+  if (request.algorithm().size() > 64) return Status::InvalidArgument("an algorithm name is at most 64 bytes");
+  if (request.chunk_bytes() > 0) GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(request.chunk_bytes()));
+  if (request.streams() > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
+    return Status::InvalidArgument("at most " + std::to_string(kMaxStreamsPerEdge) + " streams per edge");
+  }
+  if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
+    return Status::InvalidArgument("a request's topology is at most 1 MiB");
+  }
+  return Status::Ok();
+}
+
+Status CheckDescribePartRequest(const v1::DescribePartRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPartPath(request.path()));
+  if (request.chunk_bytes() > 0) GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(request.chunk_bytes()));
+  return Status::Ok();
+}
+
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("source_started_ago_s", request.source_started_ago_s(), kMaxSourceStartedAgoS));
   return PlanIdFromBytes(request.plan_id());

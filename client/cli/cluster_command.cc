@@ -48,6 +48,9 @@ struct ClusterArgs {
   bool verify = false;
   bool in_memory = false;
   std::string member;  // status, list: ask only this member
+  std::vector<std::string> parts;  // allgather: NODE=PATH
+  std::string parts_dir;           // allgather: DIR/NODE at every member
+  std::string via;                 // allgather: the member asked to coordinate
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -223,6 +226,69 @@ int Send(const ClusterArgs& args) {
   return summary.verified ? kExitOk : kExitFailure;
 }
 
+int Allgather(const ClusterArgs& args) {
+  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  v1::AllgatherRequest request;
+  request.set_name(args.name);
+  request.set_algorithm(args.algo);
+  request.set_in_memory(args.in_memory);
+  request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
+  request.set_timeout_s(args.timeout_s);
+  request.set_stall_timeout_s(args.stall_timeout_s);
+  if (!args.chunk.empty()) {
+    Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
+    if (!chunk.ok() || *chunk == 0) {
+      return ReportError(Status::InvalidArgument("--chunk: " + (chunk.ok() ? "must be positive" : chunk.status().message())));
+    }
+    request.set_chunk_bytes(*chunk);
+  }
+  if (args.parts.empty() == args.parts_dir.empty()) {
+    return ReportError(Status::InvalidArgument("give the parts with --part NODE=PATH (one per member) or --parts-dir DIR"));
+  }
+  for (const std::string& spec : args.parts) {
+    const size_t equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size()) {
+      return ReportError(Status::InvalidArgument("--part: expected NODE=PATH, not '" + spec + "'"));
+    }
+    const std::string member = spec.substr(0, equals);
+    if (cluster->Find(member) == nullptr) {
+      return ReportError(Status::InvalidArgument("--part: '" + member + "' is not in the cluster"));
+    }
+    v1::AllgatherPart* part = request.add_parts();
+    part->set_member(member);
+    part->set_path(spec.substr(equals + 1));
+  }
+  if (!args.parts_dir.empty()) {
+    for (const ClusterMember& m : cluster->members) {
+      v1::AllgatherPart* part = request.add_parts();
+      part->set_member(m.name);
+      part->set_path((std::filesystem::path(args.parts_dir) / m.name).string());
+    }
+  }
+  Result<SourceChoice> via = ChooseSource(*cluster, args.via.empty() ? request.parts(0).member() : args.via);
+  if (!via.ok()) return ReportError(via.status());
+  ControlClient client(via->member->control_address, cluster->secret, {cluster->TlsCa(args.tls_ca)});
+  const bool terminal = !args.json && isatty(STDOUT_FILENO);
+  size_t lines = 0;
+  double last_log = -1;
+  v1::BroadcastProgress last;
+  const double timeout_s = args.timeout_s > 0 ? args.timeout_s + 60 : 86400 * 7;
+  Status status = client.Allgather(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
+                                   [&](const v1::BroadcastProgress& p) {
+                                     last = p;
+                                     if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
+                                   });
+  const SendSummary summary = Summarize(last, *via, status);
+  if (args.json) {
+    fmt::print("{}\n", SummaryJson(summary).dump(2));
+  } else {
+    PrintSummary(summary);
+  }
+  if (!status.ok()) return kExitFailure;
+  return summary.verified ? kExitOk : kExitFailure;
+}
+
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.
 int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
@@ -343,6 +409,29 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                  "auto without a topology in the cluster file: run gridcast tomography first (else the latest "
                  "inferred topology is used when there is one)");
   send->callback([args, exit_code] { *exit_code = Send(*args); });
+
+  CLI::App* allgather = app.add_subcommand(
+      "allgather", "Every member contributes a part and ends with all parts, in NAME/ (docs/allgather.md)");
+  add_common(allgather);
+  allgather->add_option("--part", args->parts,
+                        "NODE=PATH, once per member taking part: PATH at NODE, relative to its data directory or "
+                        "inside its data or memory directory or a send root");
+  allgather->add_option("--parts-dir", args->parts_dir, "Every member's part is DIR/<its name> at that member");
+  allgather->add_option("--name", args->name, "Every member ends with the directory NAME/ (one file per member)")
+      ->required();
+  allgather->add_option("--algo", args->algo,
+                        "All-to-all planner: ring, prefix-send, kprefix:K, kshift:K, mesh2d, hypercube or auto "
+                        "(default auto: the fastest by simulation)");
+  allgather->add_option("--chunk", args->chunk, "Chunk size, e.g. 256KiB (default: from the parts' sizes)");
+  allgather->add_option("--streams", args->streams, "Parallel TCP streams per edge");
+  allgather->add_option("--via", args->via, "The member that coordinates (default: the first part's)");
+  allgather->add_option("--timeout", args->timeout_s, "Seconds for the whole allgather (default: from the size)");
+  allgather->add_option("--stall-timeout", args->stall_timeout_s,
+                        "Seconds without a new verified chunk anywhere before it fails (default 60)");
+  allgather->add_flag("--in-memory", args->in_memory,
+                      "Members keep the gathered parts whole in memory as NAME (their memory directory)");
+  allgather->add_flag("--json", args->json, "Print the summary as JSON");
+  allgather->callback([args, exit_code] { *exit_code = Allgather(*args); });
 
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");
   add_common(status);

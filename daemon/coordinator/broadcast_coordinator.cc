@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
 #include <optional>
@@ -58,18 +59,17 @@ NetworkModel FlatModel(const std::vector<std::string>& members) {
   return net;
 }
 
-// Bounds what a client may make the source parse.
-constexpr size_t kMaxTopologyYamlBytes = 1 << 20;
 constexpr const char* kDefaultProbeName = "tomography-probe.bin";
 
-// The request's topology, else the cluster file's, else the flat guess.
-Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const v1::BroadcastRequest& request,
-                               const std::vector<std::string>& members) {
-  if (!request.topology_yaml().empty()) {
-    if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
+}  // namespace
+
+Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std::string& topology_yaml,
+                                        const std::vector<std::string>& members) {
+  if (!topology_yaml.empty()) {
+    if (topology_yaml.size() > kMaxTopologyYamlBytes) {
       return Status::InvalidArgument("topology_yaml is larger than 1 MiB");
     }
-    Result<NetworkModel> model = ParseTopology(request.topology_yaml());
+    Result<NetworkModel> model = ParseTopology(topology_yaml);
     if (!model.ok()) return model.status().WithContext("the request's topology");
     for (const std::string& m : members) {
       if (!model->FindNode(m)) return Status::InvalidArgument("member '" + m + "' is not a node of the request's topology");
@@ -85,6 +85,8 @@ Result<NetworkModel> LoadModel(const ClusterConfig& cluster, const v1::Broadcast
   if (!model.ok()) return model.status().WithContext(cluster.topology_path);
   return model;
 }
+
+namespace {
 
 // Push plans need push planners and pull plans a swarm planner.
 Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
@@ -189,7 +191,7 @@ Result<std::vector<std::string>> BroadcastCoordinator::ChooseMembers(const v1::B
 // The plan of the request's planner and mode over `members`, validated on the network model.
 Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest& request,
                                                      const std::vector<std::string>& members, uint64_t size) const {
-  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadModel(cluster_, request, members));
+  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));
   PlanOptions plan_options;
   for (const std::string& m : members) {
     std::optional<int> node = net.FindNode(m);
@@ -369,49 +371,83 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   hashes->reserve(identity.chunk_hashes.size() * sizeof(Digest));
   for (const Digest& d : identity.chunk_hashes) hashes->append(d.begin(), d.end());
   proto.mutable_payload()->set_sha256(Bytes(identity.sha256));
-  for (v1::Member& m : *proto.mutable_members()) {
-    const ClusterMember* entry = cluster_.Find(m.name());
-    m.set_control_address(entry->control_address);
-    m.set_data_address(entry->data_address);
-    m.set_bt_address(entry->bt_address);
-  }
   if (pull || hybrid) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
     proto.mutable_swarm()->set_torrent(std::move(torrent));
   }
-  const double timeout_s = request.timeout_s() > 0 ? request.timeout_s()
-                                                   : 120.0 + static_cast<double>(size) / 1e6;
+  ExecuteInputs inputs;
+  inputs.members = members;
+  inputs.timeout_s = request.timeout_s();
+  inputs.stall_timeout_s = request.stall_timeout_s();
+  inputs.in_memory = request.in_memory();
+  inputs.take_memory_lazily = request.take_memory_lazily();
+  inputs.source_store = std::move(store);
+  inputs.received = received;
+  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
+               members.size() - 1, plan.algorithm);
+  return Execute(std::move(proto), std::move(inputs), report);
+}
+
+Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
+                                     const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const std::vector<std::string>& members = inputs.members;
+  const uint64_t size = proto.payload().size_bytes();
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanIdFromBytes(proto.plan_id()));
+  const double timeout_s = inputs.timeout_s > 0 ? inputs.timeout_s : 120.0 + static_cast<double>(size) / 1e6;
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
   const std::chrono::milliseconds stall_after =
-      request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
+      inputs.stall_timeout_s > 0 ? Milliseconds(inputs.stall_timeout_s) : options_.stall_after;
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));
+  const std::string chunk_list_digest = Bytes(list_digest);
+  const uint64_t chunks = proto.payload().chunk_hashes().size() / sizeof(Digest);
+  // The source receives too when it holds no whole payload (an allgather).
+  const bool source_receives = inputs.source_store == nullptr;
+
+  for (v1::Member& m : *proto.mutable_members()) {
+    const ClusterMember* entry = cluster_.Find(m.name());
+    if (entry == nullptr) return Status::FailedPrecondition("member '" + m.name() + "' is not in the cluster file");
+    m.set_control_address(entry->control_address);
+    m.set_data_address(entry->data_address);
+    m.set_bt_address(entry->bt_address);
+  }
 
   v1::BroadcastProgress progress;
   progress.set_plan_id(proto.plan_id());
-  progress.set_algorithm(plan.algorithm);
-  progress.set_rationale(plan.rationale);
+  progress.set_algorithm(proto.algorithm());
+  progress.set_rationale(proto.rationale());
   progress.set_payload_bytes(size);
-  progress.set_payload_sha256(Bytes(identity.sha256));
-  const std::string chunk_list_digest = Bytes(ChunkListDigest(identity.chunk_hashes));
+  progress.set_payload_sha256(proto.payload().sha256());
   progress.set_payload_chunk_list_sha256(chunk_list_digest);
-  progress.set_chunk_bytes(plan.chunk_bytes);
-  progress.set_lanes(static_cast<uint32_t>(plan.lanes.size()));
+  progress.set_chunk_bytes(proto.payload().chunk_bytes());
+  progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
   progress.set_mode(proto.mode());
-  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
-               members.size() - 1, plan.algorithm);
 
-  // --- Agreement.
-  GRIDCAST_RETURN_IF_ERROR(node_.PrepareSource(proto, std::move(store)));
-  // Held here: its first send time is read after release_all() let the node forget it.
-  const std::shared_ptr<PlanExecution> own = node_.FindPlan(id);
+  v1::PrepareRequest prepare_request;
+  prepare_request.set_member_index(0);
+  prepare_request.set_timeout_s(timeout_s);
+  prepare_request.set_in_memory(inputs.in_memory);
+  prepare_request.set_take_memory_lazily(inputs.take_memory_lazily);
+  prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
+  *prepare_request.mutable_plan() = std::move(proto);
+
+  // --- Agreement. A source that receives prepares itself as a member does, while its
+  // control children prepare.
+  std::future<Result<v1::PrepareResponse>> own_prepare;
+  if (source_receives) {
+    own_prepare = std::async(std::launch::async, [&] { return node_.Prepare(prepare_request); });
+  } else {
+    GRIDCAST_RETURN_IF_ERROR(node_.PrepareSource(prepare_request.plan(), std::move(inputs.source_store)));
+  }
   ControlTraffic traffic;
+  std::shared_ptr<PlanExecution> own;  // its first send time is read after release_all() let the node forget it
   // Every report carries the control plane's cost so far.
   auto report_with_counters = [&](v1::BroadcastProgress& p) {
     v1::ControlCounters* counters = p.mutable_control();
     counters->set_rpcs_at_source(traffic.rpcs);
     counters->set_bytes_at_source(traffic.bytes);
     const auto sent = own ? own->Snapshot().first_payload_sent : std::nullopt;
-    counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - received).count() : -1);
+    counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - inputs.received).count() : -1);
     report(p);
   };
   auto control_deadline = [](std::chrono::milliseconds budget) {
@@ -420,20 +456,18 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   auto release_all = [&](const std::string& reason) {
     if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)node_.Stop(id, reason);
   };
-  v1::PrepareRequest prepare_request;
-  *prepare_request.mutable_plan() = proto;
-  prepare_request.set_member_index(0);
-  prepare_request.set_timeout_s(timeout_s);
-  prepare_request.set_in_memory(request.in_memory());
-  prepare_request.set_take_memory_lazily(request.take_memory_lazily());
-  prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
   // Deeper members get less of it (each level keeps a quarter to step around a silent child).
-  Result<uint32_t> agreed =
-      tree_.PrepareFromSource(prepare_request, chunk_list_digest, &traffic, control_deadline(2 * options_.client.call_timeout));
+  Result<uint32_t> agreed = tree_.PrepareFromSource(prepare_request, chunk_list_digest, &traffic,
+                                                    control_deadline(2 * options_.client.call_timeout));
   if (agreed.ok() && *agreed != members.size() - 1) {
     agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members.size() - 1) +
                               " members agreed");
   }
+  if (own_prepare.valid()) {
+    Result<v1::PrepareResponse> prepared = own_prepare.get();
+    if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + node_.name() + "'");
+  }
+  own = node_.FindPlan(id);
   if (!agreed.ok()) {
     release_all("aborted: " + agreed.status().message());
     return agreed.status();
@@ -453,8 +487,9 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   follow.stall_after = stall_after;
   follow.deadline = deadline;
   follow.timeout_s = timeout_s;
-  follow.swarm_routes_around = proto.mode() == v1::PLAN_MODE_HYBRID || proto.mode() == v1::PLAN_MODE_PULL;
-  BroadcastFollower follower(tree_, id, members, identity.NumChunks(), follow);
+  follow.swarm_routes_around = progress.mode() == v1::PLAN_MODE_HYBRID || progress.mode() == v1::PLAN_MODE_PULL;
+  follow.source_receives = source_receives;
+  BroadcastFollower follower(tree_, id, members, chunks, follow);
   const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
   if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
   release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());

@@ -23,6 +23,7 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "collectives/network_model.h"
 #include "collectives/plan.h"
 #include "common/status.h"
 #include "daemon/coordinator/control_tree.h"
@@ -54,6 +55,12 @@ struct CoordinatorOptions {
   bool data_tls = false;
 };
 
+// The network model a broadcast over `members` plans on: `topology_yaml` (a request's, at
+// most 1 MiB; every member must be one of its nodes), else the cluster file's topology, else
+// one switch with equal NICs over exactly the members.
+Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std::string& topology_yaml,
+                                        const std::vector<std::string>& members);
+
 class BroadcastCoordinator {
  public:
   BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
@@ -64,6 +71,23 @@ class BroadcastCoordinator {
   // it: it is reported that broadcast's progress and outcome.
   Status Run(const v1::BroadcastRequest& request,
              const std::function<void(const v1::BroadcastProgress&)>& report);
+
+  // A plan ready to run from here, and how.
+  struct ExecuteInputs {
+    std::vector<std::string> members;  // plan order, this daemon first
+    double timeout_s = 0;              // 0: derived from the payload size
+    double stall_timeout_s = 0;        // 0: CoordinatorOptions::stall_after
+    bool in_memory = false;
+    bool take_memory_lazily = false;
+    // The whole payload, opened here. Null when this daemon receives like the others (an
+    // allgather: it prepares from the plan as a member does, and its progress counts).
+    std::unique_ptr<PayloadStore> source_store;
+    std::chrono::steady_clock::time_point received;  // when the request arrived (first_byte_s)
+  };
+  // Agreement, start and follow of `proto` (complete: payload with chunk hashes, members with
+  // addresses, a fresh plan id), as Run() does after planning; Run() and the allgather use it.
+  Status Execute(v1::Plan proto, ExecuteInputs inputs,
+                 const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
   struct ResolvedPayload {

@@ -41,7 +41,7 @@ BroadcastFollower::BroadcastFollower(ControlTree& tree, const PlanId& id, std::v
 
 FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::time_point started,
                                         const std::function<void(v1::BroadcastProgress&)>& report) {
-  const uint32_t receivers = static_cast<uint32_t>(members_.size() - 1);
+  const uint32_t receivers = static_cast<uint32_t>(members_.size() - FirstReceiver());
   progress.set_members_total(receivers);
   last_new_chunk_ = started;
   for (;;) {
@@ -49,7 +49,7 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
     progress.set_elapsed_s(std::chrono::duration<double>(Clock::now() - started).count());
     Status failure;
     uint32_t lost_now = 0;
-    Result<SubtreeReport> round = tree_.PollBelow(id_, PollDetail::kSums, In(options_.poll_timeout));
+    Result<SubtreeReport> round = Poll(PollDetail::kSums, In(options_.poll_timeout));
     const auto now = Clock::now();
     if (!round.ok()) {  // only when the plan was released here meanwhile: a Cancel of the source
       failure = Status::Cancelled("the broadcast was cancelled at the source");
@@ -99,7 +99,7 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
   }
   // Every member holds every chunk: what is left (a sync, unpacking a directory) verifies no
   // chunk, and is not a stall.
-  if (sum.chunks_done() >= chunks_ * (members_.size() - 1)) last_new_chunk_ = now;
+  if (sum.chunks_done() >= chunks_ * (members_.size() - FirstReceiver())) last_new_chunk_ = now;
   Status failure;
   std::set<std::string> silent;
   for (const v1::MemberProgress& attention : sum.attention()) {
@@ -141,11 +141,11 @@ void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
   const PollDetail detail =
       options_.swarm_routes_around ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
   std::map<std::string, v1::MemberProgress> by_name;
-  if (Result<SubtreeReport> round = tree_.PollBelow(id_, detail, In(2 * options_.poll_timeout)); round.ok()) {
+  if (Result<SubtreeReport> round = Poll(detail, In(2 * options_.poll_timeout)); round.ok()) {
     for (v1::MemberProgress& m : round->detail) by_name[m.member()] = std::move(m);
   }
   progress.clear_members();
-  for (size_t i = 1; i < members_.size(); ++i) {
+  for (size_t i = FirstReceiver(); i < members_.size(); ++i) {
     v1::MemberProgress* mp = progress.add_members();
     auto it = by_name.find(members_[i]);
     if (it != by_name.end()) *mp = std::move(it->second);
@@ -159,9 +159,13 @@ void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
   }
 }
 
+Result<SubtreeReport> BroadcastFollower::Poll(PollDetail detail, ControlDeadline deadline) {
+  return options_.source_receives ? tree_.PollWhole(id_, detail, deadline) : tree_.PollBelow(id_, detail, deadline);
+}
+
 std::string BroadcastFollower::LostNames() const {
   std::string names;
-  for (size_t i = 1; i < members_.size(); ++i) {
+  for (size_t i = FirstReceiver(); i < members_.size(); ++i) {
     if (lost_.count(members_[i]) != 0) names += (names.empty() ? "" : ", ") + members_[i];
   }
   return names;

@@ -27,6 +27,8 @@ struct FollowOptions {
   std::chrono::steady_clock::time_point deadline;
   double timeout_s = 0;             // what `deadline` was made from, for the message
   bool swarm_routes_around = false;  // pull and hybrid
+  // The source receives too (an allgather): it is followed and listed as the others are.
+  bool source_receives = false;
 };
 
 struct FollowOutcome {
@@ -56,6 +58,10 @@ class BroadcastFollower {
   // One detailed round: every member in `progress`, in member order.
   void ListEveryMember(v1::BroadcastProgress& progress);
   std::string LostNames() const;
+  // The members followed: every one but the source, or with source_receives every one.
+  size_t FirstReceiver() const { return options_.source_receives ? 0 : 1; }
+  // One progress round over the members followed.
+  Result<SubtreeReport> Poll(PollDetail detail, ControlDeadline deadline);
 
   ControlTree& tree_;
   const PlanId id_;

@@ -309,6 +309,23 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail
   return all;
 }
 
+Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
+  std::shared_ptr<PlanState> state = Find(id);
+  std::shared_ptr<PlanExecution> execution = node_.FindPlan(id);
+  if (state == nullptr || execution == nullptr) return Status::NotFound("plan " + ToHex(id) + " does not run here");
+  v1::PlanStatus status;
+  PlanStatusOf(*execution, detail == PollDetail::kEveryMemberWithObservations, &status);
+  const v1::Plan& plan = state->request.plan();
+  v1::MemberProgress entry =
+      EntryFromStatus(node_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());
+  SubtreeReport all;
+  Count(entry, state->chunk_list_digest, &all.progress);
+  if (detail != PollDetail::kSums) all.detail.push_back(std::move(entry));
+  GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, PollBelow(id, detail, deadline));
+  Merge(std::move(below), &all);
+  return all;
+}
+
 void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, ControlDeadline deadline,
                               SubtreeReport* out) {
   const bool detail = poll != PollDetail::kSums;

@@ -97,6 +97,8 @@ class ControlTree {
   // The members below this one, summed up (every one of them, whatever answered), and with
   // `detail` listed. NotFound for a plan this tree does not carry.
   Result<SubtreeReport> PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline);
+  // PollBelow() with this member's own execution counted and listed first.
+  Result<SubtreeReport> PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline);
 
  private:
   struct PlanState;

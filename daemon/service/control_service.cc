@@ -38,17 +38,6 @@ ControlDeadline DeadlineOf(const grpc::ServerContext* context) {
   return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(capped);
 }
 
-v1::MemberState ToMemberState(ExecutionState state) {
-  switch (state) {
-    case ExecutionState::kPrepared: return v1::MEMBER_STATE_PREPARED;
-    case ExecutionState::kRunning: return v1::MEMBER_STATE_RUNNING;
-    case ExecutionState::kDone: return v1::MEMBER_STATE_DONE;
-    case ExecutionState::kFailed: return v1::MEMBER_STATE_FAILED;
-    case ExecutionState::kStopped: return v1::MEMBER_STATE_STOPPED;
-  }
-  return v1::MEMBER_STATE_UNSPECIFIED;
-}
-
 void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
   out->set_serve_id(std::string(serve.id.begin(), serve.id.end()));
   out->set_name(serve.name);
@@ -64,8 +53,13 @@ void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
 }  // namespace
 
 ControlService::ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
-                               TorrentExports& exports, std::string secret)
-    : node_(node), tree_(tree), coordinator_(coordinator), exports_(exports), authenticator_(std::move(secret)) {}
+                               AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret)
+    : node_(node),
+      tree_(tree),
+      coordinator_(coordinator),
+      allgathers_(allgathers),
+      exports_(exports),
+      authenticator_(std::move(secret)) {}
 
 gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, const char* method) {
   const auto& metadata = context->client_metadata();
@@ -83,6 +77,25 @@ grpc::Status ControlService::Broadcast(grpc::ServerContext* context, const v1::B
     return coordinator_.Run(*request, [writer](const v1::BroadcastProgress& progress) {
       writer->Write(progress);  // a client that went away does not stop the broadcast
     });
+  });
+}
+
+grpc::Status ControlService::Allgather(grpc::ServerContext* context, const v1::AllgatherRequest* request,
+                                       grpc::ServerWriter<v1::BroadcastProgress>* writer) {
+  return Guarded("Allgather", [&] {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Allgather"));
+    return allgathers_.Run(*request, [writer](const v1::BroadcastProgress& progress) {
+      writer->Write(progress);  // a client that went away does not stop the allgather
+    });
+  });
+}
+
+grpc::Status ControlService::DescribePart(grpc::ServerContext* context, const v1::DescribePartRequest* request,
+                                          v1::DescribePartResponse* response) {
+  return Guarded("DescribePart", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/DescribePart"));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.DescribePart(*request));
+    return gridcast::Status::Ok();
   });
 }
 
@@ -141,38 +154,7 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       if (plan == nullptr) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
       plans.push_back(plan);
     }
-    for (const auto& plan : plans) {
-      const ExecutionSnapshot snapshot = plan->Snapshot();
-      v1::PlanStatus* ps = response->add_plans();
-      ps->set_plan_id(std::string(plan->id().begin(), plan->id().end()));
-      ps->set_state(ToMemberState(snapshot.state));
-      ps->set_error(snapshot.error);
-      ps->set_chunks_done(snapshot.chunks_done);
-      ps->set_chunks_total(snapshot.chunks_total);
-      ps->set_is_source(plan->self() == 0);
-      if (snapshot.state == ExecutionState::kDone) {
-        ps->set_chunk_list_sha256(std::string(snapshot.digest.begin(), snapshot.digest.end()));
-        ps->set_finished_s(snapshot.finished_s);
-        if (plan->self() == 0) {
-          const Digest& whole = plan->store().identity().sha256;
-          ps->set_sha256(std::string(whole.begin(), whole.end()));
-        }
-      }
-      if (request->observations() && plan->swarm()) {
-        const SwarmReport report = plan->swarm()->Report();
-        ps->set_bin_s(report.bin_s);
-        ps->set_uploaded_bytes(report.uploaded_bytes);
-        for (const PeerReceipt& r : report.received) {
-          v1::PeerReceipt* out = ps->add_received();
-          out->set_from(r.from);
-          out->set_bytes(r.bytes);
-          out->set_blocks(r.blocks);
-          out->set_first_s(r.first_s);
-          out->set_last_s(r.last_s);
-          for (uint64_t b : r.bytes_per_bin) out->add_bytes_per_bin(b);
-        }
-      }
-    }
+    for (const auto& plan : plans) PlanStatusOf(*plan, request->observations(), response->add_plans());
     if (request->subtree()) {
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
       const PollDetail detail = !request->detail()        ? PollDetail::kSums

@@ -1,5 +1,6 @@
 // ControlService: the gRPC face of gridcastd. Each handler authenticates the call, decodes,
-// calls Participant, ControlTree (calls that travel the control tree) or BroadcastCoordinator,
+// calls Participant, ControlTree (calls that travel the control tree), BroadcastCoordinator or
+// AllgatherCoordinator,
 // and maps Status to grpc::Status. No logic of its own;
 // any exception is caught and answered as INTERNAL so input can never take the daemon down.
 #pragma once
@@ -7,6 +8,7 @@
 #include <memory>
 
 #include "cluster/control_auth.h"
+#include "daemon/coordinator/allgather_coordinator.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/participant.h"
@@ -18,7 +20,7 @@ namespace gridcast {
 class ControlService final : public v1::Control::Service {
  public:
   ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
-                 TorrentExports& exports, std::string secret);
+                 AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret);
 
   grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                          grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
@@ -38,6 +40,10 @@ class ControlService final : public v1::Control::Service {
                              v1::ExportTorrentResponse* response) override;
   grpc::Status ServeTo(grpc::ServerContext* context, const v1::ServeToRequest* request,
                        v1::ServeToResponse* response) override;
+  grpc::Status Allgather(grpc::ServerContext* context, const v1::AllgatherRequest* request,
+                         grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
+  grpc::Status DescribePart(grpc::ServerContext* context, const v1::DescribePartRequest* request,
+                            v1::DescribePartResponse* response) override;
 
  private:
   gridcast::Status Authenticate(grpc::ServerContext* context, const char* method);
@@ -45,6 +51,7 @@ class ControlService final : public v1::Control::Service {
   Participant& node_;
   ControlTree& tree_;
   BroadcastCoordinator& coordinator_;
+  AllgatherCoordinator& allgathers_;
   TorrentExports& exports_;
   ControlAuthenticator authenticator_;
 };

@@ -227,6 +227,27 @@ Result<std::string> DirectoryOfArchive(const std::string& archive_name) {
   return directory;
 }
 
+Status ReplaceDirectory(const fs::path& scratch, const fs::path& target, bool sync) {
+  std::error_code ec;
+  // One rename puts the new tree in place; an older one lands in `scratch` and goes.
+  const bool existed = fs::exists(fs::symlink_status(target, ec));
+  const int renamed = existed ? renameat2(AT_FDCWD, scratch.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE)
+                              : rename(scratch.c_str(), target.c_str());
+  if (renamed != 0) {
+    const Status failed = Errno("cannot move it to " + target.string());
+    fs::remove_all(scratch, ec);
+    return failed;
+  }
+  if (sync) {
+    const int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && syncfs(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!synced) return Errno("sync");
+  }
+  if (existed) fs::remove_all(scratch, ec);
+  return Status::Ok();
+}
+
 Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag,
                               bool sync) {
   GRIDCAST_ASSIGN_OR_RETURN(const std::string directory, DirectoryOfArchive(archive_name));
@@ -235,23 +256,8 @@ Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& ar
   const fs::path target = root / directory;
   const fs::path scratch = root / ".gridcast" / ("unpacking-" + tag);
   GRIDCAST_RETURN_IF_ERROR(UnpackDirectory(archive, scratch).WithContext("unpacking " + archive_name));
+  GRIDCAST_RETURN_IF_ERROR(ReplaceDirectory(scratch, target, sync).WithContext("unpacking " + archive_name));
   std::error_code ec;
-  // One rename puts the new tree in place; an older one lands in `scratch` and goes.
-  const bool existed = fs::exists(fs::symlink_status(target, ec));
-  const int renamed = existed ? renameat2(AT_FDCWD, scratch.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE)
-                              : rename(scratch.c_str(), target.c_str());
-  if (renamed != 0) {
-    const Status failed = Errno("unpacking " + archive_name + ": cannot move it to " + target.string());
-    fs::remove_all(scratch, ec);
-    return failed;
-  }
-  if (sync) {
-    const int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    const bool synced = fd >= 0 && syncfs(fd) == 0;
-    if (fd >= 0) close(fd);
-    if (!synced) return Errno("unpacking " + archive_name + ": sync");
-  }
-  if (existed) fs::remove_all(scratch, ec);
   fs::remove(archive, ec);
   fs::remove(PayloadStatePath(data_dir, archive_name, ".chunks"), ec);
   return Status::Ok();

@@ -36,6 +36,11 @@ Status PackDirectory(const std::filesystem::path& dir, const std::filesystem::pa
 // `into` is removed.
 Status UnpackDirectory(const std::filesystem::path& archive, const std::filesystem::path& into);
 
+// Puts the new tree `scratch` at `target` in one rename, swapping out an older `target` (which
+// stays whole until then) and removing it; syncs the file system first when `sync`. On a
+// failed rename `scratch` is removed.
+Status ReplaceDirectory(const std::filesystem::path& scratch, const std::filesystem::path& target, bool sync);
+
 // A member's last step for a directory payload: unpacks its verified DATA_DIR/NAME.tar into
 // a scratch directory, swaps that with DATA_DIR/NAME in one rename (an older NAME stays whole
 // until then), syncs the file system when `sync`, and removes the old tree, the archive and

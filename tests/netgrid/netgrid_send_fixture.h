@@ -1,5 +1,6 @@
-// A netgrid with a gridcastd per node for one test, and `gridcast send` run against it in the
-// background: what the fault and load tests share.
+// A netgrid with a gridcastd per node for one test, and `gridcast send` (or another command
+// that prints a summary) run against it in the background: what the fault, load and allgather
+// tests share.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -66,9 +67,16 @@ class NetgridSendFixture : public ::testing::Test {
 
   // Starts `gridcast send PAYLOAD --name NAME --json ARGS...`; the result comes later.
   std::future<Sent> StartSend(const fs::path& payload, const std::string& name, std::vector<std::string> args) const {
-    std::vector<std::string> argv = {GRIDCAST_CLI, "send", payload.string(), "--cluster",
-                                     (ng_ / "cluster.yaml").string(), "--name", name, "--json"};
+    std::vector<std::string> argv = {"send", payload.string(), "--name", name};
     argv.insert(argv.end(), args.begin(), args.end());
+    return StartCommand(std::move(argv));
+  }
+
+  // Starts `gridcast ARGS... --cluster CLUSTER --json` (a command that prints a summary).
+  std::future<Sent> StartCommand(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {GRIDCAST_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--cluster", (ng_ / "cluster.yaml").string(), "--json"});
     return std::async(std::launch::async, [argv] {
       Sent sent;
       const auto start = std::chrono::steady_clock::now();
@@ -86,6 +94,7 @@ class NetgridSendFixture : public ::testing::Test {
   }
 
   const NetgridNode& Node(const std::string& name) const { return *state_.FindNode(name); }
+  fs::path DataDir(const std::string& node) const { return ng_ / "data" / node; }
   std::string SwitchNetns(const std::string& name) const { return state_.prefix + "-" + name; }
 
   static void Ip(const std::vector<std::string>& args) {

@@ -1,0 +1,195 @@
+#include "daemon/coordinator/allgather_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "collectives/planners/all_to_all_auto.h"
+#include "collectives/registry.h"
+#include "collectives/validate_plan.h"
+#include "common/hex.h"
+#include "daemon/request_checks.h"
+#include "daemon/store/allgather_bundle.h"
+#include "proto/plan_codec.h"
+
+namespace gridcast {
+namespace {
+
+constexpr uint64_t kSmallestChunk = 64 << 10;
+
+uint64_t ChunksOf(uint64_t bytes, uint64_t chunk_bytes) { return bytes / chunk_bytes + (bytes % chunk_bytes != 0); }
+
+// The all-to-all planner the request names ("auto" and "" mean auto-alltoall).
+Result<std::unique_ptr<Planner>> AllToAllPlanner(const std::string& requested) {
+  const std::string name = requested.empty() || requested == "auto" ? "auto-alltoall" : requested;
+  const std::string base = name.substr(0, name.find(':'));
+  std::string known;
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind != PlannerKind::kAllToAll) continue;
+    if (info.name.substr(0, info.name.find(':')) == base) return MakePlanner(name);
+    known += (known.empty() ? "" : ", ") + info.name;
+  }
+  return Status::InvalidArgument("'" + name + "' is not an all-to-all planner; use auto or one of " + known);
+}
+
+}  // namespace
+
+AllgatherCoordinator::AllgatherCoordinator(Participant& node, BroadcastCoordinator& broadcasts,
+                                           const ClusterConfig& cluster, ControlClientOptions client)
+    : node_(node), broadcasts_(broadcasts), cluster_(cluster), client_(std::move(client)) {}
+
+uint64_t AllgatherCoordinator::ChooseChunkBytes(const std::vector<uint64_t>& part_sizes) {
+  uint64_t total = 0, smallest = UINT64_MAX;
+  for (uint64_t size : part_sizes) {
+    total += size;
+    if (size > 0) smallest = std::min(smallest, size);
+  }
+  uint64_t chunk = ChunkBytesForCount(total, 2048, kSmallestChunk, 4 << 20);
+  while (chunk > kSmallestChunk && smallest != UINT64_MAX && chunk * 8 > smallest) chunk /= 2;
+  return chunk;
+}
+
+Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(const v1::AllgatherRequest& request,
+                                                                             uint64_t chunk_bytes,
+                                                                             ControlTraffic* traffic) {
+  std::vector<int> indices(request.parts_size());
+  for (int i = 0; i < request.parts_size(); ++i) indices[i] = i;
+  // Hashing a large part takes a while: as long as a broadcast of it would allow per byte.
+  std::vector<Result<v1::DescribePartResponse>> answers =
+      calls_.ForEach<Result<v1::DescribePartResponse>>(indices, [&](int i) -> Result<v1::DescribePartResponse> {
+        const v1::AllgatherPart& part = request.parts(i);
+        v1::DescribePartRequest describe;
+        describe.set_path(part.path());
+        describe.set_chunk_bytes(chunk_bytes);
+        Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
+          if (part.member() == node_.name()) return node_.DescribePart(describe);
+          ControlClientOptions options = client_;
+          options.traffic = traffic;
+          ControlClient client(cluster_.Find(part.member())->control_address, cluster_.secret, options);
+          v1::DescribePartResponse response;
+          GRIDCAST_RETURN_IF_ERROR(client.DescribePart(describe, {}, &response));
+          return response;
+        }();
+        if (!answer.ok()) return answer.status().WithContext("the part at '" + part.member() + "'");
+        return answer;
+      });
+  std::vector<v1::DescribePartResponse> described;
+  for (Result<v1::DescribePartResponse>& answer : answers) {
+    if (!answer.ok()) return answer.status();
+    described.push_back(std::move(*answer));
+  }
+  return described;
+}
+
+Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
+                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const auto received = std::chrono::steady_clock::now();
+  GRIDCAST_RETURN_IF_ERROR(CheckAllgatherRequest(request));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, AllToAllPlanner(request.algorithm()));
+  std::vector<std::string> members;  // this daemon first: it coordinates, as a broadcast's source
+  std::set<std::string> part_names;
+  bool holds_part = false;
+  for (const v1::AllgatherPart& part : request.parts()) {
+    if (cluster_.Find(part.member()) == nullptr) return Status::InvalidArgument("unknown member '" + part.member() + "'");
+    if (std::find(members.begin(), members.end(), part.member()) != members.end()) {
+      return Status::InvalidArgument("member '" + part.member() + "' has two parts");
+    }
+    const std::string& part_name = part.name().empty() ? part.member() : part.name();
+    if (!part_names.insert(part_name).second) return Status::InvalidArgument("two parts are named '" + part_name + "'");
+    members.push_back(part.member());
+    holds_part = holds_part || part.member() == node_.name();
+  }
+  if (!holds_part) {
+    return Status::FailedPrecondition("this daemon '" + node_.name() +
+                                      "' holds no part: ask a member that contributes one");
+  }
+  std::rotate(members.begin(), std::find(members.begin(), members.end(), node_.name()), members.end());
+
+  // Sizes, then the chunk size, then the hashes at it.
+  ControlTraffic describe_traffic;
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> sizes, Describe(request, 0, &describe_traffic));
+  std::vector<uint64_t> part_sizes;
+  for (const v1::DescribePartResponse& d : sizes) part_sizes.push_back(d.size_bytes());
+  const uint64_t chunk_bytes = request.chunk_bytes() > 0 ? request.chunk_bytes() : ChooseChunkBytes(part_sizes);
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> hashed,
+                            Describe(request, chunk_bytes, &describe_traffic));
+
+  // The bundle: parts back to back in request order, each padded to whole chunks.
+  GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));
+  PlanOptions options;
+  options.chunk_bytes = chunk_bytes;
+  if (request.streams() > 0) options.streams = static_cast<int>(request.streams());
+  options.parts.assign(net.nodes.size(), ChunkRange{0, 0, 1});
+  std::string chunk_hashes;
+  uint64_t next_chunk = 0;
+  for (int i = 0; i < request.parts_size(); ++i) {
+    const uint64_t chunks = ChunksOf(hashed[i].size_bytes(), chunk_bytes);
+    if (hashed[i].size_bytes() != part_sizes[i] || hashed[i].chunk_hashes().size() != chunks * sizeof(Digest)) {
+      return Status::Aborted("the part at '" + request.parts(i).member() + "' changed while it was described");
+    }
+    std::optional<int> node = net.FindNode(request.parts(i).member());
+    if (!node) return Status::FailedPrecondition("member '" + request.parts(i).member() + "' is not a node of the topology");
+    options.parts[*node] = ChunkRange{next_chunk, next_chunk + chunks, 1};
+    options.members.push_back(*node);
+    chunk_hashes += hashed[i].chunk_hashes();
+    next_chunk += chunks;
+  }
+  options.source = *net.FindNode(node_.name());
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, next_chunk * chunk_bytes, options));
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
+
+  v1::Plan proto;
+  PlanToProto(plan, &proto);
+  PlanId id{};
+  RandomBytes(id);
+  proto.set_plan_id(std::string(id.begin(), id.end()));
+  v1::Payload* payload = proto.mutable_payload();
+  payload->set_name(request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix);
+  const Digest list_digest = Sha256(AsBytes(chunk_hashes));  // ChunkListDigest of the hashes
+  payload->set_chunk_hashes(std::move(chunk_hashes));
+  payload->set_sha256(std::string(list_digest.begin(), list_digest.end()));
+  std::map<std::string, uint32_t> index_of;
+  for (uint32_t m = 0; m < plan.members.size(); ++m) index_of[plan.members[m]] = m;
+  std::vector<v1::GatheredPart> layout;
+  next_chunk = 0;
+  for (int i = 0; i < request.parts_size(); ++i) {
+    const v1::AllgatherPart& asked = request.parts(i);
+    v1::GatheredPart& placed = layout.emplace_back();
+    placed.set_member(asked.member());
+    placed.set_name(asked.name().empty() ? asked.member() : asked.name());
+    placed.set_size_bytes(part_sizes[i]);
+    placed.set_offset(next_chunk * chunk_bytes);
+    v1::Part* part = payload->add_parts();
+    part->set_member(index_of.at(asked.member()));
+    part->set_name(asked.name().empty() ? asked.member() : asked.name());
+    part->set_size_bytes(part_sizes[i]);
+    part->set_first_chunk(next_chunk);
+    part->set_chunks(ChunksOf(part_sizes[i], chunk_bytes));
+    part->set_path(asked.path());
+    next_chunk += part->chunks();
+  }
+  spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(id), request.parts_size(),
+               plan.payload_bytes, chunk_bytes, plan.algorithm);
+
+  BroadcastCoordinator::ExecuteInputs inputs;
+  inputs.members = plan.members;
+  inputs.timeout_s = request.timeout_s();
+  inputs.stall_timeout_s = request.stall_timeout_s();
+  inputs.in_memory = request.in_memory();
+  inputs.take_memory_lazily = request.in_memory();
+  inputs.received = received;
+  const uint64_t describe_rpcs = describe_traffic.rpcs, describe_bytes = describe_traffic.bytes;
+  // The description rounds are the allgather's control cost at this member too.
+  return broadcasts_.Execute(std::move(proto), std::move(inputs), [&](const v1::BroadcastProgress& progress) {
+    v1::BroadcastProgress counted = progress;
+    for (const v1::GatheredPart& placed : layout) *counted.add_parts() = placed;
+    v1::ControlCounters* control = counted.mutable_control();
+    control->set_rpcs_at_source(control->rpcs_at_source() + describe_rpcs);
+    control->set_bytes_at_source(control->bytes_at_source() + describe_bytes);
+    report(counted);
+  });
+}
+
+}  // namespace gridcast
