@@ -1,5 +1,5 @@
 // The control requests whose checks need only the message (daemon/request_checks.h: Broadcast,
-// Start, Cancel, Status; fuzz_plan has Prepare), as any caller holding the secret could send
+// Start, Cancel, Status, Allgather, DescribePart; fuzz_plan has Prepare), as any caller holding the secret could send
 // them: the first byte picks the message, the rest is its protobuf encoding. What the checks
 // accept must be what the code after them relies on.
 #include <cmath>
@@ -29,7 +29,7 @@ void Require(bool holds) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t which = data[0] % 4;
+  const uint8_t which = data[0] % 6;
   ++data;
   --size;
   switch (which) {
@@ -60,12 +60,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (Parse(&request, data, size)) (void)CheckCancelRequest(request);
       break;
     }
-    default: {
+    case 3: {
       v1::StatusRequest request;
       if (!Parse(&request, data, size) || !CheckStatusRequest(request).ok()) return 0;
       Require(!request.subtree() || PlanIdFromBytes(request.plan_id()).ok());
       break;
     }
+    case 4: {
+      v1::AllgatherRequest request;
+      if (!Parse(&request, data, size) || !CheckAllgatherRequest(request).ok()) return 0;
+      Require(std::isfinite(request.timeout_s()) && request.timeout_s() <= kMaxRequestSeconds);
+      Require(request.parts_size() > 0 && CheckPayloadName(request.name()).ok());
+      for (const v1::AllgatherPart& part : request.parts()) {
+        Require(!part.path().empty() && !part.member().empty());
+        Require(part.name().empty() || (CheckPayloadName(part.name()).ok() && part.name().find('/') == std::string::npos));
+      }
+      Require(request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok());
+      break;
+    }
+    case 5: {
+      v1::DescribePartRequest request;
+      if (!Parse(&request, data, size) || !CheckDescribePartRequest(request).ok()) return 0;
+      Require(!request.path().empty() && (request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok()));
+      break;
+    }
+    default:
+      break;
   }
   return 0;
 }
