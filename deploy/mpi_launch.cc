@@ -30,11 +30,13 @@ Status WriteFile(const fs::path& path, const std::string& text, fs::perms perms)
 
 }  // namespace
 
-const std::vector<std::string>& OpenMpiBcastAlgorithms() {
-  static const std::vector<std::string> names = {
+const std::vector<std::string>& OpenMpiAlgorithms(MpiCollective collective) {
+  static const std::vector<std::string> bcast = {
       "basic_linear", "chain",    "pipeline", "split_binary_tree", "binary_tree",
       "binomial",     "knomial",  "scatter_allgather", "scatter_allgather_ring"};
-  return names;
+  static const std::vector<std::string> allgather = {"linear", "bruck", "recursive_doubling", "ring",
+                                                     "neighbor", "two_proc"};
+  return collective == MpiCollective::kBcast ? bcast : allgather;
 }
 
 std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base) {
@@ -91,33 +93,37 @@ std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string
   return argv;
 }
 
-MpiRun MpiBcastRun(const MpiBcastOptions& options) {
+MpiRun MpiCollectiveRun(const MpiCollectiveOptions& options) {
   MpiRun run;
   run.command = {options.program, std::to_string(options.size_bytes)};
   run.environment = options.environment;
+  run.ranks_per_node = options.ranks_per_node;
   run.timeout_s = options.timeout_s;
   if (!options.tuned_algorithm.empty()) {
-    run.mca = {{"coll_tuned_use_dynamic_rules", "1"},
-               {"coll_tuned_bcast_algorithm", options.tuned_algorithm},
-               {"coll_tuned_bcast_algorithm_segmentsize", std::to_string(options.segment_bytes)}};
+    const std::string prefix =
+        options.collective == MpiCollective::kBcast ? "coll_tuned_bcast_algorithm" : "coll_tuned_allgather_algorithm";
+    run.mca = {{"coll_tuned_use_dynamic_rules", "1"}, {prefix, options.tuned_algorithm}};
+    if (options.collective == MpiCollective::kBcast) {
+      run.mca.emplace_back(prefix + "_segmentsize", std::to_string(options.segment_bytes));
+    }
   }
   return run;
 }
 
-Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output) {
+Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output) {
   std::istringstream lines{std::string(output)};
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("{\"completion_s\"", 0) != 0) continue;
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
-      return MpiBcastResult{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
+      return MpiCollectiveResult{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
                             j.at("ranks").get<int>()};
     } catch (const nlohmann::json::exception& e) {
-      return Status::Internal("mpi_bcast printed a bad result line '" + line + "': " + e.what());
+      return Status::Internal("the MPI program printed a bad result line '" + line + "': " + e.what());
     }
   }
-  return Status::Internal("mpi_bcast printed no result");
+  return Status::Internal("the MPI program printed no result");
 }
 
 Result<std::string> RunMpiProgram(const NetgridState& state, const std::string& source,
@@ -149,10 +155,10 @@ Result<std::string> RunMpiProgram(const NetgridState& state, const std::string& 
   return out.output;
 }
 
-Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
-                                   const fs::path& work_dir, const MpiBcastOptions& options) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::string output, RunMpiProgram(state, source, work_dir, MpiBcastRun(options)));
-  Result<MpiBcastResult> result = ParseMpiBcastOutput(output);
+Result<MpiCollectiveResult> RunMpiCollective(const NetgridState& state, const std::string& source,
+                                   const fs::path& work_dir, const MpiCollectiveOptions& options) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::string output, RunMpiProgram(state, source, work_dir, MpiCollectiveRun(options)));
+  Result<MpiCollectiveResult> result = ParseMpiCollectiveOutput(output);
   if (!result.ok()) return result.status().WithContext(output);
   return result;
 }

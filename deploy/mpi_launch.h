@@ -31,25 +31,32 @@ struct MpiRun {
   double timeout_s = 600;                // mpirun is killed after this
 };
 
-struct MpiBcastOptions {
-  std::string program;        // the mpi_bcast binary
+// The two collectives timed: bench/mpi_bcast.c and bench/mpi_allgather.c.
+enum class MpiCollective { kBcast, kAllgather };
+
+struct MpiCollectiveOptions {
+  MpiCollective collective = MpiCollective::kBcast;
+  std::string program;        // the mpi_bcast or mpi_allgather binary
+  // The broadcast buffer; for an allgather, all parts together (each rank contributes
+  // size_bytes / ranks, rounded up).
   uint64_t size_bytes = 0;
-  // An Open MPI coll_tuned bcast algorithm name (OpenMpiBcastAlgorithms()) forced with
-  // segment_bytes segments; empty: Open MPI's own decision rules.
+  // An Open MPI coll_tuned algorithm name of the collective (OpenMpiAlgorithms()), forced, a
+  // broadcast's with segment_bytes segments; empty: Open MPI's own decision rules.
   std::string tuned_algorithm;
   uint64_t segment_bytes = 1 << 20;
   std::vector<std::string> environment;  // as MpiRun's: e.g. the gridcast shim (docs/mpi.md)
+  int ranks_per_node = 1;
   double timeout_s = 600;     // mpirun is killed after this
 };
 
-struct MpiBcastResult {
+struct MpiCollectiveResult {
   double completion_s = 0;    // first barrier to second barrier, at rank 0
-  bool verified = false;      // every rank's FNV-1a 64 of its buffer equals rank 0's
+  bool verified = false;      // every rank holds what every contributor sent (FNV-1a 64 compared)
   int ranks = 0;
 };
 
-// The names coll_tuned_bcast_algorithm accepts (Open MPI 4.1), without "ignore".
-const std::vector<std::string>& OpenMpiBcastAlgorithms();
+// The names coll_tuned_<collective>_algorithm accepts (Open MPI 4.1), without "ignore".
+const std::vector<std::string>& OpenMpiAlgorithms(MpiCollective collective);
 
 // The plm_rsh_agent script: a `case` from each node's address (or name) to its namespace.
 // Each node's Open MPI daemon gets TMPDIR=tmp_base/NODE: the namespaces share one /tmp and
@@ -66,11 +73,11 @@ std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string
                                     const std::string& tmp_base, const std::filesystem::path& agent,
                                     const std::filesystem::path& hostfile, const MpiRun& run);
 
-// The run of bench/mpi_bcast.c that `options` describe.
-MpiRun MpiBcastRun(const MpiBcastOptions& options);
+// The run of bench/mpi_bcast.c or bench/mpi_allgather.c that `options` describe.
+MpiRun MpiCollectiveRun(const MpiCollectiveOptions& options);
 
 // Finds the program's JSON line in mpirun's output.
-Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output);
+Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output);
 
 // Writes the agent, hostfile and per-node temporary directories into work_dir and runs
 // mpirun (its own TMPDIR is work_dir/tmp/SOURCE), rank 0 on the source. The output is kept in
@@ -78,8 +85,8 @@ Result<MpiBcastResult> ParseMpiBcastOutput(std::string_view output);
 Result<std::string> RunMpiProgram(const NetgridState& state, const std::string& source,
                                   const std::filesystem::path& work_dir, const MpiRun& run);
 
-// RunMpiProgram of MpiBcastRun(options), its result line parsed.
-Result<MpiBcastResult> RunMpiBcast(const NetgridState& state, const std::string& source,
-                                   const std::filesystem::path& work_dir, const MpiBcastOptions& options);
+// RunMpiProgram of MpiCollectiveRun(options), its result line parsed.
+Result<MpiCollectiveResult> RunMpiCollective(const NetgridState& state, const std::string& source,
+                                   const std::filesystem::path& work_dir, const MpiCollectiveOptions& options);
 
 }  // namespace gridcast

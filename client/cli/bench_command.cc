@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "client/cli/bench_modes.h"
 #include "client/cli/cli_util.h"
 #include "cluster/control_client.h"
 #include "collectives/bound.h"
@@ -35,70 +36,9 @@
 #include "tomography/partition_compare.h"
 
 namespace gridcast::cli {
-namespace {
 
 namespace fs = std::filesystem;
 
-// The program bench/mpi_bcast.c builds to (only when CMake found MPI).
-constexpr const char* kMpiBcastProgram = "gridcast-mpi-bcast";
-constexpr const char* kPayloadName = "bench.bin";
-constexpr const char* kMpiTunedDefault = "pipeline";
-constexpr const char* kMpiShimLibrary = "libgridcast-mpi.so";
-
-struct BenchArgs {
-  std::string topology;
-  std::string size;
-  std::string mode;
-  std::string algo;
-  std::string state;
-  std::string chunk;
-  std::string segment = "1MiB";
-  std::vector<std::string> daemon_args;
-  std::string observations;
-  int kill = 0;          // hybrid: interior members killed mid-broadcast
-  double kill_at = 0.5;  // ... after this fraction of the bound: mid-broadcast
-  int iperf_seconds = 5;
-  bool json = false;
-  bool in_memory = false;
-  bool tls = false;
-};
-
-// What every mode measures; the bound is filled in by the caller.
-struct BenchOutcome {
-  std::string algo;
-  double completion_s = 0;
-  bool verified = false;
-  std::optional<double> source_copies;          // pull modes: payloads the source uploaded
-  std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
-  nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
-  std::vector<std::string> details;  // extra lines for the human output
-  // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
-  // their adjusted Rand index against the topology's bandwidth groups.
-  std::optional<int> pairs, rounds;
-  std::vector<std::vector<std::string>> clusters;
-  std::optional<double> clusters_ari;
-};
-
-struct BenchContext {
-  const BenchArgs& args;
-  const NetworkModel& model;
-  uint64_t size_bytes;
-  fs::path state_dir;
-};
-
-// `auto` once the registry has it; before that the planner auto would pick on these networks.
-std::string DefaultPushAlgorithm(const NetworkModel& model) {
-  if (MakePlanner("auto").ok()) return "auto";
-  int switches_with_nodes = 0;
-  for (size_t s = 0; s < model.switches.size(); ++s) {
-    switches_with_nodes += std::any_of(model.nodes.begin(), model.nodes.end(),
-                                       [&](const Node& node) { return node.switch_index == static_cast<int>(s); });
-  }
-  return switches_with_nodes > 1 ? "multilane-sites" : "multilane";
-}
-
-// Writes size_bytes of pseudo-random data (incompressible, different every run) and returns
-// their SHA-256.
 Result<Digest> WriteRandomPayload(const fs::path& path, uint64_t size_bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status::Internal("cannot create " + path.string());
@@ -131,7 +71,6 @@ Result<Digest> FileSha256(const fs::path& path) {
   return sha.Finish();
 }
 
-// The JSON object `gridcast send --json` printed (stderr lines may surround it).
 Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
   const size_t begin = out.output.find('{');
   const size_t end = out.output.rfind('}');
@@ -139,7 +78,36 @@ Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
     nlohmann::json j = nlohmann::json::parse(out.output.substr(begin, end - begin + 1), nullptr, false);
     if (!j.is_discarded()) return j;
   }
-  return Status::Internal(fmt::format("gridcast send printed no summary (exit {}): {}", out.exit_code, out.output));
+  return Status::Internal(fmt::format("gridcast printed no summary (exit {}): {}", out.exit_code, out.output));
+}
+
+Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(netgrid.cluster_file()));
+  const ClusterMember* entry = cluster.Find(member);
+  if (entry == nullptr) return Status::Internal(member + " is not in " + netgrid.cluster_file());
+  ControlClient client(entry->control_address, cluster.secret, {cluster.tls_ca_path});
+  v1::ListResponse list;
+  GRIDCAST_RETURN_IF_ERROR(client.List(&list).WithContext(member));
+  return fs::path(list.memory_dir());
+}
+
+namespace {
+
+// The program bench/mpi_bcast.c builds to (only when CMake found MPI).
+constexpr const char* kMpiBcastProgram = "gridcast-mpi-bcast";
+constexpr const char* kPayloadName = "bench.bin";
+constexpr const char* kMpiTunedDefault = "pipeline";
+constexpr const char* kMpiShimLibrary = "libgridcast-mpi.so";
+
+// `auto` once the registry has it; before that the planner auto would pick on these networks.
+std::string DefaultPushAlgorithm(const NetworkModel& model) {
+  if (MakePlanner("auto").ok()) return "auto";
+  int switches_with_nodes = 0;
+  for (size_t s = 0; s < model.switches.size(); ++s) {
+    switches_with_nodes += std::any_of(model.nodes.begin(), model.nodes.end(),
+                                       [&](const Node& node) { return node.switch_index == static_cast<int>(s); });
+  }
+  return switches_with_nodes > 1 ? "multilane-sites" : "multilane";
 }
 
 // Payloads received by the nodes under each non-root switch from nodes outside it: how many
@@ -184,17 +152,6 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   std::vector<std::string> victims;
   for (int i = 0; i < count; ++i) victims.push_back(ranked[i].second);
   return victims;
-}
-
-// Where a daemon keeps in-memory payloads (its List answer says).
-Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
-  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(netgrid.cluster_file()));
-  const ClusterMember* entry = cluster.Find(member);
-  if (entry == nullptr) return Status::Internal(member + " is not in " + netgrid.cluster_file());
-  ControlClient client(entry->control_address, cluster.secret, {cluster.tls_ca_path});
-  v1::ListResponse list;
-  GRIDCAST_RETURN_IF_ERROR(client.List(&list).WithContext(member));
-  return fs::path(list.memory_dir());
 }
 
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
@@ -310,12 +267,12 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
         "--mode mpi needs the MPI benchmark program, which is built only when CMake finds MPI "
         "(install Open MPI, e.g. libopenmpi-dev, and rebuild)");
   }
-  MpiBcastOptions options;
+  MpiCollectiveOptions options;
   options.program = program;
   options.size_bytes = ctx.size_bytes;
   if (tuned) {
     options.tuned_algorithm = ctx.args.algo.empty() ? kMpiTunedDefault : ctx.args.algo;
-    const std::vector<std::string>& known = OpenMpiBcastAlgorithms();
+    const std::vector<std::string>& known = OpenMpiAlgorithms(MpiCollective::kBcast);
     if (std::find(known.begin(), known.end(), options.tuned_algorithm) == known.end()) {
       return Status::InvalidArgument("--algo for --mode mpi is an Open MPI bcast algorithm: " +
                                      fmt::format("{}", fmt::join(known, ", ")));
@@ -328,8 +285,8 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
   options.timeout_s = 120 + 20 * bound_s;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
-  GRIDCAST_ASSIGN_OR_RETURN(MpiBcastResult result,
-                            RunMpiBcast(netgrid->state(), source, ctx.state_dir / "mpi", options));
+  GRIDCAST_ASSIGN_OR_RETURN(MpiCollectiveResult result,
+                            RunMpiCollective(netgrid->state(), source, ctx.state_dir / "mpi", options));
   BenchOutcome outcome;
   outcome.algo = tuned ? fmt::format("ompi-{}:{}", options.tuned_algorithm, FormatSize(options.segment_bytes))
                        : "ompi-default";
@@ -354,7 +311,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
-  MpiBcastOptions options;
+  MpiCollectiveOptions options;
   options.program = program;
   options.size_bytes = ctx.size_bytes;
   // Verbose 3: the root says which planner carried each call (so a call MPI kept is seen), and
@@ -366,7 +323,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
                          "GRIDCAST_MPI_ALGO=" + (ctx.args.algo.empty() ? "auto" : ctx.args.algo)};
   options.timeout_s = 120 + 20 * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
-  GRIDCAST_ASSIGN_OR_RETURN(MpiBcastResult result, RunMpiBcast(netgrid->state(), source, ctx.state_dir / "mpi", options));
+  GRIDCAST_ASSIGN_OR_RETURN(MpiCollectiveResult result, RunMpiCollective(netgrid->state(), source, ctx.state_dir / "mpi", options));
   std::ifstream log(ctx.state_dir / "mpi" / "mpirun.log");
   std::string line;
   std::vector<std::string> carried, steps;
@@ -505,13 +462,19 @@ int Bench(const BenchArgs& args) {
     outcome = RunMpi(ctx, args.mode == "mpi");
   } else if (args.mode == "mpi-shim") {
     outcome = RunMpiShim(ctx);
+  } else if (args.mode == "allgather") {
+    outcome = RunAllgather(ctx);
+  } else if (args.mode == "mpi-allgather") {
+    outcome = RunMpiAllgather(ctx);
   } else {
     outcome = RunIperf(ctx);
   }
   if (!outcome.ok()) return ReportError(outcome.status().WithContext("bench --mode " + args.mode));
 
   // A matrix of pairs is no broadcast: no bound to compare with.
-  const double bound_s = args.mode == "p2p-matrix" ? 0 : BroadcastBoundSeconds(*model, model->source, {}, *size);
+  const double bound_s = outcome->bound_s           ? *outcome->bound_s
+                         : args.mode == "p2p-matrix" ? 0
+                                                     : BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
   if (args.json) {
     std::string pull_fields;
@@ -520,6 +483,8 @@ int Bench(const BenchArgs& args) {
                                 nlohmann::json(outcome->uplink_copies).dump());
     }
     if (!outcome->control.is_null()) pull_fields += ", \"control\": " + outcome->control.dump();
+    if (outcome->part_bytes) pull_fields += fmt::format(", \"part_bytes\": {}", *outcome->part_bytes);
+    if (outcome->simulated_s) pull_fields += fmt::format(", \"simulated_s\": {}", FormatFloat(*outcome->simulated_s));
     if (args.tls) pull_fields += ", \"tls\": true";
     if (outcome->pairs) {
       pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
@@ -552,19 +517,22 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--mode", args->mode,
                     "push (gridcastd trees), pull (gridcastd swarm), pull-default (libtorrent's own settings), "
                     "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, mpi-shim (the same MPI program, its MPI_Bcast through libgridcast-mpi.so and gridcastd), iperf (line rate), "
-                    "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused)")
+                    "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused), "
+                    "allgather (gridcast allgather of one part of SIZE / nodes per node), "
+                    "mpi-allgather (tuned MPI_Allgather of the same parts)")
       ->required()
       ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "mpi-shim", "iperf",
-                             "p2p-matrix"}));
+                             "p2p-matrix", "allgather", "mpi-allgather"}));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--algo", args->algo,
-                    "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline)");
-  bench->add_option("--chunk", args->chunk, "push: chunk size (default: the planner's)");
+                    "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline); allgather: "
+                    "all-to-all planner (default auto); mpi-allgather: Open MPI allgather algorithm (default ring)");
+  bench->add_option("--chunk", args->chunk, "push, allgather: chunk size (default: the planner's)");
   bench->add_flag("--in-memory", args->in_memory,
-                  "push: receivers keep the payload in memory (gridcast send --in-memory)");
+                  "push, allgather: receivers keep the payload in memory (--in-memory)");
   bench->add_flag("--tls", args->tls,
                   "push, pull, hybrid: daemons serve TLS on control and data (a fresh cluster CA in the state directory)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")

@@ -36,12 +36,12 @@ TEST(MpiLaunch, HostfilePutsTheSourceFirstOneSlotEach) {
 }
 
 TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
-  MpiBcastOptions options;
+  MpiCollectiveOptions options;
   options.program = "/bin/mpi_bcast";
   options.size_bytes = 1000;
   options.timeout_s = 90;
   const std::string plain =
-      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiBcastRun(options)));
+      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiCollectiveRun(options)));
   EXPECT_EQ(plain.rfind("timeout -k 10 90 ip netns exec gc123456-b-0 env TMPDIR=/s/tmp/b-0 mpirun --allow-run-as-root "
                         "--hostfile /s/hosts -np 3 --map-by node --mca plm_rsh_agent /s/agent ",
                         0),
@@ -55,14 +55,14 @@ TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
 
   options.tuned_algorithm = "pipeline";
   const std::string tuned =
-      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiBcastRun(options)));
+      JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", MpiCollectiveRun(options)));
   EXPECT_NE(tuned.find("--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_bcast_algorithm pipeline "
                        "--mca coll_tuned_bcast_algorithm_segmentsize 1048576 /bin/mpi_bcast 1000"),
             std::string::npos)
       << tuned;
 
   // Variables for every rank, two ranks a node.
-  MpiRun run = MpiBcastRun(options);
+  MpiRun run = MpiCollectiveRun(options);
   run.environment = {"LD_PRELOAD=/lib/libgridcast-mpi.so", "GRIDCAST_CLUSTER=/s/cluster.yaml"};
   run.ranks_per_node = 2;
   const std::string shim = JoinCommand(MpirunArgv(ThreeNodes(), "b-0", "/s/tmp", "/s/agent", "/s/hosts", run));
@@ -73,18 +73,18 @@ TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
 }
 
 TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
-  Result<MpiBcastResult> result = ParseMpiBcastOutput(
+  Result<MpiCollectiveResult> result = ParseMpiCollectiveOutput(
       "Warning: Permanently added 198.18.0.2\n{\"completion_s\": 2.5, \"verified\": true, \"ranks\": 16}\n");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_DOUBLE_EQ(result->completion_s, 2.5);
   EXPECT_TRUE(result->verified);
   EXPECT_EQ(result->ranks, 16);
-  EXPECT_FALSE(ParseMpiBcastOutput("rank 3: cannot allocate\n").ok());
-  EXPECT_FALSE(ParseMpiBcastOutput("{\"completion_s\": 1.0}\n").ok());
+  EXPECT_FALSE(ParseMpiCollectiveOutput("rank 3: cannot allocate\n").ok());
+  EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0}\n").ok());
 }
 
 TEST(MpiLaunch, KnowsOpenMpisBcastAlgorithms) {
-  const std::vector<std::string>& names = OpenMpiBcastAlgorithms();
+  const std::vector<std::string>& names = OpenMpiAlgorithms(MpiCollective::kBcast);
   EXPECT_NE(std::find(names.begin(), names.end(), "pipeline"), names.end());
   EXPECT_EQ(std::find(names.begin(), names.end(), "ignore"), names.end());
 }

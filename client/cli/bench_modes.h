@@ -1,0 +1,83 @@
+// What the modes of `gridcast bench` share: the arguments, what a mode measures, and helpers
+// for payloads and summaries. Modes live in bench_command.cc and, for the allgathers,
+// bench_allgather.cc.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/network_model.h"
+#include "common/crypto.h"
+#include "common/result.h"
+#include "deploy/bench_netgrid.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast::cli {
+
+struct BenchArgs {
+  std::string topology;
+  std::string size;
+  std::string mode;
+  std::string algo;
+  std::string state;
+  std::string chunk;
+  std::string segment = "1MiB";
+  std::vector<std::string> daemon_args;
+  std::string observations;
+  int kill = 0;          // hybrid: interior members killed mid-broadcast
+  double kill_at = 0.5;  // ... after this fraction of the bound: mid-broadcast
+  int iperf_seconds = 5;
+  bool json = false;
+  bool in_memory = false;
+  bool tls = false;
+};
+
+// What every mode measures; the bound is filled in by the caller unless the mode sets it.
+struct BenchOutcome {
+  std::string algo;
+  double completion_s = 0;
+  bool verified = false;
+  std::optional<double> source_copies;          // pull modes: payloads the source uploaded
+  std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
+  nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
+  std::vector<std::string> details;  // extra lines for the human output
+  // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
+  // their adjusted Rand index against the topology's bandwidth groups.
+  std::optional<int> pairs, rounds;
+  std::vector<std::vector<std::string>> clusters;
+  std::optional<double> clusters_ari;
+  // Modes that are no broadcast from the topology's source (the allgathers) set their own.
+  std::optional<double> bound_s;
+  // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
+  std::optional<double> simulated_s;
+  std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed
+};
+
+struct BenchContext {
+  const BenchArgs& args;
+  const NetworkModel& model;
+  uint64_t size_bytes;
+  std::filesystem::path state_dir;
+};
+
+// Writes size_bytes of pseudo-random data (incompressible, different every run) and returns
+// their SHA-256.
+Result<Digest> WriteRandomPayload(const std::filesystem::path& path, uint64_t size_bytes);
+Result<Digest> FileSha256(const std::filesystem::path& path);
+// The JSON object a `gridcast send|allgather --json` printed (stderr lines may surround it).
+Result<nlohmann::json> ParseSendJson(const CommandOutput& out);
+// Where a daemon keeps in-memory payloads (its List answer says).
+Result<std::filesystem::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member);
+
+// --mode allgather: `gridcast allgather` of one random part per node (size / nodes each),
+// every copy hashed again here, beside the simulator's time for the plan that ran.
+Result<BenchOutcome> RunAllgather(const BenchContext& ctx);
+// --mode mpi-allgather: bench/mpi_allgather.c, Open MPI's MPI_Allgather with a forced
+// coll_tuned algorithm (default ring), the same parts.
+Result<BenchOutcome> RunMpiAllgather(const BenchContext& ctx);
+
+}  // namespace gridcast::cli
