@@ -1,4 +1,9 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -7,6 +12,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
 #include "common/safe_path.h"
+#include "common/file_io.h"
 #include "include/gridcast/gridcast.hpp"
 
 namespace gridcast {
@@ -14,18 +20,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A call that streams BroadcastProgress (Broadcast or Allgather) until it ends.
+using ProgressCall = std::function<Status(const std::function<void(const v1::BroadcastProgress&)>&)>;
+
+// How long a client waits for a call whose request allows timeout_s (0: derived by the daemon).
+std::chrono::milliseconds CallTimeout(double timeout_s) {
+  return std::chrono::milliseconds(static_cast<int64_t>((timeout_s > 0 ? timeout_s + 60 : 7 * 86400) * 1000));
+}
+
 class BroadcastImpl : public Broadcast {
  public:
-  BroadcastImpl(std::shared_ptr<ControlClient> client, v1::BroadcastRequest request,
-                std::shared_ptr<const SourceChoice> source)
-      : source_(std::move(source)) {
-    thread_ = std::thread([this, client, request] {
-      const double timeout_s = request.timeout_s() > 0 ? request.timeout_s() + 60 : 7 * 86400;
-      Status status = client->Broadcast(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
-                                        [this](const v1::BroadcastProgress& p) {
-                                          std::lock_guard<std::mutex> lock(mutex_);
-                                          last_ = p;
-                                        });
+  BroadcastImpl(ProgressCall call, std::shared_ptr<const SourceChoice> source) : source_(std::move(source)) {
+    thread_ = std::thread([this, call = std::move(call)] {
+      Status status = call([this](const v1::BroadcastProgress& p) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        last_ = p;
+      });
       std::lock_guard<std::mutex> lock(mutex_);
       status_ = status;
       ended_ = true;
@@ -58,8 +68,9 @@ class BroadcastImpl : public Broadcast {
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
     BroadcastResult result{summary.plan_id,   summary.algorithm, summary.mode,   summary.size_bytes,
                            summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
-                           {},                summary.verified};
+                           {},                summary.verified,  {}};
     for (const MemberResult& m : summary.members) result.members.push_back({m.name, m.state, m.digest_ok, m.finished_s});
+    for (const SendSummary::Part& p : summary.parts) result.parts.push_back({p.member, p.name, p.size_bytes, p.offset});
     return result;
   }
 
@@ -94,7 +105,78 @@ class ClientImpl : public Client {
     request.set_in_memory(options.in_memory);
     request.set_take_memory_lazily(options.take_memory_lazily);
     for (const std::string& member : options.members) request.add_members(member);
-    return std::unique_ptr<Broadcast>(new BroadcastImpl(source_client_, request, source_));
+    return std::unique_ptr<Broadcast>(new BroadcastImpl(
+        [client = source_client_, request](const auto& on_progress) {
+          return client->Broadcast(request, CallTimeout(request.timeout_s()), on_progress);
+        },
+        source_));
+  }
+
+  Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name, const std::vector<AllgatherPart>& parts,
+                                                    const AllgatherOptions& options) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    v1::AllgatherRequest request;
+    request.set_name(name);
+    request.set_algorithm(options.algorithm);
+    request.set_chunk_bytes(options.chunk_bytes);
+    request.set_timeout_s(options.timeout_s);
+    request.set_in_memory(options.in_memory);
+    for (const AllgatherPart& part : parts) {
+      v1::AllgatherPart* asked = request.add_parts();
+      asked->set_member(part.member);
+      asked->set_path(part.path);
+      asked->set_in_memory(part.in_memory);
+      asked->set_name(part.name);
+    }
+    return std::unique_ptr<Broadcast>(new BroadcastImpl(
+        [client = source_client_, request](const auto& on_progress) {
+          return client->Allgather(request, CallTimeout(request.timeout_s()), on_progress);
+        },
+        source_));
+  }
+
+  Status WriteInMemory(const std::string& member, const std::string& name, uint64_t offset,
+                       std::span<const uint8_t> data) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
+    v1::ListResponse list;
+    GRIDCAST_RETURN_IF_ERROR(client->List(&list).WithContext(member));
+    if (list.memory_dir().empty()) return Status::FailedPrecondition(member + " keeps nothing in memory");
+    const fs::path path = fs::path(list.memory_dir()) / name;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::Internal("cannot open " + path.string() + ": " + std::strerror(errno));
+    Status written = PwriteFull(SystemFileIo(), fd, data, offset);
+    close(fd);
+    return written.WithContext(path.string());
+  }
+
+  Status ReadRanges(const std::string& member, const std::string& name, bool in_memory,
+                    std::span<const PayloadRange> ranges) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
+    v1::ListResponse list;
+    GRIDCAST_RETURN_IF_ERROR(client->List(&list).WithContext(member));
+    const v1::HeldPayload* held = nullptr;
+    for (const v1::HeldPayload& p : list.payloads()) {
+      if (p.name() == name && p.in_memory() == in_memory && p.complete()) held = &p;
+    }
+    if (held == nullptr) return Status::NotFound(member + " holds no complete payload '" + name + "'");
+    const fs::path path = fs::path(in_memory ? list.memory_dir() : list.data_dir()) / name;
+    const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Status::Internal("cannot open " + path.string() + ": " + std::strerror(errno));
+    Status read = Status::Ok();
+    for (const PayloadRange& range : ranges) {
+      if (range.offset > held->size_bytes() || range.out.size() > held->size_bytes() - range.offset) {
+        read = Status::OutOfRange("a range past the end of '" + name + "'");
+        break;
+      }
+      read = PreadFull(SystemFileIo(), fd, range.out, range.offset);
+      if (!read.ok()) break;
+    }
+    close(fd);
+    return read.WithContext(path.string());
   }
 
   Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data, const std::string& name,

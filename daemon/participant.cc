@@ -55,7 +55,7 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
 std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
   std::vector<BundlePart> parts;
   for (const v1::Part& p : payload.parts()) {
-    parts.push_back(BundlePart{p.member(), p.name(), p.size_bytes(), p.first_chunk(), p.chunks(), p.path()});
+    parts.push_back(BundlePart{p.member(), p.name(), p.size_bytes(), p.first_chunk(), p.chunks(), p.path(), p.in_memory()});
   }
   return parts;
 }
@@ -93,10 +93,11 @@ Result<int> OpenRegularFile(const std::filesystem::path& path) {
 
 Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
                                               const std::string& memory_dir,
-                                              const std::vector<std::string>& send_roots) {
+                                              const std::vector<std::string>& send_roots, bool in_memory) {
   namespace fs = std::filesystem;
+  if (in_memory && memory_dir.empty()) return Status::FailedPrecondition("this daemon keeps nothing in memory");
   fs::path full(path);
-  if (full.is_relative()) full = fs::path(data_dir) / full;
+  if (full.is_relative()) full = fs::path(in_memory ? memory_dir : data_dir) / full;
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(full, ec);
   bool allowed = !ec && (IsWithin(canonical, fs::weakly_canonical(data_dir, ec)) ||
@@ -144,7 +145,8 @@ void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* 
 Result<v1::DescribePartResponse> Participant::DescribePart(const v1::DescribePartRequest& request) const {
   GRIDCAST_RETURN_IF_ERROR(CheckDescribePartRequest(request));
   GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
-                            ResolveSendPath(request.path(), options_.data_dir, options_.memory_dir, options_.send_roots));
+                            ResolveSendPath(request.path(), options_.data_dir, options_.memory_dir, options_.send_roots,
+                                            request.in_memory()));
   GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   struct stat st {};
   fstat(fd, &st);
@@ -313,7 +315,8 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
 
 Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {
   GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
-                            ResolveSendPath(part.path, options_.data_dir, options_.memory_dir, options_.send_roots));
+                            ResolveSendPath(part.path, options_.data_dir, options_.memory_dir, options_.send_roots,
+                                            part.in_memory));
   GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   const Status seeded = SeedPart(store, fd, part);
   close(fd);

@@ -1,4 +1,5 @@
-// What the ranks of one MPI_Bcast agree on before the shim moves a byte (client/mpi/).
+// What the ranks of one MPI_Bcast or MPI_Allgather agree on before the shim moves a byte
+// (client/mpi/).
 //
 // Every rank offers what it knows (its buffer's size, its node's daemon, and at the root a
 // fresh nonce that names the payload); the ranks exchange offers with one PMPI_Allgather, and
@@ -40,5 +41,29 @@ struct BcastAgreement {
 
 // offers[r] is rank r's offer. REQUIRES: 0 <= root < offers.size().
 BcastAgreement AgreeOnBcast(const std::vector<RankOffer>& offers, int root);
+
+// An MPI_Allgather through gridcast: each node (daemon) contributes one part, its ranks'
+// blocks side by side in rank order, written by those ranks into one file in the daemon's
+// memory; the daemons gather the parts into a bundle, nodes in increasing member order (each
+// part padded to whole chunks), from which every rank copies each rank's block.
+struct AllgatherAgreement {
+  BcastAgreement::Path path = BcastAgreement::Path::kMpi;
+  std::string why;
+  std::string part_name;    // kGridcast: each node's part in its daemon's memory directory
+  std::string bundle_name;  // kGridcast: the gathered parts at every daemon
+  std::vector<int> node_members;   // the nodes' daemons, increasing: the parts' order
+  std::vector<int> node_of_rank;   // index into node_members
+  std::vector<int> slot_of_rank;   // the rank's place among its node's ranks
+  std::vector<int> ranks_on_node;
+  std::vector<bool> removes_copy;  // the lowest rank of each node removes the part and bundle
+};
+
+// offers[r] is rank r's offer (bytes: its block); rank 0's nonce names the files.
+// REQUIRES: offers is not empty.
+AllgatherAgreement AgreeOnAllgather(const std::vector<RankOffer>& offers);
+
+// Where rank `rank`'s block of `block_bytes` lies in the bundle gathered in chunks of
+// chunk_bytes. REQUIRES: a kGridcast agreement, chunk_bytes > 0.
+uint64_t BundleOffset(const AllgatherAgreement& agreement, int rank, uint64_t block_bytes, uint64_t chunk_bytes);
 
 }  // namespace gridcast

@@ -1,12 +1,14 @@
-// libgridcast-mpi.so: a PMPI shim that hands large MPI_Bcast and MPI_Ibcast calls to the local
-// gridcastd.
+// libgridcast-mpi.so: a PMPI shim that hands large MPI_Bcast, MPI_Ibcast and MPI_Allgather
+// calls to the local gridcastd.
 //
 // Loaded with LD_PRELOAD (or linked before libmpi) into an unmodified MPI program. A call of at
 // least GRIDCAST_MPI_THRESHOLD bytes goes through gridcast when every rank of the communicator
-// agrees it can (client/mpi/bcast_agreement.h): the root's daemon broadcasts the buffer, in
-// memory, to the daemons of the other ranks' nodes, each rank copies its node's copy into its
-// buffer, and one rank per node removes that copy. Everything else calls PMPI_* unchanged.
-// docs/mpi.md describes the variables and the guarantees.
+// agrees it can (client/mpi/bcast_agreement.h): for a broadcast the root's daemon broadcasts
+// the buffer, in memory, to the daemons of the other ranks' nodes, each rank copies its node's
+// copy into its buffer, and one rank per node removes that copy; for an allgather each node's
+// ranks write their blocks into one part in their daemon's memory, the daemons gather the parts
+// (gridcast allgather), and each rank copies every block out of its node's bundle. Everything
+// else calls PMPI_* unchanged. docs/mpi.md describes the variables and the guarantees.
 //
 // One call is a BcastCall: a few steps, each waiting for one thing (a small collective of the
 // shim's own, or the daemons). MPI_Bcast runs its call to the end at once; MPI_Ibcast returns
@@ -48,7 +50,9 @@ constexpr uint64_t kDefaultThresholdBytes = 1ull << 20;
 // The root's outcome, sent to every rank with one small broadcast.
 struct Outcome {
   int32_t failed = 0;
-  char message[252] = {};
+  uint32_t unused = 0;
+  uint64_t chunk_bytes = 0;  // an allgather's: where each block lies in the bundle
+  char message[240] = {};
 };
 static_assert(sizeof(Outcome) == 256);
 
@@ -77,6 +81,8 @@ class Shim {
   }
 
   int Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+  int Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, MPI_Comm comm);
   int Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request);
 
   // The call behind a request the shim made, or nullptr.
@@ -90,6 +96,7 @@ class Shim {
   static void Say(int rank, const std::string& text);
   int verbose() const { return verbose_; }
   const std::string& algorithm() const { return algorithm_; }
+  const std::string& allgather_algorithm() const { return allgather_algorithm_; }
   double timeout_s() const { return timeout_s_; }
   Client& client() { return *client_; }
   const std::string& member() const { return member_; }
@@ -100,13 +107,14 @@ class Shim {
  private:
   friend int FreeCall(void* extra);
   Shim();
-  // NOT NULL unless the call stays with MPI: the shim is off, the call is small, or the
-  // communicator is an intercommunicator.
-  std::shared_ptr<CommState> StateFor(int count, MPI_Datatype datatype, MPI_Comm comm);
+  // NOT NULL unless the call stays with MPI: the shim is off, the call moves fewer than the
+  // threshold's bytes (negative: unknown), or the communicator is an intercommunicator.
+  std::shared_ptr<CommState> StateFor(int64_t bytes, MPI_Comm comm);
 
   uint64_t threshold_ = kDefaultThresholdBytes;
   int verbose_ = 0;
   std::string algorithm_ = "auto";
+  std::string allgather_algorithm_ = "auto";
   double timeout_s_ = 0;
   std::string off_because_;  // not empty: the shim passes every call on, and why
   std::string member_;                // this host's member
@@ -121,6 +129,20 @@ class Shim {
   // no request of the shim's without taking the lock.
   std::atomic<size_t> outstanding_{0};
 };
+
+// True when `request` has completed (block: waits for it).
+bool RequestDone(MPI_Request* request, bool block) {
+  int flag = 0;
+  // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here for the
+  // whole broadcast, while their node's daemon carries it on the same cores.
+  for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
+    if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
+      return true;
+    }
+    if (!block) return false;
+    std::this_thread::sleep_for(pause);
+  }
+}
 
 class BcastCall {
  public:
@@ -138,8 +160,6 @@ class BcastCall {
  private:
   enum class Step { kDuplicating, kAgreeing, kByMpi, kBroadcasting, kAwaitingOutcome, kConfirming, kDone };
 
-  // True when `request` has completed (block: waits for it).
-  bool Done(MPI_Request* request, bool block);
   void PostOffer();
   void Decide();
   void FinishBroadcast();
@@ -182,6 +202,7 @@ class BcastCall {
 Shim::Shim() {
   if (const char* v = std::getenv("GRIDCAST_MPI_VERBOSE")) verbose_ = std::atoi(v);
   if (const char* v = std::getenv("GRIDCAST_MPI_ALGO"); v != nullptr && *v != '\0') algorithm_ = v;
+  if (const char* v = std::getenv("GRIDCAST_MPI_ALLGATHER_ALGO"); v != nullptr && *v != '\0') allgather_algorithm_ = v;
   if (const char* v = std::getenv("GRIDCAST_MPI_THRESHOLD"); v != nullptr && *v != '\0') {
     Result<uint64_t> bytes = ParseSizeBytes(v);
     if (!bytes.ok()) {
@@ -253,15 +274,20 @@ int Shim::AnsweringMember() const {
   return static_cast<int>(std::find(members_.begin(), members_.end(), member_) - members_.begin());
 }
 
-std::shared_ptr<CommState> Shim::StateFor(int count, MPI_Datatype datatype, MPI_Comm comm) {
+// count elements of `datatype`, in bytes; -1 when MPI cannot say.
+int64_t BytesOf(int64_t count, MPI_Datatype datatype) {
+  int type_size = 0;
+  if (count < 0 || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS) return -1;
+  return count * type_size;
+}
+
+std::shared_ptr<CommState> Shim::StateFor(int64_t bytes, MPI_Comm comm) {
   if (!off_because_.empty()) {
     SayOnce("every call goes to MPI: " + off_because_);
     return nullptr;
   }
-  int type_size = 0;
   int inter = 0;
-  if (count <= 0 || comm == MPI_COMM_NULL || PMPI_Type_size(datatype, &type_size) != MPI_SUCCESS ||
-      static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) < threshold_ ||
+  if (bytes <= 0 || static_cast<uint64_t>(bytes) < threshold_ || comm == MPI_COMM_NULL ||
       PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) {
     return nullptr;
   }
@@ -280,7 +306,7 @@ std::shared_ptr<CommState> Shim::StateFor(int count, MPI_Datatype datatype, MPI_
 }
 
 int Shim::Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
+  std::shared_ptr<CommState> state = StateFor(BytesOf(count, datatype), comm);
   if (state == nullptr) return PMPI_Bcast(buffer, count, datatype, root, comm);
   auto call = std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm,
                                           /*blocking=*/true);
@@ -320,7 +346,7 @@ int FreeCall(void* extra) {
 int CancelCall(void*, int) { return MPI_SUCCESS; }
 
 int Shim::Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
-  std::shared_ptr<CommState> state = StateFor(count, datatype, comm);
+  std::shared_ptr<CommState> state = StateFor(BytesOf(count, datatype), comm);
   if (state == nullptr) return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
   auto call = std::make_unique<BcastCall>(*this, std::move(state), buffer, count, datatype, root, comm,
                                           /*blocking=*/false);
@@ -368,19 +394,6 @@ BcastCall::~BcastCall() {
   in_flight.erase(std::remove(in_flight.begin(), in_flight.end(), this), in_flight.end());
 }
 
-bool BcastCall::Done(MPI_Request* request, bool block) {
-  int flag = 0;
-  // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here for the
-  // whole broadcast, while their node's daemon carries it on the same cores.
-  for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
-    if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
-      return true;
-    }
-    if (!block) return false;
-    std::this_thread::sleep_for(pause);
-  }
-}
-
 bool BcastCall::Advance(bool block) {
   // Earlier calls on this communicator first: they post their collectives before this one.
   for (BcastCall* earlier : std::deque<BcastCall*>(state_->in_flight)) {
@@ -390,15 +403,15 @@ bool BcastCall::Advance(bool block) {
   while (step_ != Step::kDone) {
     switch (step_) {
       case Step::kDuplicating:
-        if (!Done(&state_->dup_request, block)) return false;
+        if (!RequestDone(&state_->dup_request, block)) return false;
         PostOffer();
         break;
       case Step::kAgreeing:
-        if (!Done(&request_, block)) return false;
+        if (!RequestDone(&request_, block)) return false;
         Decide();
         break;
       case Step::kByMpi:
-        if (!Done(&request_, block)) return false;
+        if (!RequestDone(&request_, block)) return false;
         End(MPI_SUCCESS);
         break;
       case Step::kBroadcasting:
@@ -406,11 +419,11 @@ bool BcastCall::Advance(bool block) {
         FinishBroadcast();
         break;
       case Step::kAwaitingOutcome:
-        if (!Done(&request_, block)) return false;
+        if (!RequestDone(&request_, block)) return false;
         ReadCopy();
         break;
       case Step::kConfirming:
-        if (!Done(&request_, block)) return false;
+        if (!RequestDone(&request_, block)) return false;
         RemoveCopy();
         End(failed_ != 0 ? MPI_ERR_OTHER : MPI_SUCCESS);
         break;
@@ -552,17 +565,184 @@ void BcastCall::ReadCopy() {
   }
 }
 
-void BcastCall::RemoveCopy() {
-  Mark("confirmed");
-  if (!agreement_.removes_copy[static_cast<size_t>(rank_)]) return;
-  // The source keeps its copy registered until it has followed the broadcast to its end.
+// Removes this node's in-memory `name`, said at `rank` when it cannot. The source (or the
+// allgather's coordinator) keeps its copy registered until it has followed the transfer to
+// its end, so a removal may have to wait for that.
+void RemoveFromThisNode(Shim& shim, int rank, const std::string& name) {
   Status removed;
   for (int attempt = 0; attempt < 100; ++attempt) {
-    removed = shim_.client().RemovePayload(shim_.member(), agreement_.payload_name, true);
+    removed = shim.client().RemovePayload(shim.member(), name, true);
     if (removed.code() != StatusCode::kFailedPrecondition) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (!removed.ok()) Shim::Say(rank_, "removing this node's copy of " + agreement_.payload_name + ": " + removed.ToString());
+  if (!removed.ok()) Shim::Say(rank, "removing this node's copy of " + name + ": " + removed.ToString());
+}
+
+void BcastCall::RemoveCopy() {
+  Mark("confirmed");
+  if (agreement_.removes_copy[static_cast<size_t>(rank_)]) RemoveFromThisNode(shim_, rank_, agreement_.payload_name);
+}
+
+// One MPI_Allgather through gridcast, start to end (it blocks, as MPI_Allgather does). Each
+// step ends with a collective of the shim's own on the duplicate communicator, so every rank
+// learns whether any failed before the next step: the parts are all written before the
+// coordinator describes them, and no rank reads a bundle the daemons did not verify.
+class AllgatherCall {
+ public:
+  AllgatherCall(Shim& shim, std::shared_ptr<CommState> state, const void* sendbuf, int sendcount,
+                MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+      : shim_(shim), state_(std::move(state)), sendbuf_(sendbuf), sendcount_(sendcount), sendtype_(sendtype),
+        recvbuf_(static_cast<uint8_t*>(recvbuf)), recvcount_(recvcount), recvtype_(recvtype) {
+    PMPI_Comm_rank(comm, &rank_);
+    PMPI_Comm_size(comm, &size_);
+  }
+
+  int Run() {
+    RequestDone(&state_->dup_request, /*block=*/true);
+    const double started = PMPI_Wtime();
+    if (const int rc = Agree(); rc != MPI_SUCCESS || agreement_.path != BcastAgreement::Path::kGridcast) return rc;
+    const uint64_t block = static_cast<uint64_t>(offers_[0].bytes);
+    const std::span<const uint8_t> mine(sendbuf_ == MPI_IN_PLACE ? recvbuf_ + static_cast<uint64_t>(rank_) * block
+                                                                 : static_cast<const uint8_t*>(sendbuf_),
+                                        block);
+    int failed = 0;
+    Status wrote = shim_.client().WriteInMemory(
+        shim_.member(), agreement_.part_name,
+        static_cast<uint64_t>(agreement_.slot_of_rank[static_cast<size_t>(rank_)]) * block, mine);
+    if (!wrote.ok()) {
+      Shim::Say(rank_, "MPI_Allgather by gridcast: writing this rank's block: " + wrote.ToString());
+      failed = 1;
+    }
+    if (const int rc = AnyFailed(&failed); rc != MPI_SUCCESS) return rc;
+    Outcome outcome;
+    if (failed != 0) {
+      outcome.failed = 1;
+    } else if (rank_ == 0) {
+      Gather(&outcome);
+    }
+    if (const int rc = ShareOutcome(&outcome); rc != MPI_SUCCESS) return rc;
+    failed = outcome.failed;
+    if (failed == 0) {
+      std::vector<PayloadRange> ranges;
+      for (int r = 0; r < size_; ++r) {
+        ranges.push_back({BundleOffset(agreement_, r, block, outcome.chunk_bytes),
+                          std::span(recvbuf_ + static_cast<uint64_t>(r) * block, block)});
+      }
+      Status read = shim_.client().ReadRanges(shim_.member(), agreement_.bundle_name, /*in_memory=*/true, ranges);
+      if (!read.ok()) {
+        Shim::Say(rank_, "MPI_Allgather by gridcast: reading this node's bundle: " + read.ToString());
+        failed = 1;
+      }
+    } else if (*outcome.message != '\0') {
+      Shim::Say(rank_, std::string("MPI_Allgather by gridcast failed: ") + outcome.message);
+    }
+    if (const int rc = AnyFailed(&failed); rc != MPI_SUCCESS) return rc;
+    if (agreement_.removes_copy[static_cast<size_t>(rank_)]) {
+      RemoveFromThisNode(shim_, rank_, agreement_.part_name);
+      if (outcome.failed == 0) RemoveFromThisNode(shim_, rank_, agreement_.bundle_name);
+    }
+    if (shim_.verbose() > 2) Shim::Say(rank_, "MPI_Allgather took " + std::to_string(PMPI_Wtime() - started) + " s");
+    return failed != 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
+  }
+
+ private:
+  // The offers, and MPI's own allgather when the ranks agree to leave it to MPI.
+  int Agree() {
+    RankOffer offer;
+    const int64_t block = BytesOf(recvcount_, recvtype_);
+    const bool same_block = sendbuf_ == MPI_IN_PLACE || BytesOf(sendcount_, sendtype_) == block;
+    offer.bytes = Contiguous(recvtype_) && (sendbuf_ == MPI_IN_PLACE || Contiguous(sendtype_)) && same_block ? block : -1;
+    offer.member = shim_.AnsweringMember();
+    if (rank_ == 0) RandomBytes(std::span(reinterpret_cast<uint8_t*>(&offer.nonce), sizeof(offer.nonce)));
+    offers_.resize(static_cast<size_t>(size_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (const int rc = PMPI_Iallgather(&offer, sizeof(RankOffer), MPI_BYTE, offers_.data(), sizeof(RankOffer),
+                                       MPI_BYTE, state_->dup, &request);
+        rc != MPI_SUCCESS) {
+      return rc;
+    }
+    RequestDone(&request, /*block=*/true);
+    agreement_ = AgreeOnAllgather(offers_);
+    const std::string what = "MPI_Allgather of " + FormatSize(static_cast<uint64_t>(std::max<int64_t>(block, 0))) +
+                             " x " + std::to_string(size_);
+    switch (agreement_.path) {
+      case BcastAgreement::Path::kSizeMismatch:
+        if (rank_ == 0) Shim::Say(rank_, what + ": " + agreement_.why);
+        return MPI_ERR_TRUNCATE;
+      case BcastAgreement::Path::kMpi:
+        shim_.SayOnce(what + " goes to MPI: " + agreement_.why);
+        return PMPI_Allgather(sendbuf_, sendcount_, sendtype_, recvbuf_, recvcount_, recvtype_, state_->dup);
+      case BcastAgreement::Path::kGridcast:
+        return MPI_SUCCESS;
+    }
+    return MPI_ERR_INTERN;
+  }
+
+  // At rank 0: the daemons gather every node's part; `outcome` says how it went.
+  void Gather(Outcome* outcome) {
+    std::vector<AllgatherPart> parts;
+    for (int member : agreement_.node_members) {
+      parts.push_back({shim_.member_name(member), agreement_.part_name, /*in_memory=*/true, shim_.member_name(member)});
+    }
+    AllgatherOptions options;
+    options.algorithm = shim_.allgather_algorithm();
+    options.timeout_s = shim_.timeout_s();
+    options.in_memory = true;
+    Result<BroadcastResult> result = [&]() -> Result<BroadcastResult> {
+      GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Broadcast> gathering,
+                                shim_.client().StartAllgather(agreement_.bundle_name, parts, options));
+      return gathering->Wait();
+    }();
+    if (!result.ok()) {
+      outcome->failed = 1;
+      std::snprintf(outcome->message, sizeof(outcome->message), "%s", result.status().ToString().c_str());
+      return;
+    }
+    outcome->chunk_bytes = result->chunk_bytes;
+    if (shim_.verbose() > 1) {
+      Shim::Say(rank_, "MPI_Allgather of " + FormatSize(result->size_bytes) + " by gridcast (" + result->algorithm +
+                           ") in " + std::to_string(result->completion_s) + " s");
+    }
+  }
+
+  // An allreduce (max) of `failed` over the ranks.
+  int AnyFailed(int* failed) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc = PMPI_Iallreduce(MPI_IN_PLACE, failed, 1, MPI_INT, MPI_MAX, state_->dup, &request);
+    if (rc == MPI_SUCCESS) RequestDone(&request, /*block=*/true);
+    return rc;
+  }
+
+  int ShareOutcome(Outcome* outcome) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc = PMPI_Ibcast(outcome, sizeof(Outcome), MPI_BYTE, 0, state_->dup, &request);
+    if (rc == MPI_SUCCESS) RequestDone(&request, /*block=*/true);
+    return rc;
+  }
+
+  Shim& shim_;
+  const std::shared_ptr<CommState> state_;
+  const void* const sendbuf_;
+  const int sendcount_;
+  const MPI_Datatype sendtype_;
+  uint8_t* const recvbuf_;
+  const int recvcount_;
+  const MPI_Datatype recvtype_;
+  int rank_ = 0;
+  int size_ = 0;
+  std::vector<RankOffer> offers_;
+  AllgatherAgreement agreement_;
+};
+
+int Shim::Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  int size = 0;
+  const int64_t block = comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ? -1 : BytesOf(recvcount, recvtype);
+  std::shared_ptr<CommState> state = StateFor(block < 0 ? -1 : block * size, comm);
+  if (state == nullptr) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  const int rc = AllgatherCall(*this, std::move(state), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm).Run();
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
 }
 
 // MPI_Waitany and MPI_Waitsome over the shim's requests: no single MPI call waits for both
@@ -587,6 +767,11 @@ extern "C" {
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return Shim::Get().Bcast(buffer, count, datatype, root, comm);
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return Shim::Get().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {

@@ -63,6 +63,7 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(con
         v1::DescribePartRequest describe;
         describe.set_path(part.path());
         describe.set_chunk_bytes(chunk_bytes);
+        describe.set_in_memory(part.in_memory());
         Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
           if (part.member() == node_.name()) return node_.DescribePart(describe);
           ControlClientOptions options = client_;
@@ -168,6 +169,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     part->set_first_chunk(next_chunk);
     part->set_chunks(ChunksOf(part_sizes[i], chunk_bytes));
     part->set_path(asked.path());
+    part->set_in_memory(asked.in_memory());
     next_chunk += part->chunks();
   }
   spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(id), request.parts_size(),

@@ -9,7 +9,7 @@
 
 #include "common/safe_path.h"
 #include "daemon/store/directory_archive.h"
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 
 namespace gridcast {
 namespace {

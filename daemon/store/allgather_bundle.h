@@ -26,6 +26,7 @@ struct BundlePart {
   uint64_t first_chunk = 0;
   uint64_t chunks = 0;
   std::string path;     // at its holder
+  bool in_memory = false;  // path is relative to the holder's memory directory
 };
 
 // Checks parts received in a plan (untrusted): holders below `members`, names single safe path

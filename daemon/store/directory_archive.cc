@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/safe_path.h"
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 #include "daemon/store/payload_store.h"
 
 namespace gridcast {

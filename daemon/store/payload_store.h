@@ -34,7 +34,7 @@
 #include "common/crypto.h"
 #include "common/result.h"
 #include "common/safe_path.h"
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 
 namespace gridcast {
 

@@ -24,7 +24,7 @@
 #include <boost/asio/write.hpp>
 
 #include "cluster/cluster_file.h"
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 
 namespace gridcast {
 

@@ -41,6 +41,31 @@ struct SendOptions {
   std::vector<std::string> members;  // the receivers; empty = every member of the cluster
 };
 
+// One member's part of an allgather (gridcast allgather, docs/allgather.md).
+struct AllgatherPart {
+  std::string member;
+  // At that member: relative to its data directory (its memory directory with in_memory), or
+  // absolute inside one of them or a send root.
+  std::string path;
+  bool in_memory = false;
+  std::string name;  // its file name in every member's NAME/; empty: the member's name
+};
+
+struct AllgatherOptions {
+  std::string algorithm = "auto";  // an all-to-all planner or auto
+  uint64_t chunk_bytes = 0;        // 0 = chosen from the parts' sizes
+  double timeout_s = 0;            // 0 = derived from the size
+  // Members keep the gathered parts whole in memory, as NAME (BroadcastResult::parts says
+  // where each lies; ReadRanges copies them out), instead of the directory NAME/.
+  bool in_memory = false;
+};
+
+// A range of a payload copied out by ReadRanges.
+struct PayloadRange {
+  uint64_t offset = 0;
+  std::span<uint8_t> out;
+};
+
 struct ReceiveOptions {
   double timeout_s = 600;  // DeadlineExceeded after this
   // A payload sent in_memory is removed from the member's memory once copied; false keeps it
@@ -74,6 +99,14 @@ struct BroadcastResult {
   std::string sha256;         // the source's, hex
   std::vector<Member> members;
   bool verified = false;      // every member's copy verified
+  // An allgather's parts, in the order asked, and where each lies in what members hold.
+  struct Part {
+    std::string member;
+    std::string name;
+    uint64_t size_bytes = 0;
+    uint64_t offset = 0;
+  };
+  std::vector<Part> parts;
 };
 
 class Broadcast {
@@ -106,6 +139,19 @@ class Client {
                            double timeout_s) {
     return Receive(member, name, out, ReceiveOptions{timeout_s, true});
   }
+  // Every member's part gathered at every member, coordinated by this client's source member
+  // (which must hold one of the parts). The handle reports as a broadcast's does.
+  virtual Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name,
+                                                            const std::vector<AllgatherPart>& parts,
+                                                            const AllgatherOptions& options) = 0;
+  // Writes `data` at `offset` into the file `name` of `member`'s memory directory (creating
+  // it; the daemon runs on this host): how ranks of one node put their parts side by side.
+  virtual Status WriteInMemory(const std::string& member, const std::string& name, uint64_t offset,
+                               std::span<const uint8_t> data) = 0;
+  // Copies ranges of the complete payload `name` that `member` holds (on this host), at once:
+  // NotFound when it holds no complete payload of that name, OutOfRange past its end.
+  virtual Status ReadRanges(const std::string& member, const std::string& name, bool in_memory,
+                            std::span<const PayloadRange> ranges) = 0;
   // Removes payload `name` from `member` (from its memory directory when in_memory); a
   // payload it does not hold is not an error.
   virtual Status RemovePayload(const std::string& member, const std::string& name, bool in_memory) = 0;

@@ -5,7 +5,8 @@ mpi_shim_e2e_test runs it under mpirun on a netgrid twice, without and with libg
 preloaded; it must pass both ways. Nothing in it knows about gridcast.
 
 Usage: mpi_shim_check.py checks           the broadcasts and gathers below
-       mpi_shim_check.py mismatch         one rank's buffer is shorter: every rank must see an error
+       mpi_shim_check.py mismatch         one rank's buffer is shorter (a broadcast, then an
+                                          allgather): every rank must see an error
        mpi_shim_check.py kill PID         PID (a daemon) is killed mid-broadcast: every rank must
                                           see an error, none may keep wrong data as good
 
@@ -119,6 +120,12 @@ def mismatch_case():
     check(code != MPI.SUCCESS, "a rank's shorter buffer was not an error")
     # The communicator still works afterwards.
     bcast_case(comm, 400_000, np.uint8, 0, 8)
+    # The same for an allgather whose last rank gathers shorter blocks.
+    block = 100_000 if rank != size - 1 else 99_999
+    gathered = np.zeros(block * size, np.uint8)
+    code = error_class(lambda: comm.Allgather(pattern(block, 10 + rank, np.uint8), gathered))
+    check(code != MPI.SUCCESS, "a rank's shorter allgather blocks were not an error")
+    allgather_case(comm, 100_000, np.uint8, 70, in_place=False)
 
 
 def kill_case(pid):

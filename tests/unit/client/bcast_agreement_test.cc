@@ -48,6 +48,37 @@ TEST(BcastAgreement, AnyRankThatCannotTakePartSendsEveryoneToMpi) {
   EXPECT_NE(a.why.find("root's node"), std::string::npos) << a.why;
 }
 
+TEST(AllgatherAgreement, NodesInMemberOrderRanksSideBySide) {
+  // Ranks 0 and 3 on member 7, ranks 1 and 2 on member 2: member 2's part comes first.
+  std::vector<RankOffer> offers = {Offer(100, 7), Offer(100, 2), Offer(100, 2), Offer(100, 7)};
+  offers[0].nonce = 0xabc;
+  const AllgatherAgreement a = AgreeOnAllgather(offers);
+  ASSERT_EQ(a.path, Path::kGridcast) << a.why;
+  EXPECT_EQ(a.node_members, (std::vector<int>{2, 7}));
+  EXPECT_EQ(a.node_of_rank, (std::vector<int>{1, 0, 0, 1}));
+  EXPECT_EQ(a.slot_of_rank, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(a.ranks_on_node, (std::vector<int>{2, 2}));
+  EXPECT_EQ(a.removes_copy, (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(a.bundle_name, "mpi-allgather-0000000000000abc.bin");
+  EXPECT_EQ(a.part_name, "mpi-allgather-0000000000000abc.part");
+  // Member 2's part (200 bytes) takes 4 chunks of 64: member 7's starts at 256.
+  EXPECT_EQ(BundleOffset(a, 1, 100, 64), 0u);
+  EXPECT_EQ(BundleOffset(a, 2, 100, 64), 100u);
+  EXPECT_EQ(BundleOffset(a, 0, 100, 64), 256u);
+  EXPECT_EQ(BundleOffset(a, 3, 100, 64), 356u);
+}
+
+TEST(AllgatherAgreement, MismatchesAndWhatMpiKeeps) {
+  AllgatherAgreement a = AgreeOnAllgather({Offer(100, 0), Offer(100, 1), Offer(90, 1)});
+  EXPECT_EQ(a.path, Path::kSizeMismatch);
+  EXPECT_NE(a.why.find("rank 2's buffer has 90 bytes, rank 0's (rank 0) 100"), std::string::npos) << a.why;
+  EXPECT_EQ(AgreeOnAllgather({Offer(100, 0), Offer(-1, 1)}).path, Path::kMpi);
+  EXPECT_EQ(AgreeOnAllgather({Offer(100, 0), Offer(100, -1)}).path, Path::kMpi);
+  a = AgreeOnAllgather({Offer(100, 3), Offer(100, 3)});
+  EXPECT_EQ(a.path, Path::kMpi);
+  EXPECT_NE(a.why.find("one node"), std::string::npos) << a.why;
+}
+
 TEST(LocalMember, NamedOrTheOneWhoseAddressIsHere) {
   ClusterConfig cluster;
   cluster.members = {{"a", "10.0.0.1:7000", "10.0.0.1:7001", "10.0.0.1:7002"},

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 
 namespace gridcast {
 

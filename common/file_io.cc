@@ -1,4 +1,4 @@
-#include "daemon/store/file_io.h"
+#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>
