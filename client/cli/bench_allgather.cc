@@ -24,19 +24,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPartName = "bench-part.bin";
 constexpr const char* kGatheredName = "bench-gathered";
-constexpr const char* kMpiAllgatherProgram = "gridcast-mpi-allgather";
 constexpr const char* kMpiAllgatherTunedDefault = "ring";
 
-uint64_t PartBytes(const BenchContext& ctx) {
-  const uint64_t nodes = ctx.model.nodes.size();
-  return (ctx.size_bytes + nodes - 1) / nodes;
-}
 
-double Bound(const BenchContext& ctx) {
-  std::vector<int> nodes;
-  for (size_t v = 0; v < ctx.model.nodes.size(); ++v) nodes.push_back(static_cast<int>(v));
-  return AllgatherBoundSeconds(ctx.model, nodes, std::vector<uint64_t>(nodes.size(), PartBytes(ctx)));
-}
 
 // What the simulator predicts for the plan the coordinator made: the same planner, parts in
 // node order (the order of the request), chunk size and coordinator (the first node).
@@ -45,7 +35,7 @@ Result<double> SimulatedSeconds(const BenchContext& ctx, const std::string& algo
   PlanOptions options;
   options.source = 0;
   options.chunk_bytes = chunk_bytes;
-  const uint64_t chunks_per_part = (PartBytes(ctx) + chunk_bytes - 1) / chunk_bytes;
+  const uint64_t chunks_per_part = (AllgatherPartBytes(ctx) + chunk_bytes - 1) / chunk_bytes;
   for (uint64_t v = 0; v < ctx.model.nodes.size(); ++v) {
     options.parts.push_back(ChunkRange{v * chunks_per_part, (v + 1) * chunks_per_part, 1});
   }
@@ -56,6 +46,17 @@ Result<double> SimulatedSeconds(const BenchContext& ctx, const std::string& algo
 }
 
 }  // namespace
+
+uint64_t AllgatherPartBytes(const BenchContext& ctx) {
+  const uint64_t nodes = ctx.model.nodes.size();
+  return (ctx.size_bytes + nodes - 1) / nodes;
+}
+
+double AllgatherBoundOfBench(const BenchContext& ctx) {
+  std::vector<int> nodes;
+  for (size_t v = 0; v < ctx.model.nodes.size(); ++v) nodes.push_back(static_cast<int>(v));
+  return AllgatherBoundSeconds(ctx.model, nodes, std::vector<uint64_t>(nodes.size(), AllgatherPartBytes(ctx)));
+}
 
 Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   NetgridDaemonOptions daemons;
@@ -68,7 +69,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   std::map<std::string, Digest> parts;
   for (const Node& node : ctx.model.nodes) {
     GRIDCAST_ASSIGN_OR_RETURN(parts[node.name],
-                              WriteRandomPayload(ctx.state_dir / "data" / node.name / kPartName, PartBytes(ctx)));
+                              WriteRandomPayload(ctx.state_dir / "data" / node.name / kPartName, AllgatherPartBytes(ctx)));
     argv.insert(argv.end(), {"--part", node.name + "=" + kPartName});
   }
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
@@ -80,8 +81,8 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
 
   BenchOutcome outcome;
-  outcome.bound_s = Bound(ctx);
-  outcome.part_bytes = PartBytes(ctx);
+  outcome.bound_s = AllgatherBoundOfBench(ctx);
+  outcome.part_bytes = AllgatherPartBytes(ctx);
   std::map<std::string, uint64_t> offsets;
   try {
     outcome.algo = summary.at("algorithm").get<std::string>();
@@ -91,7 +92,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
     if (summary.contains("error")) outcome.details.push_back("allgather error: " + summary["error"].get<std::string>());
     const uint64_t chunk_bytes = summary.at("chunk_bytes").get<uint64_t>();
     outcome.details.push_back(fmt::format("{} parts of {}, chunks of {}, {} lanes", ctx.model.nodes.size(),
-                                          FormatSize(PartBytes(ctx)), FormatSize(chunk_bytes),
+                                          FormatSize(AllgatherPartBytes(ctx)), FormatSize(chunk_bytes),
                                           summary.at("lanes").get<uint32_t>()));
     if (summary.contains("rationale")) outcome.details.push_back("why: " + summary["rationale"].get<std::string>());
     // completion_s starts when the members start, as a broadcast's does; the command also
@@ -123,8 +124,8 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
       Result<Digest> copy = Status::NotFound("no part of " + member + " in the bundle");
       if (!ctx.args.in_memory) {
         copy = FileSha256(ctx.state_dir / "data" / node.name / kGatheredName / member);
-      } else if (offsets.count(member) != 0 && offsets[member] + PartBytes(ctx) <= bundle.size()) {
-        copy = Sha256(AsBytes(std::string_view(bundle).substr(offsets[member], PartBytes(ctx))));
+      } else if (offsets.count(member) != 0 && offsets[member] + AllgatherPartBytes(ctx) <= bundle.size()) {
+        copy = Sha256(AsBytes(std::string_view(bundle).substr(offsets[member], AllgatherPartBytes(ctx))));
       }
       if (copy.ok() && *copy == digest) {
         ++copies_ok;
@@ -157,14 +158,14 @@ Result<BenchOutcome> RunMpiAllgather(const BenchContext& ctx) {
     return Status::InvalidArgument("--algo for --mode mpi-allgather is an Open MPI allgather algorithm: " +
                                    fmt::format("{}", fmt::join(known, ", ")));
   }
-  options.timeout_s = 120 + 20 * Bound(ctx);
+  options.timeout_s = 120 + 20 * AllgatherBoundOfBench(ctx);
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
   const std::string& first = ctx.model.nodes[0].name;
   GRIDCAST_ASSIGN_OR_RETURN(MpiCollectiveResult result,
                             RunMpiCollective(netgrid->state(), first, ctx.state_dir / "mpi", options));
   BenchOutcome outcome;
-  outcome.bound_s = Bound(ctx);
-  outcome.part_bytes = PartBytes(ctx);
+  outcome.bound_s = AllgatherBoundOfBench(ctx);
+  outcome.part_bytes = AllgatherPartBytes(ctx);
   outcome.algo = "ompi-" + options.tuned_algorithm;
   outcome.completion_s = result.completion_s;
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());

@@ -297,13 +297,16 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
   return outcome;
 }
 
-// The same bench/mpi_bcast.c, unmodified, with libgridcast-mpi.so preloaded into every rank and
-// a gridcastd per node: MPI_Bcast as an MPI program gets it through the shim (docs/mpi.md).
-Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
-  const std::string program = ProgramBesideSelf(kMpiBcastProgram);
+// The same bench/mpi_bcast.c (mpi_allgather.c), unmodified, with libgridcast-mpi.so preloaded
+// into every rank and a gridcastd per node: MPI_Bcast (MPI_Allgather) as an MPI program gets it
+// through the shim (docs/mpi.md).
+Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collective) {
+  const bool bcast = collective == MpiCollective::kBcast;
+  const char* const program_name = bcast ? kMpiBcastProgram : kMpiAllgatherProgram;
+  const std::string program = ProgramBesideSelf(program_name);
   const std::string shim = LibraryBesideSelf(kMpiShimLibrary);
-  if (program == kMpiBcastProgram || shim.empty()) {
-    return Status::FailedPrecondition("--mode mpi-shim needs the MPI benchmark program and " +
+  if (program == program_name || shim.empty()) {
+    return Status::FailedPrecondition("--mode " + ctx.args.mode + " needs the MPI benchmark program and " +
                                       std::string(kMpiShimLibrary) +
                                       ", which are built only when CMake finds MPI (install libopenmpi-dev and rebuild)");
   }
@@ -312,6 +315,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
   daemons.extra_args = ctx.args.daemon_args;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
   MpiCollectiveOptions options;
+  options.collective = collective;
   options.program = program;
   options.size_bytes = ctx.size_bytes;
   // Verbose 3: the root says which planner carried each call (so a call MPI kept is seen), and
@@ -320,9 +324,11 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
   // comparing it with --mode mpi at several sizes is for).
   options.environment = {"LD_PRELOAD=" + shim, "GRIDCAST_CLUSTER=" + netgrid->cluster_file(),
                          "GRIDCAST_MPI_VERBOSE=3", "GRIDCAST_MPI_THRESHOLD=1",
-                         "GRIDCAST_MPI_ALGO=" + (ctx.args.algo.empty() ? "auto" : ctx.args.algo)};
+                         std::string(bcast ? "GRIDCAST_MPI_ALGO=" : "GRIDCAST_MPI_ALLGATHER_ALGO=") +
+                             (ctx.args.algo.empty() ? "auto" : ctx.args.algo)};
   options.timeout_s = 120 + 20 * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
-  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  // An allgather has no root: rank 0 on the first node, as --mode mpi-allgather runs it.
+  const std::string& source = ctx.model.nodes[bcast ? ctx.model.source : 0].name;
   GRIDCAST_ASSIGN_OR_RETURN(MpiCollectiveResult result, RunMpiCollective(netgrid->state(), source, ctx.state_dir / "mpi", options));
   std::ifstream log(ctx.state_dir / "mpi" / "mpirun.log");
   std::string line;
@@ -332,12 +338,16 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx) {
     if (line.find("steps (s since the call)") != std::string::npos) steps.push_back(line);
   }
   BenchOutcome outcome;
-  outcome.algo = "mpi-shim";
+  outcome.algo = ctx.args.mode;
+  if (!bcast) {
+    outcome.bound_s = AllgatherBoundOfBench(ctx);
+    outcome.part_bytes = AllgatherPartBytes(ctx);
+  }
   outcome.completion_s = result.completion_s;
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size()) && !carried.empty();
   outcome.details.push_back(fmt::format("{} ranks, one per node, rank 0 on {}; checksums {}", result.ranks, source,
                                         result.verified ? "all equal" : "DIFFER"));
-  outcome.details.push_back(carried.empty() ? "gridcast carried no MPI_Bcast: the shim left it to MPI" : carried.front());
+  outcome.details.push_back(carried.empty() ? "gridcast carried no call: the shim left it to MPI" : carried.front());
   outcome.details.insert(outcome.details.end(), steps.begin(), steps.end());
   return outcome;
 }
@@ -460,8 +470,8 @@ int Bench(const BenchArgs& args) {
     outcome = RunP2pMatrix(ctx);
   } else if (args.mode == "mpi" || args.mode == "mpi-default") {
     outcome = RunMpi(ctx, args.mode == "mpi");
-  } else if (args.mode == "mpi-shim") {
-    outcome = RunMpiShim(ctx);
+  } else if (args.mode == "mpi-shim" || args.mode == "mpi-shim-allgather") {
+    outcome = RunMpiShim(ctx, args.mode == "mpi-shim" ? MpiCollective::kBcast : MpiCollective::kAllgather);
   } else if (args.mode == "allgather") {
     outcome = RunAllgather(ctx);
   } else if (args.mode == "mpi-allgather") {
@@ -519,10 +529,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, mpi-shim (the same MPI program, its MPI_Bcast through libgridcast-mpi.so and gridcastd), iperf (line rate), "
                     "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused), "
                     "allgather (gridcast allgather of one part of SIZE / nodes per node), "
-                    "mpi-allgather (tuned MPI_Allgather of the same parts)")
+                    "mpi-allgather (tuned MPI_Allgather of the same parts), mpi-shim-allgather (its program's "
+                    "MPI_Allgather through libgridcast-mpi.so)")
       ->required()
       ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "mpi-shim", "iperf",
-                             "p2p-matrix", "allgather", "mpi-allgather"}));
+                             "p2p-matrix", "allgather", "mpi-allgather", "mpi-shim-allgather"}));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")

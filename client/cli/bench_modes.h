@@ -18,6 +18,9 @@
 
 namespace gridcast::cli {
 
+// The program bench/mpi_allgather.c builds to (only when CMake found MPI).
+inline constexpr const char* kMpiAllgatherProgram = "gridcast-mpi-allgather";
+
 struct BenchArgs {
   std::string topology;
   std::string size;
@@ -72,6 +75,10 @@ Result<Digest> FileSha256(const std::filesystem::path& path);
 Result<nlohmann::json> ParseSendJson(const CommandOutput& out);
 // Where a daemon keeps in-memory payloads (its List answer says).
 Result<std::filesystem::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member);
+
+// The allgather modes' parts: SIZE / nodes each, rounded up; and their physical bound.
+uint64_t AllgatherPartBytes(const BenchContext& ctx);
+double AllgatherBoundOfBench(const BenchContext& ctx);
 
 // --mode allgather: `gridcast allgather` of one random part per node (size / nodes each),
 // every copy hashed again here, beside the simulator's time for the plan that ran.
