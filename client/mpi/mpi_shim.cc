@@ -599,6 +599,9 @@ class AllgatherCall {
 
   int Run() {
     RequestDone(&state_->dup_request, /*block=*/true);
+    // MPI_Ibcast calls still in flight on this communicator post their remaining collectives
+    // first, on every rank, so that all ranks post the shim's collectives in one order.
+    for (BcastCall* earlier : std::deque<BcastCall*>(state_->in_flight)) earlier->Advance(/*block=*/true);
     const double started = PMPI_Wtime();
     if (const int rc = Agree(); rc != MPI_SUCCESS || agreement_.path != BcastAgreement::Path::kGridcast) return rc;
     const uint64_t block = static_cast<uint64_t>(offers_[0].bytes);

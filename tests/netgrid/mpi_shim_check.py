@@ -87,7 +87,8 @@ def checks_case():
 
 def ibcast_case():
     # Two broadcasts in flight on one communicator, waited for in the other order; one waited
-    # for together with a point-to-point pair; one polled with Test while a barrier runs.
+    # for together with a point-to-point pair; one polled with Test while a barrier runs; one
+    # waited for after an allgather.
     first = pattern(600_001, 40, np.int32) if rank == 0 else np.zeros(600_001, np.int32)
     second = pattern(900_007, 41, np.uint8) if rank == size - 1 else np.zeros(900_007, np.uint8)
     r1 = comm.Ibcast(first, root=0)
@@ -111,6 +112,12 @@ def ibcast_case():
     while not r4.Test():
         pass
     check(np.array_equal(fourth, pattern(300_007, 43, np.int16)), "Ibcast polled with Test")
+    # An allgather while a broadcast is still in flight on the same communicator.
+    fifth = pattern(500_009, 44, np.uint8) if rank == 0 else np.zeros(500_009, np.uint8)
+    r5 = comm.Ibcast(fifth, root=0)
+    allgather_case(comm, 70_001, np.int32, 80, in_place=False)
+    r5.Wait()
+    check(np.array_equal(fifth, pattern(500_009, 44, np.uint8)), "Ibcast in flight across an Allgather")
 
 
 def mismatch_case():
