@@ -68,9 +68,8 @@ class BroadcastImpl : public Broadcast {
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
     BroadcastResult result{summary.plan_id,   summary.algorithm, summary.mode,   summary.size_bytes,
                            summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
-                           {},                summary.verified,  {}};
+                           {},                summary.verified,  summary.parts};
     for (const MemberResult& m : summary.members) result.members.push_back({m.name, m.state, m.digest_ok, m.finished_s});
-    for (const SendSummary::Part& p : summary.parts) result.parts.push_back({p.member, p.name, p.size_bytes, p.offset});
     return result;
   }
 

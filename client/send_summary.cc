@@ -78,7 +78,7 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
     if (!s.parts.empty()) {
       std::vector<int> holders;
       std::vector<uint64_t> sizes;
-      for (const SendSummary::Part& p : s.parts) {
+      for (const BroadcastResult::Part& p : s.parts) {
         std::optional<int> node = net.FindNode(p.member);
         known = known && node.has_value();
         if (node) holders.push_back(*node);
@@ -118,7 +118,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
   if (!s.parts.empty()) {
     nlohmann::json parts = nlohmann::json::array();
-    for (const SendSummary::Part& p : s.parts) {
+    for (const BroadcastResult::Part& p : s.parts) {
       parts.push_back({{"member", p.member}, {"name", p.name}, {"size_bytes", p.size_bytes}, {"offset", p.offset}});
     }
     j["parts"] = std::move(parts);
@@ -154,7 +154,7 @@ void PrintSummary(const SendSummary& s) {
   }
   if (!s.parts.empty()) {
     uint64_t gathered = 0;
-    for (const SendSummary::Part& p : s.parts) gathered += p.size_bytes;
+    for (const BroadcastResult::Part& p : s.parts) gathered += p.size_bytes;
     fmt::print("\nallgather {} ({}): {} parts, {} in all, at {} members, {} chunks of {}\n", s.plan_id, s.algorithm,
                s.parts.size(), FormatSize(gathered), s.members.size(),
                s.chunk_bytes == 0 ? 0 : s.size_bytes / s.chunk_bytes, FormatSize(s.chunk_bytes));

@@ -9,6 +9,7 @@
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
 #include "common/result.h"
+#include "include/gridcast/gridcast.hpp"
 #include "proto/control.pb.h"
 #include "tomography/observations.h"
 
@@ -60,13 +61,7 @@ struct SendSummary {
   };
   std::optional<Control> control;
   // An allgather's parts (BroadcastProgress.parts); the bound is then AllgatherBoundSeconds.
-  struct Part {
-    std::string member;
-    std::string name;
-    uint64_t size_bytes = 0;
-    uint64_t offset = 0;
-  };
-  std::vector<Part> parts;
+  std::vector<BroadcastResult::Part> parts;
 };
 
 SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,

@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
@@ -13,6 +15,7 @@
 
 #include "common/crypto.h"
 #include "common/hex.h"
+#include "collectives/topology.h"
 #include "daemon/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"
@@ -45,7 +48,59 @@ Status ResetMemoryDir(const std::string& dir) {
   return Status::Ok();
 }
 
+// The memory directory: as configured, or one under /dev/shm named after the data directory.
+std::string MemoryDirOf(const DaemonOptions& options, const std::string& data_dir) {
+  return options.memory_dir.empty() ? "/dev/shm/gridcast-" + ToHex(Sha256(AsBytes(data_dir))).substr(0, 16)
+                                    : options.memory_dir;
+}
+
+// A directory this daemon may use: writable if it exists, else creatable (its nearest
+// existing ancestor is a writable directory).
+Status CheckUsableDirectory(const std::string& what, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path at = fs::absolute(dir, ec);
+  while (!at.empty() && !fs::exists(at, ec)) at = at.parent_path();
+  if (at.empty() || !fs::is_directory(at, ec)) return Status::FailedPrecondition(what + " " + dir + ": no directory to make it in");
+  if (access(at.c_str(), W_OK | X_OK) != 0) {
+    return Status::PermissionDenied(what + " " + dir + ": " + at.string() + " is not writable by this user");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
+  namespace fs = std::filesystem;
+  for (const auto& [what, address] : {std::pair<std::string, std::string>{"control address", options.control_address},
+                                      {"data address", options.data_address},
+                                      {"BitTorrent address", options.torrents.listen_address}}) {
+    if (address.rfind("unix:", 0) == 0 && what == "control address") continue;
+    if (address.empty() && what == "BitTorrent address") continue;
+    GRIDCAST_RETURN_IF_ERROR(SplitHostPort(address).status().WithContext(what));
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckUsableDirectory("data directory", options.data_dir));
+  std::error_code ec;
+  const std::string data_dir = fs::weakly_canonical(options.data_dir, ec).string();
+  const std::string memory_dir = MemoryDirOf(options, data_dir);
+  GRIDCAST_RETURN_IF_ERROR(CheckUsableDirectory("memory directory", memory_dir));
+  if (fs::exists(memory_dir, ec) && !fs::is_empty(memory_dir, ec) &&
+      !fs::exists(fs::path(memory_dir) / ".gridcast" / "memory-dir", ec)) {
+    return Status::FailedPrecondition("memory directory " + memory_dir + " is not empty and not one of gridcast's");
+  }
+  if (!options.cluster.topology_path.empty()) {
+    GRIDCAST_ASSIGN_OR_RETURN(const std::string yaml, ReadPem(options.cluster.topology_path));
+    GRIDCAST_RETURN_IF_ERROR(ParseTopology(yaml).status().WithContext(options.cluster.topology_path));
+  }
+  if (!options.tls_cert.empty()) {
+    GRIDCAST_RETURN_IF_ERROR(TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca).status());
+  }
+  return "member " + options.name + " of " + std::to_string(options.cluster.members.size()) +
+         " members; data " + options.data_dir + ", memory " + memory_dir + "; control " + options.control_address +
+         ", data " + options.data_address +
+         (options.torrents.listen_address.empty() ? "" : ", BitTorrent " + options.torrents.listen_address) +
+         (options.tls_cert.empty() ? "" : "; TLS");
+}
 
 Status RunDaemon(const DaemonOptions& options) {
   namespace fs = std::filesystem;
@@ -55,9 +110,7 @@ Status RunDaemon(const DaemonOptions& options) {
     return Status::FailedPrecondition("data directory " + options.data_dir + " is unusable");
   }
   const std::string data_dir = fs::canonical(options.data_dir).string();
-  const std::string memory_dir =
-      options.memory_dir.empty() ? "/dev/shm/gridcast-" + ToHex(Sha256(AsBytes(data_dir))).substr(0, 16)
-                                 : options.memory_dir;
+  const std::string memory_dir = MemoryDirOf(options, data_dir);
   GRIDCAST_RETURN_IF_ERROR(ResetMemoryDir(memory_dir));
 
   // Signals are taken by sigwait below, not by whichever thread happens to run.

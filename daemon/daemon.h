@@ -37,4 +37,11 @@ struct DaemonOptions {
 // Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.
 Status RunDaemon(const DaemonOptions& options);
 
+// gridcastd --check-config: what RunDaemon would need, checked without changing anything or
+// binding a port: the listen addresses' form, the data and memory directories (existing and
+// writable, or creatable under a writable directory; a memory directory holding files that
+// are not gridcast's is refused, as RunDaemon refuses it), the cluster's topology file, and the
+// TLS certificate, key and CA. OK with one line describing the daemon it would run.
+Result<std::string> CheckDaemonOptions(const DaemonOptions& options);
+
 }  // namespace gridcast

@@ -13,6 +13,10 @@ int main(int argc, char** argv) {
   CLI::App app("gridcastd: the gridcast daemon");
   gridcast::DaemonSettings settings;
   gridcast::SettingsTable table(app, settings);
+  bool check_config = false;
+  app.add_flag("--check-config", check_config,
+               "Check the settings, the cluster file, the directories and the TLS files, say what would run, and "
+               "exit: 0 when gridcastd could start, 2 with the problem when not (binds no port)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,6 +25,14 @@ int main(int argc, char** argv) {
   gridcast::Status status = table.ApplyConfigFile();
   gridcast::DaemonOptions options;
   if (status.ok()) status = gridcast::BuildDaemonOptions(settings, &options);
+  if (status.ok() && check_config) {
+    gridcast::Result<std::string> checked = gridcast::CheckDaemonOptions(options);
+    if (checked.ok()) {
+      std::cout << "gridcastd: configuration OK: " << *checked << "\n";
+      return 0;
+    }
+    status = checked.status();
+  }
   if (!status.ok()) {
     std::cerr << "gridcastd: " << status.message() << "\n";
     return 2;

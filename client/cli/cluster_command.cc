@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -129,6 +130,46 @@ void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_d
   std::fflush(stdout);
 }
 
+using ProgressFn = std::function<void(const v1::BroadcastProgress&)>;
+
+// Runs `call` (a Broadcast or an Allgather at one daemon) with the command's timeout, drawing
+// its progress unless --json; returns the last progress message, and the call's status.
+v1::BroadcastProgress RunWithProgress(const ClusterArgs& args,
+                                      const std::function<Status(std::chrono::milliseconds, const ProgressFn&)>& call,
+                                      Status* status) {
+  const bool terminal = !args.json && isatty(STDOUT_FILENO);
+  size_t lines = 0;
+  double last_log = -1;
+  v1::BroadcastProgress last;
+  const double timeout_s = args.timeout_s > 0 ? args.timeout_s + 60 : 86400 * 7;
+  *status = call(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)), [&](const v1::BroadcastProgress& p) {
+    last = p;
+    if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
+  });
+  return last;
+}
+
+// The summary, as JSON or for people; the exit code says whether every member verified.
+int FinishWithSummary(const ClusterArgs& args, const SendSummary& summary, const Status& status) {
+  if (args.json) {
+    fmt::print("{}\n", SummaryJson(summary).dump(2));
+  } else {
+    PrintSummary(summary);
+  }
+  if (!status.ok()) return kExitFailure;
+  return summary.verified ? kExitOk : kExitFailure;
+}
+
+// --chunk: a positive size, or 0 when not given.
+Result<uint64_t> ChunkOption(const std::string& text) {
+  if (text.empty()) return uint64_t{0};
+  Result<uint64_t> chunk = ParseSizeBytes(text);
+  if (!chunk.ok() || *chunk == 0) {
+    return Status::InvalidArgument("--chunk: " + (chunk.ok() ? "must be positive" : chunk.status().message()));
+  }
+  return chunk;
+}
+
 int Send(const ClusterArgs& args) {
   Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
@@ -142,13 +183,9 @@ int Send(const ClusterArgs& args) {
   request.set_name(args.name);
   request.set_algorithm(args.algo);
   request.set_in_memory(args.in_memory);
-  if (!args.chunk.empty()) {
-    Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
-    if (!chunk.ok() || *chunk == 0) {
-      return ReportError(Status::InvalidArgument("--chunk: " + (chunk.ok() ? "must be positive" : chunk.status().message())));
-    }
-    request.set_chunk_bytes(*chunk);
-  }
+  Result<uint64_t> chunk = ChunkOption(args.chunk);
+  if (!chunk.ok()) return ReportError(chunk.status());
+  request.set_chunk_bytes(*chunk);
   for (const std::string& member : SplitComma(args.to)) {
     if (cluster->Find(member) == nullptr) {
       return ReportError(Status::InvalidArgument("--to: '" + member + "' is not in the cluster"));
@@ -192,16 +229,10 @@ int Send(const ClusterArgs& args) {
   Result<SourceChoice> source = ChooseSource(*cluster, args.source);
   if (!source.ok()) return ReportError(source.status());
   ControlClient client(source->member->control_address, cluster->secret, {cluster->TlsCa(args.tls_ca)});
-  const bool terminal = !args.json && isatty(STDOUT_FILENO);
-  size_t lines = 0;
-  double last_log = -1;
-  v1::BroadcastProgress last;
-  const double timeout_s = args.timeout_s > 0 ? args.timeout_s + 60 : 86400 * 7;
-  Status status = client.Broadcast(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
-                                   [&](const v1::BroadcastProgress& p) {
-                                     last = p;
-                                     if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
-                                   });
+  Status status;
+  const v1::BroadcastProgress last = RunWithProgress(
+      args, [&](auto timeout, const ProgressFn& on_progress) { return client.Broadcast(request, timeout, on_progress); },
+      &status);
   SendSummary summary = Summarize(last, *source, status);
   if (inferred) {
     summary.inferred_topology_age_s = inferred->age_s;
@@ -217,13 +248,7 @@ int Send(const ClusterArgs& args) {
     out << ObservationsToJson(observations) << "\n";
     if (!out) return ReportError(Status::Internal("cannot write " + args.observations));
   }
-  if (args.json) {
-    fmt::print("{}\n", SummaryJson(summary).dump(2));
-  } else {
-    PrintSummary(summary);
-  }
-  if (!status.ok()) return kExitFailure;
-  return summary.verified ? kExitOk : kExitFailure;
+  return FinishWithSummary(args, summary, status);
 }
 
 int Allgather(const ClusterArgs& args) {
@@ -236,13 +261,9 @@ int Allgather(const ClusterArgs& args) {
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
   request.set_stall_timeout_s(args.stall_timeout_s);
-  if (!args.chunk.empty()) {
-    Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
-    if (!chunk.ok() || *chunk == 0) {
-      return ReportError(Status::InvalidArgument("--chunk: " + (chunk.ok() ? "must be positive" : chunk.status().message())));
-    }
-    request.set_chunk_bytes(*chunk);
-  }
+  Result<uint64_t> chunk = ChunkOption(args.chunk);
+  if (!chunk.ok()) return ReportError(chunk.status());
+  request.set_chunk_bytes(*chunk);
   if (args.parts.empty() == args.parts_dir.empty()) {
     return ReportError(Status::InvalidArgument("give the parts with --part NODE=PATH (one per member) or --parts-dir DIR"));
   }
@@ -269,24 +290,11 @@ int Allgather(const ClusterArgs& args) {
   Result<SourceChoice> via = ChooseSource(*cluster, args.via.empty() ? request.parts(0).member() : args.via);
   if (!via.ok()) return ReportError(via.status());
   ControlClient client(via->member->control_address, cluster->secret, {cluster->TlsCa(args.tls_ca)});
-  const bool terminal = !args.json && isatty(STDOUT_FILENO);
-  size_t lines = 0;
-  double last_log = -1;
-  v1::BroadcastProgress last;
-  const double timeout_s = args.timeout_s > 0 ? args.timeout_s + 60 : 86400 * 7;
-  Status status = client.Allgather(request, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)),
-                                   [&](const v1::BroadcastProgress& p) {
-                                     last = p;
-                                     if (!args.json) ShowProgress(p, terminal, &lines, &last_log);
-                                   });
-  const SendSummary summary = Summarize(last, *via, status);
-  if (args.json) {
-    fmt::print("{}\n", SummaryJson(summary).dump(2));
-  } else {
-    PrintSummary(summary);
-  }
-  if (!status.ok()) return kExitFailure;
-  return summary.verified ? kExitOk : kExitFailure;
+  Status status;
+  const v1::BroadcastProgress last = RunWithProgress(
+      args, [&](auto timeout, const ProgressFn& on_progress) { return client.Allgather(request, timeout, on_progress); },
+      &status);
+  return FinishWithSummary(args, Summarize(last, *via, status), status);
 }
 
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.

@@ -1,0 +1,120 @@
+// Operations: `gridcastd --check-config` on good and bad configurations (it binds nothing and
+// changes nothing), and deploy/systemd/gridcastd.service checked by `systemd-analyze verify`
+// where that is installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CheckConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gridcast-check-config-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Write("cluster.yaml", "secret: " + std::string(64, 'a') +
+                              "\nmembers:\n"
+                              "  - name: n1\n    control: 127.0.0.1:17001\n    data: 127.0.0.1:17002\n"
+                              "  - name: n2\n    control: 127.0.0.1:17011\n    data: 127.0.0.1:17012\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+
+  // gridcastd --check-config with these settings, the data directory `data` in the test's.
+  CommandOutput Check(std::vector<std::string> args, const std::string& data = "data") {
+    std::vector<std::string> argv = {GRIDCASTD, "--check-config", "--cluster", (dir_ / "cluster.yaml").string(),
+                                     "--data-dir", (dir_ / data).string(), "--memory-dir", (dir_ / "memory").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result<CommandOutput> out = RunCommand(argv);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? *out : CommandOutput{};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CheckConfigTest, AGoodConfigurationSaysWhatWouldRunAndChangesNothing) {
+  const CommandOutput out = Check({"--name", "n1"});
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("configuration OK: member n1 of 2 members"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("control 127.0.0.1:17001"), std::string::npos) << out.output;
+  EXPECT_FALSE(fs::exists(dir_ / "data")) << "--check-config made the data directory";
+  EXPECT_FALSE(fs::exists(dir_ / "memory")) << "--check-config made the memory directory";
+  // The same from a config file.
+  Write("gridcastd.yaml", "name: n2\ncluster: " + (dir_ / "cluster.yaml").string() + "\n");
+  Result<CommandOutput> from_file =
+      RunCommand({GRIDCASTD, "--check-config", "--config", (dir_ / "gridcastd.yaml").string(), "--data-dir",
+                  (dir_ / "data").string(), "--memory-dir", (dir_ / "memory").string()});
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_EQ(from_file->exit_code, 0) << from_file->output;
+  EXPECT_NE(from_file->output.find("member n2"), std::string::npos) << from_file->output;
+}
+
+TEST_F(CheckConfigTest, EachProblemIsNamedWithExitCode2) {
+  auto refused = [&](std::vector<std::string> args, const std::string& says) {
+    const CommandOutput out = Check(std::move(args));
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_NE(out.output.find(says), std::string::npos) << out.output;
+  };
+  refused({"--name", "n9"}, "'n9' is not a member");
+  refused({"--name", "n1", "--data", "nowhere"}, "data address");
+  refused({"--name", "n1", "--log-level", "loud"}, "--log-level");
+  refused({"--name", "n1", "--tls-cert", (dir_ / "missing.pem").string(), "--tls-key", (dir_ / "missing.key").string(),
+           "--tls-ca", (dir_ / "missing-ca.pem").string()},
+          "missing");
+  // A memory directory holding someone else's files is never emptied.
+  fs::create_directories(dir_ / "memory");
+  Write("memory/precious.txt", "not gridcast's");
+  refused({"--name", "n1"}, "not empty and not one of gridcast's");
+  fs::remove_all(dir_ / "memory");
+  // A data directory that cannot be made.
+  Write("blocker", "a file");
+  const CommandOutput out = Check({"--name", "n1"}, "blocker/data");
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("data directory"), std::string::npos) << out.output;
+  // A cluster file whose topology does not parse.
+  Write("cluster.yaml", "secret: " + std::string(64, 'a') + "\ntopology: bad.yaml\nmembers:\n"
+                        "  - name: n1\n    control: 127.0.0.1:17001\n    data: 127.0.0.1:17002\n");
+  Write("bad.yaml", "name: bad\nnodes: [[[\n");
+  refused({"--name", "n1"}, "bad.yaml");
+}
+
+TEST(SystemdUnit, VerifiesAndIsHardened) {
+  std::ifstream in(GRIDCAST_SYSTEMD_UNIT);
+  ASSERT_TRUE(in) << GRIDCAST_SYSTEMD_UNIT;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string unit = text.str();
+  for (const char* line : {"User=gridcast", "StateDirectory=gridcast", "RuntimeDirectory=gridcast", "NoNewPrivileges=yes",
+                           "ProtectSystem=strict", "CapabilityBoundingSet=\n", "--check-config", "Restart=on-failure"}) {
+    EXPECT_NE(unit.find(line), std::string::npos) << "the unit lacks " << line;
+  }
+  if (access("/usr/bin/systemd-analyze", X_OK) != 0) GTEST_SKIP() << "systemd-analyze is not installed";
+  // This build's daemon where the unit expects the installed one.
+  for (size_t at = unit.find("/usr/local/bin/gridcastd"); at != std::string::npos;
+       at = unit.find("/usr/local/bin/gridcastd", at)) {
+    unit.replace(at, std::string("/usr/local/bin/gridcastd").size(), GRIDCASTD);
+  }
+  const fs::path dir = fs::temp_directory_path() / ("gridcast-unit-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "gridcastd.service") << unit;
+  Result<CommandOutput> out = RunCommand({"systemd-analyze", "verify", (dir / "gridcastd.service").string()});
+  fs::remove_all(dir);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->exit_code, 0) << out->output;
+  EXPECT_EQ(out->output.find("gridcastd.service"), std::string::npos) << out->output;
+}
+
+}  // namespace
+}  // namespace gridcast
