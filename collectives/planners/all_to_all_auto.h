@@ -2,8 +2,10 @@
 // (kprefix and kshift also at k = 2 and 4) on its model with the daemon's per-chunk overhead
 // (DaemonPredictionOptions), at the caller's chunk size and stream count: an allgather's chunk
 // size is fixed before planning, since each member hashes its part in chunks of it. The
-// shortest prediction wins (ties: the candidate tried first); the rationale names it with its
-// efficiency against AllgatherBoundSeconds and the next two. Pure; thread-safe.
+// shortest prediction wins (ties: the candidate with the lower bound, then the one listed
+// first); candidates whose lower bound (PlanLowerBoundSeconds) is above the best prediction so
+// far are not simulated. The rationale names the winner with its efficiency against
+// AllgatherBoundSeconds, the next two, and how many were ruled out. Pure; thread-safe.
 #pragma once
 
 #include "collectives/planner.h"
