@@ -9,6 +9,7 @@ Usage: mpi_shim_check.py checks           the broadcasts and gathers below
                                           allgather): every rank must see an error
        mpi_shim_check.py kill PID         PID (a daemon) is killed mid-broadcast: every rank must
                                           see an error, none may keep wrong data as good
+       mpi_shim_check.py kill-allgather PID   the same mid-allgather
 
 Rank 0 prints one line: RESULT {"ok": ..., "checks": N, "failures": [...]}.
 """
@@ -146,6 +147,16 @@ def kill_case(pid):
         check(not np.any(data), "a failed broadcast left bytes in the buffer")
 
 
+def kill_allgather_case(pid):
+    block = 6 << 20
+    gathered = np.zeros(block * size, np.uint8)
+    if rank == 0:
+        threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+    code = error_class(lambda: comm.Allgather(pattern(block, 11 + rank, np.uint8), gathered))
+    check(code != MPI.SUCCESS, "an allgather whose member's daemon died did not fail")
+    check(not np.any(gathered), "a failed allgather left bytes in the buffer")
+
+
 mode = sys.argv[1] if len(sys.argv) > 1 else "checks"
 if mode == "checks":
     checks_case()
@@ -153,6 +164,8 @@ elif mode == "mismatch":
     mismatch_case()
 elif mode == "kill":
     kill_case(int(sys.argv[2]))
+elif mode == "kill-allgather":
+    kill_allgather_case(int(sys.argv[2]))
 else:
     sys.exit(f"unknown mode {mode}")
 

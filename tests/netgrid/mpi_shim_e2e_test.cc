@@ -116,5 +116,14 @@ TEST_F(MpiShimTest, ADaemonKilledMidBroadcastFailsTheCallOnEveryRank) {
   EXPECT_NE(out.find("MPI_Bcast by gridcast failed"), std::string::npos) << out;
 }
 
+TEST_F(MpiShimTest, ADaemonKilledMidAllgatherFailsTheCallOnEveryRank) {
+  const int pid = DaemonPid("core-2");
+  ASSERT_GT(pid, 0);
+  auto [out, result] = RunScript(true, {"kill-allgather", std::to_string(pid)});
+  ASSERT_TRUE(result.is_object()) << out;
+  EXPECT_TRUE(result["ok"].get<bool>()) << out;
+  EXPECT_NE(out.find("MPI_Allgather by gridcast failed"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace gridcast
