@@ -57,6 +57,10 @@ Status CheckBundleParts(const std::vector<BundlePart>& parts, uint32_t members, 
                                      std::to_string(part.size_bytes) + " bytes");
     }
     if (part.first_chunk != next) return Status::InvalidArgument(where + ": does not follow the part before it");
+    // Checked before adding: huge parts must not wrap the count around to the bundle's.
+    if (part.chunks > size_bytes / chunk_bytes - next) {
+      return Status::InvalidArgument(where + ": ends past the bundle's " + std::to_string(size_bytes) + " bytes");
+    }
     next += part.chunks;
   }
   if (next > size_bytes / chunk_bytes || next * chunk_bytes != size_bytes) {

@@ -95,6 +95,9 @@ TEST_F(AllgatherBundleTest, PartsMustFollowEachOtherAndFillTheBundle) {
   bad = parts_;
   std::swap(bad[0].first_chunk, bad[2].first_chunk);  // out of order
   EXPECT_TRUE(refused(bad));
+  // Two parts of 2^63 one-byte chunks would wrap the count around to an empty bundle's.
+  const uint64_t half = uint64_t{1} << 63;
+  EXPECT_FALSE(CheckBundleParts({{0, "a", half, 0, half, "a"}, {1, "b", half, half, half, "b"}}, 2, 1, 0).ok());
   EXPECT_TRUE(DirectoryOfBundle("runs/x.allgather").ok());
   EXPECT_EQ(*DirectoryOfBundle("runs/x.allgather"), "runs/x");
   EXPECT_FALSE(DirectoryOfBundle("x.tar").ok());
