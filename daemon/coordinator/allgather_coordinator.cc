@@ -17,6 +17,7 @@
 namespace gridcast {
 namespace {
 
+// The smallest chunk ChooseChunkBytes halves down to, as Planner::DefaultChunkBytes's.
 constexpr uint64_t kSmallestChunk = 64 << 10;
 
 uint64_t ChunksOf(uint64_t bytes, uint64_t chunk_bytes) { return bytes / chunk_bytes + (bytes % chunk_bytes != 0); }
@@ -40,23 +41,22 @@ AllgatherCoordinator::AllgatherCoordinator(Participant& node, BroadcastCoordinat
                                            const ClusterConfig& cluster, ControlClientOptions client)
     : node_(node), broadcasts_(broadcasts), cluster_(cluster), client_(std::move(client)) {}
 
-uint64_t AllgatherCoordinator::ChooseChunkBytes(const std::vector<uint64_t>& part_sizes) {
+uint64_t AllgatherCoordinator::ChooseChunkBytes(const Planner& planner, const std::vector<uint64_t>& part_sizes) {
   uint64_t total = 0, smallest = UINT64_MAX;
   for (uint64_t size : part_sizes) {
     total += size;
     if (size > 0) smallest = std::min(smallest, size);
   }
-  uint64_t chunk = ChunkBytesForCount(total, 2048, kSmallestChunk, 4 << 20);
+  uint64_t chunk = planner.DefaultChunkBytes(total);
   while (chunk > kSmallestChunk && smallest != UINT64_MAX && chunk * 8 > smallest) chunk /= 2;
   return chunk;
 }
 
-Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(const v1::AllgatherRequest& request,
-                                                                             uint64_t chunk_bytes,
-                                                                             ControlTraffic* traffic) {
+Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
+    const v1::AllgatherRequest& request, uint64_t chunk_bytes, const std::vector<uint64_t>& sizes,
+    const std::vector<std::unique_ptr<ControlClient>>& clients) {
   std::vector<int> indices(request.parts_size());
   for (int i = 0; i < request.parts_size(); ++i) indices[i] = i;
-  // Hashing a large part takes a while: as long as a broadcast of it would allow per byte.
   std::vector<Result<v1::DescribePartResponse>> answers =
       calls_.ForEach<Result<v1::DescribePartResponse>>(indices, [&](int i) -> Result<v1::DescribePartResponse> {
         const v1::AllgatherPart& part = request.parts(i);
@@ -65,12 +65,11 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(con
         describe.set_chunk_bytes(chunk_bytes);
         describe.set_in_memory(part.in_memory());
         Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
-          if (part.member() == node_.name()) return node_.DescribePart(describe);
-          ControlClientOptions options = client_;
-          options.traffic = traffic;
-          ControlClient client(cluster_.Find(part.member())->control_address, cluster_.secret, options);
+          if (clients[i] == nullptr) return node_.DescribePart(describe);
+          // Hashing a large part takes a while: the call's timeout, plus a second per 100 MB.
+          const auto hashing = std::chrono::milliseconds(sizes.empty() ? 0 : static_cast<int64_t>(sizes[i] / 100'000));
           v1::DescribePartResponse response;
-          GRIDCAST_RETURN_IF_ERROR(client.DescribePart(describe, {}, &response));
+          GRIDCAST_RETURN_IF_ERROR(clients[i]->DescribePart(describe, client_.call_timeout + hashing, &response));
           return response;
         }();
         if (!answer.ok()) return answer.status().WithContext("the part at '" + part.member() + "'");
@@ -108,14 +107,24 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   }
   std::rotate(members.begin(), std::find(members.begin(), members.end(), node_.name()), members.end());
 
-  // Sizes, then the chunk size, then the hashes at it.
+  // Sizes, then the chunk size, then the hashes at it; each other holder over one client.
   ControlTraffic describe_traffic;
-  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> sizes, Describe(request, 0, &describe_traffic));
+  ControlClientOptions describing = client_;
+  describing.traffic = &describe_traffic;
+  std::vector<std::unique_ptr<ControlClient>> clients;
+  for (const v1::AllgatherPart& part : request.parts()) {
+    clients.push_back(part.member() == node_.name() ? nullptr
+                                                    : std::make_unique<ControlClient>(
+                                                          cluster_.Find(part.member())->control_address,
+                                                          cluster_.secret, describing));
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> sizes, Describe(request, 0, {}, clients));
   std::vector<uint64_t> part_sizes;
   for (const v1::DescribePartResponse& d : sizes) part_sizes.push_back(d.size_bytes());
-  const uint64_t chunk_bytes = request.chunk_bytes() > 0 ? request.chunk_bytes() : ChooseChunkBytes(part_sizes);
+  const uint64_t chunk_bytes =
+      request.chunk_bytes() > 0 ? request.chunk_bytes() : ChooseChunkBytes(*planner, part_sizes);
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> hashed,
-                            Describe(request, chunk_bytes, &describe_traffic));
+                            Describe(request, chunk_bytes, part_sizes, clients));
 
   // The bundle: parts back to back in request order, each padded to whole chunks.
   GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));

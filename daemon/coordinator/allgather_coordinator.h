@@ -11,11 +11,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "collectives/planner.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/call_threads.h"
 #include "daemon/participant.h"
@@ -31,16 +33,18 @@ class AllgatherCoordinator {
   // `report` receives progress as for a broadcast; the last call has finished = true.
   Status Run(const v1::AllgatherRequest& request, const std::function<void(const v1::BroadcastProgress&)>& report);
 
-  // The chunk size for parts of these sizes when the request names none: the broadcast default
-  // for their total (about 2048 chunks, 64 KiB to 4 MiB), halved while the padding of the
-  // smallest part could exceed an eighth of it (down to 64 KiB).
-  static uint64_t ChooseChunkBytes(const std::vector<uint64_t>& part_sizes);
+  // The chunk size for parts of these sizes when the request names none: the planner's default
+  // for their total (Planner::DefaultChunkBytes: about 2048 chunks, 64 KiB to 4 MiB), halved
+  // while the padding of the smallest part could exceed an eighth of it (down to 64 KiB).
+  static uint64_t ChooseChunkBytes(const Planner& planner, const std::vector<uint64_t>& part_sizes);
 
  private:
   // Every part's DescribePart answer, in request order: the size only, or with chunk_bytes
-  // the hashes too. `traffic` counts the calls.
+  // the hashes too (`sizes`, the parts' sizes, then give each call time to hash). clients[i]
+  // calls part i's holder; nullptr for this daemon's own part.
   Result<std::vector<v1::DescribePartResponse>> Describe(const v1::AllgatherRequest& request, uint64_t chunk_bytes,
-                                                         ControlTraffic* traffic);
+                                                         const std::vector<uint64_t>& sizes,
+                                                         const std::vector<std::unique_ptr<ControlClient>>& clients);
 
   Participant& node_;
   BroadcastCoordinator& broadcasts_;
