@@ -6,6 +6,15 @@
 
 namespace gridcast {
 
+const char* PlanModeName(PlanMode mode) {
+  switch (mode) {
+    case PlanMode::kPush: return "push";
+    case PlanMode::kPull: return "pull";
+    case PlanMode::kHybrid: return "hybrid";
+  }
+  return "unknown";
+}
+
 uint64_t Lane::ChunkCount() const {
   uint64_t count = 0;
   for (const ChunkRange& range : chunks) count += range.Count();

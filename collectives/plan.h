@@ -54,6 +54,8 @@ struct Lane {
 
 // Values are stored on the wire (proto/plan.proto PlanMode); do not renumber.
 enum class PlanMode : int { kPush = 1, kPull = 2, kHybrid = 3 };
+// "push", "pull" or "hybrid", as `gridcast send --mode` names them.
+const char* PlanModeName(PlanMode mode);
 
 // Pull side of a plan (modes kPull and kHybrid): a BitTorrent swarm over the members. The
 // source seeds; each other member first takes its stripe from the source and the rest from its

@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,7 @@
 #include "common/crypto.h"
 #include "common/hex.h"
 #include "collectives/topology.h"
+#include "daemon/metrics/metrics_exporter.h"
 #include "daemon/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"
@@ -74,10 +76,11 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
   namespace fs = std::filesystem;
   for (const auto& [what, address] : {std::pair<std::string, std::string>{"control address", options.control_address},
                                       {"data address", options.data_address},
-                                      {"BitTorrent address", options.torrents.listen_address}}) {
+                                      {"BitTorrent address", options.torrents.listen_address},
+                                      {"metrics address", options.metrics_address}}) {
     if (address.rfind("unix:", 0) == 0 && what == "control address") continue;
-    if (address.empty() && what == "BitTorrent address") continue;
-    GRIDCAST_RETURN_IF_ERROR(SplitHostPort(address).status().WithContext(what));
+    if (address.empty() && (what == "BitTorrent address" || what == "metrics address")) continue;
+    GRIDCAST_RETURN_IF_ERROR(SplitHostPort(address, what == "metrics address").status().WithContext(what));
   }
   GRIDCAST_RETURN_IF_ERROR(CheckUsableDirectory("data directory", options.data_dir));
   std::error_code ec;
@@ -99,6 +102,7 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
          " members; data " + options.data_dir + ", memory " + memory_dir + "; control " + options.control_address +
          ", data " + options.data_address +
          (options.torrents.listen_address.empty() ? "" : ", BitTorrent " + options.torrents.listen_address) +
+         (options.metrics_address.empty() ? "" : ", metrics http://" + options.metrics_address + "/metrics") +
          (options.tls_cert.empty() ? "" : "; TLS");
 }
 
@@ -123,13 +127,17 @@ Status RunDaemon(const DaemonOptions& options) {
   // MSG_NOSIGNAL, so without this the whole daemon would die of SIGPIPE when one child does.
   signal(SIGPIPE, SIG_IGN);
 
+  auto counters = std::make_shared<DaemonCounters>();
   ExecutionOptions execution = options.execution;
+  execution.counters = counters;
   if (!options.tls_cert.empty()) {
     Result<std::shared_ptr<TlsContext>> tls = TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca);
     if (!tls.ok()) return tls.status();
     execution.tls = *tls;
   }
-  Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(options.torrents);
+  TorrentSessionOptions torrent_options = options.torrents;
+  torrent_options.counters = counters;
+  Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(torrent_options);
   if (!torrents.ok()) return torrents.status();
 
   boost::asio::io_context io(1);
@@ -153,7 +161,18 @@ Status RunDaemon(const DaemonOptions& options) {
   BroadcastCoordinator coordinator(node, tree, options.cluster, coordinator_options);
   AllgatherCoordinator allgathers(node, coordinator, options.cluster, coordinator_options.client);
   TorrentExports exports(data_dir, **torrents);
-  ControlService service(node, tree, coordinator, allgathers, exports, options.cluster.secret);
+  ControlService service(node, tree, coordinator, allgathers, exports, options.cluster.secret, *counters);
+
+  std::unique_ptr<MetricsExporter> metrics;
+  if (!options.metrics_address.empty()) {
+    Result<std::unique_ptr<MetricsExporter>> exporter = MetricsExporter::Start(options.metrics_address, node, *counters);
+    if (!exporter.ok()) {
+      io.stop();
+      io_thread.join();
+      return exporter.status();
+    }
+    metrics = std::move(*exporter);
+  }
 
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {
@@ -182,9 +201,10 @@ Status RunDaemon(const DaemonOptions& options) {
     io_thread.join();
     return Status::Unavailable("cannot listen for control calls on " + options.control_address);
   }
-  spdlog::info("gridcastd '{}' up: control {}{}, data {} (port {}{}), BitTorrent {}, data dir {}", options.name,
+  spdlog::info("gridcastd '{}' up: control {}{}, data {} (port {}{}), BitTorrent {}, data dir {}{}", options.name,
                options.control_address, execution.tls ? " (TLS)" : "", options.data_address, *data_port,
-               execution.tls ? ", TLS" : "", options.torrents.listen_address, data_dir);
+               execution.tls ? ", TLS" : "", options.torrents.listen_address, data_dir,
+               metrics ? fmt::format(", metrics port {}", metrics->port()) : "");
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -32,6 +32,7 @@ struct DaemonOptions {
   std::string tls_cert;           // PEM; with tls_key enables TLS on the control port and data plane
   std::string tls_key;
   std::string tls_ca;             // PEM; verifies other daemons (their control ports, data connections)
+  std::string metrics_address;    // "ip:port": Prometheus metrics at /metrics (metrics_exporter.h); empty: none
 };
 
 // Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.

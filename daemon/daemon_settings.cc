@@ -69,6 +69,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
   Declare(app, "--log-level", "log_level", s.log_level, "trace, debug, info, warn, error (default info)");
   Declare(app, "--tls-cert", "tls_cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection");
   Declare(app, "--tls-key", "tls_key", s.tls_key, "PEM private key for --tls-cert");
+  Declare(app, "--metrics", "metrics", s.metrics,
+          "Serve Prometheus metrics at http://ADDR/metrics, ADDR = ip:port (default: none; no "
+          "authentication, so bind it to a management address)");
   Declare(app, "--tls-ca", "tls_ca", s.tls_ca, "PEM CA that other daemons' certificates chain to (default: the cluster file's tls_ca)");
 }
 
@@ -157,6 +160,8 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   }
   options->execution.secret = cluster.secret;
   options->execution.sync_on_finish = s.fsync;
+  if (!s.metrics.empty()) GRIDCAST_RETURN_IF_ERROR(SplitHostPort(s.metrics, /*any_port=*/true).status().WithContext("--metrics"));
+  options->metrics_address = s.metrics;
   options->tls_cert = s.tls_cert;
   options->tls_key = s.tls_key;
   options->tls_ca = s.tls_ca.empty() ? cluster.tls_ca_path : s.tls_ca;

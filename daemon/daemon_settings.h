@@ -43,6 +43,7 @@ struct DaemonSettings {
   bool fsync = false;
   std::string log_level = "info";
   std::string tls_cert, tls_key, tls_ca;
+  std::string metrics;
 };
 
 class SettingsTable {

@@ -200,6 +200,16 @@ std::vector<std::shared_ptr<PlanExecution>> Participant::Plans() const {
   return all;
 }
 
+std::vector<Participant::NamedPlan> Participant::NamedPlans() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<NamedPlan> all;
+  for (const auto& [id, plan] : plans_) {
+    const auto held = names_.find(id);
+    all.push_back({plan, held == names_.end() ? "" : held->second.name, held != names_.end() && held->second.in_memory});
+  }
+  return all;
+}
+
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
                                                       std::unique_ptr<PayloadStore> store, bool in_memory,
                                                       std::function<Status()> after_finalize) {
@@ -280,6 +290,9 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
+    if (const uint64_t held = store->VerifiedCount(); held > 0 && options_.execution.counters) {
+      options_.execution.counters->Resumed(held);
+    }
     for (const BundlePart& part : parts) {
       if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
     }

@@ -71,6 +71,13 @@ class Participant {
 
   std::shared_ptr<PlanExecution> FindPlan(const PlanId& id) const;
   std::vector<std::shared_ptr<PlanExecution>> Plans() const;
+  // The plans with the names of their payloads (for the metrics).
+  struct NamedPlan {
+    std::shared_ptr<PlanExecution> execution;
+    std::string payload;
+    bool in_memory = false;
+  };
+  std::vector<NamedPlan> NamedPlans() const;
 
   // Every payload in the data and memory directories; with `verify`, each complete one
   // re-hashed against its recorded chunk list (PayloadStore::Scrub).

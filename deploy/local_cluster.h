@@ -27,12 +27,16 @@ namespace fs = std::filesystem;
 class LocalCluster {
  public:
   enum class Transport { kPlain, kTls };
+  enum class Metrics { kOff, kServe };
 
   // `extra_args` go to every daemon. With kTls, DIR/pki holds a cluster CA (the cluster file's
-  // tls_ca) and a certificate per member for 127.0.0.1, and every daemon serves TLS.
+  // tls_ca) and a certificate per member for 127.0.0.1, and every daemon serves TLS. With
+  // Metrics::kServe every daemon serves Prometheus metrics at metrics_address(i).
   LocalCluster(std::string gridcastd, const std::string& test_name, int members,
-               std::vector<std::string> extra_args = {}, Transport transport = Transport::kPlain)
-      : gridcastd_(std::move(gridcastd)), extra_args_(std::move(extra_args)), tls_(transport == Transport::kTls) {
+               std::vector<std::string> extra_args = {}, Transport transport = Transport::kPlain,
+               Metrics metrics = Metrics::kOff)
+      : gridcastd_(std::move(gridcastd)), extra_args_(std::move(extra_args)), tls_(transport == Transport::kTls),
+        metrics_(metrics == Metrics::kServe) {
     dir_ = fs::temp_directory_path() / ("gridcast-it-" + test_name + "-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "payloads");
@@ -75,6 +79,10 @@ class LocalCluster {
   // Not a tmpfs here: kept inside dir_ so that a killed daemon's leaves nothing in /dev/shm.
   fs::path memory_dir(int i) const { return dir_ / ("memory-" + std::to_string(i)); }
   fs::path log(int i) const { return dir_ / ("m" + std::to_string(i) + ".log"); }
+  // "127.0.0.1:port", below the data ports' range and apart per test process like them.
+  std::string metrics_address(int i) const {
+    return "127.0.0.1:" + std::to_string(12000 + static_cast<int>(getpid() % 750) * 8 + i);
+  }
   int size() const { return static_cast<int>(daemons_.size()); }
 
   void Kill(int i) { daemons_[i].Stop(SIGKILL); }
@@ -140,6 +148,7 @@ class LocalCluster {
       argv.insert(argv.end(), {"--tls-cert", (pki / (config_.members[i].name + ".pem")).string(), "--tls-key",
                                (pki / (config_.members[i].name + ".key")).string()});
     }
+    if (metrics_) argv.insert(argv.end(), {"--metrics", metrics_address(i)});
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     Result<ChildProcess> child = ChildProcess::Start(argv, log(i).string());
     if (!child.ok()) std::abort();  // no daemon binary: nothing to test or measure
@@ -158,6 +167,7 @@ class LocalCluster {
   ClusterConfig config_;
   std::vector<std::string> extra_args_;
   const bool tls_;
+  const bool metrics_;
   std::vector<ChildProcess> daemons_;
 };
 

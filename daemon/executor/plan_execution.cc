@@ -183,6 +183,7 @@ void PlanExecution::MarkLaneProgress(int lane) {
 }
 
 void PlanExecution::OnSwarmChunkVerified() {
+  if (options_.counters) options_.counters->ChunkVerified(Transport::kBitTorrent);
   asio::post(io_, [self = shared_from_this()] { self->OnChunkVerified(); });
 }
 
@@ -194,6 +195,7 @@ void PlanExecution::RequestStop(std::string reason) {
     if (state_ == ExecutionState::kPrepared || state_ == ExecutionState::kRunning) {
       state_ = ExecutionState::kStopped;
       error_ = std::move(reason);
+      CountEnd(PlanOutcome::kStopped);
     }
   }
   if (swarm_) swarm_->Leave();
@@ -209,6 +211,7 @@ void PlanExecution::Fail(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == ExecutionState::kFailed) return;
+    if (state_ == ExecutionState::kPrepared || state_ == ExecutionState::kRunning) CountEnd(PlanOutcome::kFailed);
     state_ = ExecutionState::kFailed;
     error_ = status.message();
   }
@@ -217,6 +220,14 @@ void PlanExecution::Fail(const Status& status) {
   for (const SocketPtr& socket : open_sockets_) socket->Close();
   open_sockets_.clear();
   chunk_arrived_.Notify();
+}
+
+void PlanExecution::CountEnd(PlanOutcome outcome) const {
+  if (options_.counters) options_.counters->PlanEnded(plan_.mode, outcome);
+}
+
+PeerTraffic* PlanExecution::PushTrafficWith(int member) const {
+  return options_.counters ? &options_.counters->Peer(plan_.members[member], Transport::kPush) : nullptr;
 }
 
 void PlanExecution::NotePayloadSent() {
@@ -231,6 +242,8 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   snapshot.chunks_done = store_->VerifiedCount();
   snapshot.chunks_total = store_->identity().NumChunks();
   snapshot.bytes_done = std::min(snapshot.chunks_done * plan_.chunk_bytes, plan_.payload_bytes);
+  snapshot.pushed_sent_bytes = pushed_sent_bytes_.load(std::memory_order_relaxed);
+  snapshot.pushed_received_bytes = pushed_received_bytes_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   snapshot.state = state_;
   snapshot.error = error_;
@@ -316,6 +329,7 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (state_ != ExecutionState::kRunning) return;
   state_ = ExecutionState::kDone;
+  CountEnd(PlanOutcome::kFinished);
   digest_ = *digest;
   finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
@@ -386,7 +400,10 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
 
   Spawn(ReadAcks(conn));
 
-  auto send_chunk = [this, conn, lane](uint64_t chunk) -> asio::awaitable<Status> {
+  PeerTraffic* const traffic = PushTrafficWith(child);
+  std::vector<bool>& sent_before = sent_[{lane, child}];
+  if (sent_before.empty()) sent_before.resize(plan_.NumChunks());
+  auto send_chunk = [this, conn, lane, traffic, &sent_before](uint64_t chunk) -> asio::awaitable<Status> {
     FrameHeader header;
     header.type = FrameType::kData;
     header.plan_id = id_;
@@ -398,8 +415,14 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     conn->in_flight.insert(chunk);
     conn->last_sent = std::chrono::steady_clock::now();
     NotePayloadSent();
-    co_return co_await WriteHeadAndFile(conn->socket, asio::buffer(header_bytes), store_->fd(),
-                                        store_->ChunkOffset(chunk), header.length, options_.io_timeout);
+    if (sent_before[chunk] && options_.counters) options_.counters->ChunkResent();
+    sent_before[chunk] = true;
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteHeadAndFile(conn->socket, asio::buffer(header_bytes), store_->fd(),
+                                                          store_->ChunkOffset(chunk), header.length,
+                                                          options_.io_timeout));
+    pushed_sent_bytes_.fetch_add(header.length, std::memory_order_relaxed);
+    if (traffic != nullptr) traffic->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
+    co_return Status::Ok();
   };
   // While this member waits for a chunk to forward, the child hears that its parent is alive.
   const auto keepalive_every = KeepaliveInterval();
@@ -499,6 +522,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
   Track(socket);
   conn->where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
   Spawn(WriteReplies(conn));
+  PeerTraffic* const traffic = PushTrafficWith(parent_[lane]);
   std::array<uint8_t, kFrameHeaderBytes> bytes{};
   while (!conn->closed) {
     Status read = co_await ReadExactly(socket, bytes, options_.io_timeout);
@@ -548,6 +572,8 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
       MarkLaneProgress(lane);
     }
     if (!received) break;
+    pushed_received_bytes_.fetch_add(header->length, std::memory_order_relaxed);
+    if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
     // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
     // here, so this connection never holds more than a window of buffers.
     while (conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
@@ -576,6 +602,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
   if (written.code() == StatusCode::kDataLoss) {
     spdlog::warn("{}: {}; asking the parent again", conn->where, written.message());
     reply.type = FrameType::kNack;
+    if (options_.counters) options_.counters->ChunkRefused(Transport::kPush);
     if (++conn->mismatches > kMaxMismatches) {
       spdlog::warn("{}: {} corrupt chunks from this parent; closing", conn->where, conn->mismatches);
       conn->Close();
@@ -585,6 +612,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     Fail(written.WithContext(plan_.members[self_]));
     return;
   } else {
+    if (options_.counters) options_.counters->ChunkVerified(Transport::kPush);
     if (swarm_) swarm_->ChunkVerifiedByPush(header.chunk, *data);
     if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();

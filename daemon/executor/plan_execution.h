@@ -44,6 +44,7 @@
 #include "daemon/executor/buffer_pool.h"
 #include "daemon/executor/notifier.h"
 #include "daemon/executor/swarm.h"
+#include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"
 #include "daemon/transport/frame.h"
 #include "daemon/transport/handshake.h"
@@ -78,6 +79,8 @@ struct ExecutionOptions {
   // Hybrid plans: a lane whose parent connection ended, or whose parent was silent (no bytes,
   // no keepalive) for this long, is repaired by pulling its missing chunks from the swarm.
   std::chrono::milliseconds repair_stall = std::chrono::seconds(2);
+  // The daemon's counters (bytes per peer, chunks, plan outcomes); null counts nothing.
+  std::shared_ptr<DaemonCounters> counters;
 };
 
 enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };
@@ -91,6 +94,10 @@ struct ExecutionSnapshot {
   Digest digest{};            // when done: ChunkListDigest of the stored chunks
   double finished_s = 0;      // seconds from Start() to completion, when done
   bool forwarding_done = false;  // every child holds everything this member sends it
+  // Payload bytes this member sent to its children and received from its parents (push lanes;
+  // a swarm's bytes are in its SwarmReport).
+  uint64_t pushed_sent_bytes = 0;
+  uint64_t pushed_received_bytes = 0;
   // When this member first handed payload bytes to a socket (push or swarm), if it has.
   std::optional<std::chrono::steady_clock::time_point> first_payload_sent;
 };
@@ -173,6 +180,10 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   void Fail(const Status& status);
+  // Under mutex_, as the state leaves kPrepared or kRunning for good.
+  void CountEnd(PlanOutcome outcome) const;
+  // The daemon's counters of the bytes exchanged with `member` by push; null without counters.
+  PeerTraffic* PushTrafficWith(int member) const;
   void SenderFinished();
   // Remembers a socket so RequestStop()/Fail() can close it; forgets closed ones.
   void Track(const SocketPtr& socket);
@@ -195,6 +206,9 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // (lane, child) edge, which chunks the child holds.
   std::vector<uint32_t> sends_left_;
   std::map<std::pair<int, int>, std::vector<bool>> delivered_;
+  // io thread only. Per (lane, child) edge, which chunks were sent on it: a second send is a
+  // resend (the child refused the chunk, or a connection was lost with it in flight).
+  std::map<std::pair<int, int>, std::vector<bool>> sent_;
 
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
 
@@ -220,6 +234,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // steady_clock nanoseconds of the first NotePayloadSent(); 0 = none yet. Atomic: the send
   // path checks it per chunk without the mutex.
   std::atomic<int64_t> first_payload_sent_ns_{0};
+  std::atomic<uint64_t> pushed_sent_bytes_{0}, pushed_received_bytes_{0};
 };
 
 }  // namespace gridcast

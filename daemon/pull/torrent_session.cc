@@ -62,11 +62,12 @@ class TorrentSwarm final : public PullSwarm {
   TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
                std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
                std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s,
-               std::function<void()> drain_alerts, std::function<void()> on_leave)
+               std::shared_ptr<DaemonCounters> counters, std::function<void()> drain_alerts,
+               std::function<void()> on_leave)
       : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
         names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
-        payload_bytes_(payload_bytes), bin_s_(bin_s), drain_alerts_(std::move(drain_alerts)),
-        on_leave_(std::move(on_leave)) {}
+        payload_bytes_(payload_bytes), bin_s_(bin_s), counters_(std::move(counters)),
+        drain_alerts_(std::move(drain_alerts)), on_leave_(std::move(on_leave)) {}
 
   ~TorrentSwarm() override { Leave(); }
 
@@ -136,14 +137,14 @@ class TorrentSwarm final : public PullSwarm {
   // Alert thread: a block of `piece` arrived from the peer with id `pid` at `when`.
   void RecordBlock(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block,
                    Clock::time_point when) {
-    const int64_t piece_start = int64_t{piece} * piece_bytes_;
-    const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
-    const int64_t block_bytes = std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
+    const int64_t block_bytes = BlockBytes(piece, block);
     // Pieces the push path handed over (add_piece) finish with no peer: not swarm traffic.
     if (block_bytes <= 0 || endpoint.address().is_unspecified()) return;
-    auto name = names_.find(pid);
-    const std::string from = name != names_.end() ? name->second
-                                                  : endpoint.address().to_string();
+    const std::string from = PeerName(pid, endpoint);
+    if (counters_) {
+      counters_->Peer(from, Transport::kBitTorrent).received_bytes.fetch_add(static_cast<uint64_t>(block_bytes),
+                                                                              std::memory_order_relaxed);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (started_ == Clock::time_point{}) started_ = when;
     const double t = std::max(0.0, std::chrono::duration<double>(when - started_).count());
@@ -162,8 +163,27 @@ class TorrentSwarm final : public PullSwarm {
     }
   }
 
+  // Alert thread: a block of `piece` was sent to the peer with id `pid`.
+  void RecordUpload(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block) {
+    const int64_t block_bytes = BlockBytes(piece, block);
+    if (block_bytes <= 0 || !counters_) return;
+    counters_->Peer(PeerName(pid, endpoint), Transport::kBitTorrent)
+        .sent_bytes.fetch_add(static_cast<uint64_t>(block_bytes), std::memory_order_relaxed);
+  }
+
  private:
   static constexpr size_t kMaxBins = 1 << 16;  // bounds a report: about 4.5 hours at 0.25 s
+
+  int64_t BlockBytes(int piece, int block) const {
+    const int64_t piece_start = int64_t{piece} * piece_bytes_;
+    const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
+    return std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
+  }
+  // The member behind a peer id, or the address of a peer that is not one (a client served).
+  std::string PeerName(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint) const {
+    auto name = names_.find(pid);
+    return name != names_.end() ? name->second : endpoint.address().to_string();
+  }
 
   lt::session& session_;
   const std::shared_ptr<TorrentStorageTable> table_;
@@ -174,6 +194,7 @@ class TorrentSwarm final : public PullSwarm {
   const int piece_bytes_;
   const int64_t payload_bytes_;
   const double bin_s_;
+  const std::shared_ptr<DaemonCounters> counters_;
   const std::function<void()> drain_alerts_;
   const std::function<void()> on_leave_;
   lt::torrent_handle handle_;
@@ -292,6 +313,13 @@ void TorrentSession::Impl::DrainAlerts() {
         swarm->RecordBlock(block->pid, block->endpoint, static_cast<int>(block->piece_index), block->block_index,
                            std::chrono::time_point_cast<Clock::duration>(when));
       }
+    } else if (auto* upload = lt::alert_cast<lt::block_uploaded_alert>(a)) {
+      if (auto swarm = FindSwarm(upload->handle)) {
+        swarm->RecordUpload(upload->pid, upload->endpoint, static_cast<int>(upload->piece_index), upload->block_index);
+      }
+    } else if (lt::alert_cast<lt::hash_failed_alert>(a) != nullptr) {
+      spdlog::warn("swarm: {}", a->message());
+      if (options_.counters) options_.counters->ChunkRefused(Transport::kBitTorrent);
     } else if (a->category() & lt::alert_category::error) {
       spdlog::warn("swarm: {}", a->message());
     }
@@ -344,6 +372,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& 
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
                                               gate, info->piece_length(), info->total_size(), options_.bin_s,
+                                              options_.counters,
                                               [this] { DrainAlerts(); }, [this, slots = role.upload_slots] {
                                                 if (slots > 0) ReleaseUploadSlots(slots);
                                               });
@@ -378,7 +407,9 @@ Result<std::unique_ptr<TorrentSession>> TorrentSession::Start(TorrentSessionOpti
   s.set_bool(lt::settings_pack::enable_outgoing_utp, false);
   s.set_bool(lt::settings_pack::enable_incoming_utp, false);
   s.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
-  s.set_int(lt::settings_pack::alert_mask, lt::alert_category::error | lt::alert_category::block_progress);
+  // Uploaded blocks and failed piece checks feed the daemon's counters (DaemonCounters).
+  s.set_int(lt::settings_pack::alert_mask, lt::alert_category::error | lt::alert_category::block_progress |
+                                               lt::alert_category::upload | lt::alert_category::status);
   // One alert per received 16 KiB block feeds the observations: at 10 Gbit/s that is ~80,000
   // a second, and with libtorrent's default queue (2,000) a member whose alert thread waited
   // for a core dropped blocks from its observations (kAlertBatch at that rate is 8,000).

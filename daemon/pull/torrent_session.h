@@ -39,6 +39,7 @@
 #include "collectives/plan.h"
 #include "common/result.h"
 #include "daemon/executor/swarm.h"
+#include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"
 
 namespace gridcast {
@@ -55,6 +56,8 @@ struct TorrentSessionOptions {
   int upload_slots = -1;
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(3);
   double bin_s = 0.25;         // width of the observation time bins
+  // Counts the swarms' bytes per peer and their refused pieces; null counts nothing.
+  std::shared_ptr<DaemonCounters> counters;
 };
 
 struct SwarmJoin {

@@ -19,15 +19,19 @@ grpc::Status ToGrpc(const gridcast::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message());
 }
 
-// Runs a handler body; anything it throws becomes INTERNAL instead of a crash.
+// Runs a handler body and counts its answer; anything it throws becomes INTERNAL instead of
+// a crash.
 template <typename Body>
-grpc::Status Guarded(const char* method, Body body) {
+grpc::Status Guarded(DaemonCounters& counters, const char* method, Body body) {
+  grpc::Status status;
   try {
-    return ToGrpc(body());
+    status = ToGrpc(body());
   } catch (const std::exception& e) {
     spdlog::error("{}: {}", method, e.what());
-    return grpc::Status(grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+    status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what());
   }
+  counters.ControlCall(method, status.error_code());
+  return status;
 }
 
 // The caller's deadline on the steady clock (relayed calls must end before it does).
@@ -53,13 +57,15 @@ void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
 }  // namespace
 
 ControlService::ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
-                               AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret)
+                               AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret,
+                               DaemonCounters& counters)
     : node_(node),
       tree_(tree),
       coordinator_(coordinator),
       allgathers_(allgathers),
       exports_(exports),
-      authenticator_(std::move(secret)) {}
+      authenticator_(std::move(secret)),
+      counters_(counters) {}
 
 gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, const char* method) {
   const auto& metadata = context->client_metadata();
@@ -72,7 +78,7 @@ gridcast::Status ControlService::Authenticate(grpc::ServerContext* context, cons
 
 grpc::Status ControlService::Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                                        grpc::ServerWriter<v1::BroadcastProgress>* writer) {
-  return Guarded("Broadcast", [&] {
+  return Guarded(counters_, "Broadcast", [&] {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Broadcast"));
     return coordinator_.Run(*request, [writer](const v1::BroadcastProgress& progress) {
       writer->Write(progress);  // a client that went away does not stop the broadcast
@@ -82,7 +88,7 @@ grpc::Status ControlService::Broadcast(grpc::ServerContext* context, const v1::B
 
 grpc::Status ControlService::Allgather(grpc::ServerContext* context, const v1::AllgatherRequest* request,
                                        grpc::ServerWriter<v1::BroadcastProgress>* writer) {
-  return Guarded("Allgather", [&] {
+  return Guarded(counters_, "Allgather", [&] {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Allgather"));
     return allgathers_.Run(*request, [writer](const v1::BroadcastProgress& progress) {
       writer->Write(progress);  // a client that went away does not stop the allgather
@@ -92,7 +98,7 @@ grpc::Status ControlService::Allgather(grpc::ServerContext* context, const v1::A
 
 grpc::Status ControlService::DescribePart(grpc::ServerContext* context, const v1::DescribePartRequest* request,
                                           v1::DescribePartResponse* response) {
-  return Guarded("DescribePart", [&]() -> gridcast::Status {
+  return Guarded(counters_, "DescribePart", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/DescribePart"));
     GRIDCAST_ASSIGN_OR_RETURN(*response, node_.DescribePart(*request));
     return gridcast::Status::Ok();
@@ -101,7 +107,7 @@ grpc::Status ControlService::DescribePart(grpc::ServerContext* context, const v1
 
 grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                                      v1::PrepareResponse* response) {
-  return Guarded("Prepare", [&]() -> gridcast::Status {
+  return Guarded(counters_, "Prepare", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Prepare"));
     if (request->control_fanout() > 0) {
       GRIDCAST_ASSIGN_OR_RETURN(*response, tree_.Prepare(*request, DeadlineOf(context)));
@@ -114,7 +120,7 @@ grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::Pre
 
 grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::StartRequest* request,
                                    v1::StartResponse*) {
-  return Guarded("Start", [&]() -> gridcast::Status {
+  return Guarded(counters_, "Start", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Start"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckStartRequest(*request));
     const auto source_started = std::chrono::steady_clock::now() -
@@ -126,7 +132,7 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
 
 grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
                                     v1::CancelResponse*) {
-  return Guarded("Cancel", [&]() -> gridcast::Status {
+  return Guarded(counters_, "Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckCancelRequest(*request));
     const std::string reason = CancelReason(*request);
@@ -141,7 +147,7 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
 
 grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::StatusRequest* request,
                                     v1::StatusResponse* response) {
-  return Guarded("Status", [&]() -> gridcast::Status {
+  return Guarded(counters_, "Status", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Status"));
     GRIDCAST_RETURN_IF_ERROR(CheckStatusRequest(*request));
     response->set_member(node_.name());
@@ -171,7 +177,7 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
 
 grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRequest* request,
                                   v1::ListResponse* response) {
-  return Guarded("List", [&]() -> gridcast::Status {
+  return Guarded(counters_, "List", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/List"));
     *response = node_.List(request->verify());
     return gridcast::Status::Ok();
@@ -180,7 +186,7 @@ grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRe
 
 grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::RemoveRequest* request,
                                     v1::RemoveResponse*) {
-  return Guarded("Remove", [&]() -> gridcast::Status {
+  return Guarded(counters_, "Remove", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Remove"));
     return node_.Remove(request->name(), request->in_memory());
   });
@@ -188,7 +194,7 @@ grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::Remo
 
 grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
                                            v1::ExportTorrentResponse* response) {
-  return Guarded("ExportTorrent", [&]() -> gridcast::Status {
+  return Guarded(counters_, "ExportTorrent", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ExportTorrent"));
     GRIDCAST_ASSIGN_OR_RETURN(ExportedTorrent exported, exports_.Export(request->name(), request->piece_bytes()));
     response->set_torrent(std::move(exported.torrent));
@@ -201,7 +207,7 @@ grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v
 
 grpc::Status ControlService::ServeTo(grpc::ServerContext* context, const v1::ServeToRequest* request,
                                      v1::ServeToResponse* response) {
-  return Guarded("ServeTo", [&]() -> gridcast::Status {
+  return Guarded(counters_, "ServeTo", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ServeTo"));
     ServeRequest serve{request->name(), request->address(), request->piece_bytes(), request->timeout_s()};
     GRIDCAST_ASSIGN_OR_RETURN(ServeSnapshot done, exports_.Serve(serve, [context] { return context->IsCancelled(); }));

@@ -1,7 +1,7 @@
 // ControlService: the gRPC face of gridcastd. Each handler authenticates the call, decodes,
 // calls Participant, ControlTree (calls that travel the control tree), BroadcastCoordinator or
 // AllgatherCoordinator,
-// and maps Status to grpc::Status. No logic of its own;
+// maps Status to grpc::Status and counts the answer. No logic of its own;
 // any exception is caught and answered as INTERNAL so input can never take the daemon down.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include "daemon/coordinator/allgather_coordinator.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/control_tree.h"
+#include "daemon/metrics/daemon_counters.h"
 #include "daemon/participant.h"
 #include "daemon/pull/torrent_exports.h"
 #include "proto/control.grpc.pb.h"
@@ -20,7 +21,8 @@ namespace gridcast {
 class ControlService final : public v1::Control::Service {
  public:
   ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
-                 AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret);
+                 AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret,
+                 DaemonCounters& counters);
 
   grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                          grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
@@ -54,6 +56,7 @@ class ControlService final : public v1::Control::Service {
   AllgatherCoordinator& allgathers_;
   TorrentExports& exports_;
   ControlAuthenticator authenticator_;
+  DaemonCounters& counters_;  // each call counted by method and answer
 };
 
 }  // namespace gridcast

@@ -49,6 +49,9 @@ TEST_F(CheckConfigTest, AGoodConfigurationSaysWhatWouldRunAndChangesNothing) {
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("configuration OK: member n1 of 2 members"), std::string::npos) << out.output;
   EXPECT_NE(out.output.find("control 127.0.0.1:17001"), std::string::npos) << out.output;
+  const CommandOutput metrics = Check({"--name", "n1", "--metrics", "127.0.0.1:9464"});
+  EXPECT_EQ(metrics.exit_code, 0) << metrics.output;
+  EXPECT_NE(metrics.output.find("metrics http://127.0.0.1:9464/metrics"), std::string::npos) << metrics.output;
   EXPECT_FALSE(fs::exists(dir_ / "data")) << "--check-config made the data directory";
   EXPECT_FALSE(fs::exists(dir_ / "memory")) << "--check-config made the memory directory";
   // The same from a config file.
@@ -70,6 +73,7 @@ TEST_F(CheckConfigTest, EachProblemIsNamedWithExitCode2) {
   refused({"--name", "n9"}, "'n9' is not a member");
   refused({"--name", "n1", "--data", "nowhere"}, "data address");
   refused({"--name", "n1", "--log-level", "loud"}, "--log-level");
+  refused({"--name", "n1", "--metrics", "everywhere"}, "--metrics");
   refused({"--name", "n1", "--tls-cert", (dir_ / "missing.pem").string(), "--tls-key", (dir_ / "missing.key").string(),
            "--tls-ca", (dir_ / "missing-ca.pem").string()},
           "missing");
@@ -114,6 +118,18 @@ TEST(SystemdUnit, VerifiesAndIsHardened) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->exit_code, 0) << out->output;
   EXPECT_EQ(out->output.find("gridcastd.service"), std::string::npos) << out->output;
+}
+
+// The alerting rules load, and fire (or stay quiet) as their own promtool unit tests say.
+TEST(AlertRules, LoadAndPassTheirUnitTests) {
+  const std::string dir = GRIDCAST_PROMETHEUS_DIR;
+  for (const std::vector<std::string>& check :
+       {std::vector<std::string>{"promtool", "check", "rules", dir + "/gridcast-alerts.yml"},
+        std::vector<std::string>{"sh", "-c", "cd '" + dir + "' && promtool test rules gridcast-alerts.test.yml"}}) {
+    Result<CommandOutput> out = RunCommand(check);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->exit_code, 0) << out->output;
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "cluster/control_client.h"
 #include "collectives/registry.h"
+#include "tests/integration/exposition.h"
 #include "tests/integration/send_helpers.h"
 
 namespace gridcast {
@@ -338,7 +339,8 @@ TEST_F(PushTest, MalformedFramesCloseTheConnectionOnly) {
 
 TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   // Small windows and chunks make the broadcast long enough to interrupt on loopback.
-  LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4"});
+  LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4"}, LocalCluster::Transport::kPlain,
+                       LocalCluster::Metrics::kServe);
   const std::string path = cluster.MakePayload("big.bin", 400u << 20);
   Result<ChildProcess> sender = ChildProcess::Start(
       {GRIDCAST_CLI, "send", path, "--cluster", cluster.cluster_file(), "--algo", "chain",
@@ -360,7 +362,15 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   }
   ASSERT_GT(done_before_kill, 0u);
   ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
-  cluster.Kill(2);
+  // Mid-broadcast, the metrics show the plan running at m1 (the middle of the chain).
+  const Exposition running(Scrape(cluster, 1));
+  EXPECT_EQ(running.Value("gridcast_broadcasts_active", {{"mode", "push"}}), 1);
+  const std::map<std::string, std::string> plan = {{"payload", "big.bin"}, {"mode", "push"}, {"role", "member"}};
+  const double progress = running.Sum("gridcast_plan_progress_ratio", plan);
+  EXPECT_GT(progress, 0);
+  EXPECT_LT(progress, 1);
+  EXPECT_GT(running.Sum("gridcast_plan_received_bytes_total", plan), 0);
+  EXPECT_EQ(running.Sum("gridcast_plan_chunks", plan), total);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   cluster.Restart(2);
   EXPECT_EQ(sender->Wait(), 0) << ReadFile(cluster.dir() / "send.out");
@@ -376,6 +386,10 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   const size_t start = log.rfind(", ", at) + 2;
   const uint64_t held = std::stoull(log.substr(start, at - start));
   EXPECT_GE(held + 4, done_before_kill) << log;
+  // ... and counted it: one resume, of exactly those chunks.
+  const Exposition resumed(Scrape(cluster, 2));
+  EXPECT_EQ(resumed.Value("gridcast_resumes_total"), 1);
+  EXPECT_EQ(resumed.Value("gridcast_resumed_chunks_total"), held);
 }
 
 // --tcp-congestion: an algorithm the kernel lacks leaves the host's default, said once in the

@@ -130,12 +130,21 @@ class PlanExecutionFixture : public ::testing::Test {
     options.secret = kSecret;
     options.tls = TlsOf(i);
     options.reconnect_delay = std::chrono::milliseconds(20);
+    options.counters = CountersOf(i);
     auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, std::move(store), options);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       executions_[i] = execution;
     }
     boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
+  }
+
+  // Member i's daemon counters (one set per member, kept across its restarts).
+  std::shared_ptr<DaemonCounters> CountersOf(int i) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::shared_ptr<DaemonCounters>& counters = counters_[i];
+    if (counters == nullptr) counters = std::make_shared<DaemonCounters>();
+    return counters;
   }
 
   ExecutionSnapshot SnapshotOf(int i) {
@@ -193,6 +202,7 @@ class PlanExecutionFixture : public ::testing::Test {
   std::vector<std::string> addresses_;
   std::mutex mutex_;
   std::map<int, std::shared_ptr<PlanExecution>> executions_;  // guarded by mutex_
+  std::map<int, std::shared_ptr<DaemonCounters>> counters_;   // guarded by mutex_
   fs::path source_path_;
   Plan plan_;
   PayloadIdentity identity_;
