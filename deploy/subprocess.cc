@@ -70,12 +70,13 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
 
 namespace {
 
-// posix_spawnp with stdin from /dev/null and, when log_path is set, stdout and stderr appended
-// to it; in a new session when `detach`.
-Result<int> Spawn(const std::vector<std::string>& argv, const std::string& log_path, bool detach) {
+// posix_spawnp with stdin from `stdin_path` and, when log_path is set, stdout and stderr
+// appended to it; in a new session when `detach`.
+Result<int> Spawn(const std::vector<std::string>& argv, const std::string& log_path, bool detach,
+                  const std::string& stdin_path = "/dev/null") {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   if (!log_path.empty()) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -99,8 +100,9 @@ Result<int> Spawn(const std::vector<std::string>& argv, const std::string& log_p
 
 }  // namespace
 
-Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
-  return Spawn(argv, log_path, /*detach=*/true);
+Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path,
+                          const std::string& stdin_path) {
+  return Spawn(argv, log_path, /*detach=*/true, stdin_path);
 }
 
 Status RunChecked(const std::vector<std::string>& argv) {

@@ -23,9 +23,10 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv);
 // Like RunCommand, but a non-zero exit is an error naming the command and its output.
 Status RunChecked(const std::vector<std::string>& argv);
 
-// Starts argv in a new session (it outlives this process), stdin from /dev/null, stdout and
+// Starts argv in a new session (it outlives this process), stdin from `stdin_path`, stdout and
 // stderr appended to log_path. Returns the pid. For daemons that netgrid down stops later.
-Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path);
+Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path,
+                          const std::string& stdin_path = "/dev/null");
 
 // "ip -n x link set ..." for messages.
 std::string JoinCommand(const std::vector<std::string>& argv);

@@ -7,6 +7,7 @@
 #include "client/cli/cluster_command.h"
 #include "client/cli/collectives_command.h"
 #include "client/cli/netgrid_command.h"
+#include "client/cli/slurm_command.h"
 #include "client/cli/torrent_command.h"
 #include "client/cli/tomography_command.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   gridcast::cli::AddBenchCommand(app, &exit_code);
   gridcast::cli::AddTorrentCommands(app, &exit_code);
   gridcast::cli::AddTomographyCommand(app, &exit_code);
+  gridcast::cli::AddSlurmCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
