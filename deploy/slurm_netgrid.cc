@@ -56,7 +56,10 @@ std::string SlurmConf(const NetgridState& netgrid, const fs::path& state_dir) {
       "JobAcctGatherType=jobacct_gather/none\n"
       // The nodes are namespaces of one host: trust the configured CPUs, not what it has.
       "SlurmdParameters=config_overrides\n"
-      "KillWait=5\n",
+      "KillWait=5\n"
+      // Round trips over the emulated slow links: sbcast's 8 MB blocks, forwarded to up to 8
+      // nodes behind one 50mbit uplink, take longer than the default 10 s.
+      "MessageTimeout=60\n",
       netgrid.topology_name, controller.name, controller.address, MungeSocket(state_dir).string(), dir.string(),
       dir.string(), dir.string(), dir.string(), dir.string(), dir.string());
   for (const NetgridNode& node : netgrid.nodes) {
@@ -114,6 +117,12 @@ Result<fs::path> StartSlurmOnNetgrid(const NetgridState& netgrid, const fs::path
   std::ofstream(dir / "munge" / "munge.key", std::ios::binary) << key;
   fs::permissions(dir / "munge" / "munge.key", fs::perms::owner_read | fs::perms::owner_write, ec);
   std::ofstream(dir / "slurm.conf") << SlurmConf(netgrid, state_dir);
+  // The nodes' names resolve as on a real cluster (Slurm's message forwarding looks some up).
+  {
+    std::ofstream hosts(dir / "hosts");
+    hosts << "127.0.0.1 localhost\n";
+    for (const NetgridNode& node : netgrid.nodes) hosts << node.address << " " << node.name << "\n";
+  }
 
   const NetgridNode& first = netgrid.nodes.front();
   GRIDCAST_RETURN_IF_ERROR(RunChecked(InNetns(
@@ -123,11 +132,13 @@ Result<fs::path> StartSlurmOnNetgrid(const NetgridState& netgrid, const fs::path
   if (!WaitFor([&] { return fs::exists(MungeSocket(state_dir)); }, 10)) {
     return Status::Unavailable("munged did not start: " + ReadAll(dir / "munge" / "munged.log"));
   }
-  // A daemon per node, each in its own UTS (and for slurmd, mount) namespace.
+  // A daemon per node, each in its own UTS and mount namespace, seeing the nodes' hosts file.
   auto start = [&](const NetgridNode& node, const std::string& shell) {
-    return RunChecked(SlurmExecArgv(node, state_dir, {"unshare", "--uts", "--mount", "sh", "-c", shell}));
+    return RunChecked(SlurmExecArgv(node, state_dir, {"unshare", "--uts", "--mount", "sh", "-c",
+                                                      "hostname " + node.name + " && mount --bind " +
+                                                          (dir / "hosts").string() + " /etc/hosts && " + shell}));
   };
-  GRIDCAST_RETURN_IF_ERROR(start(first, "hostname " + first.name + " && exec slurmctld -i"));
+  GRIDCAST_RETURN_IF_ERROR(start(first, "exec slurmctld -i"));
   if (!WaitFor([&] {
         Result<CommandOutput> ping = RunCommand(SlurmExecArgv(first, state_dir, {"scontrol", "ping"}));
         return ping.ok() && ping->output.find("is UP") != std::string::npos;
@@ -135,8 +146,7 @@ Result<fs::path> StartSlurmOnNetgrid(const NetgridState& netgrid, const fs::path
     return Status::Unavailable("slurmctld did not come up: " + ReadAll(dir / "slurmctld.log"));
   }
   for (const NetgridNode& node : netgrid.nodes) {
-    GRIDCAST_RETURN_IF_ERROR(start(node, "hostname " + node.name + " && mount --bind " +
-                                             SlurmNodeDir(state_dir, node.name).string() + " " +
+    GRIDCAST_RETURN_IF_ERROR(start(node, "mount --bind " + SlurmNodeDir(state_dir, node.name).string() + " " +
                                              SlurmLocalDir(state_dir).string() + " && exec slurmd"));
   }
   std::string states;

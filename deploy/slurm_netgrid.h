@@ -5,7 +5,8 @@
 // host's /sys/fs/cgroup stays visible to slurmd). Each slurmd, and so every job step it
 // starts, also has a UTS namespace whose host name is the node's name, and a mount namespace
 // in which STATE/slurm/local is the node's own directory STATE/slurm/nodes/NODE: one
-// node-local path, private to each node, as /tmp is on a real cluster. slurmctld runs on the
+// node-local path, private to each node, as /tmp is on a real cluster; /etc/hosts there names
+// every node, as a cluster's DNS would. slurmctld runs on the
 // first node; munged too, with its own key and socket under STATE/slurm. Everything runs as
 // root. NetgridDown() stops it all with the namespaces' other processes.
 #pragma once

@@ -476,6 +476,10 @@ int Bench(const BenchArgs& args) {
     outcome = RunAllgather(ctx);
   } else if (args.mode == "mpi-allgather") {
     outcome = RunMpiAllgather(ctx);
+  } else if (args.mode == "sbcast") {
+    outcome = RunSbcast(ctx);
+  } else if (args.mode == "slurm-stage") {
+    outcome = RunSlurmStage(ctx);
   } else {
     outcome = RunIperf(ctx);
   }
@@ -530,18 +534,22 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused), "
                     "allgather (gridcast allgather of one part of SIZE / nodes per node), "
                     "mpi-allgather (tuned MPI_Allgather of the same parts), mpi-shim-allgather (its program's "
-                    "MPI_Allgather through libgridcast-mpi.so)")
+                    "MPI_Allgather through libgridcast-mpi.so), sbcast (Slurm's sbcast in a batch job on a real "
+                    "Slurm over the netgrid), slurm-stage (gridcast slurm stage in the same job)")
       ->required()
       ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "mpi-shim", "iperf",
-                             "p2p-matrix", "allgather", "mpi-allgather", "mpi-shim-allgather"}));
+                             "p2p-matrix", "allgather", "mpi-allgather", "mpi-shim-allgather", "sbcast",
+                             "slurm-stage"}));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--algo", args->algo,
-                    "push: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline); allgather: "
-                    "all-to-all planner (default auto); mpi-allgather: Open MPI allgather algorithm (default ring)");
-  bench->add_option("--chunk", args->chunk, "push, allgather: chunk size (default: the planner's)");
+                    "push, slurm-stage: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline); "
+                    "allgather: all-to-all planner (default auto); mpi-allgather: Open MPI allgather algorithm "
+                    "(default ring); sbcast: fanout:N (default: sbcast's own)");
+  bench->add_option("--chunk", args->chunk,
+                    "push, allgather, slurm-stage: chunk size (default: the planner's); sbcast: its --size");
   bench->add_flag("--in-memory", args->in_memory,
                   "push, allgather: receivers keep the payload in memory (--in-memory)");
   bench->add_flag("--tls", args->tls,

@@ -87,4 +87,10 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx);
 // coll_tuned algorithm (default ring), the same parts.
 Result<BenchOutcome> RunMpiAllgather(const BenchContext& ctx);
 
+// --mode sbcast: Slurm's sbcast of a random payload to every node of a batch job on a real
+// Slurm over the netgrid (--algo fanout:N, --chunk its block size); --mode slurm-stage: the same
+// with `gridcast slurm stage` (bench_slurm.cc).
+Result<BenchOutcome> RunSbcast(const BenchContext& ctx);
+Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx);
+
 }  // namespace gridcast::cli

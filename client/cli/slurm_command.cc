@@ -40,6 +40,7 @@ struct SlurmArgs {
   std::string algo;
   std::string chunk;
   std::string mode;
+  std::string topology;
   double timeout_s = 0;
   double stall_timeout_s = 0;
   double start_timeout_s = 60;
@@ -127,7 +128,8 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
   const auto base = static_cast<uint16_t>(args.port_base > 0 ? args.port_base : JobPortBase(job.job_id));
   std::string secret(32, '\0');
   RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
-  const ClusterConfig cluster = SlurmClusterConfig(job, base, std::move(secret));
+  ClusterConfig cluster = SlurmClusterConfig(job, base, std::move(secret));
+  if (!args.topology.empty()) cluster.topology_path = fs::absolute(args.topology).string();
   {
     std::ofstream out(state.cluster());
     out << FormatClusterFile(cluster);
@@ -184,6 +186,7 @@ int StageOnFirstNode(const SlurmArgs& args, const SlurmJob& job, const fs::path&
                                    "--start-timeout", fmt::format("{:g}", args.start_timeout_s)};
   AddSendOptions(args, &argv);
   if (args.port_base > 0) argv.insert(argv.end(), {"--port-base", std::to_string(args.port_base)});
+  if (!args.topology.empty()) argv.insert(argv.end(), {"--topology", fs::absolute(args.topology).string()});
   for (const std::string& extra : args.daemon_args) argv.insert(argv.end(), {"--daemon-arg", extra});
   if (args.keep) argv.push_back("--keep");
   Result<ChildProcess> child = ChildProcess::Start(argv);
@@ -221,6 +224,16 @@ int Stage(const SlurmArgs& args) {
   }
   for (const std::string& pattern : {args.dest, args.memory_dir, args.state}) {
     if (Status valid = ExpandJobPattern(pattern, "", "").status(); !valid.ok()) return ReportError(valid);
+  }
+  if (!args.topology.empty()) {
+    Result<NetworkModel> model = LoadTopology(args.topology);
+    if (!model.ok()) return ReportError(model.status());
+    for (const SlurmNode& node : job->nodes) {
+      if (!model->FindNode(node.name)) {
+        return ReportError(Status::InvalidArgument("--topology " + args.topology + " has no node '" + node.name +
+                                                   "' (its nodes must carry the job's Slurm node names)"));
+      }
+    }
   }
   const bool on_a_node = std::any_of(job->nodes.begin(), job->nodes.end(),
                                      [&](const SlurmNode& n) { return n.name == job->this_node; });
@@ -316,6 +329,9 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   stage->add_option("--algo", args->algo, "Planner, as for gridcast send (default auto)");
   stage->add_option("--chunk", args->chunk, "Chunk size, e.g. 4MiB (default: the planner's)");
   stage->add_option("--mode", args->mode, "push, pull or hybrid, as for gridcast send");
+  stage->add_option("--topology", args->topology,
+                    "Topology file whose nodes are the job's (by Slurm name), read on the node running stage: "
+                    "auto plans by it (default: none, auto plans for an unknown network)");
   stage->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   stage->add_option("--stall-timeout", args->stall_timeout_s, "As for gridcast send (default 60)");
   stage->add_option("--start-timeout", args->start_timeout_s, "Seconds for every daemon to answer (default 60)");

@@ -1,6 +1,7 @@
 // `gridcast bench` end to end on a 4-node, 2-switch netgrid: the --json line has exactly the
 // documented keys and a verified push; SIGINT in the middle of a run leaves no namespace,
-// daemon or state directory behind; MPI_Bcast runs across the namespaces (when built with MPI).
+// daemon or state directory behind; MPI_Bcast runs across the namespaces (when built with MPI);
+// sbcast and gridcast slurm stage run on a real Slurm.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kTestDir = "/tmp/gridcast-bench-e2e";
-constexpr const char* kStates[] = {"push", "interrupt", "mpi"};
+constexpr const char* kStates[] = {"push", "interrupt", "mpi", "sbcast", "stage"};
 
 constexpr const char* kTopology = R"(name: bench-e2e
 switches:
@@ -90,7 +91,7 @@ class BenchE2ETest : public ::testing::Test {
     for (const auto& item : result.items()) keys.insert(item.key());
     std::set<std::string> expected = {"mode", "algo", "size_bytes", "completion_s", "bound_s", "ratio", "verified"};
     // gridcast's own modes pass the send summary's control-plane counters through.
-    if (mode != "mpi") {
+    if (mode != "mpi" && mode != "sbcast") {
       expected.insert("control");
       ASSERT_TRUE(result["control"].is_object()) << result.dump();
       EXPECT_GT(result["control"]["rpcs_at_source"].get<uint64_t>(), 0u) << result.dump();
@@ -140,6 +141,14 @@ TEST_F(BenchE2ETest, InterruptTearsEverythingDown) {
   }
   ASSERT_TRUE(left.ok());
   EXPECT_NE(left->exit_code, 0) << "processes left behind:\n" << left->output;
+}
+
+// A real Slurm on the netgrid: sbcast, and gridcast slurm stage in the same kind of job.
+TEST_F(BenchE2ETest, SbcastAndSlurmStageRunOnARealSlurm) {
+  Result<CommandOutput> found = RunCommand({"sh", "-c", "command -v slurmctld && command -v sbcast"});
+  if (!found.ok() || found->exit_code != 0) GTEST_SKIP() << "Slurm is not installed (deploy/install-deps)";
+  ExpectResultLine(RunBench("sbcast", "sbcast"), "sbcast");
+  ExpectResultLine(RunBench("slurm-stage", "stage"), "slurm-stage");
 }
 
 TEST_F(BenchE2ETest, MpiBcastRunsAcrossTheNamespaces) {

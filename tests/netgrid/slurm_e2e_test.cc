@@ -114,7 +114,7 @@ class SlurmStageTest : public ::testing::Test {
 TEST_F(SlurmStageTest, ABatchScriptStagesAVerifiedCopyOnEveryNode) {
   const fs::path payload = MakePayload("dataset.bin", (6 << 20) + 123);
   const CommandOutput job = Batch(std::string(GRIDCAST_CLI) + " slurm stage " + payload.string() + " --dest " + Local() +
-                                  "/stage --json");
+                                  "/stage --topology " + (kDir / "topology.yaml").string() + " --json");
   ASSERT_EQ(job.exit_code, 0) << job.output;
   const nlohmann::json summary = nlohmann::json::parse(job.output.substr(job.output.find('{')), nullptr, false);
   ASSERT_TRUE(summary.is_object()) << job.output;
@@ -167,7 +167,7 @@ TEST_F(SlurmStageTest, ANodeThatCannotStoreFailsTheStageNamingIt) {
   // On node 2 a file stands where the destination directory would be.
   std::ofstream(NodeLocal(2) / "blocked") << "not a directory";
   const CommandOutput job =
-      Batch(std::string(GRIDCAST_CLI) + " slurm stage " + payload.string() + " --dest " + Local() + "/blocked --start-timeout 20");
+      Batch(std::string(GRIDCAST_CLI) + " slurm stage " + payload.string() + " --dest " + Local() + "/blocked --start-timeout 10");
   EXPECT_NE(job.exit_code, 0) << job.output;
   EXPECT_NE(job.output.find(netgrid_.nodes[2].name), std::string::npos) << job.output;
   ExpectNothingLeft();

@@ -1,0 +1,162 @@
+// gridcast bench --mode sbcast | slurm-stage: a payload put on every node of a Slurm job, by
+// Slurm's own sbcast and by `gridcast slurm stage`, on a real Slurm over the netgrid
+// (deploy/slurm_netgrid.h). Both are timed inside the same kind of batch job, from the command's
+// start to its end, and every node's copy is hashed again here.
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "client/cli/bench_modes.h"
+#include "client/cli/cli_util.h"
+#include "collectives/bound.h"
+#include "common/hex.h"
+#include "common/units.h"
+#include "deploy/slurm_netgrid.h"
+
+namespace gridcast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kPayloadName = "bench.bin";
+constexpr const char* kTimeMarker = "gridcast-bench-seconds ";
+
+struct TimedJob {
+  double seconds = 0;
+  int command_exit = -1;
+  std::string output;  // the command's own, without the timing line
+};
+
+// Runs `command` (a shell line) as a batch job on every node, timed around the command alone
+// on the job's first node, which must be the topology's source.
+Result<TimedJob> RunTimedJob(const BenchContext& ctx, const NetgridState& netgrid, const std::string& command) {
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  const fs::path script = ctx.state_dir / "job.sh";
+  const fs::path output = ctx.state_dir / "job.out";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "if [ \"$SLURMD_NODENAME\" != '" << source << "' ]; then\n"
+                        << "  echo \"the batch host is $SLURMD_NODENAME, not the source " << source << "\"; exit 3\n"
+                        << "fi\n"
+                        << "start=$(date +%s.%N)\n"
+                        << command << "\n"
+                        << "code=$?\n"
+                        << "echo \"" << kTimeMarker << "$start $(date +%s.%N) $code\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
+  GRIDCAST_ASSIGN_OR_RETURN(
+      CommandOutput ran,
+      RunCommand(SlurmExecArgv(*netgrid.FindNode(source), ctx.state_dir,
+                               {"timeout", fmt::format("{:.0f}", 300 + 20 * bound_s), "sbatch", "--wait",
+                                "--nodes=" + std::to_string(netgrid.nodes.size()), "--output=" + output.string(),
+                                script.string()})));
+  std::ifstream in(output);
+  std::stringstream text;
+  text << in.rdbuf();
+  TimedJob job;
+  job.output = text.str();
+  const size_t marker = job.output.rfind(kTimeMarker);
+  if (marker == std::string::npos) {
+    return Status::Internal(fmt::format("the batch job failed (sbatch exit {}): {}{}", ran.exit_code, ran.output, job.output));
+  }
+  std::istringstream timing(job.output.substr(marker + std::string(kTimeMarker).size()));
+  double start = 0, end = 0;
+  timing >> start >> end >> job.command_exit;
+  job.seconds = end - start;
+  job.output.erase(marker);
+  return job;
+}
+
+// Every node's copy at `relative` under its node-local directory, hashed against `digest`.
+void CheckCopies(const BenchContext& ctx, const fs::path& relative, const Digest& digest, BenchOutcome* outcome) {
+  int copies_ok = 0;
+  for (const Node& node : ctx.model.nodes) {
+    Result<Digest> copy = FileSha256(SlurmNodeDir(ctx.state_dir, node.name) / relative);
+    if (copy.ok() && *copy == digest) {
+      ++copies_ok;
+    } else {
+      outcome->verified = false;
+      outcome->details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
+    }
+  }
+  outcome->details.push_back(fmt::format("{} of {} nodes' copies hash to the payload's SHA-256 {}", copies_ok,
+                                         ctx.model.nodes.size(), ToHex(digest).substr(0, 16)));
+}
+
+struct SlurmBench {
+  std::unique_ptr<BenchNetgrid> netgrid;
+  fs::path payload;
+  Digest digest{};
+};
+
+Result<SlurmBench> SlurmUp(const BenchContext& ctx) {
+  SlurmBench bench;
+  GRIDCAST_ASSIGN_OR_RETURN(bench.netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, std::nullopt));
+  GRIDCAST_RETURN_IF_ERROR(StartSlurmOnNetgrid(bench.netgrid->state(), ctx.state_dir).status());
+  std::error_code ec;
+  fs::create_directories(ctx.state_dir / "payloads", ec);
+  bench.payload = ctx.state_dir / "payloads" / kPayloadName;
+  GRIDCAST_ASSIGN_OR_RETURN(bench.digest, WriteRandomPayload(bench.payload, ctx.size_bytes));
+  return bench;
+}
+
+}  // namespace
+
+Result<BenchOutcome> RunSbcast(const BenchContext& ctx) {
+  std::string options = "--force";
+  std::string algo = "sbcast";
+  if (!ctx.args.algo.empty()) {
+    const std::string prefix = "fanout:";
+    if (ctx.args.algo.rfind(prefix, 0) != 0) return Status::InvalidArgument("--algo for --mode sbcast is fanout:N (1 to 8)");
+    const int fanout = std::atoi(ctx.args.algo.c_str() + prefix.size());
+    if (fanout < 1 || fanout > 8) return Status::InvalidArgument("--algo fanout:N: N from 1 to 8 (sbcast's limit)");
+    options += fmt::format(" --fanout={}", fanout);
+    algo += fmt::format(" --fanout={}", fanout);
+  }
+  if (!ctx.args.chunk.empty()) {
+    GRIDCAST_ASSIGN_OR_RETURN(const uint64_t block, ParseSizeBytes(ctx.args.chunk));
+    options += fmt::format(" --size={}", block);
+    algo += " --size=" + FormatSize(block);
+  }
+  // Compression stays off, sbcast's default: the payload is random, and would not shrink.
+  GRIDCAST_ASSIGN_OR_RETURN(SlurmBench bench, SlurmUp(ctx));
+  const fs::path dest = SlurmLocalDir(ctx.state_dir) / kPayloadName;
+  GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(),
+                                                      "sbcast " + options + " " + bench.payload.string() + " " + dest.string()));
+  BenchOutcome outcome;
+  outcome.algo = algo;
+  outcome.completion_s = job.seconds;
+  outcome.verified = job.command_exit == 0;
+  if (job.command_exit != 0) outcome.details.push_back(fmt::format("sbcast exit {}: {}", job.command_exit, job.output));
+  CheckCopies(ctx, kPayloadName, bench.digest, &outcome);
+  return outcome;
+}
+
+Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
+  GRIDCAST_ASSIGN_OR_RETURN(SlurmBench bench, SlurmUp(ctx));
+  std::string command = ProgramBesideSelf("gridcast") + " slurm stage " + bench.payload.string() + " --dest " +
+                        SlurmLocalDir(ctx.state_dir).string() + "/stage --json";
+  // The network as the other modes' daemons know it (netgrid's cluster file names the topology).
+  command += " --topology " + fs::absolute(ctx.args.topology).string();
+  if (!ctx.args.algo.empty()) command += " --algo " + ctx.args.algo;
+  if (!ctx.args.chunk.empty()) command += " --chunk " + ctx.args.chunk;
+  for (const std::string& extra : ctx.args.daemon_args) command += " --daemon-arg=" + extra;
+  GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(), command));
+  GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson({job.command_exit, job.output}));
+  BenchOutcome outcome;
+  outcome.completion_s = job.seconds;
+  try {
+    outcome.algo = "slurm stage " + summary.at("algorithm").get<std::string>();
+    outcome.verified = job.command_exit == 0 && summary.at("verified").get<bool>();
+    outcome.details.push_back(fmt::format("the broadcast itself: {:.3f} s; the rest started and stopped the daemons",
+                                          summary.at("completion_s").get<double>()));
+    if (summary.contains("control")) outcome.control = summary["control"];
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Internal(std::string("unexpected gridcast slurm stage summary: ") + e.what());
+  }
+  CheckCopies(ctx, fs::path("stage") / kPayloadName, bench.digest, &outcome);
+  return outcome;
+}
+
+}  // namespace gridcast::cli
