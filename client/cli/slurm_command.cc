@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <fmt/ranges.h>
 #include <future>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -48,7 +50,6 @@ struct SlurmArgs {
   bool keep = false;
   bool json = false;
   std::vector<std::string> daemon_args;
-  std::vector<std::string> send_roots;  // slurm daemon
 };
 
 // Files of a job's daemons on the node that started them: the cluster file (with its
@@ -58,7 +59,15 @@ struct StateFiles {
   fs::path cluster() const { return dir / "cluster.yaml"; }
   fs::path pid() const { return dir / "srun.pid"; }
   fs::path log() const { return dir / "daemons.log"; }
+  fs::path settings() const { return dir / "settings"; }
 };
+
+// What kept daemons were started with: a later stage must ask for the same.
+std::string DaemonSettingsOf(const SlurmArgs& args) {
+  return fmt::format("dest {}\nmemory-dir {}\ntopology {}\nport-base {}\ndaemon-args {}\n", args.dest, args.memory_dir,
+                     args.topology.empty() ? "" : fs::absolute(args.topology).string(), args.port_base,
+                     fmt::format("{}", fmt::join(args.daemon_args, " ")));
+}
 
 Result<StateFiles> StateOf(const SlurmArgs& args, const SlurmJob& job) {
   GRIDCAST_ASSIGN_OR_RETURN(std::string dir, ExpandJobPattern(args.state, job.job_id, job.this_node));
@@ -78,13 +87,20 @@ bool Alive(int pid) {
   return kill(pid, 0) == 0;
 }
 
-// The members whose daemons do not answer a status call within `per_call`.
-std::vector<std::string> Silent(const ClusterConfig& cluster, std::chrono::milliseconds per_call) {
+// The members whose daemons do not answer a status call within `per_call`, skipping those
+// already known to answer.
+std::vector<std::string> Silent(const ClusterConfig& cluster, std::chrono::milliseconds per_call,
+                                std::set<std::string>* answered = nullptr) {
   std::vector<std::string> silent;
   for (const ClusterMember& member : cluster.members) {
+    if (answered != nullptr && answered->count(member.name)) continue;
     ControlClient client(member.control_address, cluster.secret, {"", per_call});
     v1::StatusResponse response;
-    if (!client.GetStatus(v1::StatusRequest(), &response).ok()) silent.push_back(member.name);
+    if (!client.GetStatus(v1::StatusRequest(), &response).ok()) {
+      silent.push_back(member.name);
+    } else if (answered != nullptr) {
+      answered->insert(member.name);
+    }
   }
   return silent;
 }
@@ -95,12 +111,20 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
-// The daemons of an earlier `stage --keep` in this job, when they all still answer.
-bool KeptDaemonsAnswer(const StateFiles& state) {
+// The daemons of an earlier `stage --keep` in this job, when they all still answer; an error
+// when they were started with other settings than `args` asks for.
+Result<bool> KeptDaemonsAnswer(const SlurmArgs& args, const StateFiles& state) {
   std::error_code ec;
   if (!fs::exists(state.cluster(), ec)) return false;
   Result<ClusterConfig> cluster = LoadClusterFile(state.cluster().string());
-  return cluster.ok() && Silent(*cluster, std::chrono::seconds(2)).empty();
+  if (!cluster.ok() || !Silent(*cluster, std::chrono::seconds(2)).empty()) return false;
+  std::ifstream in(state.settings());
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (kept != DaemonSettingsOf(args)) {
+    return Status::FailedPrecondition("the daemons kept in this job run with other settings:\n" + kept +
+                                      "stage with the same ones, or run gridcast slurm stop first");
+  }
+  return true;
 }
 
 // Stops the daemon step (SIGTERM to srun, which passes it to every gridcastd) and forgets it.
@@ -119,7 +143,7 @@ void StopDaemons(const StateFiles& state) {
 
 // Starts one gridcastd per node of the job (a step of its own, overlapping the job's other
 // steps) and waits until every one answers.
-Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles& state, const fs::path& payload) {
+Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles& state) {
   std::error_code ec;
   fs::remove_all(state.dir, ec);
   fs::create_directories(state.dir, ec);
@@ -136,12 +160,13 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
     if (!out) return Status::Internal("cannot write " + state.cluster().string());
   }
   fs::permissions(state.cluster(), fs::perms::owner_read | fs::perms::owner_write, ec);
+  std::ofstream(state.settings()) << DaemonSettingsOf(args);
 
   const std::string nodes = std::to_string(job.nodes.size());
   std::vector<std::string> argv = {"srun", "--nodes=" + nodes, "--ntasks=" + nodes, "--ntasks-per-node=1",
                                    "--overlap", "--kill-on-bad-exit=0", "--label", "--job-name=gridcastd",
                                    ProgramBesideSelf("gridcast"), "slurm", "daemon", "--dest", args.dest,
-                                   "--memory-dir", args.memory_dir, "--send-root", payload.parent_path().string()};
+                                   "--memory-dir", args.memory_dir};
   for (const std::string& extra : args.daemon_args) argv.insert(argv.end(), {"--daemon-arg", extra});
   // srun hands its stdin to every task: each daemon reads the cluster file there, so the secret
   // is on no command line, in no environment and in no file on the other nodes.
@@ -150,8 +175,9 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(args.start_timeout_s * 1000));
   std::vector<std::string> silent;
+  std::set<std::string> answered;
   for (;;) {
-    silent = Silent(cluster, std::chrono::seconds(2));
+    silent = Silent(cluster, std::chrono::seconds(2), &answered);
     if (silent.empty()) return Status::Ok();
     if (!Alive(pid) || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -241,8 +267,10 @@ int Stage(const SlurmArgs& args) {
 
   Result<StateFiles> state = StateOf(args, *job);
   if (!state.ok()) return ReportError(state.status());
-  if (!KeptDaemonsAnswer(*state)) {
-    if (Status started = StartDaemons(args, *job, *state, payload); !started.ok()) return ReportError(started);
+  Result<bool> kept = KeptDaemonsAnswer(args, *state);
+  if (!kept.ok()) return ReportError(kept.status());
+  if (!*kept) {
+    if (Status started = StartDaemons(args, *job, *state); !started.ok()) return ReportError(started);
   }
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
                                    state->cluster().string(), "--source", job->this_node};
@@ -292,9 +320,10 @@ int Daemon(const SlurmArgs& args) {
   Result<std::string> dest = ExpandJobPattern(args.dest, job_id, node);
   Result<std::string> memory = ExpandJobPattern(args.memory_dir, job_id, node);
   if (!dest.ok() || !memory.ok()) return ReportError(!dest.ok() ? dest.status() : memory.status());
+  // A job's daemons belong to the user who runs the job and answer only to its secret: they may
+  // send any file that user can read (stage's PATH, and later payloads of --keep).
   std::vector<std::string> argv = {ProgramBesideSelf("gridcastd"), "--name", node, "--cluster", "/dev/stdin",
-                                   "--data-dir", *dest, "--memory-dir", *memory};
-  for (const std::string& root : args.send_roots) argv.insert(argv.end(), {"--send-root", root});
+                                   "--data-dir", *dest, "--memory-dir", *memory, "--send-root", "/"};
   argv.insert(argv.end(), args.daemon_args.begin(), args.daemon_args.end());
   std::vector<char*> raw;
   for (std::string& arg : argv) raw.push_back(arg.data());
@@ -351,7 +380,6 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   CLI::App* daemon = slurm->add_subcommand("daemon", "One node's gridcastd in a job step (run by stage through srun)");
   daemon->add_option("--dest", args->dest, "Data directory pattern")->required();
   daemon->add_option("--memory-dir", args->memory_dir, "Memory directory pattern")->required();
-  daemon->add_option("--send-root", args->send_roots, "Directory the daemon may send from");
   daemon->add_option("--daemon-arg", args->daemon_args, "Extra argument for gridcastd");
   daemon->callback([args, exit_code] { *exit_code = Daemon(*args); });
 }

@@ -142,17 +142,25 @@ TEST_F(SlurmStageTest, FromASallocShellItStagesFromTheFirstNode) {
 TEST_F(SlurmStageTest, KeptDaemonsServeSeveralPayloadsUntilStopped) {
   const fs::path first = MakePayload("first.bin", 2 << 20);
   const fs::path second = MakePayload("second.bin", (3 << 20) + 7);
-  const fs::path third = MakePayload("third.bin", 1 << 20);
+  // From another directory than the first: kept daemons send any file the job's user can read.
+  fs::create_directories(kDir / "elsewhere");
+  const fs::path third = kDir / "elsewhere" / "third.bin";
+  fs::copy_file(MakePayload("third.bin", 1 << 20), third);
   const std::string gridcast = GRIDCAST_CLI;
   const CommandOutput job = Batch("set -e\n" + gridcast + " slurm stage " + first.string() + " --dest " + Local() +
                                   "/kept --keep\n" + gridcast + " slurm stage " + second.string() + " --dest " + Local() +
                                   "/kept --keep\n"
-                                  "pgrep -f 'gridcastd --name' | wc -l\n" +
+                                  "pgrep -f 'gridcastd --name' | wc -l\n"
+                                  "if " + gridcast + " slurm stage " + first.string() + " --dest " + Local() +
+                                  "/elsewhere --keep; then echo 'another --dest was taken'; fi\n" +
                                   gridcast + " send " + third.string() + " --cluster /tmp/gridcast-slurm-$SLURM_JOB_ID/cluster.yaml\n" +
                                   gridcast + " slurm stop\n");
   ASSERT_EQ(job.exit_code, 0) << job.output;
-  // One set of daemons served both stages (four, one per node).
+  // One set of daemons served both stages (four, one per node); asked to store elsewhere, they
+  // refused rather than store where the earlier stage said.
   EXPECT_NE(job.output.find("\n4\n"), std::string::npos) << job.output;
+  EXPECT_NE(job.output.find("the daemons kept in this job run with other settings"), std::string::npos) << job.output;
+  EXPECT_EQ(job.output.find("another --dest was taken"), std::string::npos) << job.output;
   ExpectCopyOnEveryNode(first, "kept/first.bin");
   ExpectCopyOnEveryNode(second, "kept/second.bin");
   const std::string expected = ReadFile(third);
