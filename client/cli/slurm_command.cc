@@ -127,6 +127,21 @@ Result<bool> KeptDaemonsAnswer(const SlurmArgs& args, const StateFiles& state) {
   return true;
 }
 
+// The nodes whose daemon srun reported ended ("srun: error: NODE: task N: Exited with exit
+// code C"): the stage need not wait for them any longer.
+std::vector<std::string> NodesWhoseTaskExited(const fs::path& srun_log) {
+  std::vector<std::string> nodes;
+  std::ifstream in(srun_log);
+  std::string line;
+  const std::string prefix = "srun: error: ";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0 || line.find(": task ") == std::string::npos) continue;
+    const size_t end = line.find(':', prefix.size());
+    nodes.push_back(line.substr(prefix.size(), end - prefix.size()));
+  }
+  return nodes;
+}
+
 // Stops the daemon step (SIGTERM to srun, which passes it to every gridcastd) and forgets it.
 void StopDaemons(const StateFiles& state) {
   std::ifstream in(state.pid());
@@ -176,14 +191,18 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(args.start_timeout_s * 1000));
   std::vector<std::string> silent;
   std::set<std::string> answered;
+  std::vector<std::string> exited;
   for (;;) {
     silent = Silent(cluster, std::chrono::seconds(2), &answered);
     if (silent.empty()) return Status::Ok();
-    if (!Alive(pid) || std::chrono::steady_clock::now() > deadline) break;
+    exited = NodesWhoseTaskExited(state.log());
+    if (!exited.empty() || !Alive(pid) || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  const std::string why = Alive(pid) ? "did not answer within " + fmt::format("{:g}", args.start_timeout_s) + " s"
-                                     : "did not start (the daemon step ended)";
+  if (!exited.empty()) silent = exited;
+  const std::string why = !exited.empty() ? "exited"
+                          : Alive(pid)    ? "did not answer within " + fmt::format("{:g}", args.start_timeout_s) + " s"
+                                          : "did not start (the daemon step ended)";
   const std::string log = Tail(state.log(), 3000);
   StopDaemons(state);
   return Status::Unavailable("the daemons of " + JoinNames(silent) + " " + why + "; their step's output:\n" + log);
