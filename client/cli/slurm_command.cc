@@ -182,7 +182,7 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
                                    "--overlap", "--kill-on-bad-exit=0", "--label", "--job-name=gridcastd",
                                    ProgramBesideSelf("gridcast"), "slurm", "daemon", "--dest", args.dest,
                                    "--memory-dir", args.memory_dir};
-  for (const std::string& extra : args.daemon_args) argv.insert(argv.end(), {"--daemon-arg", extra});
+  for (const std::string& extra : args.daemon_args) argv.push_back("--daemon-arg=" + extra);  // "=": a value that starts with "--"
   // srun hands its stdin to every task: each daemon reads the cluster file there, so the secret
   // is on no command line, in no environment and in no file on the other nodes.
   GRIDCAST_ASSIGN_OR_RETURN(const int pid, SpawnDetached(argv, state.log().string(), state.cluster().string()));
@@ -232,7 +232,7 @@ int StageOnFirstNode(const SlurmArgs& args, const SlurmJob& job, const fs::path&
   AddSendOptions(args, &argv);
   if (args.port_base > 0) argv.insert(argv.end(), {"--port-base", std::to_string(args.port_base)});
   if (!args.topology.empty()) argv.insert(argv.end(), {"--topology", fs::absolute(args.topology).string()});
-  for (const std::string& extra : args.daemon_args) argv.insert(argv.end(), {"--daemon-arg", extra});
+  for (const std::string& extra : args.daemon_args) argv.push_back("--daemon-arg=" + extra);  // "=": a value that starts with "--"
   if (args.keep) argv.push_back("--keep");
   Result<ChildProcess> child = ChildProcess::Start(argv);
   if (!child.ok()) return ReportError(child.status());

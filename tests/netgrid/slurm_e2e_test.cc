@@ -148,16 +148,17 @@ TEST_F(SlurmStageTest, KeptDaemonsServeSeveralPayloadsUntilStopped) {
   const fs::path third = kDir / "elsewhere" / "third.bin";
   fs::copy_file(MakePayload("third.bin", 1 << 20), third);
   const std::string gridcast = GRIDCAST_CLI;
-  const CommandOutput job = Batch("set -e\n" + gridcast + " slurm stage " + first.string() + " --dest " + Local() +
-                                  "/kept --keep\n" + gridcast + " slurm stage " + second.string() + " --dest " + Local() +
-                                  "/kept --keep\n"
-                                  "pgrep -f 'gridcastd --name' | wc -l\n"
+  const std::string kept = " --dest " + Local() + "/kept --keep --daemon-arg=--window=4";
+  const CommandOutput job = Batch("set -e\n" + gridcast + " slurm stage " + first.string() + kept + "\n" + gridcast +
+                                  " slurm stage " + second.string() + kept + "\n"
+                                  "pgrep -af 'gridcastd --name' | grep -c -- '--window=4'\n"
                                   "if " + gridcast + " slurm stage " + first.string() + " --dest " + Local() +
                                   "/elsewhere --keep; then echo 'another --dest was taken'; fi\n" +
                                   gridcast + " send " + third.string() + " --cluster /tmp/gridcast-slurm-$SLURM_JOB_ID/cluster.yaml\n" +
                                   gridcast + " slurm stop\n");
   ASSERT_EQ(job.exit_code, 0) << job.output;
-  // One set of daemons served both stages (four, one per node); asked to store elsewhere, they
+  // One set of daemons, with the argument given, served both stages (four, one per node); asked
+  // to store elsewhere, they
   // refused rather than store where the earlier stage said.
   EXPECT_NE(job.output.find("\n4\n"), std::string::npos) << job.output;
   EXPECT_NE(job.output.find("the daemons kept in this job run with other settings"), std::string::npos) << job.output;
