@@ -234,8 +234,8 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
     SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
-                   std::move(bt_addresses), [weak] {
-                     if (auto e = weak.lock()) e->OnSwarmChunkVerified();
+                   std::move(bt_addresses), [weak](bool newly) {
+                     if (auto e = weak.lock()) e->OnSwarmChunkVerified(newly);
                    },
                    {}, [weak] {
                      if (auto e = weak.lock()) e->NotePayloadSent();
@@ -290,9 +290,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
                                                            std::move(identity)));
-    if (const uint64_t held = store->VerifiedCount(); held > 0 && options_.execution.counters) {
-      options_.execution.counters->Resumed(held);
-    }
+    const uint64_t held_before = store->VerifiedCount();  // before this member's own allgather part
     for (const BundlePart& part : parts) {
       if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
     }
@@ -311,6 +309,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     }
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory(), std::move(after_finalize)));
+    if (held_before > 0 && options_.execution.counters) options_.execution.counters->Resumed(held_before);
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
                  execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));

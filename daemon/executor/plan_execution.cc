@@ -182,8 +182,8 @@ void PlanExecution::MarkLaneProgress(int lane) {
   if (!lane_progress_.empty()) lane_progress_[lane] = std::chrono::steady_clock::now();
 }
 
-void PlanExecution::OnSwarmChunkVerified() {
-  if (options_.counters) options_.counters->ChunkVerified(Transport::kBitTorrent);
+void PlanExecution::OnSwarmChunkVerified(bool newly) {
+  if (newly && options_.counters) options_.counters->ChunkVerified(Transport::kBitTorrent);
   asio::post(io_, [self = shared_from_this()] { self->OnChunkVerified(); });
 }
 
@@ -580,9 +580,10 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
     if (conn->closed) break;
     ++conn->verifying;
     asio::post(workers_, [self = shared_from_this(), conn, header = *header, data = std::move(data)]() mutable {
-      Status written = self->store_->WriteChunk(header.chunk, *data);
-      asio::post(self->io_, [self, conn, header, data = std::move(data), written = std::move(written)]() mutable {
-        self->OnChunkStored(conn, header, std::move(data), written);
+      bool newly = false;
+      Status written = self->store_->WriteChunk(header.chunk, *data, &newly);
+      asio::post(self->io_, [self, conn, header, data = std::move(data), written = std::move(written), newly]() mutable {
+        self->OnChunkStored(conn, header, std::move(data), written, newly);
       });
     });
   }
@@ -590,7 +591,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
 }
 
 void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,
-                                  std::shared_ptr<std::vector<uint8_t>> data, const Status& written) {
+                                  std::shared_ptr<std::vector<uint8_t>> data, const Status& written, bool newly) {
   constexpr int kMaxMismatches = 8;
   --conn->verifying;
   conn->changed.Notify();  // the waiters run after this handler, and see the reply queued below
@@ -612,7 +613,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     Fail(written.WithContext(plan_.members[self_]));
     return;
   } else {
-    if (options_.counters) options_.counters->ChunkVerified(Transport::kPush);
+    if (newly && options_.counters) options_.counters->ChunkVerified(Transport::kPush);
     if (swarm_) swarm_->ChunkVerifiedByPush(header.chunk, *data);
     if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();

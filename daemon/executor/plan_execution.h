@@ -123,8 +123,9 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // complete payload and before this member reports done; its error fails the execution.
   void SetAfterFinalize(std::function<Status()> step) { after_finalize_ = std::move(step); }
   const std::shared_ptr<PullSwarm>& swarm() const { return swarm_; }
-  // Any thread: the swarm verified `chunk` in the store.
-  void OnSwarmChunkVerified();
+  // Any thread: the swarm verified a chunk in the store (`newly`: it brought the chunk; false
+  // when the store held it already).
+  void OnSwarmChunkVerified(bool newly);
   // Any thread: every peer of this member holds `chunk` (a pull member's swarm): nobody will
   // ask this member for it, so it may leave the page cache.
   void OnSwarmChunkShared(uint64_t chunk) { ReleaseFromPageCache(chunk); }
@@ -160,8 +161,9 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
   boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ReceiverConnection> conn);
   // On the io thread, with what the workers made of a received chunk.
+  // `newly`: this write marked the chunk (false when another path had verified it first).
   void OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,
-                     std::shared_ptr<std::vector<uint8_t>> data, const Status& written);
+                     std::shared_ptr<std::vector<uint8_t>> data, const Status& written, bool newly);
   // Hybrid: watches every lane this member receives and asks the swarm for the missing
   // chunks of one that stalled or lost its parent.
   boost::asio::awaitable<void> WatchLanes();

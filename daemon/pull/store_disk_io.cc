@@ -147,11 +147,12 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
       } else {
         // A gathered piece is checked in memory and written only if good; other pieces were
         // written block by block and are checked as stored.
-        Status verified = gathered != nullptr ? storage->store->WriteChunk(chunk, *gathered)
-                                              : storage->store->VerifyStoredChunk(chunk);
+        bool newly = false;
+        Status verified = gathered != nullptr ? storage->store->WriteChunk(chunk, *gathered, &newly)
+                                              : storage->store->VerifyStoredChunk(chunk, &newly);
         if (verified.ok()) {
           reported = storage->piece_sha1[chunk];
-          storage->on_chunk_verified();
+          storage->on_chunk_verified(newly);
         } else if (verified.code() != StatusCode::kDataLoss) {
           error = StorageError(lt::operation_t::file_read);
           spdlog::warn("swarm: checking piece {}: {}", chunk, verified.ToString());

@@ -34,7 +34,9 @@ namespace gridcast {
 struct TorrentStorage {
   std::shared_ptr<PayloadStore> store;
   std::vector<lt::sha1_hash> piece_sha1;  // the torrent's, reported for verified pieces
-  std::function<void()> on_chunk_verified;
+  // A piece passed its check; `newly`: the swarm brought it (false: the store held it already,
+  // e.g. from the push path of a hybrid plan).
+  std::function<void(bool newly)> on_chunk_verified;
   // Called once, on the network thread, before the first block is read for a peer.
   std::function<void()> on_first_upload;
 };

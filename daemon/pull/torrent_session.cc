@@ -107,11 +107,14 @@ class TorrentSwarm final : public PullSwarm {
   }
 
   void Leave() override {
-    if (left_.exchange(true)) return;
+    if (left_) return;
+    // Recorded before left_ says so: Report() reads uploaded_ from then on, and must never see
+    // less than it saw before (it is a counter).
     try {
-      uploaded_ = handle_.status({}).total_payload_upload;
+      uploaded_ = std::max<uint64_t>(uploaded_, handle_.status({}).total_payload_upload);
     } catch (const std::exception&) {
     }
+    if (left_.exchange(true)) return;
     session_.remove_torrent(handle_);
     table_->Unregister(info_hash_);
     on_leave_();
@@ -225,7 +228,7 @@ class TorrentSession::Impl {
     std::shared_ptr<SourceSide> source_side;       // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
     int upload_slots = 0;                          // peers it uploads to at once; 0: all
-    std::function<void()> on_chunk_verified;
+    std::function<void(bool newly)> on_chunk_verified;
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
     std::function<void()> on_first_upload;
     std::set<lt::peer_id> sharers;                   // ... and the peers it waits for
@@ -546,7 +549,7 @@ Result<std::shared_ptr<ClientServe>> TorrentSession::ServeTo(const std::string& 
   std::shared_ptr<ClientTracker> tracker = MakeClientTracker(store->identity(), client);
   Impl::Role role;
   role.peers = {client};
-  role.on_chunk_verified = [] {};
+  role.on_chunk_verified = [](bool) {};
   role.extension = ClientPlugin(tracker);
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, impl_->Add(torrent, std::move(store), std::move(role)));
   swarm->Start();

@@ -66,7 +66,7 @@ struct SwarmJoin {
   Plan plan;                           // mode kPull or kHybrid
   int self = 0;                        // this member's index in the plan
   std::vector<std::string> bt_addresses;  // per member, "ip:port"
-  std::function<void()> on_chunk_verified;  // any thread
+  std::function<void(bool newly)> on_chunk_verified;  // any thread; TorrentStorage's
   // A pull member: called (on the network thread) once this member holds `chunk` and every
   // peer of its swarm but the source has announced it too. Unset: not reported.
   std::function<void(uint64_t chunk)> on_chunk_shared;

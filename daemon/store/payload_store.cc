@@ -323,7 +323,8 @@ Status PayloadStore::WriteChunkList() const {
   return written;
 }
 
-Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
+Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified) {
+  if (newly_verified != nullptr) *newly_verified = false;
   if (chunk >= identity_.NumChunks()) {
     return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
   }
@@ -350,7 +351,9 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data) {
     sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
   Status marked = MarkVerified(chunk, digest);
-  return marked.ok() ? marked : marked.WithContext("recording " + ChunkName(chunk) + " as verified");
+  if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
+  if (newly_verified != nullptr) *newly_verified = true;
+  return marked;
 }
 
 std::string PayloadStore::ChunkName(uint64_t chunk) const {
@@ -368,7 +371,8 @@ Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const
   return PwriteFull(*io_, fd_, data, chunk * identity_.chunk_bytes + offset);
 }
 
-Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
+Status PayloadStore::VerifyStoredChunk(uint64_t chunk, bool* newly_verified) {
+  if (newly_verified != nullptr) *newly_verified = false;
   if (chunk >= identity_.NumChunks()) {
     return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
   }
@@ -380,7 +384,9 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk) {
   if (digest != identity_.chunk_hashes[chunk]) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
   }
-  return MarkVerified(chunk, digest);
+  GRIDCAST_RETURN_IF_ERROR(MarkVerified(chunk, digest));
+  if (newly_verified != nullptr) *newly_verified = true;
+  return Status::Ok();
 }
 
 Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {

@@ -101,16 +101,18 @@ class PayloadStore {
 
   // Verifies `data` against the chunk's hash, writes it and marks it. DataLoss on a hash or
   // size mismatch (nothing is written); ResourceExhausted when the disk is full.
-  // Writing a chunk that is already verified is a no-op.
-  Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data);
+  // Writing a chunk that is already verified is a no-op. `newly_verified` (when given) says
+  // whether this call marked the chunk (false when it was held already).
+  Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified = nullptr);
 
   // Writes unverified bytes at `offset` inside a chunk that is not verified yet (a BitTorrent
   // block); a no-op for a verified chunk. VerifyStoredChunk() later decides whether they count.
   Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data);
 
   // Hashes what is stored for the chunk and marks it verified when it matches; DataLoss when
-  // it does not (the bytes stay unmarked and will be overwritten). OK if already verified.
-  Status VerifyStoredChunk(uint64_t chunk);
+  // it does not (the bytes stay unmarked and will be overwritten). OK if already verified;
+  // `newly_verified` as for WriteChunk.
+  Status VerifyStoredChunk(uint64_t chunk, bool* newly_verified = nullptr);
 
   // REQUIRES: Has(chunk). Reads the chunk into `out` (sized ChunkSize(chunk)).
   Status ReadChunk(uint64_t chunk, std::span<uint8_t> out) const;

@@ -102,6 +102,22 @@ TEST_F(MetricsTest, APullBroadcastCountsBitTorrentBytesPerPeer) {
   EXPECT_GT(source_sent, 0);
 }
 
+// A hybrid plan verifies each chunk once, by whichever path brought it first: push and
+// BitTorrent together count every chunk once at every receiver.
+TEST_F(MetricsTest, AHybridBroadcastCountsEachChunkOnce) {
+  std::vector<Exposition> before;
+  for (int i = 0; i < cluster_->size(); ++i) before.push_back(At(i));
+  const std::string path = cluster_->MakePayload("hybrid.bin", 40 * kChunk);
+  SendResult r = Send(*cluster_, {path, "--mode", "hybrid", "--algo", "binary", "--chunk", "256KiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(*cluster_, path, "hybrid.bin");
+  for (int i = 1; i < cluster_->size(); ++i) {
+    const Exposition now = At(i);
+    EXPECT_EQ(now.Sum("gridcast_chunks_verified_total") - before[i].Sum("gridcast_chunks_verified_total"), 40)
+        << "m" << i;
+  }
+}
+
 // A refused control call is counted under its method and code.
 TEST_F(MetricsTest, ControlCallsAreCountedByMethodAndCode) {
   const double before = At(1).Sum("gridcast_control_calls_total", {{"method", "Cancel"}, {"code", "INVALID_ARGUMENT"}});
@@ -149,13 +165,17 @@ TEST_F(MetricsTest, APrometheusServerScrapesEveryDaemon) {
   const std::string path = cluster_->MakePayload("scraped.bin", kBytes);
   SendResult r = Send(*cluster_, {path, "--algo", "binary", "--chunk", "256KiB"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::optional<double> verified;
-  for (int attempt = 0; attempt < 100 && verified != *verified_before + 3 * 13; ++attempt) {
+  // Each target is scraped on its own schedule: wait (up to 30 s) until every one was scraped
+  // after the broadcast.
+  std::optional<double> verified, finished;
+  for (int attempt = 0; attempt < 300 && (verified != *verified_before + 3 * 13 || finished != cluster_->size());
+       ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     verified = query("sum(gridcast_chunks_verified_total{transport=\"push\"})");
+    finished = query("count(gridcast_broadcasts_finished_total{mode=\"push\"} >= 1)");
   }
   EXPECT_EQ(verified, *verified_before + 3 * 13);
-  EXPECT_EQ(query("count(gridcast_broadcasts_finished_total{mode=\"push\"} >= 1)"), cluster_->size());
+  EXPECT_EQ(finished, cluster_->size());
 }
 
 }  // namespace
