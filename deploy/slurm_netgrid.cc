@@ -135,8 +135,8 @@ Result<fs::path> StartSlurmOnNetgrid(const NetgridState& netgrid, const fs::path
   // A daemon per node, each in its own UTS and mount namespace, seeing the nodes' hosts file.
   auto start = [&](const NetgridNode& node, const std::string& shell) {
     return RunChecked(SlurmExecArgv(node, state_dir, {"unshare", "--uts", "--mount", "sh", "-c",
-                                                      "hostname " + node.name + " && mount --bind " +
-                                                          (dir / "hosts").string() + " /etc/hosts && " + shell}));
+                                                      "hostname " + ShellQuote(node.name) + " && mount --bind " +
+                                                          ShellQuote((dir / "hosts").string()) + " /etc/hosts && " + shell}));
   };
   GRIDCAST_RETURN_IF_ERROR(start(first, "exec slurmctld -i"));
   if (!WaitFor([&] {
@@ -146,8 +146,8 @@ Result<fs::path> StartSlurmOnNetgrid(const NetgridState& netgrid, const fs::path
     return Status::Unavailable("slurmctld did not come up: " + ReadAll(dir / "slurmctld.log"));
   }
   for (const NetgridNode& node : netgrid.nodes) {
-    GRIDCAST_RETURN_IF_ERROR(start(node, "mount --bind " + SlurmNodeDir(state_dir, node.name).string() + " " +
-                                             SlurmLocalDir(state_dir).string() + " && exec slurmd"));
+    GRIDCAST_RETURN_IF_ERROR(start(node, "mount --bind " + ShellQuote(SlurmNodeDir(state_dir, node.name).string()) +
+                                             " " + ShellQuote(SlurmLocalDir(state_dir).string()) + " && exec slurmd"));
   }
   std::string states;
   if (!WaitFor([&] {

@@ -105,6 +105,12 @@ Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::strin
   return Spawn(argv, log_path, /*detach=*/true, stdin_path);
 }
 
+std::string ShellQuote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 Status RunChecked(const std::vector<std::string>& argv) {
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   if (out.exit_code != 0) {

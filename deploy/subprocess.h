@@ -31,6 +31,10 @@ Result<int> SpawnDetached(const std::vector<std::string>& argv, const std::strin
 // "ip -n x link set ..." for messages.
 std::string JoinCommand(const std::vector<std::string>& argv);
 
+// `word` as one shell word ('...' with every ' escaped), for the few places a shell line is
+// unavoidable (a batch script, a namespace's setup).
+std::string ShellQuote(const std::string& word);
+
 }  // namespace gridcast
 
 namespace gridcast {

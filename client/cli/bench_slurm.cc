@@ -35,8 +35,10 @@ Result<TimedJob> RunTimedJob(const BenchContext& ctx, const NetgridState& netgri
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
   const fs::path script = ctx.state_dir / "job.sh";
   const fs::path output = ctx.state_dir / "job.out";
+  std::error_code ec;
+  fs::remove(output, ec);  // never an earlier run's
   std::ofstream(script) << "#!/bin/sh\n"
-                        << "if [ \"$SLURMD_NODENAME\" != '" << source << "' ]; then\n"
+                        << "if [ \"$SLURMD_NODENAME\" != " << ShellQuote(source) << " ]; then\n"
                         << "  echo \"the batch host is $SLURMD_NODENAME, not the source " << source << "\"; exit 3\n"
                         << "fi\n"
                         << "start=$(date +%s.%N)\n"
@@ -123,7 +125,8 @@ Result<BenchOutcome> RunSbcast(const BenchContext& ctx) {
   GRIDCAST_ASSIGN_OR_RETURN(SlurmBench bench, SlurmUp(ctx));
   const fs::path dest = SlurmLocalDir(ctx.state_dir) / kPayloadName;
   GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(),
-                                                      "sbcast " + options + " " + bench.payload.string() + " " + dest.string()));
+                                                      "sbcast " + options + " " + ShellQuote(bench.payload.string()) + " " +
+                                                          ShellQuote(dest.string())));
   BenchOutcome outcome;
   outcome.algo = algo;
   outcome.completion_s = job.seconds;
@@ -135,13 +138,13 @@ Result<BenchOutcome> RunSbcast(const BenchContext& ctx) {
 
 Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   GRIDCAST_ASSIGN_OR_RETURN(SlurmBench bench, SlurmUp(ctx));
-  std::string command = ProgramBesideSelf("gridcast") + " slurm stage " + bench.payload.string() + " --dest " +
-                        SlurmLocalDir(ctx.state_dir).string() + "/stage --json";
+  std::string command = ShellQuote(ProgramBesideSelf("gridcast")) + " slurm stage " + ShellQuote(bench.payload.string()) +
+                        " --dest " + ShellQuote((SlurmLocalDir(ctx.state_dir) / "stage").string()) + " --json";
   // The network as the other modes' daemons know it (netgrid's cluster file names the topology).
-  command += " --topology " + fs::absolute(ctx.args.topology).string();
-  if (!ctx.args.algo.empty()) command += " --algo " + ctx.args.algo;
-  if (!ctx.args.chunk.empty()) command += " --chunk " + ctx.args.chunk;
-  for (const std::string& extra : ctx.args.daemon_args) command += " --daemon-arg=" + extra;
+  command += " --topology " + ShellQuote(fs::absolute(ctx.args.topology).string());
+  if (!ctx.args.algo.empty()) command += " --algo " + ShellQuote(ctx.args.algo);
+  if (!ctx.args.chunk.empty()) command += " --chunk " + ShellQuote(ctx.args.chunk);
+  for (const std::string& extra : ctx.args.daemon_args) command += " " + ShellQuote("--daemon-arg=" + extra);
   GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(), command));
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson({job.command_exit, job.output}));
   BenchOutcome outcome;

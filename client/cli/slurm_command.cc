@@ -1,7 +1,9 @@
 #include "client/cli/slurm_command.h"
 
 #include <fmt/core.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +76,30 @@ Result<StateFiles> StateOf(const SlurmArgs& args, const SlurmJob& job) {
   return StateFiles{fs::absolute(dir)};
 }
 
+// The state directory holds the secret and says which process to signal: it must be this
+// user's own, private, real directory (a default path in /tmp can be made by anyone first).
+// OK when it is, or when there is none yet.
+Status CheckPrivate(const fs::path& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::Ok() : Status::FailedPrecondition("cannot inspect " + dir.string());
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    return Status::PermissionDenied(dir.string() + " is not a private directory of this user (a directory, owned by " +
+                                    "it, mode 0700): refusing to keep a secret there; remove it or give --state");
+  }
+  return Status::Ok();
+}
+
+// A new file only this user reads; never follows a link, never reuses a file.
+Status WritePrivateFile(const fs::path& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::FailedPrecondition("cannot create " + path.string() + ": " + std::strerror(errno));
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return written ? Status::Ok() : Status::Internal("cannot write " + path.string());
+}
+
 std::string Tail(const fs::path& path, size_t bytes) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -85,6 +111,14 @@ bool Alive(int pid) {
   int status = 0;
   if (waitpid(pid, &status, WNOHANG) == pid) return false;  // our child, and it ended
   return kill(pid, 0) == 0;
+}
+
+// The srun of a daemon step (its command line names the step), not a process that took its
+// pid since.
+bool IsDaemonStep(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return cmdline.find(std::string("--job-name=gridcastd\0", 21)) != std::string::npos;
 }
 
 // The members whose daemons do not answer a status call within `per_call`, skipping those
@@ -114,6 +148,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 // The daemons of an earlier `stage --keep` in this job, when they all still answer; an error
 // when they were started with other settings than `args` asks for.
 Result<bool> KeptDaemonsAnswer(const SlurmArgs& args, const StateFiles& state) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPrivate(state.dir));
   std::error_code ec;
   if (!fs::exists(state.cluster(), ec)) return false;
   Result<ClusterConfig> cluster = LoadClusterFile(state.cluster().string());
@@ -142,15 +177,17 @@ std::vector<std::string> NodesWhoseTaskExited(const fs::path& srun_log) {
   return nodes;
 }
 
-// Stops the daemon step (SIGTERM to srun, which passes it to every gridcastd) and forgets it.
+// Stops the daemon step (SIGTERM to srun, which passes it to every gridcastd; SIGKILL after
+// 15 s) and forgets it.
 void StopDaemons(const StateFiles& state) {
+  if (!CheckPrivate(state.dir).ok()) return;  // not ours: neither its pid nor its files
   std::ifstream in(state.pid());
   int pid = 0;
-  if (in >> pid && pid > 0) {
+  if (in >> pid && pid > 0 && Alive(pid) && IsDaemonStep(pid)) {
     kill(pid, SIGTERM);
     for (int i = 0; i < 150 && Alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (Alive(pid)) kill(pid, SIGKILL);
-    while (Alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (Alive(pid) && IsDaemonStep(pid)) kill(pid, SIGKILL);
+    for (int i = 0; i < 100 && Alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::error_code ec;
   fs::remove_all(state.dir, ec);
@@ -159,23 +196,21 @@ void StopDaemons(const StateFiles& state) {
 // Starts one gridcastd per node of the job (a step of its own, overlapping the job's other
 // steps) and waits until every one answers.
 Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles& state) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPrivate(state.dir));
+  // An earlier step whose daemons no longer all answer still holds the ports: end it first.
+  StopDaemons(state);
   std::error_code ec;
-  fs::remove_all(state.dir, ec);
-  fs::create_directories(state.dir, ec);
-  if (ec) return Status::FailedPrecondition("cannot make " + state.dir.string() + ": " + ec.message());
-  fs::permissions(state.dir, fs::perms::owner_all, ec);
+  fs::create_directories(state.dir.parent_path(), ec);
+  if (mkdir(state.dir.c_str(), 0700) != 0) {
+    return Status::FailedPrecondition("cannot make " + state.dir.string() + ": " + std::strerror(errno));
+  }
   const auto base = static_cast<uint16_t>(args.port_base > 0 ? args.port_base : JobPortBase(job.job_id));
   std::string secret(32, '\0');
   RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
   ClusterConfig cluster = SlurmClusterConfig(job, base, std::move(secret));
   if (!args.topology.empty()) cluster.topology_path = fs::absolute(args.topology).string();
-  {
-    std::ofstream out(state.cluster());
-    out << FormatClusterFile(cluster);
-    if (!out) return Status::Internal("cannot write " + state.cluster().string());
-  }
-  fs::permissions(state.cluster(), fs::perms::owner_read | fs::perms::owner_write, ec);
-  std::ofstream(state.settings()) << DaemonSettingsOf(args);
+  GRIDCAST_RETURN_IF_ERROR(WritePrivateFile(state.cluster(), FormatClusterFile(cluster)));
+  GRIDCAST_RETURN_IF_ERROR(WritePrivateFile(state.settings(), DaemonSettingsOf(args)));
 
   const std::string nodes = std::to_string(job.nodes.size());
   std::vector<std::string> argv = {"srun", "--nodes=" + nodes, "--ntasks=" + nodes, "--ntasks-per-node=1",
@@ -186,7 +221,7 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
   // srun hands its stdin to every task: each daemon reads the cluster file there, so the secret
   // is on no command line, in no environment and in no file on the other nodes.
   GRIDCAST_ASSIGN_OR_RETURN(const int pid, SpawnDetached(argv, state.log().string(), state.cluster().string()));
-  std::ofstream(state.pid()) << pid << "\n";
+  GRIDCAST_RETURN_IF_ERROR(WritePrivateFile(state.pid(), std::to_string(pid) + "\n"));
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(args.start_timeout_s * 1000));
   std::vector<std::string> silent;
@@ -206,6 +241,10 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
   const std::string log = Tail(state.log(), 3000);
   StopDaemons(state);
   return Status::Unavailable("the daemons of " + JoinNames(silent) + " " + why + "; their step's output:\n" + log);
+}
+
+bool OnANode(const SlurmJob& job) {
+  return std::any_of(job.nodes.begin(), job.nodes.end(), [&](const SlurmNode& n) { return n.name == job.this_node; });
 }
 
 // The options stage passes on to gridcast send as they were given.
@@ -280,9 +319,14 @@ int Stage(const SlurmArgs& args) {
       }
     }
   }
-  const bool on_a_node = std::any_of(job->nodes.begin(), job->nodes.end(),
-                                     [&](const SlurmNode& n) { return n.name == job->this_node; });
-  if (!on_a_node) return StageOnFirstNode(args, *job, payload);
+  if (!OnANode(*job)) {
+    if (args.keep) {
+      return ReportError(Status::FailedPrecondition(
+          "--keep needs stage to run on a node of the job (in the batch script): from here it runs in a step of "
+          "its own, whose end would end the kept daemons"));
+    }
+    return StageOnFirstNode(args, *job, payload);
+  }
 
   Result<StateFiles> state = StateOf(args, *job);
   if (!state.ok()) return ReportError(state.status());
@@ -318,8 +362,12 @@ int Stage(const SlurmArgs& args) {
 int Stop(const SlurmArgs& args) {
   Result<SlurmJob> job = CurrentSlurmJob();
   if (!job.ok()) return ReportError(job.status());
+  if (!OnANode(*job)) {
+    return ReportError(Status::FailedPrecondition("kept daemons are stopped where stage ran: in the batch script"));
+  }
   Result<StateFiles> state = StateOf(args, *job);
   if (!state.ok()) return ReportError(state.status());
+  if (Status mine = CheckPrivate(state->dir); !mine.ok()) return ReportError(mine);
   std::error_code ec;
   if (!fs::exists(state->pid(), ec)) {
     return ReportError(Status::NotFound("no daemons of this job were kept here (no " + state->pid().string() + ")"));

@@ -185,5 +185,21 @@ TEST_F(SlurmStageTest, ANodeThatCannotStoreFailsTheStageNamingIt) {
   ExpectNothingLeft();
 }
 
+// The state directory keeps the secret: one that others can reach (made beforehand by anyone,
+// at a path in /tmp that is easy to guess) is refused, and nothing is written into it.
+TEST_F(SlurmStageTest, AStateDirectoryOthersCanReachIsRefused) {
+  const fs::path payload = MakePayload("private.bin", 1 << 20);
+  const fs::path open_state = kDir / "open-state";
+  fs::create_directories(open_state);
+  fs::permissions(open_state, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  const CommandOutput job = Batch(std::string(GRIDCAST_CLI) + " slurm stage " + payload.string() + " --dest " + Local() +
+                                  "/private --state " + open_state.string());
+  EXPECT_NE(job.exit_code, 0) << job.output;
+  EXPECT_NE(job.output.find("is not a private directory of this user"), std::string::npos) << job.output;
+  EXPECT_TRUE(fs::is_empty(open_state));
+  ExpectNothingLeft();
+}
+
 }  // namespace
 }  // namespace gridcast

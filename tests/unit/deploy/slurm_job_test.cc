@@ -1,6 +1,7 @@
 // What gridcast slurm stage reads of Slurm (scontrol's node records) and makes of it (paths
 // per node, ports, the cluster file).
 #include "deploy/slurm_job.h"
+#include "deploy/subprocess.h"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,15 @@ TEST(SlurmJobTest, TheClusterFileHasAMemberPerNodeOnItsAddress) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->members.size(), 2u);
   EXPECT_EQ(parsed->secret, config.secret);
+}
+
+TEST(SlurmJobTest, ShellQuoteMakesOneWordOfAnything) {
+  EXPECT_EQ(ShellQuote("plain"), "'plain'");
+  EXPECT_EQ(ShellQuote("a b;$(rm -rf x)"), "'a b;$(rm -rf x)'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  Result<CommandOutput> echoed = RunCommand({"sh", "-c", "printf %s " + ShellQuote("it's a $HOME `x`")});
+  ASSERT_TRUE(echoed.ok());
+  EXPECT_EQ(echoed->output, "it's a $HOME `x`");
 }
 
 }  // namespace
