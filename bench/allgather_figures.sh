@@ -9,14 +9,7 @@ cd "$(dirname "$0")/.."
 G=build/bin/gridcast
 out=${1:-allgather-figures.jsonl}
 rounds=${2:-1}
-run() {
-  sync
-  echo 1 > /proc/sys/vm/drop_caches
-  local load result
-  load=$(cut -d' ' -f1 /proc/loadavg)
-  result=$($G bench "$@" --json 2>/dev/null | tail -1)
-  echo "{\"args\": \"$*\", \"load_before\": $load, \"result\": ${result:-null}}" | tee -a "$out"
-}
+. bench/figures_lib.sh
 T=deploy/topologies/two-sites-25mbit.yaml
 for round in $(seq "$rounds"); do
   for algo in auto ring prefix-send kprefix:8 kshift:8 mesh2d hypercube; do
