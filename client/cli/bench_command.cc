@@ -95,7 +95,6 @@ namespace {
 
 // The program bench/mpi_bcast.c builds to (only when CMake found MPI).
 constexpr const char* kMpiBcastProgram = "gridcast-mpi-bcast";
-constexpr const char* kPayloadName = "bench.bin";
 constexpr const char* kMpiTunedDefault = "pipeline";
 constexpr const char* kMpiShimLibrary = "libgridcast-mpi.so";
 

@@ -18,6 +18,9 @@
 
 namespace gridcast::cli {
 
+// The payload's file name in a bench's state directory (and at every receiver).
+inline constexpr const char* kPayloadName = "bench.bin";
+
 // The program bench/mpi_allgather.c builds to (only when CMake found MPI).
 inline constexpr const char* kMpiAllgatherProgram = "gridcast-mpi-allgather";
 

@@ -20,7 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPayloadName = "bench.bin";
 constexpr const char* kTimeMarker = "gridcast-bench-seconds ";
 
 struct TimedJob {

@@ -144,10 +144,7 @@ class TorrentSwarm final : public PullSwarm {
     // Pieces the push path handed over (add_piece) finish with no peer: not swarm traffic.
     if (block_bytes <= 0 || endpoint.address().is_unspecified()) return;
     const std::string from = PeerName(pid, endpoint);
-    if (counters_) {
-      counters_->Peer(from, Transport::kBitTorrent).received_bytes.fetch_add(static_cast<uint64_t>(block_bytes),
-                                                                              std::memory_order_relaxed);
-    }
+    if (counters_) TrafficOf(pid, from).received_bytes.fetch_add(static_cast<uint64_t>(block_bytes), std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mutex_);
     if (started_ == Clock::time_point{}) started_ = when;
     const double t = std::max(0.0, std::chrono::duration<double>(when - started_).count());
@@ -170,8 +167,9 @@ class TorrentSwarm final : public PullSwarm {
   void RecordUpload(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint, int piece, int block) {
     const int64_t block_bytes = BlockBytes(piece, block);
     if (block_bytes <= 0 || !counters_) return;
-    counters_->Peer(PeerName(pid, endpoint), Transport::kBitTorrent)
-        .sent_bytes.fetch_add(static_cast<uint64_t>(block_bytes), std::memory_order_relaxed);
+    auto known = traffic_.find(pid);  // the alert thread's; no name built for a known peer
+    PeerTraffic& traffic = known != traffic_.end() ? *known->second : TrafficOf(pid, PeerName(pid, endpoint));
+    traffic.sent_bytes.fetch_add(static_cast<uint64_t>(block_bytes), std::memory_order_relaxed);
   }
 
  private:
@@ -182,6 +180,14 @@ class TorrentSwarm final : public PullSwarm {
     const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
     return std::min<int64_t>(lt::default_block_size, piece_size - int64_t{block} * lt::default_block_size);
   }
+  // The daemon's counters for a peer, found in DaemonCounters (a lock and a map of names) once
+  // per peer rather than once per 16 KiB block. Alert thread only.
+  PeerTraffic& TrafficOf(const lt::peer_id& pid, const std::string& name) {
+    PeerTraffic*& traffic = traffic_[pid];
+    if (traffic == nullptr) traffic = &counters_->Peer(name, Transport::kBitTorrent);
+    return *traffic;
+  }
+
   // The member behind a peer id, or the address of a peer that is not one (a client served).
   std::string PeerName(const lt::peer_id& pid, const lt::tcp::endpoint& endpoint) const {
     auto name = names_.find(pid);
@@ -198,6 +204,7 @@ class TorrentSwarm final : public PullSwarm {
   const int64_t payload_bytes_;
   const double bin_s_;
   const std::shared_ptr<DaemonCounters> counters_;
+  std::map<lt::peer_id, PeerTraffic*> traffic_;  // alert thread only (DrainAlerts: one at a time)
   const std::function<void()> drain_alerts_;
   const std::function<void()> on_leave_;
   lt::torrent_handle handle_;
