@@ -289,7 +289,10 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
                               ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
-                                                           std::move(identity)));
+                                                           std::move(identity), SystemFileIo(),
+                                                           request.in_memory() && request.take_memory_lazily()
+                                                               ? PayloadStore::Space::kCheckFree
+                                                               : PayloadStore::Space::kReserve));
     const uint64_t held_before = store->VerifiedCount();  // before this member's own allgather part
     for (const BundlePart& part : parts) {
       if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));

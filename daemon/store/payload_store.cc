@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,17 @@
 
 namespace gridcast {
 namespace {
+
+// ENOSPC when the file system holding `fd` lacks the free space that `fd` still needs to grow
+// to `bytes`, else 0 (or the errno of the check).
+int MissingSpace(int fd, uint64_t bytes) {
+  struct stat st {};
+  struct statvfs fs {};
+  if (fstat(fd, &st) != 0 || fstatvfs(fd, &fs) != 0) return errno;
+  const uint64_t held = static_cast<uint64_t>(st.st_blocks) * 512;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  return bytes > held && bytes - held > free_bytes ? ENOSPC : 0;
+}
 
 constexpr char kStateMagic[8] = {'G', 'C', 'S', 'T', 'A', 'T', 'E', '1'};
 constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + 32;
@@ -187,7 +199,8 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
-                                                                   PayloadIdentity identity, FileIo& io) {
+                                                                   PayloadIdentity identity, FileIo& io,
+                                                                   Space space) {
   if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   if (identity.chunk_hashes.size() != identity.NumChunks()) {
     return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) +
@@ -236,7 +249,9 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
   // just for this holds nothing verified: it goes, not to keep what space it got.
   if (store->identity_.size_bytes > 0) {
-    int error = store->io_->Reserve(store->fd_, static_cast<off_t>(store->identity_.size_bytes));
+    int error = space == Space::kReserve
+                    ? store->io_->Reserve(store->fd_, static_cast<off_t>(store->identity_.size_bytes))
+                    : MissingSpace(store->fd_, store->identity_.size_bytes);
     if (error != 0 && error != EOPNOTSUPP) {
       if (!part_existed) unlinkat(dir, part.c_str(), 0);
       return ErrnoStatus("reserving " + name, error);

@@ -81,12 +81,22 @@ class PayloadStore {
       const std::string& data_dir, const std::string& name,
       const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size);
 
-  // Prepares to receive `name` below data_dir (see safe_path.h), reserving the space
-  // (ResourceExhausted when the disk cannot hold it) and resuming verified chunks.
+  // How a receiver makes sure the payload fits before the broadcast starts.
+  enum class Space {
+    kReserve,    // allocate it all now (fallocate)
+    // Only check that the file system has it free now, and take it as chunks arrive. On tmpfs
+    // allocating is zeroing memory: 15 members reserving 256 MiB at once on a 2-core host
+    // spent 0.45 s of Prepare doing it, where taking the pages as chunks arrive overlaps the
+    // transfer (PrepareRequest.take_memory_lazily).
+    kCheckFree,
+  };
+  // Prepares to receive `name` below data_dir (see safe_path.h), making sure of the space
+  // (ResourceExhausted when the file system cannot hold it) and resuming verified chunks.
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
                                                               PayloadIdentity identity,
-                                                              FileIo& io = SystemFileIo());
+                                                              FileIo& io = SystemFileIo(),
+                                                              Space space = Space::kReserve);
 
   ~PayloadStore();
   PayloadStore(const PayloadStore&) = delete;

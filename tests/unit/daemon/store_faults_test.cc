@@ -5,6 +5,8 @@
 // what was verified before the fault is kept.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 
 #include "fault_injection_file_io.h"
@@ -182,6 +184,32 @@ TEST_F(StoreFaultTest, ARefusedReservationLeavesNoFileAndAnUnsupportedOneIsNoErr
   ASSERT_TRUE(unreserved->WriteChunk(0, Chunk(0)).ok());
   EXPECT_EQ(unreserved->WriteChunk(1, Chunk(1)).code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(unreserved->VerifiedCount(), 1u);
+}
+
+
+TEST_F(StoreFaultTest, CheckingFreeSpaceTakesNoneNowAndRefusesWhatCannotFit) {
+  // Space::kCheckFree never allocates: a reservation would fail here, and the file holds no blocks.
+  io_.FailReserve(ENOSPC);
+  Result<std::unique_ptr<PayloadStore>> lazy =
+      PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, io_, PayloadStore::Space::kCheckFree);
+  ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ / "p.bin.part").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(identity_.size_bytes));
+  EXPECT_EQ(st.st_blocks, 0);
+  ASSERT_TRUE((*lazy)->WriteChunk(0, Chunk(0)).ok());
+
+  // A payload larger than any file system here is refused before anything is written.
+  PayloadIdentity huge;
+  huge.chunk_bytes = uint64_t{1} << 40;
+  huge.size_bytes = uint64_t{1} << 52;
+  huge.chunk_hashes.assign(huge.NumChunks(), Digest{});
+  Result<std::unique_ptr<PayloadStore>> refused =
+      PayloadStore::OpenForReceive(dir_.string(), "huge.bin", huge, io_, PayloadStore::Space::kCheckFree);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("disk full"), std::string::npos) << refused.status().message();
+  EXPECT_FALSE(fs::exists(dir_ / "huge.bin.part"));
 }
 
 }  // namespace
