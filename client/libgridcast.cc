@@ -99,6 +99,87 @@ class BroadcastImpl : public Broadcast {
   bool ended_ = false;          // guarded by mutex_
 };
 
+class PayloadCopierImpl : public PayloadCopier {
+ public:
+  PayloadCopierImpl(std::unique_ptr<ControlClient> client, fs::path dir, std::string name, bool in_memory,
+                    std::span<uint8_t> out)
+      : client_(std::move(client)), dir_(std::move(dir)), name_(std::move(name)), in_memory_(in_memory), out_(out) {}
+  ~PayloadCopierImpl() override {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  Result<bool> CopyVerified() override {
+    if (done_) return true;
+    v1::ChunkMapRequest request;
+    request.set_name(name_);
+    request.set_in_memory(in_memory_);
+    v1::ChunkMapResponse map;
+    const Status asked = client_->ChunkMap(request, &map);
+    if (asked.code() == StatusCode::kNotFound) return false;  // not prepared there yet
+    GRIDCAST_RETURN_IF_ERROR(asked);
+    if (map.size_bytes() != out_.size()) {
+      return Status::InvalidArgument("payload '" + name_ + "' has " + std::to_string(map.size_bytes()) +
+                                     " bytes; the buffer has " + std::to_string(out_.size()));
+    }
+    if (map.chunk_bytes() > 0 && chunk_bytes_ == 0) {
+      chunk_bytes_ = map.chunk_bytes();
+      copied_.assign((out_.size() + chunk_bytes_ - 1) / chunk_bytes_, false);
+    }
+    if (fd_ < 0) GRIDCAST_RETURN_IF_ERROR(OpenFile());
+    if (map.complete()) {
+      if (chunk_bytes_ == 0) {  // never saw it partial: all of it now
+        GRIDCAST_RETURN_IF_ERROR(ReadInPieces(fd_, out_).WithContext(name_));
+      } else {
+        for (uint64_t c = 0; c < copied_.size(); ++c) GRIDCAST_RETURN_IF_ERROR(CopyChunk(c));
+      }
+      done_ = true;
+      return true;
+    }
+    const std::string& verified = map.verified();
+    if (chunk_bytes_ == 0 || verified.size() != (copied_.size() + 7) / 8) {
+      return Status::Internal("the chunk map of '" + name_ + "' does not fit its size");
+    }
+    for (uint64_t c = 0; c < copied_.size(); ++c) {
+      if ((static_cast<uint8_t>(verified[c / 8]) >> (c % 8)) & 1u) GRIDCAST_RETURN_IF_ERROR(CopyChunk(c));
+    }
+    done_ = copied_count_ == copied_.size();
+    return done_;
+  }
+
+ private:
+  // "<name>.part" while it is received, "<name>" once finished; an open descriptor follows the
+  // rename, so whichever is found first serves to the end.
+  Status OpenFile() {
+    for (const std::string& file : {name_ + ".part", name_}) {
+      fd_ = open((dir_ / file).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd_ >= 0) return Status::Ok();
+      if (errno != ENOENT) break;
+    }
+    return Status::Internal("cannot open '" + name_ + "' in " + dir_.string() + ": " + std::strerror(errno));
+  }
+  Status CopyChunk(uint64_t c) {
+    if (copied_[c]) return Status::Ok();
+    const uint64_t offset = c * chunk_bytes_;
+    GRIDCAST_RETURN_IF_ERROR(
+        PreadFull(SystemFileIo(), fd_, out_.subspan(offset, std::min(chunk_bytes_, out_.size() - offset)), offset)
+            .WithContext(name_));
+    copied_[c] = true;
+    ++copied_count_;
+    return Status::Ok();
+  }
+
+  const std::unique_ptr<ControlClient> client_;
+  const fs::path dir_;
+  const std::string name_;
+  const bool in_memory_;
+  const std::span<uint8_t> out_;
+  int fd_ = -1;
+  uint64_t chunk_bytes_ = 0;
+  std::vector<bool> copied_;
+  uint64_t copied_count_ = 0;
+  bool done_ = false;
+};
+
 class ClientImpl : public Client {
  public:
   ClientImpl(ClusterConfig cluster, SourceChoice source, ClientOptions options)
@@ -252,6 +333,17 @@ class ClientImpl : public Client {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+
+  Result<std::unique_ptr<PayloadCopier>> CopyAsVerified(const std::string& member, const std::string& name,
+                                                        bool in_memory, std::span<uint8_t> out) override {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
+    v1::ListResponse list;
+    GRIDCAST_RETURN_IF_ERROR(client->List(&list).WithContext(member));
+    fs::path dir = in_memory ? list.memory_dir() : list.data_dir();
+    if (dir.empty()) return Status::FailedPrecondition(member + " keeps nothing in memory");
+    return std::unique_ptr<PayloadCopier>(new PayloadCopierImpl(std::move(client), std::move(dir), name, in_memory, out));
   }
 
   Status RemovePayload(const std::string& member, const std::string& name, bool in_memory) override {

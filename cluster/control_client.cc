@@ -94,6 +94,11 @@ Status ControlClient::Remove(const v1::RemoveRequest& request) {
                [&](grpc::ClientContext* c) { return stub_->Remove(c, request, &response); });
 }
 
+Status ControlClient::ChunkMap(const v1::ChunkMapRequest& request, v1::ChunkMapResponse* response) {
+  return Unary("/gridcast.v1.Control/ChunkMap", options_.call_timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->ChunkMap(c, request, response); });
+}
+
 Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {
   return Unary("/gridcast.v1.Control/ExportTorrent", options_.call_timeout, request, response,
                [&](grpc::ClientContext* c) { return stub_->ExportTorrent(c, request, response); });

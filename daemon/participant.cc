@@ -485,6 +485,38 @@ void Participant::ListDirectory(bool in_memory, bool verify,
   }
 }
 
+Result<v1::ChunkMapResponse> Participant::ChunkMap(const std::string& name, bool in_memory) const {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  std::shared_ptr<PlanExecution> receiving;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, held] : names_) {
+      if (held.name == name && held.in_memory == in_memory) receiving = plans_.at(id);
+    }
+  }
+  v1::ChunkMapResponse map;
+  if (receiving != nullptr) {
+    const PayloadStore& store = receiving->store();
+    map.set_size_bytes(store.identity().size_bytes);
+    map.set_chunk_bytes(store.identity().chunk_bytes);
+    const std::vector<uint8_t> bitmap = store.BitmapBytes();
+    map.set_verified(std::string(bitmap.begin(), bitmap.end()));
+    return map;
+  }
+  const std::string& dir = DirectoryOf(in_memory);
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(dir, name, /*create=*/false));
+  struct stat st {};
+  if (fstatat(parent.first.get(), parent.second.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::NotFound("this daemon neither receives nor holds '" + name + "'" + (in_memory ? " in memory" : ""));
+  }
+  map.set_size_bytes(static_cast<uint64_t>(st.st_size));
+  if (Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir, name); recorded.ok()) {
+    map.set_chunk_bytes(recorded->chunk_bytes);
+  }
+  map.set_complete(true);
+  return map;
+}
+
 Status Participant::Remove(const std::string& name, bool in_memory) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
   {
@@ -500,9 +532,15 @@ Status Participant::Remove(const std::string& name, bool in_memory) {
   }
   const std::string& dir = DirectoryOf(in_memory);
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(dir, name, /*create=*/false));
+  // A file's pages (all of an in-memory payload's memory) are freed when its last descriptor
+  // closes. Held open across the unlink and closed by a worker, that happens after the answer:
+  // 16 daemons freeing 256 MiB of tmpfs at once kept their callers (MPI ranks) 0.25 s.
+  const int held = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (unlinkat(parent.first.get(), parent.second.c_str(), 0) != 0) {
+    if (held >= 0) close(held);
     return Status::NotFound("this daemon holds no complete payload '" + name + "'" + (in_memory ? " in memory" : ""));
   }
+  if (held >= 0) boost::asio::post(workers_, [held] { close(held); });
   std::error_code ec;
   std::filesystem::remove(PayloadStatePath(dir, name, ".chunks"), ec);
   spdlog::info("removed {}{}", name, in_memory ? " (in memory)" : "");

@@ -87,6 +87,10 @@ class Participant {
   // broadcast of it runs here; NotFound when there is none.
   Status Remove(const std::string& name, bool in_memory);
 
+  // Which chunks of `name` are verified here: from the plan receiving it, else all of a
+  // complete copy. NotFound when there is neither.
+  Result<v1::ChunkMapResponse> ChunkMap(const std::string& name, bool in_memory) const;
+
  private:
   struct HeldName {
     std::string name;

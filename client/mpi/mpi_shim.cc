@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -131,13 +132,21 @@ class Shim {
 };
 
 // True when `request` has completed (block: waits for it).
-bool RequestDone(MPI_Request* request, bool block) {
+// `meanwhile`, when given, runs between tests at most every kMeanwhileEvery.
+constexpr auto kMeanwhileEvery = std::chrono::milliseconds(100);
+
+bool RequestDone(MPI_Request* request, bool block, const std::function<void()>& meanwhile = {}) {
   int flag = 0;
+  auto last = std::chrono::steady_clock::time_point{};
   // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here for the
   // whole broadcast, while their node's daemon carries it on the same cores.
   for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
     if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
       return true;
+    }
+    if (meanwhile && std::chrono::steady_clock::now() - last >= kMeanwhileEvery) {
+      meanwhile();
+      last = std::chrono::steady_clock::now();
     }
     if (!block) return false;
     std::this_thread::sleep_for(pause);
@@ -164,6 +173,7 @@ class BcastCall {
   void Decide();
   void FinishBroadcast();
   void ReadCopy();
+  void CopyVerified();
   void RemoveCopy();
   void End(int error);
   // A collective of the shim's own was posted (rc from PMPI_I*), else the call ends with rc:
@@ -171,6 +181,9 @@ class BcastCall {
   bool Posted(int rc) {
     if (rc != MPI_SUCCESS) End(rc);
     return rc == MPI_SUCCESS;
+  }
+  std::span<uint8_t> Buffer() const {
+    return {static_cast<uint8_t*>(buffer_), static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes)};
   }
   // GRIDCAST_MPI_VERBOSE=3: the time each step took, said when the call ends.
   void Mark(const char* step) {
@@ -192,6 +205,10 @@ class BcastCall {
   std::vector<RankOffer> offers_;
   BcastAgreement agreement_;
   std::unique_ptr<Broadcast> broadcast_;  // at the root, while the daemons broadcast
+  // At the other ranks: their node's copy into the buffer, chunk by chunk as the daemon
+  // verifies them, while the broadcast runs.
+  std::unique_ptr<PayloadCopier> copier_;
+  Status copy_status_;
   Outcome outcome_;
   int failed_ = 0;
   int error_ = MPI_SUCCESS;
@@ -419,7 +436,9 @@ bool BcastCall::Advance(bool block) {
         FinishBroadcast();
         break;
       case Step::kAwaitingOutcome:
-        if (!RequestDone(&request_, block)) return false;
+        if (!RequestDone(&request_, block, copier_ ? [this] { CopyVerified(); } : std::function<void()>{})) {
+          return false;
+        }
         ReadCopy();
         break;
       case Step::kConfirming:
@@ -497,6 +516,9 @@ void BcastCall::Decide() {
   if (rank_ != root_) {
     if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
       step_ = Step::kAwaitingOutcome;
+      Result<std::unique_ptr<PayloadCopier>> copier = shim_.client().CopyAsVerified(
+          shim_.member(), agreement_.payload_name, /*in_memory=*/true, Buffer());
+      if (copier.ok()) copier_ = std::move(*copier);
     }
     return;
   }
@@ -548,21 +570,41 @@ void BcastCall::ReadCopy() {
   if (failed_ != 0) {
     Shim::Say(rank_, std::string("MPI_Bcast by gridcast failed: ") + outcome_.message);
   } else if (rank_ != root_) {
-    ReceiveOptions options;
-    options.remove_in_memory = false;
-    options.timeout_s = 60;  // the root saw every copy verified: it is there
-    const std::span<uint8_t> data(static_cast<uint8_t*>(buffer_),
-                                  static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes));
-    Status received = shim_.client().Receive(shim_.member(), agreement_.payload_name, data, options);
-    if (!received.ok()) {
-      Shim::Say(rank_, "MPI_Bcast by gridcast: reading this node's copy: " + received.ToString());
-      failed_ = 1;
+    // The root saw every copy verified: what is left is there (the daemon may still be
+    // renaming the file), so a minute is plenty.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      if (copier_ == nullptr) {
+        Result<std::unique_ptr<PayloadCopier>> copier =
+            shim_.client().CopyAsVerified(shim_.member(), agreement_.payload_name, /*in_memory=*/true, Buffer());
+        if (copier.ok()) copier_ = std::move(*copier);
+        copy_status_ = copier.status();
+      }
+      if (copier_ != nullptr) {
+        Result<bool> copied = copier_->CopyVerified();
+        if (copied.ok() && *copied) break;
+        copy_status_ = copied.ok() ? Status::DeadlineExceeded("this node's copy was not complete in time")
+                                   : copied.status();
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        Shim::Say(rank_, "MPI_Bcast by gridcast: reading this node's copy: " + copy_status_.ToString());
+        failed_ = 1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  copier_.reset();
   Mark("copied");
   if (Posted(PMPI_Iallreduce(MPI_IN_PLACE, &failed_, 1, MPI_INT, MPI_MAX, state_->dup, &request_))) {
     step_ = Step::kConfirming;
   }
+}
+
+// While the broadcast runs an error is not final (the daemon may be busy, the outcome may explain
+// it): ReadCopy tries again, and says the last one if the copy never completes.
+void BcastCall::CopyVerified() {
+  if (Result<bool> copied = copier_->CopyVerified(); !copied.ok()) copy_status_ = copied.status();
 }
 
 // Removes this node's in-memory `name`, said at `rank` when it cannot. The source (or the

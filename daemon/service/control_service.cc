@@ -192,6 +192,15 @@ grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::Remo
   });
 }
 
+grpc::Status ControlService::ChunkMap(grpc::ServerContext* context, const v1::ChunkMapRequest* request,
+                                      v1::ChunkMapResponse* response) {
+  return Guarded(counters_, "ChunkMap", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ChunkMap"));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.ChunkMap(request->name(), request->in_memory()));
+    return gridcast::Status::Ok();
+  });
+}
+
 grpc::Status ControlService::ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
                                            v1::ExportTorrentResponse* response) {
   return Guarded(counters_, "ExportTorrent", [&]() -> gridcast::Status {

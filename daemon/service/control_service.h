@@ -38,6 +38,8 @@ class ControlService final : public v1::Control::Service {
                     v1::ListResponse* response) override;
   grpc::Status Remove(grpc::ServerContext* context, const v1::RemoveRequest* request,
                       v1::RemoveResponse* response) override;
+  grpc::Status ChunkMap(grpc::ServerContext* context, const v1::ChunkMapRequest* request,
+                        v1::ChunkMapResponse* response) override;
   grpc::Status ExportTorrent(grpc::ServerContext* context, const v1::ExportTorrentRequest* request,
                              v1::ExportTorrentResponse* response) override;
   grpc::Status ServeTo(grpc::ServerContext* context, const v1::ServeToRequest* request,

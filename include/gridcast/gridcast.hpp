@@ -118,6 +118,16 @@ class Broadcast {
   virtual Result<BroadcastResult> Wait() = 0;
 };
 
+// Copies a payload out of its member while the member still receives it (on this host).
+class PayloadCopier {
+ public:
+  virtual ~PayloadCopier() = default;
+  // Copies into the buffer every chunk the member verified since the last call: the buffer
+  // holds the source's bytes where it was written, never others. True once all of it is
+  // there; InvalidArgument when the payload's size is not the buffer's.
+  virtual Result<bool> CopyVerified() = 0;
+};
+
 class Client {
  public:
   static Result<std::unique_ptr<Client>> Open(const ClientOptions& options);
@@ -139,6 +149,10 @@ class Client {
                            double timeout_s) {
     return Receive(member, name, out, ReceiveOptions{timeout_s, true});
   }
+  // A copier of payload `name` into `out` (which must outlive it), chunk by chunk as `member`
+  // verifies them; `member` need not have begun to receive it yet.
+  virtual Result<std::unique_ptr<PayloadCopier>> CopyAsVerified(const std::string& member, const std::string& name,
+                                                                bool in_memory, std::span<uint8_t> out) = 0;
   // Every member's part gathered at every member, coordinated by this client's source member
   // (which must hold one of the parts). The handle reports as a broadcast's does.
   virtual Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name,

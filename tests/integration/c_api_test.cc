@@ -1,7 +1,10 @@
 // libgridcast's C API against real daemons: a buffer sent split-phase from one member and
-// received into a buffer at another.
+// received into a buffer at another; the C++ API's in-memory broadcast and copier.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -93,6 +96,79 @@ TEST(CppApi, AnInMemoryBroadcastNeverTouchesTheDataDirectories) {
   }
   for (int i = 0; i < cluster.size(); ++i) cluster.Terminate(i);
   for (const std::string& dir : memory_dirs) EXPECT_FALSE(fs::exists(dir)) << dir;
+}
+
+
+// A reader on a member's host copies each chunk once the member verified it, while the
+// broadcast runs: with the source stopped mid-broadcast the buffer holds some chunks, each
+// exactly the source's, and the rest untouched; once it goes on, all of it.
+TEST(CppApi, ACopierTakesEachChunkOnceVerifiedWhileTheBroadcastRuns) {
+  LocalCluster cluster(GRIDCASTD, "copier", 3);
+  Result<std::unique_ptr<Client>> client = Client::Open({cluster.cluster_file(), "m0", ""});
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  constexpr uint64_t kChunk = 256 << 10;
+  std::vector<uint8_t> sent(64 * kChunk * 4 + 12345);
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>((i * 2654435761u >> 13) | 1);
+  std::vector<uint8_t> received(sent.size(), 0);
+  Result<std::unique_ptr<PayloadCopier>> copier = (*client)->CopyAsVerified("m2", "copied.bin", true, received);
+  ASSERT_TRUE(copier.ok()) << copier.status().ToString();
+  Result<bool> before = (*copier)->CopyVerified();
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_FALSE(*before);  // nothing prepared there yet
+
+  SendOptions options;
+  options.algorithm = "chain";
+  options.chunk_bytes = kChunk;
+  options.in_memory = true;
+  options.take_memory_lazily = true;
+  Result<std::unique_ptr<Broadcast>> broadcast = (*client)->StartSendBuffer(sent, "copied.bin", options);
+  ASSERT_TRUE(broadcast.ok()) << broadcast.status().ToString();
+  ControlClient m2(cluster.config().members[2].control_address, cluster.config().secret);
+  v1::ChunkMapRequest request;
+  request.set_name("copied.bin");
+  request.set_in_memory(true);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {  // until the first chunk is verified at m2
+    v1::ChunkMapResponse map;
+    if (m2.ChunkMap(request, &map).ok() &&
+        std::any_of(map.verified().begin(), map.verified().end(), [](char byte) { return byte != 0; })) {
+      break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
+  }
+  ASSERT_EQ(kill(cluster.pid(0), SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was in flight lands
+  Result<bool> partial = (*copier)->CopyVerified();
+  ASSERT_TRUE(partial.ok()) << partial.status().ToString();
+  EXPECT_FALSE(*partial);
+  size_t chunks_copied = 0;
+  for (size_t offset = 0; offset < sent.size(); offset += kChunk) {
+    const size_t n = std::min<size_t>(kChunk, sent.size() - offset);
+    const bool copied = std::equal(sent.begin() + offset, sent.begin() + offset + n, received.begin() + offset);
+    const bool untouched = std::all_of(received.begin() + offset, received.begin() + offset + n,
+                                       [](uint8_t b) { return b == 0; });
+    EXPECT_TRUE(copied || untouched) << "chunk at " << offset;
+    chunks_copied += copied ? 1 : 0;
+  }
+  EXPECT_GT(chunks_copied, 0u);
+  ASSERT_EQ(kill(cluster.pid(0), SIGCONT), 0);
+
+  Result<BroadcastResult> result = (*broadcast)->Wait();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  Result<bool> all = (*copier)->CopyVerified();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(*all);
+  EXPECT_EQ(received, sent);
+
+  // A buffer of another size is refused, naming both sizes.
+  std::vector<uint8_t> shorter(sent.size() - 1);
+  Result<std::unique_ptr<PayloadCopier>> wrong = (*client)->CopyAsVerified("m2", "copied.bin", true, shorter);
+  ASSERT_TRUE(wrong.ok()) << wrong.status().ToString();
+  Result<bool> refused = (*wrong)->CopyVerified();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(std::to_string(sent.size())), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace
