@@ -548,7 +548,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "allgather: all-to-all planner (default auto); mpi-allgather: Open MPI allgather algorithm "
                     "(default ring); sbcast: fanout:N (default: sbcast's own)");
   bench->add_option("--chunk", args->chunk,
-                    "push, allgather, slurm-stage: chunk size (default: the planner's); sbcast: its --size");
+                    "push, pull, hybrid, allgather, slurm-stage: chunk (pull: piece) size (default: the planner's); sbcast: its --size");
   bench->add_flag("--in-memory", args->in_memory,
                   "push, allgather: receivers keep the payload in memory (--in-memory)");
   bench->add_flag("--tls", args->tls,
