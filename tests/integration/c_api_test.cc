@@ -169,6 +169,13 @@ TEST(CppApi, ACopierTakesEachChunkOnceVerifiedWhileTheBroadcastRuns) {
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find(std::to_string(sent.size())), std::string::npos)
       << refused.status().message();
+
+  // ChunkMap checks names as every call naming a payload does.
+  for (const char* outside : {"../escape.bin", "/etc/passwd", ".gridcast/state/copied.bin.state"}) {
+    request.set_name(outside);
+    v1::ChunkMapResponse map;
+    EXPECT_EQ(m2.ChunkMap(request, &map).code(), StatusCode::kInvalidArgument) << outside;
+  }
 }
 
 }  // namespace
