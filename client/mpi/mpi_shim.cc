@@ -131,23 +131,17 @@ class Shim {
   std::atomic<size_t> outstanding_{0};
 };
 
-// True when `request` has completed (block: waits for it).
-// `meanwhile`, when given, runs between tests at most every kMeanwhileEvery.
-constexpr auto kMeanwhileEvery = std::chrono::milliseconds(100);
-
+// True when `request` has completed (block: waits for it). `meanwhile`, when given, runs after
+// each test that finds it still pending.
 bool RequestDone(MPI_Request* request, bool block, const std::function<void()>& meanwhile = {}) {
   int flag = 0;
-  auto last = std::chrono::steady_clock::time_point{};
   // Waiting sleeps between tests instead of PMPI_Wait's busy poll: the ranks wait here for the
   // whole broadcast, while their node's daemon carries it on the same cores.
   for (auto pause = std::chrono::microseconds(50);; pause = std::min(2 * pause, std::chrono::microseconds(2000))) {
     if (*request == MPI_REQUEST_NULL || PMPI_Test(request, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0) {
       return true;
     }
-    if (meanwhile && std::chrono::steady_clock::now() - last >= kMeanwhileEvery) {
-      meanwhile();
-      last = std::chrono::steady_clock::now();
-    }
+    if (meanwhile) meanwhile();
     if (!block) return false;
     std::this_thread::sleep_for(pause);
   }
@@ -209,6 +203,7 @@ class BcastCall {
   // verifies them, while the broadcast runs.
   std::unique_ptr<PayloadCopier> copier_;
   Status copy_status_;
+  std::chrono::steady_clock::time_point last_copy_{};
   Outcome outcome_;
   int failed_ = 0;
   int error_ = MPI_SUCCESS;
@@ -603,7 +598,14 @@ void BcastCall::ReadCopy() {
 
 // While the broadcast runs an error is not final (the daemon may be busy, the outcome may explain
 // it): ReadCopy tries again, and says the last one if the copy never completes.
+// At most every kCopyEvery, however often a program tests an MPI_Ibcast's request: each time
+// is a call to the daemon.
+constexpr auto kCopyEvery = std::chrono::milliseconds(100);
+
 void BcastCall::CopyVerified() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_copy_ < kCopyEvery) return;
+  last_copy_ = now;
   if (Result<bool> copied = copier_->CopyVerified(); !copied.ok()) copy_status_ = copied.status();
 }
 
