@@ -510,9 +510,6 @@ Result<v1::ChunkMapResponse> Participant::ChunkMap(const std::string& name, bool
     return Status::NotFound("this daemon neither receives nor holds '" + name + "'" + (in_memory ? " in memory" : ""));
   }
   map.set_size_bytes(static_cast<uint64_t>(st.st_size));
-  if (Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir, name); recorded.ok()) {
-    map.set_chunk_bytes(recorded->chunk_bytes);
-  }
   map.set_complete(true);
   return map;
 }
