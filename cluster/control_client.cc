@@ -99,6 +99,11 @@ Status ControlClient::ChunkMap(const v1::ChunkMapRequest& request, v1::ChunkMapR
                [&](grpc::ClientContext* c) { return stub_->ChunkMap(c, request, response); });
 }
 
+Status ControlClient::PlanBroadcast(const v1::PlanBroadcastRequest& request, v1::PlanBroadcastResponse* response) {
+  return Unary("/gridcast.v1.Control/PlanBroadcast", options_.call_timeout, request, response,
+               [&](grpc::ClientContext* c) { return stub_->PlanBroadcast(c, request, response); });
+}
+
 Status ControlClient::ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response) {
   return Unary("/gridcast.v1.Control/ExportTorrent", options_.call_timeout, request, response,
                [&](grpc::ClientContext* c) { return stub_->ExportTorrent(c, request, response); });

@@ -45,6 +45,7 @@ class ControlClient {
               std::chrono::milliseconds timeout = {});
   Status Remove(const v1::RemoveRequest& request);
   Status ChunkMap(const v1::ChunkMapRequest& request, v1::ChunkMapResponse* response);
+  Status PlanBroadcast(const v1::PlanBroadcastRequest& request, v1::PlanBroadcastResponse* response);
   Status ExportTorrent(const v1::ExportTorrentRequest& request, v1::ExportTorrentResponse* response);
   // Blocks while the daemon serves; `timeout` bounds the whole call.
   Status ServeTo(const v1::ServeToRequest& request, std::chrono::milliseconds timeout,

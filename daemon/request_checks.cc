@@ -17,8 +17,7 @@ Status CheckSeconds(std::string_view field, double seconds, double at_most) {
 }
 
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
-  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
-  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
+  GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request));
   if (request.probe_bytes() > 0) {
     if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
   } else if (request.payload_path().empty()) {
@@ -28,6 +27,24 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
       request.payload_path().find('\0') != std::string::npos) {
     return Status::InvalidArgument("the payload path is longer than 4096 bytes or holds a NUL");
   }
+  if (request.has_fill()) {
+    const v1::PayloadFill& fill = request.fill();
+    if (request.probe_bytes() > 0) return Status::InvalidArgument("a probe broadcast is not filled by its sender");
+    if (request.chunk_bytes() == 0) return Status::InvalidArgument("a filled payload needs its chunk size");
+    const uint64_t chunks =
+        fill.size_bytes() / request.chunk_bytes() + (fill.size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
+    if (fill.chunk_hashes().size() / 32 != chunks || fill.chunk_hashes().size() % 32 != 0) {
+      return Status::InvalidArgument("a filled payload of " + std::to_string(chunks) +
+                                     " chunks needs as many 32-byte chunk hashes");
+    }
+    if (fill.sha256().size() != 32) return Status::InvalidArgument("a filled payload's sha256 is 32 bytes");
+  }
+  return Status::Ok();
+}
+
+Status CheckBroadcastOptions(const v1::BroadcastRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
   if (!request.name().empty()) GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
   if (request.members_size() > kMaxRequestMembers) {
     return Status::InvalidArgument("a request names at most " + std::to_string(kMaxRequestMembers) + " members");

@@ -30,6 +30,8 @@ inline constexpr size_t kMaxCancelReasonBytes = 512;
 Status CheckSeconds(std::string_view field, double seconds, double at_most = kMaxRequestSeconds);
 
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
+// What planning needs of a request (its payload aside): a PlanBroadcast's.
+Status CheckBroadcastOptions(const v1::BroadcastRequest& request);
 // Part names are single path components; members and duplicates are the coordinator's to check.
 Status CheckAllgatherRequest(const v1::AllgatherRequest& request);
 Status CheckDescribePartRequest(const v1::DescribePartRequest& request);

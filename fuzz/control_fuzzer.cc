@@ -43,6 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Require(request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok());
       Require(request.name().empty() || CheckPayloadName(request.name()).ok());
       Require(request.probe_bytes() > 0 || !request.payload_path().empty());
+      // A filled payload's identity is built from these without further checks.
+      if (request.has_fill()) {
+        const uint64_t chunks = request.fill().size_bytes() / request.chunk_bytes() +
+                                (request.fill().size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
+        Require(request.fill().chunk_hashes().size() == 32 * chunks && request.fill().sha256().size() == 32);
+      }
       break;
     }
     case 1: {

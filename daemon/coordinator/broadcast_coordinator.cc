@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -133,6 +134,14 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePaylo
   std::string name = !probe_name.empty()       ? probe_name
                      : request.name().empty() ? canonical.filename().string()
                                               : request.name();
+  if (request.has_fill()) {
+    // The sender creates the file before asking and is writing it now: its size is declared.
+    if (!fs::is_regular_file(canonical, ec)) {
+      return Status::NotFound("a filled payload must be a file the sender created: " + path.string());
+    }
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+    return ResolvedPayload{canonical, request.fill().size_bytes(), name, {}, nullptr};
+  }
   if (fs::is_directory(canonical, ec)) return PackDirectoryPayload(request, canonical, name);
   const uint64_t size = fs::file_size(canonical, ec);
   if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
@@ -241,6 +250,55 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   return plan;
 }
 
+Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::BroadcastRequest& request,
+                                                                 uint64_t size_bytes) const {
+  GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
+  GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size_bytes));
+  v1::Plan proto;
+  PlanToProto(plan, &proto);
+  v1::PlanBroadcastResponse response;
+  response.set_algorithm(plan.algorithm);
+  response.set_rationale(plan.rationale);
+  response.set_mode(proto.mode());
+  response.set_chunk_bytes(plan.chunk_bytes);
+  response.set_lanes(static_cast<uint32_t>(plan.lanes.size()));
+  return response;
+}
+
+Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(const v1::BroadcastRequest& request,
+                                                                             const fs::path& path,
+                                                                             const Plan& plan) const {
+  const v1::PayloadFill& fill = request.fill();
+  if (plan.chunk_bytes != request.chunk_bytes()) {
+    return Status::Internal("the plan cuts the payload into chunks of " + std::to_string(plan.chunk_bytes) +
+                            " bytes, not the " + std::to_string(request.chunk_bytes()) + " its sender hashed");
+  }
+  PayloadIdentity identity;
+  identity.size_bytes = fill.size_bytes();
+  identity.chunk_bytes = plan.chunk_bytes;
+  identity.chunk_hashes.resize(fill.chunk_hashes().size() / sizeof(Digest));
+  std::memcpy(identity.chunk_hashes.data(), fill.chunk_hashes().data(), fill.chunk_hashes().size());
+  std::memcpy(identity.sha256.data(), fill.sha256().data(), identity.sha256.size());
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                            PayloadStore::OpenFilling(path.string(), std::move(identity)));
+  if (plan.mode == PlanMode::kPush) return store;  // the source's execution follows the fill
+  const auto stall_after =
+      request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
+  auto progressed = std::chrono::steady_clock::now();
+  while (!store->Complete()) {
+    GRIDCAST_ASSIGN_OR_RETURN(const uint64_t newly, store->VerifyFilled());
+    const auto now = std::chrono::steady_clock::now();
+    if (newly > 0) {
+      progressed = now;
+    } else if (now - progressed > stall_after) {
+      return Status::DeadlineExceeded("the sender of " + path.string() + " stopped writing it");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return store;
+}
+
 // A broadcast running from here, followed by the identical requests that joined it.
 struct BroadcastCoordinator::Running {
   std::mutex mutex;
@@ -291,9 +349,12 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
                              const std::string& name, const std::vector<std::string>& members) {
   struct stat st {};
   if (request.probe_bytes() > 0 || stat(canonical.c_str(), &st) != 0) return "";
-  std::string key = canonical.string() + '\0' + name + '\0' + std::to_string(st.st_size) + '\0' +
-                    std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + '\0' +
-                    request.algorithm() + '\0' + std::to_string(request.mode()) + '\0' +
+  // A file still being written is known by what its sender declared it will hold.
+  const std::string contents = request.has_fill()
+                                   ? std::to_string(request.fill().size_bytes()) + '\0' + request.fill().sha256()
+                                   : std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) + '.' +
+                                         std::to_string(st.st_mtim.tv_nsec);
+  std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' + std::to_string(request.mode()) + '\0' +
                     std::to_string(request.chunk_bytes()) + '\0' + std::to_string(request.streams()) + '\0' +
                     (request.in_memory() ? "memory" : "disk") + '\0' + request.topology_yaml();
   for (const std::string& m : members) key += '\0' + m;
@@ -357,8 +418,12 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   const bool pull = plan.mode == PlanMode::kPull;
   const bool hybrid = plan.mode == PlanMode::kHybrid;
 
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                            PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes));
+  std::unique_ptr<PayloadStore> store;
+  if (request.has_fill()) {
+    GRIDCAST_ASSIGN_OR_RETURN(store, OpenFilledSource(request, canonical, plan));
+  } else {
+    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes));
+  }
   const PayloadIdentity identity = store->identity();
   v1::Plan proto;
   PlanToProto(plan, &proto);
@@ -489,6 +554,12 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   follow.timeout_s = timeout_s;
   follow.swarm_routes_around = progress.mode() == v1::PLAN_MODE_HYBRID || progress.mode() == v1::PLAN_MODE_PULL;
   follow.source_receives = source_receives;
+  if (own && own->store().filling()) {
+    follow.source_failure = [own] {
+      const ExecutionSnapshot source = own->Snapshot();
+      return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();
+    };
+  }
   BroadcastFollower follower(tree_, id, members, chunks, follow);
   const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
   if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);

@@ -72,6 +72,10 @@ class BroadcastCoordinator {
   Status Run(const v1::BroadcastRequest& request,
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
+  // The plan Run() would make for `request` and a payload of `size_bytes`, made and checked
+  // but not run (PlanBroadcast: the library plans a buffer before hashing it).
+  Result<v1::PlanBroadcastResponse> PlanOnly(const v1::BroadcastRequest& request, uint64_t size_bytes) const;
+
   // A plan ready to run from here, and how.
   struct ExecuteInputs {
     std::vector<std::string> members;  // plan order, this daemon first
@@ -103,6 +107,10 @@ class BroadcastCoordinator {
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;
+  // The source's store of a payload its sender still writes (BroadcastRequest.fill). A plan
+  // with a swarm waits for all of it here: its .torrent hashes the whole payload.
+  Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastRequest& request,
+                                                         const std::filesystem::path& path, const Plan& plan) const;
   // Run() once the payload and members are known: plan, agree, start, follow.
   Status RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
                      const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,

@@ -56,6 +56,7 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
     } else {
       failure = TakeSums(round->progress, progress, now, &lost_now);
     }
+    if (failure.ok() && options_.source_failure) failure = options_.source_failure();
     if (failure.ok() && now - last_new_chunk_ > options_.stall_after) {
       failure = Status::Unavailable(fmt::format(
           "no member verified a chunk for {:.0f} s", std::chrono::duration<double>(options_.stall_after).count()));

@@ -29,6 +29,9 @@ struct FollowOptions {
   bool swarm_routes_around = false;  // pull and hybrid
   // The source receives too (an allgather): it is followed and listed as the others are.
   bool source_receives = false;
+  // Asked every round when set: not OK once the source's own execution failed (a payload its
+  // sender writes did not hash right), which ends the broadcast with that error.
+  std::function<Status()> source_failure;
 };
 
 struct FollowOutcome {

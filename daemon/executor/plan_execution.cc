@@ -121,7 +121,23 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     lane_repaired_.assign(plan_.lanes.size(), false);
     Spawn(WatchLanes());
   }
+  if (store_->filling() && !store_->Complete()) FollowFill(std::chrono::milliseconds(1));
   OnChunkVerified();  // a member that already holds everything is done at once
+}
+
+void PlanExecution::FollowFill(std::chrono::milliseconds pause) {
+  auto self = shared_from_this();
+  asio::post(workers_, [self, pause] {
+    Result<uint64_t> newly = self->store_->VerifyFilled();
+    asio::post(self->io_, [self, pause, newly = std::move(newly)] {
+      if (!newly.ok()) return self->Fail(newly.status().WithContext("the payload its sender writes"));
+      if (*newly > 0) self->OnChunkVerified();
+      if (self->Stopping() || self->store_->Complete()) return;
+      const auto next = *newly > 0 ? std::chrono::milliseconds(1) : std::min(2 * pause, std::chrono::milliseconds(50));
+      auto timer = std::make_shared<asio::steady_timer>(self->io_, next);
+      timer->async_wait([self, timer, next](const boost::system::error_code&) { self->FollowFill(next); });
+    });
+  });
 }
 
 void PlanExecution::Spawn(asio::awaitable<void> task) {

@@ -175,6 +175,11 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // Positions in the lane's chunk order carried by `stream` of `stream_count`.
   bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
   void OnChunkVerified();
+  // At a source whose sender still writes the payload (PayloadStore::OpenFilling): the
+  // workers verify what the file holds now, and each chunk is sent once they have. Polled
+  // every `pause` (1 ms while the file grows, backing off to 50 ms); the coordinator's stall
+  // timeout ends a broadcast whose sender stopped writing.
+  void FollowFill(std::chrono::milliseconds pause);
   // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap); once every child has it,
   // the store may let it leave the page cache.
   void Delivered(int lane, int child, uint64_t chunk);

@@ -86,6 +86,15 @@ grpc::Status ControlService::Broadcast(grpc::ServerContext* context, const v1::B
   });
 }
 
+grpc::Status ControlService::PlanBroadcast(grpc::ServerContext* context, const v1::PlanBroadcastRequest* request,
+                                           v1::PlanBroadcastResponse* response) {
+  return Guarded(counters_, "PlanBroadcast", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/PlanBroadcast"));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, coordinator_.PlanOnly(request->broadcast(), request->size_bytes()));
+    return gridcast::Status::Ok();
+  });
+}
+
 grpc::Status ControlService::Allgather(grpc::ServerContext* context, const v1::AllgatherRequest* request,
                                        grpc::ServerWriter<v1::BroadcastProgress>* writer) {
   return Guarded(counters_, "Allgather", [&] {

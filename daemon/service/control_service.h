@@ -26,6 +26,8 @@ class ControlService final : public v1::Control::Service {
 
   grpc::Status Broadcast(grpc::ServerContext* context, const v1::BroadcastRequest* request,
                          grpc::ServerWriter<v1::BroadcastProgress>* writer) override;
+  grpc::Status PlanBroadcast(grpc::ServerContext* context, const v1::PlanBroadcastRequest* request,
+                             v1::PlanBroadcastResponse* response) override;
   grpc::Status Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                        v1::PrepareResponse* response) override;
   grpc::Status Start(grpc::ServerContext* context, const v1::StartRequest* request,

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "common/hex.h"
+#include "common/payload_digests.h"
 
 namespace gridcast {
 namespace {
@@ -128,6 +128,62 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string
   return HashOpenFile(fd, path, chunk_bytes, io);
 }
 
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::string& path, PayloadIdentity identity,
+                                                                FileIo& io) {
+  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (identity.chunk_hashes.size() != identity.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) + " chunks but " +
+                                   std::to_string(identity.chunk_hashes.size()) + " chunk hashes");
+  }
+  if (identity.size_bytes == 0 && identity.sha256 != Sha256({})) {
+    return Status::InvalidArgument("the SHA-256 declared for an empty payload is not that of no bytes");
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  std::unique_ptr<PayloadStore> store(new PayloadStore(io));
+  store->fd_ = fd;
+  store->base_name_ = std::filesystem::path(path).filename().string();
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::InvalidArgument(path + " is not a regular file");
+  const uint64_t n = identity.NumChunks();
+  store->identity_ = std::move(identity);
+  store->have_.assign(n, false);
+  store->stored_hashes_.resize(n);
+  store->filled_whole_ = std::make_unique<Sha256Stream>();
+  // Nothing to finalize: the file is the sender's, under its own name.
+  store->finalized_ = true;
+  return store;
+}
+
+Result<uint64_t> PayloadStore::VerifyFilled() {
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return ErrnoStatus("stat " + base_name_, errno);
+  // A sender that gives up removes the file: the rest will not come.
+  if (st.st_nlink == 0) return Status::Aborted(base_name_ + " was removed by its sender before it was whole");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > identity_.size_bytes) {
+    return Status::InvalidArgument(base_name_ + " grew to " + std::to_string(size) + " bytes, past the " +
+                                   std::to_string(identity_.size_bytes) + " its sender declared");
+  }
+  uint64_t newly = 0;
+  std::vector<uint8_t> buffer(identity_.LargestChunk());
+  for (; next_filled_ < identity_.NumChunks(); ++next_filled_, ++newly) {
+    const uint64_t c = next_filled_;
+    if (ChunkOffset(c) + identity_.ChunkSize(c) > size) break;
+    GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, HashStoredChunk(c, buffer));
+    if (digest != identity_.chunk_hashes[c]) {
+      return Status::DataLoss(ChunkName(c) + " as written differs from the SHA-256 its sender declared for it");
+    }
+    filled_whole_->Update({buffer.data(), identity_.ChunkSize(c)});
+    if (c + 1 == identity_.NumChunks() && filled_whole_->Finish() != identity_.sha256) {
+      return Status::DataLoss(base_name_ + " as written differs from the whole-payload SHA-256 its sender declared");
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    GRIDCAST_RETURN_IF_ERROR(MarkVerified(c, digest));
+  }
+  return newly;
+}
+
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
     const std::string& data_dir, const std::string& name,
     const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size) {
@@ -159,37 +215,18 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
   id.size_bytes = static_cast<uint64_t>(st.st_size);
   id.chunk_bytes = chunk_bytes;
   const uint64_t n = id.NumChunks();
-  id.chunk_hashes.resize(n);
-  // Two SHA-256 passes over the file before the first byte can move: the whole-payload hash
-  // (sequential by nature) on one thread, the chunk hashes split among the other cores.
-  Status whole_status;
-  std::thread whole_thread([&] {
-    Sha256Stream whole;
-    std::vector<uint8_t> buffer(std::min<uint64_t>(uint64_t{4} << 20, std::max<uint64_t>(id.size_bytes, 1)));
-    for (uint64_t offset = 0; offset < id.size_bytes && whole_status.ok(); offset += buffer.size()) {
-      std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), id.size_bytes - offset));
-      whole_status = PreadFull(*store->io_, fd, piece, offset);
-      whole.Update(piece);
-    }
-    id.sha256 = whole.Finish();
-  });
-  const uint64_t chunk_threads = std::max(1u, std::thread::hardware_concurrency() - 1);
-  std::vector<Status> chunk_status(chunk_threads);
-  std::vector<std::thread> chunk_workers;
-  for (uint64_t t = 0; t < chunk_threads; ++t) {
-    chunk_workers.emplace_back([&, t] {
-      std::vector<uint8_t> buffer(id.LargestChunk());
-      for (uint64_t c = n * t / chunk_threads; c < n * (t + 1) / chunk_threads && chunk_status[t].ok(); ++c) {
-        Result<Digest> digest = store->HashStoredChunk(c, buffer);
-        chunk_status[t] = digest.status();
-        if (digest.ok()) id.chunk_hashes[c] = *digest;
-      }
-    });
-  }
-  whole_thread.join();
-  for (std::thread& worker : chunk_workers) worker.join();
-  GRIDCAST_RETURN_IF_ERROR(whole_status.WithContext(label));
-  for (const Status& status : chunk_status) GRIDCAST_RETURN_IF_ERROR(status.WithContext(label));
+  // Two SHA-256 passes over the file before the first byte can move, on every core.
+  GRIDCAST_ASSIGN_OR_RETURN(
+      PayloadDigests digests,
+      DigestPayload(id.size_bytes, chunk_bytes,
+                    [&](uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)
+                        -> Result<std::span<const uint8_t>> {
+                      scratch.resize(length);
+                      GRIDCAST_RETURN_IF_ERROR(PreadFull(*store->io_, fd, scratch, offset).WithContext(label));
+                      return std::span<const uint8_t>(scratch);
+                    }));
+  id.chunk_hashes = std::move(digests.chunk_hashes);
+  id.sha256 = digests.sha256;
   store->stored_hashes_ = id.chunk_hashes;
   store->have_.assign(n, true);
   store->verified_ = n;
@@ -408,6 +445,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
   have_[chunk] = true;
   stored_hashes_[chunk] = digest;
   verified_.fetch_add(1, std::memory_order_relaxed);
+  if (state_fd_ < 0) return Status::Ok();  // a filling source: it has no bitmap, it never resumes
   // One byte of the bitmap holds this chunk's bit; rewrite just that byte.
   uint8_t byte = 0;
   const uint64_t first = chunk / 8 * 8;

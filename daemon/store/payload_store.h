@@ -74,6 +74,23 @@ class PayloadStore {
   static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path,
                                                           uint64_t chunk_bytes, FileIo& io = SystemFileIo());
 
+  // A payload its sender is still writing to `path`, in order (BroadcastRequest.fill): the
+  // source sends each chunk as soon as it is there, instead of after a copy of the whole.
+  // `identity` is what the sender says the file will hold. No chunk is held until
+  // VerifyFilled() found it whole in the file, hashing to the identity's digest. The file is
+  // only read.
+  static Result<std::unique_ptr<PayloadStore>> OpenFilling(const std::string& path, PayloadIdentity identity,
+                                                           FileIo& io = SystemFileIo());
+  // A store from OpenFilling: verifies, in order, the chunks now whole in the file (below its
+  // size), and the whole payload's SHA-256 with the last one, and holds those that match.
+  // Returns how many it newly holds. DataLoss when the bytes differ from what the sender
+  // declared (the chunk, or the last one for the whole SHA-256, is then never held);
+  // InvalidArgument when the file grew past the declared size; Aborted when the sender removed
+  // it (it gave up). Must not race with itself.
+  Result<uint64_t> VerifyFilled();
+  // Opened by OpenFilling (complete or not).
+  bool filling() const { return filled_whole_ != nullptr; }
+
   // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
   // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size
   // is `chunk_bytes_for_size(size)`. NotFound when no complete payload has that name.
@@ -200,6 +217,9 @@ class PayloadStore {
   std::deque<uint64_t> forwarded_;       // forwarded chunks still in the page cache, oldest first
   uint64_t forwarded_bytes_ = 0;
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
+  // OpenFilling: the next chunk VerifyFilled() waits for, and the whole payload's hash so far.
+  uint64_t next_filled_ = 0;
+  std::unique_ptr<Sha256Stream> filled_whole_;
 };
 
 }  // namespace gridcast

@@ -2,15 +2,19 @@
 // awkward sizes, a restart mid-broadcast, and hostile input.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <thread>
 
 #include "cluster/control_client.h"
 #include "collectives/registry.h"
+#include "common/file_io.h"
+#include "common/payload_digests.h"
 #include "tests/integration/exposition.h"
 #include "tests/integration/send_helpers.h"
 
@@ -242,6 +246,131 @@ TEST_F(PushTest, PathTraversalIsRefused) {
   SendResult r = Send(*cluster_, {cluster_->cluster_file(), "--algo", "chain"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("outside the data directory"), std::string::npos) << r.output;
+}
+
+// What the library's StartSendBuffer does, by hand: the sender declares the payload's digests
+// (BroadcastRequest.fill) and writes the file while the source already sends it.
+class FilledSend {
+ public:
+  FilledSend(const LocalCluster& cluster, const std::string& name, std::vector<uint8_t> bytes)
+      : source_(cluster.config().members[0].control_address, cluster.config().secret),
+        path_(cluster.data_dir(0) / (name + ".buffer")),
+        bytes_(std::move(bytes)) {
+    request_.set_payload_path(path_.string());
+    request_.set_name(name);
+    request_.set_algorithm("chain");
+    request_.set_chunk_bytes(kChunk);
+    request_.set_stall_timeout_s(30);
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
+  ~FilledSend() {
+    if (call_.joinable()) call_.join();
+    close(fd_);
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  static constexpr uint64_t kChunk = 64 << 10;
+
+  // Declares `declared`'s digests, then starts the broadcast.
+  void Start(std::span<const uint8_t> declared) {
+    Result<PayloadDigests> digests =
+        DigestPayload(declared.size(), kChunk, [&](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+          return Result<std::span<const uint8_t>>(declared.subspan(offset, length));
+        });
+    ASSERT_TRUE(digests.ok());
+    v1::PayloadFill* fill = request_.mutable_fill();
+    fill->set_size_bytes(declared.size());
+    fill->set_chunk_hashes(std::string(reinterpret_cast<const char*>(digests->chunk_hashes.data()),
+                                       32 * digests->chunk_hashes.size()));
+    fill->set_sha256(std::string(digests->sha256.begin(), digests->sha256.end()));
+    call_ = std::thread([this] {
+      outcome_ = source_.Broadcast(request_, std::chrono::seconds(120), [](const v1::BroadcastProgress&) {});
+    });
+  }
+  void Write(uint64_t from, uint64_t to) {
+    ASSERT_TRUE(PwriteFull(SystemFileIo(), fd_, std::span<const uint8_t>(bytes_).subspan(from, to - from), from).ok());
+  }
+  Status Wait() {
+    call_.join();
+    return outcome_;
+  }
+
+ private:
+  ControlClient source_;
+  const fs::path path_;
+  const std::vector<uint8_t> bytes_;
+  v1::BroadcastRequest request_;
+  int fd_ = -1;
+  std::thread call_;
+  Status outcome_;
+};
+
+std::vector<uint8_t> FreshBytes(uint64_t size) {
+  std::vector<uint8_t> bytes(size);
+  RandomBytes(bytes);
+  return bytes;
+}
+
+TEST_F(PushTest, APayloadItsSenderStillWritesLeavesChunkByChunk) {
+  ControlClient first_child(cluster_->config().members[1].control_address, cluster_->config().secret);
+  v1::PlanBroadcastRequest ask;
+  ask.mutable_broadcast()->set_algorithm("chain");
+  ask.set_size_bytes(40 * FilledSend::kChunk);
+  v1::PlanBroadcastResponse planned;
+  ASSERT_TRUE(first_child.PlanBroadcast(ask, &planned).ok());
+  EXPECT_EQ(planned.algorithm(), "chain");
+  EXPECT_GT(planned.chunk_bytes(), 0u);
+
+  const std::vector<uint8_t> payload = FreshBytes(40 * FilledSend::kChunk - 77);
+  FilledSend send(*cluster_, "filled.bin", payload);
+  send.Start(payload);
+  send.Write(0, 10 * FilledSend::kChunk + 5);
+  // The first chunks reach the chain's first member while the rest is not written yet.
+  v1::ChunkMapRequest map_request;
+  map_request.set_name("filled.bin");
+  v1::ChunkMapResponse map;
+  bool some = false;
+  for (int i = 0; i < 500 && !some; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    some = first_child.ChunkMap(map_request, &map).ok() && !map.complete() && !map.verified().empty() &&
+           map.verified()[0] != 0;
+  }
+  ASSERT_TRUE(some);
+  EXPECT_FALSE(map.complete());
+  EXPECT_EQ(static_cast<uint8_t>(map.verified()[1]) >> 2, 0) << "chunk 10 is not whole yet";
+  send.Write(10 * FilledSend::kChunk + 5, payload.size());
+  const Status outcome = send.Wait();
+  ASSERT_TRUE(outcome.ok()) << outcome.ToString();
+  for (int i = 1; i < cluster_->size(); ++i) {
+    std::ifstream copy(cluster_->data_dir(i) / "filled.bin", std::ios::binary);
+    const std::vector<uint8_t> held((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(held, payload) << "member " << i;
+  }
+}
+
+TEST_F(PushTest, BytesASenderWritesOtherThanItDeclaredNeverLeaveTheSource) {
+  std::vector<uint8_t> declared = FreshBytes(12 * FilledSend::kChunk);
+  std::vector<uint8_t> written = declared;
+  written[7 * FilledSend::kChunk + 3] ^= 0x5a;  // the buffer changed after it was hashed
+  FilledSend send(*cluster_, "filled-wrong.bin", written);
+  send.Start(declared);
+  const auto started = std::chrono::steady_clock::now();
+  send.Write(0, written.size());
+  const Status outcome = send.Wait();
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.message().find("chunk 7 of filled-wrong.bin.buffer as written differs"), std::string::npos)
+      << outcome.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20)) << "not the 30 s stall timeout";
+  for (int i = 1; i < cluster_->size(); ++i) EXPECT_FALSE(fs::exists(cluster_->data_dir(i) / "filled-wrong.bin"));
+
+  // A sender that gives up removes its file: the broadcast ends at once, too.
+  FilledSend abandoned(*cluster_, "filled-abandoned.bin", declared);
+  abandoned.Start(declared);
+  abandoned.Write(0, 3 * FilledSend::kChunk);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  fs::remove(cluster_->data_dir(0) / "filled-abandoned.bin.buffer");
+  const Status gave_up = abandoned.Wait();
+  EXPECT_NE(gave_up.message().find("removed by its sender"), std::string::npos) << gave_up.ToString();
 }
 
 // A hand-made Prepare, as a hostile or buggy source would send it.

@@ -3,7 +3,9 @@
 // right, and a counted chunk is never overwritten.
 #include "daemon/store/payload_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -168,6 +170,116 @@ TEST_F(PayloadStoreTest, TheScrubRefusesWhatItCannotCheck) {
   EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "placed-by-hand.bin").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "missing.bin").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "../etc/passwd").status().code(), StatusCode::kInvalidArgument);
+}
+
+// A source whose sender is still writing the file (BroadcastRequest.fill).
+class FilledSourceTest : public PayloadStoreFixture {
+ protected:
+  void SetUp() override {
+    PayloadStoreFixture::SetUp();
+    path_ = dir_ / "buffer";
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override {
+    close(fd_);
+    PayloadStoreFixture::TearDown();
+  }
+  std::unique_ptr<PayloadStore> OpenFilling(const PayloadIdentity& identity) {
+    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenFilling(path_.string(), identity);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  // The sender writes bytes [from, to) of the payload.
+  void Fill(uint64_t from, uint64_t to) {
+    ASSERT_TRUE(PwriteFull(SystemFileIo(), fd_, std::span<const uint8_t>(payload_).subspan(from, to - from), from).ok());
+  }
+  uint64_t Verify(PayloadStore& store) {
+    Result<uint64_t> newly = store.VerifyFilled();
+    EXPECT_TRUE(newly.ok()) << newly.status().ToString();
+    return newly.ok() ? *newly : 0;
+  }
+
+  fs::path path_;
+  int fd_ = -1;
+};
+
+TEST_F(FilledSourceTest, EachChunkIsHeldOnceItIsWholeInTheFileAndHashesRight) {
+  auto store = OpenFilling(identity_);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->filling());
+  EXPECT_EQ(Verify(*store), 0u);
+  Fill(0, kChunk + kChunk / 2);  // one chunk and a half
+  EXPECT_EQ(Verify(*store), 1u);
+  EXPECT_TRUE(store->Has(0));
+  EXPECT_FALSE(store->Has(1));
+  EXPECT_EQ(Verify(*store), 0u);
+  Fill(kChunk + kChunk / 2, payload_.size());
+  EXPECT_EQ(Verify(*store), identity_.NumChunks() - 1);
+  ASSERT_TRUE(store->Complete());
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) EXPECT_TRUE(std::ranges::equal(Read(*store, c), Chunk(c)));
+  Result<Digest> digest = store->Finalize(false);
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+  EXPECT_TRUE(fs::exists(path_));  // the sender's file, under its own name
+}
+
+TEST_F(FilledSourceTest, BytesOtherThanTheDeclaredOnesAreNeverHeld) {
+  auto store = OpenFilling(identity_);
+  ASSERT_NE(store, nullptr);
+  payload_[kChunk + 5] ^= 0x5a;  // the sender's buffer changed after it was hashed
+  Fill(0, 2 * kChunk);
+  Result<uint64_t> newly = store->VerifyFilled();
+  EXPECT_EQ(newly.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(newly.status().message().find("chunk 1 of buffer"), std::string::npos) << newly.status().message();
+  EXPECT_TRUE(store->Has(0));
+  EXPECT_FALSE(store->Has(1));
+  EXPECT_EQ(store->VerifyFilled().status().code(), StatusCode::kDataLoss);  // and stays refused
+}
+
+TEST_F(FilledSourceTest, AWrongWholeDigestKeepsTheLastChunkBack) {
+  PayloadIdentity declared = identity_;
+  declared.sha256[0] ^= 1;
+  auto store = OpenFilling(declared);
+  ASSERT_NE(store, nullptr);
+  Fill(0, payload_.size());
+  Result<uint64_t> newly = store->VerifyFilled();
+  EXPECT_EQ(newly.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(newly.status().message().find("whole-payload SHA-256"), std::string::npos) << newly.status().message();
+  EXPECT_EQ(store->VerifiedCount(), identity_.NumChunks() - 1);
+  EXPECT_FALSE(store->Complete());
+}
+
+TEST_F(FilledSourceTest, AFileThatGrowsTooFarOrIsRemovedEndsTheFill) {
+  auto store = OpenFilling(identity_);
+  ASSERT_NE(store, nullptr);
+  Fill(0, kChunk);
+  EXPECT_EQ(Verify(*store), 1u);
+  fs::remove(path_);  // the sender gave up
+  EXPECT_EQ(store->VerifyFilled().status().code(), StatusCode::kAborted);
+
+  std::ofstream(path_) << std::string(payload_.size() + 1, 'x');
+  auto longer = OpenFilling(identity_);
+  ASSERT_NE(longer, nullptr);
+  Result<uint64_t> newly = longer->VerifyFilled();
+  EXPECT_EQ(newly.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(newly.status().message().find("past the"), std::string::npos) << newly.status().message();
+  EXPECT_EQ(longer->VerifiedCount(), 0u);
+}
+
+TEST_F(FilledSourceTest, AnEmptyPayloadIsWholeAtOnceAndADeclarationMustFitIt) {
+  PayloadIdentity empty;
+  empty.chunk_bytes = kChunk;
+  empty.sha256 = Sha256({});
+  auto store = OpenFilling(empty);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->Complete());
+  empty.sha256[0] ^= 1;
+  EXPECT_EQ(PayloadStore::OpenFilling(path_.string(), empty).status().code(), StatusCode::kInvalidArgument);
+  PayloadIdentity short_list = identity_;
+  short_list.chunk_hashes.pop_back();
+  EXPECT_EQ(PayloadStore::OpenFilling(path_.string(), short_list).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PayloadStore::OpenFilling((dir_ / "missing").string(), identity_).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -46,6 +46,40 @@ TEST(RequestChecksTest, BroadcastFieldsAreNamed) {
   EXPECT_TRUE(CheckBroadcastRequest(probe).ok());
 }
 
+// A payload its sender still writes: 3 chunks of 1 MiB (the last one short), declared whole.
+v1::BroadcastRequest ValidFill() {
+  v1::BroadcastRequest request = ValidBroadcast();
+  request.set_chunk_bytes(1 << 20);
+  request.mutable_fill()->set_size_bytes((2 << 20) + 1);
+  request.mutable_fill()->set_chunk_hashes(std::string(3 * 32, 'h'));
+  request.mutable_fill()->set_sha256(std::string(32, 's'));
+  return request;
+}
+
+TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
+  EXPECT_TRUE(CheckBroadcastRequest(ValidFill()).ok());
+  const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
+      {[](auto& r) { r.set_chunk_bytes(0); }, "needs its chunk size"},
+      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(2 * 32, 'h')); }, "3 chunks needs as many"},
+      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(3 * 32 + 1, 'h')); }, "32-byte chunk hashes"},
+      {[](auto& r) { r.mutable_fill()->set_size_bytes(uint64_t{1} << 62); }, "chunk hashes"},
+      {[](auto& r) { r.mutable_fill()->set_sha256("short"); }, "sha256 is 32 bytes"},
+      {[](auto& r) { r.clear_payload_path(), r.set_probe_bytes(1); }, "not filled by its sender"},
+  };
+  for (const auto& [change, expected] : cases) {
+    v1::BroadcastRequest request = ValidFill();
+    change(request);
+    const Status status = CheckBroadcastRequest(request);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+  }
+  // Planning alone needs no payload.
+  v1::BroadcastRequest plan_only;
+  EXPECT_TRUE(CheckBroadcastOptions(plan_only).ok());
+  plan_only.set_streams(100000);
+  EXPECT_FALSE(CheckBroadcastOptions(plan_only).ok());
+}
+
 TEST(RequestChecksTest, IdsNumbersAndReasons) {
   v1::StartRequest start;
   start.set_plan_id("0123456789abcdef");

@@ -1,0 +1,31 @@
+// The digests a payload is known by before it moves: the SHA-256 of every chunk and of the
+// whole payload. The daemon computes them over a file it sends; the library over a caller's
+// buffer it hands to the daemon still being written (BroadcastRequest.fill).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "common/crypto.h"
+#include "common/result.h"
+
+namespace gridcast {
+
+struct PayloadDigests {
+  std::vector<Digest> chunk_hashes;  // chunk c is bytes [c * chunk_bytes, min(size, (c + 1) * chunk_bytes))
+  Digest sha256{};
+};
+
+// Reads `length` bytes at `offset` of the payload: into `scratch` (resized as needed), or as
+// a view of bytes held elsewhere. The view lives until the next call with the same scratch.
+using ReadPayloadPiece =
+    std::function<Result<std::span<const uint8_t>>(uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)>;
+
+// Hashes a payload of `size_bytes` in chunks of `chunk_bytes` (> 0) on every core: the whole
+// payload (sequential by nature) on one thread, the chunks split among the others. `read` is
+// called from several threads at once. The first error of `read` is returned.
+Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, const ReadPayloadPiece& read);
+
+}  // namespace gridcast

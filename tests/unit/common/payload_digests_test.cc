@@ -1,0 +1,48 @@
+// DigestPayload: the same digests, chunk by chunk and whole, whatever the threads' split, and
+// the first read error instead of digests.
+#include "common/payload_digests.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace gridcast {
+namespace {
+
+Result<PayloadDigests> DigestOf(std::span<const uint8_t> bytes, uint64_t chunk_bytes) {
+  return DigestPayload(bytes.size(), chunk_bytes, [bytes](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+    return Result<std::span<const uint8_t>>(bytes.subspan(offset, length));
+  });
+}
+
+TEST(PayloadDigestsTest, EveryChunkAndTheWholeAsOneThreadWouldHashThem) {
+  std::vector<uint8_t> bytes(10 * 4096 + 17);
+  RandomBytes(bytes);
+  for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{4097}, uint64_t{1} << 20}) {
+    Result<PayloadDigests> digests = DigestOf(bytes, chunk);
+    ASSERT_TRUE(digests.ok());
+    EXPECT_EQ(digests->sha256, Sha256(bytes));
+    ASSERT_EQ(digests->chunk_hashes.size(), (bytes.size() + chunk - 1) / chunk);
+    for (uint64_t c = 0; c < digests->chunk_hashes.size(); ++c) {
+      const uint64_t offset = c * chunk;
+      EXPECT_EQ(digests->chunk_hashes[c],
+                Sha256(std::span<const uint8_t>(bytes).subspan(offset, std::min(chunk, bytes.size() - offset))))
+          << "chunk " << c << " of " << chunk;
+    }
+  }
+  Result<PayloadDigests> empty = DigestOf({}, 4096);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->chunk_hashes.empty());
+  EXPECT_EQ(empty->sha256, Sha256({}));
+}
+
+TEST(PayloadDigestsTest, AReadErrorIsReturnedAndAZeroChunkRefused) {
+  const ReadPayloadPiece failing = [](uint64_t offset, uint64_t, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
+    return Status::DataLoss("no bytes at " + std::to_string(offset));
+  };
+  EXPECT_EQ(DigestPayload(1 << 20, 4096, failing).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DigestPayload(1 << 20, 0, failing).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gridcast
