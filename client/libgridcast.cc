@@ -12,6 +12,7 @@
 #include "cluster/control_client.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
+#include "common/payload_digests.h"
 #include "include/gridcast/gridcast.hpp"
 
 namespace gridcast {
@@ -174,21 +175,7 @@ class ClientImpl : public Client {
 
   Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
                                                    const SendOptions& options) override {
-    v1::BroadcastRequest request;
-    std::error_code ec;
-    request.set_payload_path(fs::absolute(path, ec).string());
-    request.set_algorithm(options.algorithm);
-    request.set_chunk_bytes(options.chunk_bytes);
-    request.set_timeout_s(options.timeout_s);
-    request.set_name(options.name);
-    request.set_in_memory(options.in_memory);
-    request.set_take_memory_lazily(options.take_memory_lazily);
-    for (const std::string& member : options.members) request.add_members(member);
-    return std::unique_ptr<Broadcast>(new BroadcastImpl(
-        [client = source_client_, request](const auto& on_progress) {
-          return client->Broadcast(request, CallTimeout(request.timeout_s()), on_progress);
-        },
-        source_));
+    return StartBroadcast(SendRequest(path, options));
   }
 
   Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name, const std::vector<AllgatherPart>& parts,
@@ -258,28 +245,63 @@ class ClientImpl : public Client {
     return read.WithContext(path.string());
   }
 
+  // The buffer reaches the source daemon through a file in its memory or data directory,
+  // which the daemon starts sending while this copies the buffer into it
+  // (BroadcastRequest.fill): the copy overlaps the broadcast instead of preceding it. The
+  // daemon needs the buffer's digests for that, in the plan's chunks: this asks for the plan
+  // and hashes the buffer (on every core) first.
   Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data, const std::string& name,
                                                      const SendOptions& options) override {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
     v1::ListResponse list;
     GRIDCAST_RETURN_IF_ERROR(source_client_->List(&list).WithContext("source daemon"));
     const fs::path target = fs::path(options.in_memory ? list.memory_dir() : list.data_dir()) / name;
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
     const fs::path temp = target.string() + ".buffer-tmp";
-    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::Internal("cannot open " + temp.string() + ": " + std::strerror(errno));
-    const Status written = PwriteFull(SystemFileIo(), fd, data, 0);
-    close(fd);
-    if (!written.ok()) {
-      fs::remove(temp, ec);
-      return written.WithContext("writing the buffer to " + temp.string());
-    }
-    fs::rename(temp, target, ec);
-    if (ec) return Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
     SendOptions named = options;
     named.name = name;
-    return StartSendFile(target.string(), named);
+    v1::BroadcastRequest request = SendRequest(temp.string(), named);
+    if (request.chunk_bytes() == 0) {
+      v1::PlanBroadcastRequest ask;
+      *ask.mutable_broadcast() = request;
+      ask.set_size_bytes(data.size());
+      v1::PlanBroadcastResponse plan;
+      GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
+      request.set_chunk_bytes(plan.chunk_bytes());
+    }
+    GRIDCAST_ASSIGN_OR_RETURN(
+        const PayloadDigests digests,
+        DigestPayload(data.size(), request.chunk_bytes(),
+                      [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
+                        return data.subspan(offset, length);
+                      }));
+    v1::PayloadFill* fill = request.mutable_fill();
+    fill->set_size_bytes(data.size());
+    fill->mutable_chunk_hashes()->assign(reinterpret_cast<const char*>(digests.chunk_hashes.data()),
+                                         digests.chunk_hashes.size() * sizeof(Digest));
+    fill->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
+
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::Internal("cannot open " + temp.string() + ": " + std::strerror(errno));
+    if (const fs::space_info space = fs::space(temp.parent_path(), ec); !ec && space.available < data.size()) {
+      close(fd);
+      fs::remove(temp, ec);
+      return Status::ResourceExhausted(temp.parent_path().string() + " has " + std::to_string(space.available) +
+                                       " bytes free, not the " + std::to_string(data.size()) + " of the buffer");
+    }
+    std::unique_ptr<Broadcast> broadcast = StartBroadcast(std::move(request));
+    const Status written = PwriteFull(SystemFileIo(), fd, data, 0);
+    close(fd);
+    // Removing the file tells the daemon that the rest will not come (PayloadStore::VerifyFilled).
+    if (!written.ok()) fs::remove(temp, ec);
+    if (written.ok()) fs::rename(temp, target, ec);
+    if (!written.ok() || ec) {
+      (void)broadcast->Wait();  // the daemon ends it once it sees the file gone
+      return !written.ok() ? written.WithContext("writing the buffer to " + temp.string())
+                           : Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
+    }
+    return broadcast;
   }
 
   Status Receive(const std::string& member, const std::string& name, std::span<uint8_t> out,
@@ -341,6 +363,27 @@ class ClientImpl : public Client {
   }
 
  private:
+  static v1::BroadcastRequest SendRequest(const std::string& path, const SendOptions& options) {
+    v1::BroadcastRequest request;
+    std::error_code ec;
+    request.set_payload_path(fs::absolute(path, ec).string());
+    request.set_algorithm(options.algorithm);
+    request.set_chunk_bytes(options.chunk_bytes);
+    request.set_timeout_s(options.timeout_s);
+    request.set_name(options.name);
+    request.set_in_memory(options.in_memory);
+    request.set_take_memory_lazily(options.take_memory_lazily);
+    for (const std::string& member : options.members) request.add_members(member);
+    return request;
+  }
+  std::unique_ptr<Broadcast> StartBroadcast(v1::BroadcastRequest request) const {
+    return std::unique_ptr<Broadcast>(new BroadcastImpl(
+        [client = source_client_, request = std::move(request)](const auto& on_progress) {
+          return client->Broadcast(request, CallTimeout(request.timeout_s()), on_progress);
+        },
+        source_));
+  }
+
   Result<std::unique_ptr<ControlClient>> MemberClient(const std::string& member) const {
     const ClusterMember* entry = cluster_.Find(member);
     if (entry == nullptr) return Status::InvalidArgument("'" + member + "' is not in the cluster");
