@@ -13,7 +13,8 @@
 // One call is a BcastCall: a few steps, each waiting for one thing (a small collective of the
 // shim's own, or the daemons). MPI_Bcast runs its call to the end at once; MPI_Ibcast returns
 // a generalized request, and the program's MPI_Wait/MPI_Test (and their -all, -any, -some
-// forms), intercepted here, advance it.
+// forms), intercepted here, advance it. MPI_Init and MPI_Init_thread, intercepted too, get the
+// shim ready (settings, daemon, MPI_COMM_WORLD's duplicate) outside any timed broadcast.
 #include <mpi.h>
 
 #include <algorithm>
@@ -81,6 +82,11 @@ class Shim {
     return *shim;
   }
 
+  // At MPI_Init: MPI_COMM_WORLD gets its duplicate now (a collective every rank makes there),
+  // as the settings were read and the daemon found in Get(): a program's first large
+  // broadcast pays for none of it.
+  void Ready();
+
   int Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
   int Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, MPI_Comm comm);
@@ -111,6 +117,8 @@ class Shim {
   // NOT NULL unless the call stays with MPI: the shim is off, the call moves fewer than the
   // threshold's bytes (negative: unknown), or the communicator is an intercommunicator.
   std::shared_ptr<CommState> StateFor(int64_t bytes, MPI_Comm comm);
+  // The communicator's state, made at its first call (`blocking`: the duplicate is made at once).
+  std::shared_ptr<CommState> StateOf(MPI_Comm comm, bool blocking);
 
   uint64_t threshold_ = kDefaultThresholdBytes;
   int verbose_ = 0;
@@ -303,6 +311,14 @@ std::shared_ptr<CommState> Shim::StateFor(int64_t bytes, MPI_Comm comm) {
       PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) {
     return nullptr;
   }
+  return StateOf(comm, /*blocking=*/false);
+}
+
+void Shim::Ready() {
+  if (off_because_.empty()) StateOf(MPI_COMM_WORLD, /*blocking=*/true);
+}
+
+std::shared_ptr<CommState> Shim::StateOf(MPI_Comm comm, bool blocking) {
   std::lock_guard<std::mutex> lock(mutex_);
   void* attribute = nullptr;
   int found = 0;
@@ -312,7 +328,10 @@ std::shared_ptr<CommState> Shim::StateFor(int64_t bytes, MPI_Comm comm) {
   // The first call on this communicator, the same one on every rank: the duplicate is made in
   // the collective order of the program's call.
   auto state = std::make_shared<CommState>();
-  if (PMPI_Comm_idup(comm, &state->dup, &state->dup_request) != MPI_SUCCESS) return nullptr;
+  if ((blocking ? PMPI_Comm_dup(comm, &state->dup) : PMPI_Comm_idup(comm, &state->dup, &state->dup_request)) !=
+      MPI_SUCCESS) {
+    return nullptr;
+  }
   PMPI_Comm_set_attr(comm, keyval_, new std::shared_ptr<CommState>(state));
   return state;
 }
@@ -811,6 +830,18 @@ int PollUntil(int count, MPI_Request* requests, TestFn test) {
 using gridcast::Shim;
 
 extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) Shim::Get().Ready();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) Shim::Get().Ready();
+  return rc;
+}
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return Shim::Get().Bcast(buffer, count, datatype, root, comm);
