@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -33,13 +34,26 @@ class BroadcastImpl : public Broadcast {
   BroadcastImpl(ProgressCall call, std::shared_ptr<const SourceChoice> source) : source_(std::move(source)) {
     thread_ = std::thread([this, call = std::move(call)] {
       Status status = call([this](const v1::BroadcastProgress& p) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        last_ = p;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          last_ = p;
+          reported_ = true;
+        }
+        changed_.notify_all();
       });
-      std::lock_guard<std::mutex> lock(mutex_);
-      status_ = status;
-      ended_ = true;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        status_ = status;
+        ended_ = true;
+      }
+      changed_.notify_all();
     });
+  }
+  // Blocks until the source reported progress (it has opened the payload and started) or the
+  // call ended.
+  void WaitUntilUnderWay() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return reported_ || ended_; });
   }
   ~BroadcastImpl() override {
     if (thread_.joinable()) thread_.join();
@@ -77,7 +91,9 @@ class BroadcastImpl : public Broadcast {
   std::shared_ptr<const SourceChoice> source_;
   std::thread thread_;
   std::mutex mutex_;
+  std::condition_variable changed_;  // reported_ or ended_ became true
   v1::BroadcastProgress last_;  // guarded by mutex_
+  bool reported_ = false;       // guarded by mutex_
   Status status_;               // guarded by mutex_
   bool ended_ = false;          // guarded by mutex_
 };
@@ -175,7 +191,7 @@ class ClientImpl : public Client {
 
   Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
                                                    const SendOptions& options) override {
-    return StartBroadcast(SendRequest(path, options));
+    return std::unique_ptr<Broadcast>(StartBroadcast(SendRequest(path, options)));
   }
 
   Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name, const std::vector<AllgatherPart>& parts,
@@ -290,18 +306,23 @@ class ClientImpl : public Client {
       return Status::ResourceExhausted(temp.parent_path().string() + " has " + std::to_string(space.available) +
                                        " bytes free, not the " + std::to_string(data.size()) + " of the buffer");
     }
-    std::unique_ptr<Broadcast> broadcast = StartBroadcast(std::move(request));
+    std::unique_ptr<BroadcastImpl> broadcast = StartBroadcast(std::move(request));
     const Status written = PwriteFull(SystemFileIo(), fd, data, 0);
     close(fd);
     // Removing the file tells the daemon that the rest will not come (PayloadStore::VerifyFilled).
     if (!written.ok()) fs::remove(temp, ec);
-    if (written.ok()) fs::rename(temp, target, ec);
+    // The payload takes its name only once whole, and once the daemon, which opens it by the
+    // temporary one, has it open.
+    if (written.ok()) {
+      broadcast->WaitUntilUnderWay();
+      fs::rename(temp, target, ec);
+    }
     if (!written.ok() || ec) {
       (void)broadcast->Wait();  // the daemon ends it once it sees the file gone
       return !written.ok() ? written.WithContext("writing the buffer to " + temp.string())
                            : Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
     }
-    return broadcast;
+    return std::unique_ptr<Broadcast>(std::move(broadcast));
   }
 
   Status Receive(const std::string& member, const std::string& name, std::span<uint8_t> out,
@@ -376,8 +397,8 @@ class ClientImpl : public Client {
     for (const std::string& member : options.members) request.add_members(member);
     return request;
   }
-  std::unique_ptr<Broadcast> StartBroadcast(v1::BroadcastRequest request) const {
-    return std::unique_ptr<Broadcast>(new BroadcastImpl(
+  std::unique_ptr<BroadcastImpl> StartBroadcast(v1::BroadcastRequest request) const {
+    return std::unique_ptr<BroadcastImpl>(new BroadcastImpl(
         [client = source_client_, request = std::move(request)](const auto& on_progress) {
           return client->Broadcast(request, CallTimeout(request.timeout_s()), on_progress);
         },
