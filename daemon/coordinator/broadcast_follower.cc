@@ -83,8 +83,27 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
       }
     }
     report(progress);
-    std::this_thread::sleep_for(options_.poll_interval);
+    std::this_thread::sleep_for(NextPoll(round->progress.chunks_done(), now));
   }
+}
+
+std::chrono::milliseconds BroadcastFollower::NextPoll(uint64_t chunks_done, Clock::time_point now) {
+  const uint64_t total = chunks_ * (members_.size() - FirstReceiver());
+  std::chrono::milliseconds wait = options_.poll_interval;
+  if (chunks_done >= total) {
+    // Every chunk is there and the members are finishing, which may take a while (a sync, a
+    // directory to unpack): soon, then less and less often.
+    wait = std::min(options_.poll_interval, options_.final_poll * (1 << std::min(finishing_rounds_++, 8)));
+  } else if (previous_round_ != Clock::time_point{} && chunks_done > previous_chunks_done_) {
+    const double rate = static_cast<double>(chunks_done - previous_chunks_done_) /
+                        std::chrono::duration<double>(now - previous_round_).count();
+    const auto eta = std::chrono::duration<double>(static_cast<double>(total - chunks_done) / rate);
+    wait = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(eta), options_.final_poll,
+                      options_.poll_interval);
+  }
+  previous_chunks_done_ = chunks_done;
+  previous_round_ = now;
+  return wait;
 }
 
 Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::BroadcastProgress& progress,

@@ -21,6 +21,10 @@ namespace gridcast {
 
 struct FollowOptions {
   std::chrono::milliseconds poll_interval{200};
+  // The shortest wait between rounds, taken when the chunks still missing should arrive
+  // sooner than poll_interval at the last rounds' rate: the end is noticed about this late,
+  // not up to a whole interval late.
+  std::chrono::milliseconds final_poll{20};
   std::chrono::milliseconds poll_timeout{2000};
   std::chrono::milliseconds member_lost_after{5000};
   std::chrono::milliseconds stall_after{60000};
@@ -65,6 +69,8 @@ class BroadcastFollower {
   size_t FirstReceiver() const { return options_.source_receives ? 0 : 1; }
   // One progress round over the members followed.
   Result<SubtreeReport> Poll(PollDetail detail, ControlDeadline deadline);
+  // How long to wait before the next round, `chunks_done` (of every member) being verified.
+  std::chrono::milliseconds NextPoll(uint64_t chunks_done, Clock::time_point now);
 
   ControlTree& tree_;
   const PlanId id_;
@@ -75,6 +81,9 @@ class BroadcastFollower {
   std::set<std::string> lost_;
   uint64_t most_chunks_seen_ = 0;  // the highest sum of verified chunks a round reported
   Clock::time_point last_new_chunk_;
+  uint64_t previous_chunks_done_ = 0;  // at the previous round, for NextPoll's rate
+  Clock::time_point previous_round_;
+  int finishing_rounds_ = 0;  // rounds since every chunk was verified everywhere
 };
 
 // The members of a detailed round that are not done, with where they are:
