@@ -166,10 +166,11 @@ Result<uint64_t> PayloadStore::VerifyFilled() {
                                    std::to_string(identity_.size_bytes) + " its sender declared");
   }
   uint64_t newly = 0;
-  std::vector<uint8_t> buffer(identity_.LargestChunk());
+  std::vector<uint8_t> buffer;  // taken only when a chunk is there: most polls find none
   for (; next_filled_ < identity_.NumChunks(); ++next_filled_, ++newly) {
     const uint64_t c = next_filled_;
     if (ChunkOffset(c) + identity_.ChunkSize(c) > size) break;
+    buffer.resize(identity_.LargestChunk());
     GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, HashStoredChunk(c, buffer));
     if (digest != identity_.chunk_hashes[c]) {
       return Status::DataLoss(ChunkName(c) + " as written differs from the SHA-256 its sender declared for it");
