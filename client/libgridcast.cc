@@ -284,12 +284,11 @@ class ClientImpl : public Client {
       GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
       request.set_chunk_bytes(plan.chunk_bytes());
     }
-    GRIDCAST_ASSIGN_OR_RETURN(
-        const PayloadDigests digests,
-        DigestPayload(data.size(), request.chunk_bytes(),
-                      [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
-                        return data.subspan(offset, length);
-                      }));
+    const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+      return Result<std::span<const uint8_t>>(data.subspan(offset, length));
+    };
+    GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
+                              DigestPayload(data.size(), request.chunk_bytes(), from_buffer));
     v1::PayloadFill* fill = request.mutable_fill();
     fill->set_size_bytes(data.size());
     fill->mutable_chunk_hashes()->assign(reinterpret_cast<const char*>(digests.chunk_hashes.data()),

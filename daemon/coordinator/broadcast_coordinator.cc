@@ -354,9 +354,10 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
                                    ? std::to_string(request.fill().size_bytes()) + '\0' + request.fill().sha256()
                                    : std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) + '.' +
                                          std::to_string(st.st_mtim.tv_nsec);
-  std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' + std::to_string(request.mode()) + '\0' +
-                    std::to_string(request.chunk_bytes()) + '\0' + std::to_string(request.streams()) + '\0' +
-                    (request.in_memory() ? "memory" : "disk") + '\0' + request.topology_yaml();
+  std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' +
+                    std::to_string(request.mode()) + '\0' + std::to_string(request.chunk_bytes()) + '\0' +
+                    std::to_string(request.streams()) + '\0' + (request.in_memory() ? "memory" : "disk") + '\0' +
+                    request.topology_yaml();
   for (const std::string& m : members) key += '\0' + m;
   return key;
 }
