@@ -1,10 +1,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -34,26 +34,25 @@ class BroadcastImpl : public Broadcast {
   BroadcastImpl(ProgressCall call, std::shared_ptr<const SourceChoice> source) : source_(std::move(source)) {
     thread_ = std::thread([this, call = std::move(call)] {
       Status status = call([this](const v1::BroadcastProgress& p) {
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          last_ = p;
-          reported_ = true;
-        }
-        changed_.notify_all();
-      });
-      {
         std::lock_guard<std::mutex> lock(mutex_);
-        status_ = status;
-        ended_ = true;
-      }
-      changed_.notify_all();
+        last_ = p;
+        reported_ = true;
+        RenameIfDue();
+      });
+      std::lock_guard<std::mutex> lock(mutex_);
+      status_ = status;
+      ended_ = true;
+      RenameIfDue();
     });
   }
-  // Blocks until the source reported progress (it has opened the payload and started) or the
-  // call ended.
-  void WaitUntilUnderWay() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return reported_ || ended_; });
+  // Renames `from` to `to` once the source reported progress (it has the file open by its
+  // first name and started) or the call ended: now, or later on the call's thread. A rename
+  // that fails removes `from` (not to hold memory under a name nobody asks for) and fails
+  // Wait().
+  void RenameOnceUnderWay(fs::path from, fs::path to) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rename_ = {std::move(from), std::move(to)};
+    RenameIfDue();
   }
   ~BroadcastImpl() override {
     if (thread_.joinable()) thread_.join();
@@ -79,6 +78,7 @@ class BroadcastImpl : public Broadcast {
     std::lock_guard<std::mutex> lock(mutex_);
     SendSummary summary = Summarize(last_, *source_, status_);
     if (!status_.ok()) return status_;
+    if (!renamed_.ok()) return renamed_;
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
     BroadcastResult result{summary.plan_id,   summary.algorithm, summary.mode,   summary.size_bytes,
                            summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
@@ -90,12 +90,25 @@ class BroadcastImpl : public Broadcast {
  private:
   std::shared_ptr<const SourceChoice> source_;
   std::thread thread_;
+  // REQUIRES: mutex_ held.
+  void RenameIfDue() {
+    if (!rename_ || !(reported_ || ended_)) return;
+    std::error_code ec;
+    fs::rename(rename_->first, rename_->second, ec);
+    if (ec) {
+      renamed_ = Status::Internal("cannot rename " + rename_->first.string() + ": " + ec.message());
+      fs::remove(rename_->first, ec);
+    }
+    rename_.reset();
+  }
+
   std::mutex mutex_;
-  std::condition_variable changed_;  // reported_ or ended_ became true
   v1::BroadcastProgress last_;  // guarded by mutex_
   bool reported_ = false;       // guarded by mutex_
   Status status_;               // guarded by mutex_
   bool ended_ = false;          // guarded by mutex_
+  std::optional<std::pair<fs::path, fs::path>> rename_;  // guarded by mutex_
+  Status renamed_;                                       // guarded by mutex_
 };
 
 class PayloadCopierImpl : public PayloadCopier {
@@ -261,11 +274,12 @@ class ClientImpl : public Client {
     return read.WithContext(path.string());
   }
 
-  // The buffer reaches the source daemon through a file in its memory or data directory,
-  // which the daemon starts sending while this copies the buffer into it
+  // The buffer reaches the source daemon through a file in its memory or data directory.
+  // For a push plan the daemon starts sending while this copies the buffer into that file
   // (BroadcastRequest.fill): the copy overlaps the broadcast instead of preceding it. The
   // daemon needs the buffer's digests for that, in the plan's chunks: this asks for the plan
-  // and hashes the buffer (on every core) first.
+  // and hashes the buffer (on every core) first. A pull or hybrid plan hashes the whole
+  // payload before it starts anyway (its .torrent): there the copy comes first, as for a file.
   Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data, const std::string& name,
                                                      const SendOptions& options) override {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
@@ -276,24 +290,25 @@ class ClientImpl : public Client {
     SendOptions named = options;
     named.name = name;
     v1::BroadcastRequest request = SendRequest(temp.string(), named);
-    if (request.chunk_bytes() == 0) {
-      v1::PlanBroadcastRequest ask;
-      *ask.mutable_broadcast() = request;
-      ask.set_size_bytes(data.size());
-      v1::PlanBroadcastResponse plan;
-      GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
+    v1::PlanBroadcastRequest ask;
+    *ask.mutable_broadcast() = request;
+    ask.set_size_bytes(data.size());
+    v1::PlanBroadcastResponse plan;
+    GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
+    const bool fill = plan.mode() == v1::PLAN_MODE_PUSH;
+    if (fill) {
       request.set_chunk_bytes(plan.chunk_bytes());
+      const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+        return Result<std::span<const uint8_t>>(data.subspan(offset, length));
+      };
+      GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
+                                DigestPayload(data.size(), request.chunk_bytes(), from_buffer));
+      v1::PayloadFill* declared = request.mutable_fill();
+      declared->set_size_bytes(data.size());
+      declared->mutable_chunk_hashes()->assign(reinterpret_cast<const char*>(digests.chunk_hashes.data()),
+                                               digests.chunk_hashes.size() * sizeof(Digest));
+      declared->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
     }
-    const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
-      return Result<std::span<const uint8_t>>(data.subspan(offset, length));
-    };
-    GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
-                              DigestPayload(data.size(), request.chunk_bytes(), from_buffer));
-    v1::PayloadFill* fill = request.mutable_fill();
-    fill->set_size_bytes(data.size());
-    fill->mutable_chunk_hashes()->assign(reinterpret_cast<const char*>(digests.chunk_hashes.data()),
-                                         digests.chunk_hashes.size() * sizeof(Digest));
-    fill->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
 
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
@@ -305,21 +320,22 @@ class ClientImpl : public Client {
       return Status::ResourceExhausted(temp.parent_path().string() + " has " + std::to_string(space.available) +
                                        " bytes free, not the " + std::to_string(data.size()) + " of the buffer");
     }
-    std::unique_ptr<BroadcastImpl> broadcast = StartBroadcast(std::move(request));
+    std::unique_ptr<BroadcastImpl> broadcast = fill ? StartBroadcast(request) : nullptr;
     const Status written = PwriteFull(SystemFileIo(), fd, data, 0);
     close(fd);
-    // Removing the file tells the daemon that the rest will not come (PayloadStore::VerifyFilled).
-    if (!written.ok()) fs::remove(temp, ec);
-    // The payload takes its name only once whole, and once the daemon, which opens it by the
-    // temporary one, has it open.
-    if (written.ok()) {
-      broadcast->WaitUntilUnderWay();
-      fs::rename(temp, target, ec);
+    if (!written.ok()) {
+      fs::remove(temp, ec);  // a filling source takes that as its sender giving up
+      if (broadcast) (void)broadcast->Wait();
+      return written.WithContext("writing the buffer to " + temp.string());
     }
-    if (!written.ok() || ec) {
-      (void)broadcast->Wait();  // the daemon ends it once it sees the file gone
-      return !written.ok() ? written.WithContext("writing the buffer to " + temp.string())
-                           : Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
+    if (!fill) {
+      fs::rename(temp, target, ec);
+      if (ec) return Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
+      request.set_payload_path(target.string());
+      broadcast = StartBroadcast(request);
+    } else {
+      // The payload takes its name once whole, and once the daemon has it open by the first.
+      broadcast->RenameOnceUnderWay(temp, target);
     }
     return std::unique_ptr<Broadcast>(std::move(broadcast));
   }

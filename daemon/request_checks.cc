@@ -37,7 +37,22 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
       return Status::InvalidArgument("a filled payload of " + std::to_string(chunks) +
                                      " chunks needs as many 32-byte chunk hashes");
     }
+    if (chunks > kMaxFilledChunks) {
+      return Status::InvalidArgument("a filled payload has at most " + std::to_string(kMaxFilledChunks) +
+                                     " chunks: use larger chunks");
+    }
     if (fill.sha256().size() != 32) return Status::InvalidArgument("a filled payload's sha256 is 32 bytes");
+  }
+  return Status::Ok();
+}
+
+Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request) {
+  GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request.broadcast()));
+  const uint64_t chunk =
+      request.broadcast().chunk_bytes() > 0 ? request.broadcast().chunk_bytes() : kLargestDefaultChunkBytes;
+  if (request.size_bytes() / chunk > kMaxFilledChunks) {
+    return Status::InvalidArgument("a plan for a filled payload has at most " + std::to_string(kMaxFilledChunks) +
+                                   " chunks of " + std::to_string(chunk) + " bytes");
   }
   return Status::Ok();
 }

@@ -23,6 +23,12 @@ inline constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
 inline constexpr int kMaxRequestMembers = 1'000'000;
 inline constexpr size_t kMaxTopologyYamlBytes = size_t{1} << 20;
 inline constexpr size_t kMaxRequestPathBytes = 4096;  // PATH_MAX
+// A filled payload (BroadcastRequest.fill) declares every chunk's digest in one request: at
+// most this many (32 MiB of digests, within the 64 MiB of a control message). PlanBroadcast,
+// which serves such senders, plans no more than this many chunks of the request's size (or of
+// the planners' largest default, 4 MiB).
+inline constexpr uint64_t kMaxFilledChunks = uint64_t{1} << 20;
+inline constexpr uint64_t kLargestDefaultChunkBytes = uint64_t{4} << 20;
 // A longer cancel reason (a failure naming many members) is cut to this.
 inline constexpr size_t kMaxCancelReasonBytes = 512;
 
@@ -32,6 +38,7 @@ Status CheckSeconds(std::string_view field, double seconds, double at_most = kMa
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
 // What planning needs of a request (its payload aside): a PlanBroadcast's.
 Status CheckBroadcastOptions(const v1::BroadcastRequest& request);
+Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request);
 // Part names are single path components; members and duplicates are the coordinator's to check.
 Status CheckAllgatherRequest(const v1::AllgatherRequest& request);
 Status CheckDescribePartRequest(const v1::DescribePartRequest& request);

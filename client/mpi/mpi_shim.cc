@@ -82,9 +82,9 @@ class Shim {
     return *shim;
   }
 
-  // At MPI_Init: MPI_COMM_WORLD gets its duplicate now (a collective every rank makes there),
-  // as the settings were read and the daemon found in Get(): a program's first large
-  // broadcast pays for none of it.
+  // At MPI_Init: the ranks agree whether all can use gridcast, and MPI_COMM_WORLD gets its
+  // duplicate now (collectives every rank makes there), as the settings were read and the
+  // daemon found in Get(): a program's first large broadcast pays for none of it.
   void Ready();
 
   int Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -315,7 +315,16 @@ std::shared_ptr<CommState> Shim::StateFor(int64_t bytes, MPI_Comm comm) {
 }
 
 void Shim::Ready() {
-  if (off_because_.empty()) StateOf(MPI_COMM_WORLD, /*blocking=*/true);
+  // The duplicate is a collective, and so is every call the shim carries: the ranks agree
+  // first, and one rank that cannot use gridcast (no cluster file, no member of its own)
+  // leaves every call of every rank to MPI, instead of a mismatch that would hang them.
+  int usable = off_because_.empty() ? 1 : 0;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) usable = 0;
+  if (usable == 0) {
+    if (off_because_.empty()) off_because_ = "another rank cannot use gridcast (it says why with GRIDCAST_MPI_VERBOSE=1)";
+    return;
+  }
+  StateOf(MPI_COMM_WORLD, /*blocking=*/true);
 }
 
 std::shared_ptr<CommState> Shim::StateOf(MPI_Comm comm, bool blocking) {

@@ -250,9 +250,10 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   return plan;
 }
 
-Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::BroadcastRequest& request,
-                                                                 uint64_t size_bytes) const {
-  GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request));
+Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanBroadcastRequest& asked) const {
+  GRIDCAST_RETURN_IF_ERROR(CheckPlanBroadcastRequest(asked));
+  const v1::BroadcastRequest& request = asked.broadcast();
+  const uint64_t size_bytes = asked.size_bytes();
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
   GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size_bytes));
   v1::Plan proto;

@@ -72,9 +72,9 @@ class BroadcastCoordinator {
   Status Run(const v1::BroadcastRequest& request,
              const std::function<void(const v1::BroadcastProgress&)>& report);
 
-  // The plan Run() would make for `request` and a payload of `size_bytes`, made and checked
+  // The plan Run() would make for the request and a payload of its size, made and checked
   // but not run (PlanBroadcast: the library plans a buffer before hashing it).
-  Result<v1::PlanBroadcastResponse> PlanOnly(const v1::BroadcastRequest& request, uint64_t size_bytes) const;
+  Result<v1::PlanBroadcastResponse> PlanOnly(const v1::PlanBroadcastRequest& request) const;
 
   // A plan ready to run from here, and how.
   struct ExecuteInputs {

@@ -90,7 +90,7 @@ grpc::Status ControlService::PlanBroadcast(grpc::ServerContext* context, const v
                                            v1::PlanBroadcastResponse* response) {
   return Guarded(counters_, "PlanBroadcast", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/PlanBroadcast"));
-    GRIDCAST_ASSIGN_OR_RETURN(*response, coordinator_.PlanOnly(request->broadcast(), request->size_bytes()));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, coordinator_.PlanOnly(*request));
     return gridcast::Status::Ok();
   });
 }

@@ -99,6 +99,39 @@ TEST(CppApi, AnInMemoryBroadcastNeverTouchesTheDataDirectories) {
 }
 
 
+// A buffer's copy overlaps a push plan (the source sends while it is written) and precedes a
+// hybrid one (its .torrent hashes all of it): both arrive whole, and the source keeps the
+// buffer under the payload's name, not under the name it was written by.
+TEST(CppApi, ABufferArrivesWholeWhetherItsCopyOverlapsThePlanOrPrecedesIt) {
+  LocalCluster cluster(GRIDCASTD, "buffer-modes", 3);
+  Result<std::unique_ptr<Client>> client = Client::Open({cluster.cluster_file(), "m0", ""});
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::vector<uint8_t> sent(3'000'017);
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 2246822519u >> 11);
+  for (const auto& [algorithm, mode] : {std::pair{"multilane", "push"}, std::pair{"auto", "hybrid"}}) {
+    SendOptions options;
+    options.algorithm = algorithm;
+    options.in_memory = true;
+    const std::string name = std::string("modes-") + algorithm + ".bin";
+    Result<std::unique_ptr<Broadcast>> broadcast = (*client)->StartSendBuffer(sent, name, options);
+    ASSERT_TRUE(broadcast.ok()) << broadcast.status().ToString();
+    Result<BroadcastResult> result = (*broadcast)->Wait();
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->mode, mode) << "a cluster file without a topology: auto pushes with pull repair";
+    for (const char* member : {"m0", "m2"}) {
+      std::vector<uint8_t> received(sent.size());
+      ReceiveOptions keep;
+      keep.remove_in_memory = false;
+      ASSERT_TRUE((*client)->Receive(member, name, received, keep).ok()) << member << " " << algorithm;
+      EXPECT_EQ(received, sent) << member << " " << algorithm;
+    }
+    ControlClient source(cluster.config().members[0].control_address, cluster.config().secret);
+    v1::ListResponse list;
+    ASSERT_TRUE(source.List(&list).ok());
+    EXPECT_FALSE(fs::exists(fs::path(list.memory_dir()) / (name + ".buffer-tmp"))) << algorithm;
+  }
+}
+
 // A reader on a member's host copies each chunk once the member verified it, while the
 // broadcast runs: with the source stopped mid-broadcast the buffer holds some chunks, each
 // exactly the source's, and the rest untouched; once it goes on, all of it.

@@ -73,11 +73,21 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
     EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
   }
-  // Planning alone needs no payload.
-  v1::BroadcastRequest plan_only;
-  EXPECT_TRUE(CheckBroadcastOptions(plan_only).ok());
-  plan_only.set_streams(100000);
-  EXPECT_FALSE(CheckBroadcastOptions(plan_only).ok());
+  v1::BroadcastRequest huge = ValidFill();
+  huge.mutable_fill()->set_size_bytes((kMaxFilledChunks + 1) << 20);
+  huge.mutable_fill()->set_chunk_hashes(std::string((kMaxFilledChunks + 1) * 32, 'h'));
+  EXPECT_NE(CheckBroadcastRequest(huge).message().find("use larger chunks"), std::string::npos);
+  // Planning alone needs no payload, and plans no more chunks than a fill may declare.
+  v1::PlanBroadcastRequest plan_only;
+  plan_only.set_size_bytes(uint64_t{1} << 40);
+  EXPECT_TRUE(CheckPlanBroadcastRequest(plan_only).ok());
+  plan_only.set_size_bytes(uint64_t{1} << 50);
+  EXPECT_NE(CheckPlanBroadcastRequest(plan_only).message().find("at most"), std::string::npos);
+  plan_only.mutable_broadcast()->set_chunk_bytes(64 << 20);
+  plan_only.set_size_bytes(uint64_t{1} << 46);
+  EXPECT_TRUE(CheckPlanBroadcastRequest(plan_only).ok());
+  plan_only.mutable_broadcast()->set_streams(100000);
+  EXPECT_FALSE(CheckPlanBroadcastRequest(plan_only).ok());
 }
 
 TEST(RequestChecksTest, IdsNumbersAndReasons) {
