@@ -312,14 +312,12 @@ class ClientImpl : public Client {
 
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
-    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::Internal("cannot open " + temp.string() + ": " + std::strerror(errno));
-    if (const fs::space_info space = fs::space(temp.parent_path(), ec); !ec && space.available < data.size()) {
-      close(fd);
-      fs::remove(temp, ec);
-      return Status::ResourceExhausted(temp.parent_path().string() + " has " + std::to_string(space.available) +
+    if (const fs::space_info space = fs::space(target.parent_path(), ec); !ec && space.available < data.size()) {
+      return Status::ResourceExhausted(target.parent_path().string() + " has " + std::to_string(space.available) +
                                        " bytes free, not the " + std::to_string(data.size()) + " of the buffer");
     }
+    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::Internal("cannot open " + temp.string() + ": " + std::strerror(errno));
     std::unique_ptr<BroadcastImpl> broadcast = fill ? StartBroadcast(request) : nullptr;
     const Status written = PwriteFull(SystemFileIo(), fd, data, 0);
     close(fd);

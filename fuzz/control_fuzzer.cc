@@ -29,7 +29,7 @@ void Require(bool holds) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t which = data[0] % 6;
+  const uint8_t which = data[0] % 7;
   ++data;
   --size;
   switch (which) {
@@ -88,6 +88,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       v1::DescribePartRequest request;
       if (!Parse(&request, data, size) || !CheckDescribePartRequest(request).ok()) return 0;
       Require(!request.path().empty() && (request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok()));
+      break;
+    }
+    case 6: {
+      v1::PlanBroadcastRequest request;
+      if (!Parse(&request, data, size) || !CheckPlanBroadcastRequest(request).ok()) return 0;
+      // The planner is handed the size and chunk as they are: a bounded number of chunks.
+      const uint64_t chunk =
+          request.broadcast().chunk_bytes() > 0 ? request.broadcast().chunk_bytes() : kLargestDefaultChunkBytes;
+      Require(CheckChunkBytes(chunk).ok() && request.size_bytes() / chunk <= kMaxFilledChunks);
       break;
     }
     default:

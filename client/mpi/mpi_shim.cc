@@ -321,7 +321,9 @@ void Shim::Ready() {
   int usable = off_because_.empty() ? 1 : 0;
   if (PMPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) usable = 0;
   if (usable == 0) {
-    if (off_because_.empty()) off_because_ = "another rank cannot use gridcast (it says why with GRIDCAST_MPI_VERBOSE=1)";
+    if (off_because_.empty()) {
+      off_because_ = "another rank cannot use gridcast (it says why with GRIDCAST_MPI_VERBOSE=1)";
+    }
     return;
   }
   StateOf(MPI_COMM_WORLD, /*blocking=*/true);
