@@ -2,12 +2,14 @@
 #include <cstring>
 #include <string>
 
+#include "common/chunk_digest.h"
 #include "include/gridcast/gridcast.h"
 #include "include/gridcast/gridcast.hpp"
 
 struct gridcast_client {
   std::unique_ptr<gridcast::Client> client;
   std::string last_error;
+  std::string digest;  // gridcast_set_digest; empty: the cluster file's
 };
 
 struct gridcast_broadcast {
@@ -21,9 +23,10 @@ int Fail(gridcast_client* client, const gridcast::Status& status) {
   return -static_cast<int>(status.code());
 }
 
-gridcast::SendOptions Options(const char* algorithm) {
+gridcast::SendOptions Options(const gridcast_client& client, const char* algorithm) {
   gridcast::SendOptions options;
   if (algorithm != nullptr) options.algorithm = algorithm;
+  options.digest = client.digest;
   return options;
 }
 
@@ -53,6 +56,18 @@ int gridcast_open(const char* cluster_file, const char* source, gridcast_client*
 
 void gridcast_close(gridcast_client* client) { delete client; }
 
+int gridcast_set_digest(gridcast_client* client, const char* digest) {
+  if (client == nullptr) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);
+  if (digest == nullptr || *digest == '\0') {
+    client->digest.clear();
+    return 0;
+  }
+  gridcast::Result<gridcast::ChunkDigest> parsed = gridcast::ParseChunkDigest(digest);
+  if (!parsed.ok()) return Fail(client, parsed.status());
+  client->digest = digest;
+  return 0;
+}
+
 const char* gridcast_last_error(const gridcast_client* client) {
   return client == nullptr ? "no client" : client->last_error.c_str();
 }
@@ -62,7 +77,7 @@ int gridcast_send_file_start(gridcast_client* client, const char* path, const ch
   if (client == nullptr || client->client == nullptr || path == nullptr || out == nullptr) {
     return Fail(client, gridcast::Status::InvalidArgument("null argument"));
   }
-  return Started(client, client->client->StartSendFile(path, Options(algorithm)), out);
+  return Started(client, client->client->StartSendFile(path, Options(*client, algorithm)), out);
 }
 
 int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t size, const char* name,
@@ -72,7 +87,7 @@ int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t
     return Fail(client, gridcast::Status::InvalidArgument("null argument"));
   }
   std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data), size);
-  return Started(client, client->client->StartSendBuffer(bytes, name, Options(algorithm)), out);
+  return Started(client, client->client->StartSendBuffer(bytes, name, Options(*client, algorithm)), out);
 }
 
 int gridcast_poll(gridcast_broadcast* broadcast, double* fraction) {

@@ -15,6 +15,7 @@
 #include "common/file_io.h"
 #include "common/payload_digests.h"
 #include "include/gridcast/gridcast.hpp"
+#include "proto/plan_codec.h"
 
 namespace gridcast {
 namespace {
@@ -80,9 +81,9 @@ class BroadcastImpl : public Broadcast {
     if (!status_.ok()) return status_;
     if (!renamed_.ok()) return renamed_;
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
-    BroadcastResult result{summary.plan_id,   summary.algorithm, summary.mode,   summary.size_bytes,
+    BroadcastResult result{summary.plan_id,   summary.algorithm,    summary.mode,    summary.size_bytes,
                            summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
-                           {},                summary.verified,  summary.parts};
+                           summary.digest,    {},                   summary.verified, summary.parts};
     for (const MemberResult& m : summary.members) result.members.push_back({m.name, m.state, m.digest_ok, m.finished_s});
     return result;
   }
@@ -204,7 +205,8 @@ class ClientImpl : public Client {
 
   Result<std::unique_ptr<Broadcast>> StartSendFile(const std::string& path,
                                                    const SendOptions& options) override {
-    return std::unique_ptr<Broadcast>(StartBroadcast(SendRequest(path, options)));
+    GRIDCAST_ASSIGN_OR_RETURN(v1::BroadcastRequest request, SendRequest(path, options));
+    return std::unique_ptr<Broadcast>(StartBroadcast(std::move(request)));
   }
 
   Result<std::unique_ptr<Broadcast>> StartAllgather(const std::string& name, const std::vector<AllgatherPart>& parts,
@@ -216,6 +218,8 @@ class ClientImpl : public Client {
     request.set_chunk_bytes(options.chunk_bytes);
     request.set_timeout_s(options.timeout_s);
     request.set_in_memory(options.in_memory);
+    GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, cluster_.DigestFor(options.digest));
+    request.set_digest(ChunkDigestToProto(digest));
     for (const AllgatherPart& part : parts) {
       v1::AllgatherPart* asked = request.add_parts();
       asked->set_member(part.member);
@@ -289,7 +293,7 @@ class ClientImpl : public Client {
     const fs::path temp = target.string() + ".buffer-tmp";
     SendOptions named = options;
     named.name = name;
-    v1::BroadcastRequest request = SendRequest(temp.string(), named);
+    GRIDCAST_ASSIGN_OR_RETURN(v1::BroadcastRequest request, SendRequest(temp.string(), named));
     v1::PlanBroadcastRequest ask;
     *ask.mutable_broadcast() = request;
     ask.set_size_bytes(data.size());
@@ -301,12 +305,12 @@ class ClientImpl : public Client {
       const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
         return Result<std::span<const uint8_t>>(data.subspan(offset, length));
       };
+      const ChunkDigest digest = *ChunkDigestFromProto(request.digest());  // SendRequest's own
       GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
-                                DigestPayload(data.size(), request.chunk_bytes(), from_buffer));
+                                DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer));
       v1::PayloadFill* declared = request.mutable_fill();
       declared->set_size_bytes(data.size());
-      declared->mutable_chunk_hashes()->assign(reinterpret_cast<const char*>(digests.chunk_hashes.data()),
-                                               digests.chunk_hashes.size() * sizeof(Digest));
+      declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));
       declared->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
     }
 
@@ -397,8 +401,10 @@ class ClientImpl : public Client {
   }
 
  private:
-  static v1::BroadcastRequest SendRequest(const std::string& path, const SendOptions& options) {
+  Result<v1::BroadcastRequest> SendRequest(const std::string& path, const SendOptions& options) const {
     v1::BroadcastRequest request;
+    GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, cluster_.DigestFor(options.digest));
+    request.set_digest(ChunkDigestToProto(digest));
     std::error_code ec;
     request.set_payload_path(fs::absolute(path, ec).string());
     request.set_algorithm(options.algorithm);

@@ -10,6 +10,7 @@
 #include "collectives/topology.h"
 #include "common/hex.h"
 #include "common/units.h"
+#include "proto/plan_codec.h"
 #include "proto/states.h"
 
 namespace gridcast {
@@ -48,6 +49,9 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
     s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
   }
   s.sha256 = ToHex(AsBytes(last.payload_sha256()));
+  // A daemon that did not say ran SHA-256, the only chunk digest before the choice.
+  Result<ChunkDigest> digest = ChunkDigestFromProto(last.digest());
+  s.digest = DigestName(digest.ok() ? *digest : ChunkDigest::kSha256);
   s.error = status.ok() ? last.error() : status.message();
   bool all_ok = status.ok() && last.finished() && last.error().empty();
   for (const v1::MemberProgress& m : last.members()) {
@@ -103,7 +107,8 @@ nlohmann::json SummaryJson(const SendSummary& s) {
                       {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes}, {"mode", s.mode},
                       {"completion_s", s.completion_s},
                       {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
-                      {"sha256", s.sha256},         {"verified", s.verified},
+                      {"sha256", s.sha256},         {"digest", s.digest},
+                      {"verified", s.verified},
                       {"members", members}};
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
   j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
@@ -190,8 +195,8 @@ void PrintSummary(const SendSummary& s) {
                s.control->first_byte_s ? fmt::format("{:.3f} s after the request", *s.control->first_byte_s)
                                        : std::string("never sent"));
   }
-  fmt::print("  digests    {} of {} members stored every chunk with the source's SHA-256 (payload {})\n", ok,
-             s.members.size(), s.sha256.substr(0, 16));
+  fmt::print("  digests    {} of {} members stored every chunk with the source's {} (payload SHA-256 {})\n", ok,
+             s.members.size(), s.digest == "xxh3" ? "XXH3-128" : "SHA-256", s.sha256.substr(0, 16));
   for (const MemberResult& m : s.members) {
     if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, m.state);
   }

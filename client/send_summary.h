@@ -45,6 +45,7 @@ struct SendSummary {
   double completion_s = 0;        // until the last member held a verified copy
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex
+  std::string digest;             // the chunk digest: sha256 or xxh3
   std::vector<MemberResult> members;
   bool verified = false;          // every member's final digest (its stored chunks' hashes) equals the source's
   std::string error;

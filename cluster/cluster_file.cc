@@ -35,6 +35,11 @@ const ClusterMember* ClusterConfig::Find(std::string_view name) const {
   return nullptr;
 }
 
+Result<ChunkDigest> ClusterConfig::DigestFor(const std::string& flag) const {
+  if (flag.empty()) return digest;
+  return ParseChunkDigest(flag);
+}
+
 Result<std::pair<std::string, uint16_t>> SplitHostPort(std::string_view address, bool any_port) {
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == address.size()) {
@@ -64,8 +69,9 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
   if (!root.IsMap()) return Status::InvalidArgument("cluster file: expected a mapping");
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
-    if (key != "secret" && key != "topology" && key != "tls_ca" && key != "members" && key != "name") {
-      return ErrorAt(entry.first, key, "unknown field (expected secret, topology, tls_ca, members)");
+    if (key != "secret" && key != "topology" && key != "tls_ca" && key != "digest" && key != "members" &&
+        key != "name") {
+      return ErrorAt(entry.first, key, "unknown field (expected secret, topology, tls_ca, digest, members)");
     }
   }
   ClusterConfig config;
@@ -84,6 +90,12 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
   };
   GRIDCAST_RETURN_IF_ERROR(path_field("topology", &config.topology_path));
   GRIDCAST_RETURN_IF_ERROR(path_field("tls_ca", &config.tls_ca_path));
+  if (root["digest"]) {
+    GRIDCAST_ASSIGN_OR_RETURN(const std::string digest, Scalar(root, "digest", "digest"));
+    Result<ChunkDigest> parsed = ParseChunkDigest(digest);
+    if (!parsed.ok()) return ErrorAt(root["digest"], "digest", parsed.status().message());
+    config.digest = *parsed;
+  }
   const YAML::Node members = root["members"];
   if (!members || !members.IsSequence() || members.size() == 0) {
     return ErrorAt(root, "members", "expected a non-empty list");
@@ -122,6 +134,7 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   out << YAML::Key << "secret" << YAML::Value << ToHex(AsBytes(config.secret));
   if (!config.topology_path.empty()) out << YAML::Key << "topology" << YAML::Value << config.topology_path;
   if (!config.tls_ca_path.empty()) out << YAML::Key << "tls_ca" << YAML::Value << config.tls_ca_path;
+  if (config.digest != ChunkDigest::kSha256) out << YAML::Key << "digest" << YAML::Value << std::string(DigestName(config.digest));
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
   for (const ClusterMember& m : config.members) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"

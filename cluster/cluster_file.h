@@ -4,6 +4,9 @@
 //   topology: topology.yaml        # optional; relative to this file; the network model
 //   tls_ca: pki/ca.pem             # optional; relative to this file; the cluster's CA: clients
 //                                  # and daemons verify TLS peers with it (--tls-ca overrides)
+//   digest: xxh3                   # optional; the chunk digest of broadcasts sent to this
+//                                  # cluster when the sender names none: sha256 (the default)
+//                                  # or xxh3 (common/chunk_digest.h says what each proves)
 //   members:
 //     - name: lyon-0
 //       control: unix:/run/gridcast/lyon-0.sock   # or host:port (gRPC)
@@ -20,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/chunk_digest.h"
 #include "common/result.h"
 
 namespace gridcast {
@@ -35,12 +39,16 @@ struct ClusterConfig {
   std::string secret;         // raw bytes (decoded from hex)
   std::string topology_path;  // absolute, or empty when the file names none
   std::string tls_ca_path;    // absolute, or empty when the file names none
+  ChunkDigest digest = ChunkDigest::kSha256;  // the default chunk digest of sends to it
   std::vector<ClusterMember> members;
 
   const ClusterMember* Find(std::string_view name) const;
   // The CA to verify the members' TLS certificates with: `flag` (a --tls-ca) when given, else
   // the file's tls_ca; empty means plaintext.
   std::string TlsCa(const std::string& flag) const { return flag.empty() ? tls_ca_path : flag; }
+  // The chunk digest of a send: `flag` (a --digest, a SendOptions::digest) when given, else the
+  // file's digest. InvalidArgument for a name no digest has.
+  Result<ChunkDigest> DigestFor(const std::string& flag) const;
 };
 
 // `base_dir` resolves a relative topology path. Errors name the line and field.

@@ -7,7 +7,8 @@
 
 namespace gridcast {
 
-Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, const ReadPayloadPiece& read) {
+Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
+                                     const ReadPayloadPiece& read) {
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   const uint64_t n = size_bytes / chunk_bytes + (size_bytes % chunk_bytes != 0 ? 1 : 0);
   PayloadDigests digests;
@@ -40,7 +41,7 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
         chunk_status[t] = bytes.status();
         return;
       }
-      digests.chunk_hashes[c] = Sha256(*bytes);
+      digests.chunk_hashes[c] = HashChunk(digest, *bytes);
     }
   };
   std::vector<std::thread> threads;

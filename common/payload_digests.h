@@ -1,5 +1,5 @@
-// The digests a payload is known by before it moves: the SHA-256 of every chunk and of the
-// whole payload. The daemon computes them over a file it sends; the library over a caller's
+// The digests a payload is known by before it moves: the digest of every chunk (SHA-256 or
+// XXH3-128, common/chunk_digest.h) and the SHA-256 of the whole payload. The daemon computes them over a file it sends; the library over a caller's
 // buffer it hands to the daemon still being written (BroadcastRequest.fill).
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "common/chunk_digest.h"
 #include "common/crypto.h"
 #include "common/result.h"
 
@@ -24,8 +25,9 @@ using ReadPayloadPiece =
     std::function<Result<std::span<const uint8_t>>(uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)>;
 
 // Hashes a payload of `size_bytes` in chunks of `chunk_bytes` (> 0) on every core: the whole
-// payload (sequential by nature) on one thread, the chunks split among the others. `read` is
-// called from several threads at once. The first error of `read` is returned.
-Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, const ReadPayloadPiece& read);
+// payload (sequential by nature) on one thread, the chunks (with `digest`) split among the
+// others. `read` is called from several threads at once. The first error of `read` is returned.
+Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
+                                     const ReadPayloadPiece& read);
 
 }  // namespace gridcast

@@ -34,21 +34,10 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   id.size_bytes = payload.size_bytes();
   id.chunk_bytes = payload.chunk_bytes();
   GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(id.chunk_bytes));
-  const std::string& hashes = payload.chunk_hashes();
-  if (hashes.size() % sizeof(Digest) != 0) {
-    return Status::InvalidArgument("the chunk hash list is " + std::to_string(hashes.size()) +
-                                   " bytes, not a multiple of 32");
-  }
-  if (hashes.size() / sizeof(Digest) != id.NumChunks()) {
-    return Status::InvalidArgument("payload has " + std::to_string(id.NumChunks()) + " chunks but " +
-                                   std::to_string(hashes.size() / sizeof(Digest)) + " chunk hashes");
-  }
-  id.chunk_hashes.resize(id.NumChunks());
-  for (size_t c = 0; c < id.chunk_hashes.size(); ++c) {
-    std::memcpy(id.chunk_hashes[c].data(), hashes.data() + c * sizeof(Digest), sizeof(Digest));
-  }
-  if (payload.sha256().size() != 32) return Status::InvalidArgument("payload sha256 is not 32 bytes");
-  std::memcpy(id.sha256.data(), payload.sha256().data(), 32);
+  GRIDCAST_ASSIGN_OR_RETURN(id.digest, ChunkDigestFromProto(payload.digest()));
+  GRIDCAST_ASSIGN_OR_RETURN(id.chunk_hashes, DecodeChunkHashes(id.digest, payload.chunk_hashes(), id.NumChunks()));
+  if (payload.sha256().size() != sizeof(Digest)) return Status::InvalidArgument("payload sha256 is not 32 bytes");
+  std::memcpy(id.sha256.data(), payload.sha256().data(), sizeof(Digest));
   return id;
 }
 
@@ -152,18 +141,19 @@ Result<v1::DescribePartResponse> Participant::DescribePart(const v1::DescribePar
   fstat(fd, &st);
   v1::DescribePartResponse response;
   response.set_size_bytes(static_cast<uint64_t>(st.st_size));
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
   Result<std::vector<Digest>> hashes =
-      request.chunk_bytes() == 0 ? std::vector<Digest>{} : HashPaddedChunks(fd, response.size_bytes(), request.chunk_bytes());
+      request.chunk_bytes() == 0 ? std::vector<Digest>{}
+                                 : HashPaddedChunks(fd, response.size_bytes(), request.chunk_bytes(), digest);
   close(fd);
   if (!hashes.ok()) return hashes.status().WithContext(path.string());
-  std::string* out = response.mutable_chunk_hashes();
-  for (const Digest& d : *hashes) out->append(d.begin(), d.end());
+  response.set_chunk_hashes(EncodeChunkHashes(digest, *hashes));
   return response;
 }
 
 Result<Digest> PlanChunkListDigest(const v1::Plan& plan) {
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
-  return ChunkListDigest(identity.chunk_hashes);
+  return identity.ListDigest();
 }
 
 Digest MembersDigest(const v1::Plan& plan) {
@@ -322,7 +312,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_plan_id(plan.plan_id());
   response.set_payload_bytes(plan.payload().size_bytes());
   // The list this member parsed and will verify against, not the request's bytes.
-  response.set_chunk_hashes_sha256(AsString(ChunkListDigest(execution->store().identity().chunk_hashes)));
+  response.set_chunk_hashes_sha256(AsString(execution->store().identity().ListDigest()));
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;
@@ -468,7 +458,10 @@ void Participant::ListDirectory(bool in_memory, bool verify,
     }
     if (partial) continue;
     Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir, name);
-    if (recorded.ok()) held->set_sha256(AsString(recorded->sha256));
+    if (recorded.ok()) {
+      held->set_sha256(AsString(recorded->sha256));
+      held->set_digest(ChunkDigestToProto(recorded->digest));
+    }
     if (!verify) continue;
     Result<ScrubReport> scrub = PayloadStore::Scrub(dir, name);
     if (!scrub.ok()) {

@@ -4,6 +4,7 @@
 
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
+#include "proto/plan_codec.h"
 
 namespace gridcast {
 
@@ -33,14 +34,12 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
     if (request.chunk_bytes() == 0) return Status::InvalidArgument("a filled payload needs its chunk size");
     const uint64_t chunks =
         fill.size_bytes() / request.chunk_bytes() + (fill.size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
-    if (fill.chunk_hashes().size() / 32 != chunks || fill.chunk_hashes().size() % 32 != 0) {
-      return Status::InvalidArgument("a filled payload of " + std::to_string(chunks) +
-                                     " chunks needs as many 32-byte chunk hashes");
-    }
     if (chunks > kMaxFilledChunks) {
       return Status::InvalidArgument("a filled payload has at most " + std::to_string(kMaxFilledChunks) +
                                      " chunks: use larger chunks");
     }
+    const ChunkDigest digest = *ChunkDigestFromProto(request.digest());  // CheckBroadcastOptions checked it
+    GRIDCAST_RETURN_IF_ERROR(DecodeChunkHashes(digest, fill.chunk_hashes(), chunks).status().WithContext("a filled payload"));
     if (fill.sha256().size() != 32) return Status::InvalidArgument("a filled payload's sha256 is 32 bytes");
   }
   return Status::Ok();
@@ -73,6 +72,7 @@ Status CheckBroadcastOptions(const v1::BroadcastRequest& request) {
     return Status::InvalidArgument("at most " + std::to_string(kMaxStreamsPerEdge) + " streams per edge");
   }
   if (!v1::PlanMode_IsValid(request.mode())) return Status::InvalidArgument("unknown mode");
+  GRIDCAST_RETURN_IF_ERROR(ChunkDigestFromProto(request.digest()).status());
   if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
     return Status::InvalidArgument("a request's topology is at most 1 MiB");
   }
@@ -116,13 +116,13 @@ Status CheckAllgatherRequest(const v1::AllgatherRequest& request) {
   if (request.topology_yaml().size() > kMaxTopologyYamlBytes) {
     return Status::InvalidArgument("a request's topology is at most 1 MiB");
   }
-  return Status::Ok();
+  return ChunkDigestFromProto(request.digest()).status();
 }
 
 Status CheckDescribePartRequest(const v1::DescribePartRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckPartPath(request.path()));
   if (request.chunk_bytes() > 0) GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(request.chunk_bytes()));
-  return Status::Ok();
+  return ChunkDigestFromProto(request.digest()).status();
 }
 
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {

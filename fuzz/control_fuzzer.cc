@@ -11,6 +11,7 @@
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
 #include "daemon/request_checks.h"
+#include "proto/plan_codec.h"
 
 using namespace gridcast;
 
@@ -47,7 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (request.has_fill()) {
         const uint64_t chunks = request.fill().size_bytes() / request.chunk_bytes() +
                                 (request.fill().size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
-        Require(request.fill().chunk_hashes().size() == 32 * chunks && request.fill().sha256().size() == 32);
+        Result<ChunkDigest> digest = ChunkDigestFromProto(request.digest());
+        Require(digest.ok() &&
+                request.fill().chunk_hashes().size() == DigestBytes(*digest) * chunks &&
+                request.fill().sha256().size() == 32);
       }
       break;
     }

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Result<FrameHeader> twice = DecodeFrameHeader(again, 1u << 20);
       if (!twice.ok() || twice->type != header->type || twice->length != header->length ||
           twice->chunk != header->chunk || twice->lane != header->lane || twice->plan_id != header->plan_id ||
-          twice->sha256 != header->sha256) {
+          twice->digest != header->digest || twice->hash != header->hash) {
         std::abort();
       }
     }

@@ -174,4 +174,11 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
   return plan;
 }
 
+Result<ChunkDigest> ChunkDigestFromProto(int value) {
+  if (value == v1::CHUNK_DIGEST_UNSPECIFIED) return ChunkDigest::kSha256;
+  return ChunkDigestFromValue(static_cast<uint32_t>(value));
+}
+
+v1::ChunkDigest ChunkDigestToProto(ChunkDigest digest) { return static_cast<v1::ChunkDigest>(digest); }
+
 }  // namespace gridcast

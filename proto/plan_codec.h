@@ -6,6 +6,7 @@
 #pragma once
 
 #include "collectives/plan.h"
+#include "common/chunk_digest.h"
 #include "common/result.h"
 #include "proto/plan.pb.h"
 
@@ -24,5 +25,10 @@ Result<Plan> PlanFromProto(const v1::Plan& in);
 // A whole plan or a slice (proto/plan_slice.h) as `member` holds it: indexed as the whole plan,
 // members the slice does not list left unnamed, validated with ValidatePlanPart.
 Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
+
+// A chunk digest off the wire (a request's or a Payload's digest field): UNSPECIFIED is
+// SHA-256; InvalidArgument for a value no digest has.
+Result<ChunkDigest> ChunkDigestFromProto(int value);
+v1::ChunkDigest ChunkDigestToProto(ChunkDigest digest);
 
 }  // namespace gridcast

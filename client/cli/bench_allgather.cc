@@ -74,6 +74,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   }
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   if (ctx.args.in_memory) argv.push_back("--in-memory");
+  if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   const auto began = std::chrono::steady_clock::now();
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   const double command_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -89,6 +90,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
     outcome.completion_s = summary.at("completion_s").get<double>();
     outcome.verified = summary.at("verified").get<bool>() && out.exit_code == 0;
     if (summary.contains("control")) outcome.control = summary["control"];
+    if (summary.contains("digest")) outcome.digest = summary["digest"].get<std::string>();
     if (summary.contains("error")) outcome.details.push_back("allgather error: " + summary["error"].get<std::string>());
     const uint64_t chunk_bytes = summary.at("chunk_bytes").get<uint64_t>();
     outcome.details.push_back(fmt::format("{} parts of {}, chunks of {}, {} lanes", ctx.model.nodes.size(),

@@ -176,6 +176,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
                                    netgrid->cluster_file(), "--algo", algo, "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   if (ctx.args.in_memory) argv.push_back("--in-memory");
+  if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   const fs::path observations = ctx.state_dir / "observations.json";
   if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
   if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid", "--observations", observations.string()});
@@ -219,6 +220,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
                                             100 * ctx.args.kill_at));
     }
     if (summary.contains("control")) outcome.control = summary["control"];
+    if (summary.contains("digest")) outcome.digest = summary["digest"].get<std::string>();
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
@@ -325,6 +327,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
                          "GRIDCAST_MPI_VERBOSE=3", "GRIDCAST_MPI_THRESHOLD=1",
                          std::string(bcast ? "GRIDCAST_MPI_ALGO=" : "GRIDCAST_MPI_ALLGATHER_ALGO=") +
                              (ctx.args.algo.empty() ? "auto" : ctx.args.algo)};
+  if (!ctx.args.digest.empty()) options.environment.push_back("GRIDCAST_MPI_DIGEST=" + ctx.args.digest);
   options.timeout_s = 120 + 20 * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
   // An allgather has no root: rank 0 on the first node, as --mode mpi-allgather runs it.
   const std::string& source = ctx.model.nodes[bcast ? ctx.model.source : 0].name;
@@ -499,6 +502,7 @@ int Bench(const BenchArgs& args) {
     if (outcome->part_bytes) pull_fields += fmt::format(", \"part_bytes\": {}", *outcome->part_bytes);
     if (outcome->simulated_s) pull_fields += fmt::format(", \"simulated_s\": {}", FormatFloat(*outcome->simulated_s));
     if (args.tls) pull_fields += ", \"tls\": true";
+    if (!outcome->digest.empty()) pull_fields += ", \"digest\": " + nlohmann::json(outcome->digest).dump();
     if (outcome->pairs) {
       pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
@@ -551,6 +555,10 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "push, pull, hybrid, allgather, slurm-stage: chunk (pull: piece) size (default: the planner's); sbcast: its --size");
   bench->add_flag("--in-memory", args->in_memory,
                   "push, allgather: receivers keep the payload in memory (--in-memory)");
+  bench->add_option("--digest", args->digest,
+                    "push, pull, hybrid, allgather, slurm-stage, mpi-shim, mpi-shim-allgather: the chunk digest, "
+                    "sha256 or xxh3 (default: sha256; the mpi-shim modes: the shim's default)")
+      ->check(CLI::IsMember({"sha256", "xxh3"}));
   bench->add_flag("--tls", args->tls,
                   "push, pull, hybrid: daemons serve TLS on control and data (a fresh cluster CA in the state directory)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")

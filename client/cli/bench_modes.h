@@ -40,6 +40,7 @@ struct BenchArgs {
   bool json = false;
   bool in_memory = false;
   bool tls = false;
+  std::string digest;  // the gridcast modes' chunk digest; empty: sha256 (mpi-shim: the shim's default)
 };
 
 // What every mode measures; the bound is filled in by the caller unless the mode sets it.
@@ -50,6 +51,7 @@ struct BenchOutcome {
   std::optional<double> source_copies;          // pull modes: payloads the source uploaded
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
   nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
+  std::string digest;      // gridcast modes: the chunk digest the summary names
   std::vector<std::string> details;  // extra lines for the human output
   // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
   // their adjusted Rand index against the topology's bandwidth groups.

@@ -143,6 +143,7 @@ Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   command += " --topology " + ShellQuote(fs::absolute(ctx.args.topology).string());
   if (!ctx.args.algo.empty()) command += " --algo " + ShellQuote(ctx.args.algo);
   if (!ctx.args.chunk.empty()) command += " --chunk " + ShellQuote(ctx.args.chunk);
+  if (!ctx.args.digest.empty()) command += " --digest " + ShellQuote(ctx.args.digest);
   for (const std::string& extra : ctx.args.daemon_args) command += " " + ShellQuote("--daemon-arg=" + extra);
   GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(), command));
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson({job.command_exit, job.output}));
@@ -151,6 +152,7 @@ Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   try {
     outcome.algo = "slurm stage " + summary.at("algorithm").get<std::string>();
     outcome.verified = job.command_exit == 0 && summary.at("verified").get<bool>();
+    if (summary.contains("digest")) outcome.digest = summary["digest"].get<std::string>();
     outcome.details.push_back(fmt::format("the broadcast itself: {:.3f} s; the rest started and stopped the daemons",
                                           summary.at("completion_s").get<double>()));
     if (summary.contains("control")) outcome.control = summary["control"];

@@ -15,6 +15,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    // the operation failed
 inline constexpr int kExitBadInput = 2;   // bad arguments or bad input files
 
+// --digest on send, allgather, bench and slurm stage.
+inline constexpr const char* kDigestHelp =
+    "Chunk digest: sha256 (default; proves every chunk is the source's even against a member that lies) or "
+    "xxh3 (XXH3-128: catches corruption on wires and disks at a fraction of the CPU, for a cluster's own "
+    "authenticated network); default: the cluster file's digest:, else sha256";
+
 Result<std::string> ReadTextFile(const std::filesystem::path& path);
 
 // Reads and parses a topology file; errors start with "PATH:".

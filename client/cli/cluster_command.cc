@@ -22,6 +22,7 @@
 #include "collectives/topology.h"
 #include "common/hex.h"
 #include "common/units.h"
+#include "proto/plan_codec.h"
 #include "proto/states.h"
 
 namespace gridcast::cli {
@@ -52,6 +53,7 @@ struct ClusterArgs {
   std::vector<std::string> parts;  // allgather: NODE=PATH
   std::string parts_dir;           // allgather: DIR/NODE at every member
   std::string via;                 // allgather: the member asked to coordinate
+  std::string digest;              // send, allgather: empty = the cluster file's (default sha256)
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -183,6 +185,9 @@ int Send(const ClusterArgs& args) {
   request.set_name(args.name);
   request.set_algorithm(args.algo);
   request.set_in_memory(args.in_memory);
+  Result<ChunkDigest> digest = cluster->DigestFor(args.digest);
+  if (!digest.ok()) return ReportError(digest.status());
+  request.set_digest(ChunkDigestToProto(*digest));
   Result<uint64_t> chunk = ChunkOption(args.chunk);
   if (!chunk.ok()) return ReportError(chunk.status());
   request.set_chunk_bytes(*chunk);
@@ -261,6 +266,9 @@ int Allgather(const ClusterArgs& args) {
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
   request.set_stall_timeout_s(args.stall_timeout_s);
+  Result<ChunkDigest> digest = cluster->DigestFor(args.digest);
+  if (!digest.ok()) return ReportError(digest.status());
+  request.set_digest(ChunkDigestToProto(*digest));
   Result<uint64_t> chunk = ChunkOption(args.chunk);
   if (!chunk.ok()) return ReportError(chunk.status());
   request.set_chunk_bytes(*chunk);
@@ -349,6 +357,9 @@ int ListCommand(const ClusterArgs& args) {
     for (const v1::HeldPayload& p : response.payloads()) {
       line += fmt::format("\n  {:<32} {:>10} {}{}", p.name(), FormatSize(p.size_bytes()), p.complete() ? "complete" : "partial",
                           p.in_memory() ? " (in memory)" : "");
+      if (Result<ChunkDigest> digest = ChunkDigestFromProto(p.digest()); p.digest() != v1::CHUNK_DIGEST_UNSPECIFIED && digest.ok()) {
+        line += fmt::format(", chunks {}", DigestName(*digest));
+      }
       if (!p.scrub().empty()) line += fmt::format(", verify: {}", p.scrub());
       if (p.bad_chunks_size() == 0) continue;
       std::string chunks;
@@ -406,6 +417,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                    "the members not done (default: the source daemon's, 60; raise it when one chunk takes longer "
                    "to cross the slowest link)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
+  send->add_option("--digest", args->digest, kDigestHelp);
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
   send->add_option("--mode", args->mode,
@@ -439,6 +451,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   allgather->add_flag("--in-memory", args->in_memory,
                       "Members keep the gathered parts whole in memory as NAME (their memory directory)");
   allgather->add_flag("--json", args->json, "Print the summary as JSON");
+  allgather->add_option("--digest", args->digest, kDigestHelp);
   allgather->callback([args, exit_code] { *exit_code = Allgather(*args); });
 
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");

@@ -104,6 +104,7 @@ class Shim {
   int verbose() const { return verbose_; }
   const std::string& algorithm() const { return algorithm_; }
   const std::string& allgather_algorithm() const { return allgather_algorithm_; }
+  const std::string& digest() const { return digest_; }
   double timeout_s() const { return timeout_s_; }
   Client& client() { return *client_; }
   const std::string& member() const { return member_; }
@@ -124,6 +125,7 @@ class Shim {
   int verbose_ = 0;
   std::string algorithm_ = "auto";
   std::string allgather_algorithm_ = "auto";
+  std::string digest_;  // GRIDCAST_MPI_DIGEST; empty: the cluster file's digest:, else sha256
   double timeout_s_ = 0;
   std::string off_because_;  // not empty: the shim passes every call on, and why
   std::string member_;                // this host's member
@@ -223,6 +225,13 @@ Shim::Shim() {
   if (const char* v = std::getenv("GRIDCAST_MPI_VERBOSE")) verbose_ = std::atoi(v);
   if (const char* v = std::getenv("GRIDCAST_MPI_ALGO"); v != nullptr && *v != '\0') algorithm_ = v;
   if (const char* v = std::getenv("GRIDCAST_MPI_ALLGATHER_ALGO"); v != nullptr && *v != '\0') allgather_algorithm_ = v;
+  if (const char* v = std::getenv("GRIDCAST_MPI_DIGEST"); v != nullptr && *v != '\0') {
+    if (Status known = ParseChunkDigest(v).status(); !known.ok()) {
+      off_because_ = "GRIDCAST_MPI_DIGEST: " + known.message();
+      return;
+    }
+    digest_ = v;
+  }
   if (const char* v = std::getenv("GRIDCAST_MPI_THRESHOLD"); v != nullptr && *v != '\0') {
     Result<uint64_t> bytes = ParseSizeBytes(v);
     if (!bytes.ok()) {
@@ -549,6 +558,7 @@ void BcastCall::Decide() {
   }
   SendOptions options;
   options.algorithm = shim_.algorithm();
+  options.digest = shim_.digest();
   options.timeout_s = shim_.timeout_s();
   options.in_memory = true;
   // The ranks wait for the memory and the transfer alike: overlap them (on two-sites, 256 MiB,
@@ -763,6 +773,7 @@ class AllgatherCall {
     }
     AllgatherOptions options;
     options.algorithm = shim_.allgather_algorithm();
+    options.digest = shim_.digest();
     options.timeout_s = shim_.timeout_s();
     options.in_memory = true;
     Result<BroadcastResult> result = [&]() -> Result<BroadcastResult> {

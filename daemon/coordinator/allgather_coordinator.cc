@@ -64,6 +64,7 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
         describe.set_path(part.path());
         describe.set_chunk_bytes(chunk_bytes);
         describe.set_in_memory(part.in_memory());
+        describe.set_digest(request.digest());
         Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
           if (clients[i] == nullptr) return node_.DescribePart(describe);
           // Hashing a large part takes a while: the call's timeout, plus a second per 100 MB.
@@ -132,18 +133,20 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   options.chunk_bytes = chunk_bytes;
   if (request.streams() > 0) options.streams = static_cast<int>(request.streams());
   options.parts.assign(net.nodes.size(), ChunkRange{0, 0, 1});
-  std::string chunk_hashes;
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
+  std::vector<Digest> chunk_hashes;
   uint64_t next_chunk = 0;
   for (int i = 0; i < request.parts_size(); ++i) {
     const uint64_t chunks = ChunksOf(hashed[i].size_bytes(), chunk_bytes);
-    if (hashed[i].size_bytes() != part_sizes[i] || hashed[i].chunk_hashes().size() != chunks * sizeof(Digest)) {
+    Result<std::vector<Digest>> part_hashes = DecodeChunkHashes(digest, hashed[i].chunk_hashes(), chunks);
+    if (hashed[i].size_bytes() != part_sizes[i] || !part_hashes.ok()) {
       return Status::Aborted("the part at '" + request.parts(i).member() + "' changed while it was described");
     }
     std::optional<int> node = net.FindNode(request.parts(i).member());
     if (!node) return Status::FailedPrecondition("member '" + request.parts(i).member() + "' is not a node of the topology");
     options.parts[*node] = ChunkRange{next_chunk, next_chunk + chunks, 1};
     options.members.push_back(*node);
-    chunk_hashes += hashed[i].chunk_hashes();
+    chunk_hashes.insert(chunk_hashes.end(), part_hashes->begin(), part_hashes->end());
     next_chunk += chunks;
   }
   options.source = *net.FindNode(node_.name());
@@ -157,8 +160,10 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   proto.set_plan_id(std::string(id.begin(), id.end()));
   v1::Payload* payload = proto.mutable_payload();
   payload->set_name(request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix);
-  const Digest list_digest = Sha256(AsBytes(chunk_hashes));  // ChunkListDigest of the hashes
-  payload->set_chunk_hashes(std::move(chunk_hashes));
+  // Nobody holds the whole bundle before it is gathered: its "whole" digest is the list's.
+  const Digest list_digest = ChunkListDigest(digest, chunk_hashes);
+  payload->set_digest(ChunkDigestToProto(digest));
+  payload->set_chunk_hashes(EncodeChunkHashes(digest, chunk_hashes));
   payload->set_sha256(std::string(list_digest.begin(), list_digest.end()));
   std::map<std::string, uint32_t> index_of;
   for (uint32_t m = 0; m < plan.members.size(); ++m) index_of[plan.members[m]] = m;

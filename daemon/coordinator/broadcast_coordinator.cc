@@ -278,8 +278,9 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(con
   PayloadIdentity identity;
   identity.size_bytes = fill.size_bytes();
   identity.chunk_bytes = plan.chunk_bytes;
-  identity.chunk_hashes.resize(fill.chunk_hashes().size() / sizeof(Digest));
-  std::memcpy(identity.chunk_hashes.data(), fill.chunk_hashes().data(), fill.chunk_hashes().size());
+  GRIDCAST_ASSIGN_OR_RETURN(identity.digest, ChunkDigestFromProto(request.digest()));
+  GRIDCAST_ASSIGN_OR_RETURN(identity.chunk_hashes,
+                            DecodeChunkHashes(identity.digest, fill.chunk_hashes(), identity.NumChunks()));
   std::memcpy(identity.sha256.data(), fill.sha256().data(), identity.sha256.size());
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));
@@ -358,7 +359,7 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
   std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' +
                     std::to_string(request.mode()) + '\0' + std::to_string(request.chunk_bytes()) + '\0' +
                     std::to_string(request.streams()) + '\0' + (request.in_memory() ? "memory" : "disk") + '\0' +
-                    request.topology_yaml();
+                    std::to_string(request.digest()) + '\0' + request.topology_yaml();
   for (const std::string& m : members) key += '\0' + m;
   return key;
 }
@@ -424,7 +425,8 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   if (request.has_fill()) {
     GRIDCAST_ASSIGN_OR_RETURN(store, OpenFilledSource(request, canonical, plan));
   } else {
-    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes));
+    GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
+    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest));
   }
   const PayloadIdentity identity = store->identity();
   v1::Plan proto;
@@ -434,9 +436,8 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   proto.set_plan_id(std::string(id.begin(), id.end()));
   proto.mutable_payload()->set_name(name);
   proto.mutable_payload()->set_directory(!payload.directory.empty());
-  std::string* hashes = proto.mutable_payload()->mutable_chunk_hashes();
-  hashes->reserve(identity.chunk_hashes.size() * sizeof(Digest));
-  for (const Digest& d : identity.chunk_hashes) hashes->append(d.begin(), d.end());
+  proto.mutable_payload()->set_digest(ChunkDigestToProto(identity.digest));
+  proto.mutable_payload()->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
   proto.mutable_payload()->set_sha256(Bytes(identity.sha256));
   if (pull || hybrid) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
@@ -467,7 +468,9 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
       inputs.stall_timeout_s > 0 ? Milliseconds(inputs.stall_timeout_s) : options_.stall_after;
   GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));
   const std::string chunk_list_digest = Bytes(list_digest);
-  const uint64_t chunks = proto.payload().chunk_hashes().size() / sizeof(Digest);
+  // PlanChunkListDigest checked that the chunk size is positive and the list has every chunk.
+  const uint64_t chunk_bytes = proto.payload().chunk_bytes();
+  const uint64_t chunks = size / chunk_bytes + (size % chunk_bytes != 0 ? 1 : 0);
   // The source receives too when it holds no whole payload (an allgather).
   const bool source_receives = inputs.source_store == nullptr;
 
@@ -487,6 +490,8 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   progress.set_payload_sha256(proto.payload().sha256());
   progress.set_payload_chunk_list_sha256(chunk_list_digest);
   progress.set_chunk_bytes(proto.payload().chunk_bytes());
+  progress.set_digest(proto.payload().digest() == v1::CHUNK_DIGEST_UNSPECIFIED ? v1::CHUNK_DIGEST_SHA256
+                                                                               : proto.payload().digest());
   progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
   progress.set_mode(proto.mode());
 

@@ -366,8 +366,9 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
   while (!Stopping()) {
     Status status = co_await SendOnce(lane, child, stream, stream_count);
     if (status.ok()) break;
-    // A wrong secret or certificate does not heal by reconnecting: fail, naming the child.
-    if (status.code() == StatusCode::kUnauthenticated) {
+    // A wrong secret or certificate, or a child of another data protocol version, does not
+    // heal by reconnecting: fail, naming the child.
+    if (status.code() == StatusCode::kUnauthenticated || status.code() == StatusCode::kFailedPrecondition) {
       Fail(status);
       break;
     }
@@ -426,7 +427,8 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     header.lane = static_cast<uint32_t>(lane);
     header.length = static_cast<uint32_t>(store_->identity().ChunkSize(chunk));
     header.chunk = chunk;
-    header.sha256 = store_->identity().chunk_hashes[chunk];
+    header.digest = store_->identity().digest;
+    header.hash = store_->identity().chunk_hashes[chunk];
     const auto header_bytes = EncodeFrameHeader(header);
     conn->in_flight.insert(chunk);
     conn->last_sent = std::chrono::steady_clock::now();
@@ -562,6 +564,10 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
         valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " is not carried here");
       } else if (header->length != plan_.ChunkSize(header->chunk)) {
         valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " has the wrong length");
+      } else if (header->digest != store_->identity().digest ||
+                 header->hash != store_->identity().chunk_hashes[header->chunk]) {
+        valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) +
+                                        " comes with another digest than the plan's");
       }
     }
     if (!valid.ok()) {

@@ -80,14 +80,14 @@ Result<std::string> DirectoryOfBundle(const std::string& bundle_name) {
   return directory;
 }
 
-Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes) {
+Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest) {
   std::vector<Digest> hashes;
   std::vector<uint8_t> buffer(chunk_bytes);
   for (uint64_t offset = 0; offset < size_bytes; offset += chunk_bytes) {
     const uint64_t bytes = std::min(chunk_bytes, size_bytes - offset);
     GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(buffer).first(bytes), offset));
     std::fill(buffer.begin() + static_cast<ptrdiff_t>(bytes), buffer.end(), 0);
-    hashes.push_back(Sha256(buffer));
+    hashes.push_back(HashChunk(digest, buffer));
   }
   return hashes;
 }

@@ -38,9 +38,9 @@ Status CheckBundleParts(const std::vector<BundlePart>& parts, uint32_t members, 
 // NAME for a bundle named NAME.allgather; InvalidArgument otherwise.
 Result<std::string> DirectoryOfBundle(const std::string& bundle_name);
 
-// SHA-256 of each chunk of the `size_bytes` bytes at the start of `fd`, the last chunk padded
-// with zeros to chunk_bytes. DataLoss when the file is shorter.
-Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes);
+// The digest of each chunk of the `size_bytes` bytes at the start of `fd`, the last chunk
+// padded with zeros to chunk_bytes. DataLoss when the file is shorter.
+Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest);
 
 // Writes the part (read from `fd`, padded) into the bundle as verified chunks, skipping those
 // the store holds already (a resumed member). DataLoss naming the part when its bytes no

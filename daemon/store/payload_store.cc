@@ -28,11 +28,15 @@ int MissingSpace(int fd, uint64_t bytes) {
 }
 
 constexpr char kStateMagic[8] = {'G', 'C', 'S', 'T', 'A', 'T', 'E', '1'};
-constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + 32;
+constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + sizeof(Digest);
 // The chunk list of a finished payload: magic | size u64 | chunk size u64 (big-endian) |
-// whole-payload SHA-256 | one SHA-256 per chunk.
-constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
-constexpr size_t kChunkListHeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + 32;
+// whole-payload SHA-256 | then in version 2 the chunk digest (ChunkDigest, 1 byte) | one chunk
+// digest per chunk (DigestBytes wide; SHA-256 in version 1, written before chunk digests
+// were chosen, and still read).
+constexpr char kChunkListMagicV1[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
+constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '2'};
+constexpr size_t kChunkListV1HeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + sizeof(Digest);
+constexpr size_t kChunkListHeaderBytes = kChunkListV1HeaderBytes + 1;
 
 void PutU64(uint8_t* out, uint64_t v) {
   for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
@@ -44,38 +48,51 @@ uint64_t GetU64(const uint8_t* in) {
   return v;
 }
 
-Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string& name) {
+// The chunk list recorded at `path` (its format above), read through the system's file calls
+// or `io`.
+Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
+  const Status damaged = Status::DataLoss("chunk list of '" + name + "' is damaged");
   std::vector<uint8_t> header(kChunkListHeaderBytes);
-  Status read = PreadFull(SystemFileIo(), fd, header, 0);
+  struct stat st {};
+  Status read = fstat(fd, &st) == 0 ? Status::Ok() : ErrnoStatus("stat " + path, errno);
+  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
+  if (read.ok() && file_bytes < kChunkListV1HeaderBytes) read = damaged;
+  if (read.ok()) read = PreadFull(io, fd, {header.data(), std::min<size_t>(header.size(), file_bytes)}, 0);
   PayloadIdentity id;
-  if (read.ok() && std::memcmp(header.data(), kChunkListMagic, sizeof kChunkListMagic) == 0) {
+  std::string hashes;
+  size_t header_bytes = kChunkListHeaderBytes;
+  if (read.ok() && std::memcmp(header.data(), kChunkListMagicV1, sizeof kChunkListMagicV1) == 0) {
+    header_bytes = kChunkListV1HeaderBytes;
+  } else if (read.ok() && std::memcmp(header.data(), kChunkListMagic, sizeof kChunkListMagic) == 0) {
+    Result<ChunkDigest> digest = ChunkDigestFromValue(header[kChunkListV1HeaderBytes]);
+    if (!digest.ok()) read = damaged;
+    id.digest = digest.ok() ? *digest : ChunkDigest::kSha256;
+  } else if (read.ok()) {
+    read = damaged;
+  }
+  if (read.ok()) {
     id.size_bytes = GetU64(header.data() + 8);
     id.chunk_bytes = GetU64(header.data() + 16);
-    std::memcpy(id.sha256.data(), header.data() + 24, 32);
-    struct stat st {};
+    std::memcpy(id.sha256.data(), header.data() + 24, sizeof(Digest));
     const uint64_t n = id.NumChunks();
-    if (id.chunk_bytes == 0 || fstat(fd, &st) != 0 ||
-        static_cast<uint64_t>(st.st_size) != kChunkListHeaderBytes + 32 * n) {
-      read = Status::DataLoss("chunk list of '" + name + "' is damaged");
+    if (id.chunk_bytes == 0 || file_bytes < header_bytes || (file_bytes - header_bytes) / DigestBytes(id.digest) != n) {
+      read = damaged;
     } else {
-      id.chunk_hashes.resize(n);
-      read = PreadFull(SystemFileIo(), fd, {reinterpret_cast<uint8_t*>(id.chunk_hashes.data()), 32 * n}, kChunkListHeaderBytes);
+      hashes.resize(file_bytes - header_bytes);
+      read = PreadFull(io, fd, {reinterpret_cast<uint8_t*>(hashes.data()), hashes.size()}, header_bytes);
     }
-  } else if (read.ok()) {
-    read = Status::DataLoss("chunk list of '" + name + "' is damaged");
   }
   close(fd);
   if (!read.ok()) return read;
+  Result<std::vector<Digest>> decoded = DecodeChunkHashes(id.digest, hashes, id.NumChunks());
+  if (!decoded.ok()) return damaged;
+  id.chunk_hashes = std::move(*decoded);
   return id;
 }
 
 }  // namespace
-
-Digest ChunkListDigest(std::span<const Digest> chunk_hashes) {
-  return Sha256({reinterpret_cast<const uint8_t*>(chunk_hashes.data()), chunk_hashes.size() * sizeof(Digest)});
-}
 
 std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix) {
   const std::filesystem::path state_dir = std::filesystem::path(data_dir) / ".gridcast" / "state";
@@ -95,7 +112,7 @@ uint64_t PayloadIdentity::ChunkSize(uint64_t chunk) const {
 
 Digest PayloadIdentity::Fingerprint() const {
   Sha256Stream stream;
-  const uint64_t header[2] = {size_bytes, chunk_bytes};
+  const uint64_t header[3] = {size_bytes, chunk_bytes, static_cast<uint64_t>(digest)};
   stream.Update({reinterpret_cast<const uint8_t*>(header), sizeof header});
   for (const Digest& d : chunk_hashes) stream.Update(d);
   stream.Update(sha256);
@@ -121,11 +138,11 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
   return bytes;
 }
 
-Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path,
-                                                               uint64_t chunk_bytes, FileIo& io) {
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path, uint64_t chunk_bytes,
+                                                               ChunkDigest digest, FileIo& io) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
-  return HashOpenFile(fd, path, chunk_bytes, io);
+  return HashOpenFile(fd, path, chunk_bytes, digest, io);
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::string& path, PayloadIdentity identity,
@@ -173,7 +190,8 @@ Result<uint64_t> PayloadStore::VerifyFilled() {
     buffer.resize(identity_.LargestChunk());
     GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, HashStoredChunk(c, buffer));
     if (digest != identity_.chunk_hashes[c]) {
-      return Status::DataLoss(ChunkName(c) + " as written differs from the SHA-256 its sender declared for it");
+      return Status::DataLoss(ChunkName(c) + " as written differs from the " + std::string(DigestName(identity_.digest)) +
+                              " its sender declared for it");
     }
     filled_whole_->Update({buffer.data(), identity_.ChunkSize(c)});
     if (c + 1 == identity_.NumChunks() && filled_whole_->Finish() != identity_.sha256) {
@@ -200,11 +218,13 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
     close(fd);
     return Status::InvalidArgument("payload '" + name + "' is not a regular file");
   }
-  return HashOpenFile(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)), SystemFileIo());
+  return HashOpenFile(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)), ChunkDigest::kSha256,
+                      SystemFileIo());
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const std::string& label,
-                                                                 uint64_t chunk_bytes, FileIo& io) {
+                                                                 uint64_t chunk_bytes, ChunkDigest digest,
+                                                                 FileIo& io) {
   std::unique_ptr<PayloadStore> store(new PayloadStore(io));
   store->fd_ = fd;
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
@@ -215,11 +235,12 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
   PayloadIdentity& id = store->identity_;
   id.size_bytes = static_cast<uint64_t>(st.st_size);
   id.chunk_bytes = chunk_bytes;
+  id.digest = digest;
   const uint64_t n = id.NumChunks();
-  // Two SHA-256 passes over the file before the first byte can move, on every core.
+  // Two passes over the file before the first byte can move, on every core.
   GRIDCAST_ASSIGN_OR_RETURN(
       PayloadDigests digests,
-      DigestPayload(id.size_bytes, chunk_bytes,
+      DigestPayload(id.size_bytes, chunk_bytes, digest,
                     [&](uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)
                         -> Result<std::span<const uint8_t>> {
                       scratch.resize(length);
@@ -308,7 +329,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   std::vector<uint8_t> bitmap((n + 7) / 8, 0);
   const bool resumable = PreadFull(*store->io_, store->state_fd_, header, 0).ok() &&
                          std::memcmp(header.data(), kStateMagic, sizeof kStateMagic) == 0 &&
-                         std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), 32) == 0 &&
+                         std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest)) == 0 &&
                          PreadFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes).ok();
   if (resumable) {
     // Trust the bitmap only as far as the data on disk still hashes right.
@@ -330,7 +351,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     std::fill(bitmap.begin(), bitmap.end(), 0);
   }
   std::memcpy(header.data(), kStateMagic, sizeof kStateMagic);
-  std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), 32);
+  std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest));
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, header, 0));
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes));
   if (ftruncate(store->state_fd_, static_cast<off_t>(kStateHeaderBytes + bitmap.size())) != 0) {
@@ -342,7 +363,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
 Result<Digest> PayloadStore::HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const {
   std::span<uint8_t> bytes(buffer.data(), identity_.ChunkSize(chunk));
   GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, bytes, ChunkOffset(chunk)));
-  return Sha256(bytes);
+  return HashChunk(identity_.digest, bytes);
 }
 
 bool PayloadStore::VerifyWholeFile() {
@@ -366,8 +387,10 @@ Status PayloadStore::WriteChunkList() const {
   std::memcpy(bytes.data(), kChunkListMagic, sizeof kChunkListMagic);
   PutU64(bytes.data() + 8, identity_.size_bytes);
   PutU64(bytes.data() + 16, identity_.chunk_bytes);
-  std::memcpy(bytes.data() + 24, identity_.sha256.data(), 32);
-  for (const Digest& d : identity_.chunk_hashes) bytes.insert(bytes.end(), d.begin(), d.end());
+  std::memcpy(bytes.data() + 24, identity_.sha256.data(), sizeof(Digest));
+  bytes[kChunkListV1HeaderBytes] = static_cast<uint8_t>(identity_.digest);
+  const std::string hashes = EncodeChunkHashes(identity_.digest, identity_.chunk_hashes);
+  bytes.insert(bytes.end(), hashes.begin(), hashes.end());
   Status written = PwriteFull(*io_, fd, bytes, 0);
   close(fd);
   if (written.ok() && rename(temporary.c_str(), chunks_path_.c_str()) != 0) {
@@ -386,9 +409,10 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, b
     return Status::DataLoss("chunk " + std::to_string(chunk) + " has " + std::to_string(data.size()) +
                             " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
   }
-  const Digest digest = Sha256(data);
+  const Digest digest = HashChunk(identity_.digest, data);
   if (digest != identity_.chunk_hashes[chunk]) {
-    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
+    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its " + std::string(DigestName(identity_.digest)) +
+                            " check");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
@@ -435,7 +459,8 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk, bool* newly_verified) {
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashStoredChunk(chunk, buffer));
   if (digest != identity_.chunk_hashes[chunk]) {
-    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its SHA-256 check");
+    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its " + std::string(DigestName(identity_.digest)) +
+                            " check");
   }
   GRIDCAST_RETURN_IF_ERROR(MarkVerified(chunk, digest));
   if (newly_verified != nullptr) *newly_verified = true;
@@ -512,11 +537,11 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   Digest digest;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    digest = ChunkListDigest(stored_hashes_);
+    digest = ChunkListDigest(identity_.digest, stored_hashes_);
   }
   if (finalized_) return digest;
   if (!Complete()) return Status::FailedPrecondition("payload is not complete");
-  if (digest != ChunkListDigest(identity_.chunk_hashes)) {
+  if (digest != identity_.ListDigest()) {
     return Status::DataLoss("the stored chunks' digests do not match the source's chunk list");
   }
   if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
@@ -535,7 +560,7 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ReadChunkList(PayloadStatePath(data_dir, name, ".chunks"), name);
+  return ReadChunkList(SystemFileIo(), PayloadStatePath(data_dir, name, ".chunks"), name);
 }
 
 Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {

@@ -1,7 +1,7 @@
 // PayloadStore: one payload on disk at one member, chunk by chunk, verified.
 //
 // A receiver writes chunks into "<name>.part" at their offsets (pwrite) only after their
-// SHA-256 matches the plan; each verified chunk is marked in a bitmap persisted under
+// digest (the plan's: SHA-256 or XXH3-128, common/chunk_digest.h) matches the plan; each verified chunk is marked in a bitmap persisted under
 // "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
 // chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
 // a bad chunk) and receives only the rest.
@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_digest.h"
 #include "common/crypto.h"
 #include "common/result.h"
 #include "common/safe_path.h"
@@ -41,8 +42,9 @@ namespace gridcast {
 struct PayloadIdentity {
   uint64_t size_bytes = 0;
   uint64_t chunk_bytes = 0;
+  ChunkDigest digest = ChunkDigest::kSha256;  // what chunk_hashes are
   std::vector<Digest> chunk_hashes;
-  Digest sha256{};
+  Digest sha256{};  // of the whole payload, whatever the chunk digest
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;
@@ -50,11 +52,9 @@ struct PayloadIdentity {
   uint64_t LargestChunk() const;
   // Digest of everything above: two stores hold the same payload iff fingerprints match.
   Digest Fingerprint() const;
+  // ChunkListDigest of chunk_hashes: what Prepare agrees on and what a finished member reports.
+  Digest ListDigest() const { return ChunkListDigest(digest, chunk_hashes); }
 };
-
-// SHA-256 of the concatenated chunk digests: what Prepare agrees on and what a finished
-// member reports.
-Digest ChunkListDigest(std::span<const Digest> chunk_hashes);
 
 // What Scrub() found in one held payload.
 struct ScrubReport {
@@ -68,11 +68,11 @@ std::string PayloadStatePath(const std::string& data_dir, const std::string& nam
 
 class PayloadStore {
  public:
-  // Reads an existing file to compute its identity (chunk hashes and the whole SHA-256).
-  // The file is only read, never written.
+  // Reads an existing file to compute its identity (chunk hashes with `digest` and the whole
+  // SHA-256). The file is only read, never written.
   // `io`, here and in OpenForReceive, makes the store's reads and writes (tests inject faults).
-  static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path,
-                                                          uint64_t chunk_bytes, FileIo& io = SystemFileIo());
+  static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path, uint64_t chunk_bytes,
+                                                          ChunkDigest digest, FileIo& io = SystemFileIo());
 
   // A payload its sender is still writing to `path`, in order (BroadcastRequest.fill): the
   // source sends each chunk as soon as it is there, instead of after a copy of the whole.
@@ -126,7 +126,7 @@ class PayloadStore {
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
 
-  // Verifies `data` against the chunk's hash, writes it and marks it. DataLoss on a hash or
+  // Verifies `data` against the chunk's digest, writes it and marks it. DataLoss on a digest or
   // size mismatch (nothing is written); ResourceExhausted when the disk is full.
   // Writing a chunk that is already verified is a no-op. `newly_verified` (when given) says
   // whether this call marked the chunk (false when it was held already).
@@ -187,13 +187,13 @@ class PayloadStore {
  private:
   explicit PayloadStore(FileIo& io) : io_(&io) {}
   // Takes `fd` (a regular file, read only) and hashes it; `label` names it in errors.
-  static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label,
-                                                            uint64_t chunk_bytes, FileIo& io);
+  static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                            ChunkDigest digest, FileIo& io);
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
-  // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its SHA-256.
+  // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its digest.
   Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
   // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
   bool VerifyWholeFile();

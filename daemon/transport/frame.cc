@@ -5,7 +5,7 @@
 namespace gridcast {
 namespace {
 
-constexpr uint8_t kFrameMagic[4] = {'G', 'C', 'F', '1'};
+constexpr uint8_t kFrameMagic[4] = {'G', 'C', 'F', '2'};
 constexpr uint8_t kChallengeMagic[4] = {'G', 'C', 'H', '1'};
 constexpr uint8_t kHelloMagic[4] = {'G', 'C', 'H', '2'};
 constexpr uint8_t kAcceptMagic[4] = {'G', 'C', 'H', '3'};
@@ -77,13 +77,15 @@ std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& h) {
   std::array<uint8_t, kFrameHeaderBytes> out{};
   Writer w(out.data());
   w.Bytes(kFrameMagic, 4);
-  const uint8_t type_and_pad[4] = {static_cast<uint8_t>(h.type), 0, 0, 0};
-  w.Bytes(type_and_pad, 4);
+  const bool data = h.type == FrameType::kData;
+  const uint8_t type_digest_pad[4] = {static_cast<uint8_t>(h.type), data ? static_cast<uint8_t>(h.digest) : uint8_t{0},
+                                      0, 0};
+  w.Bytes(type_digest_pad, 4);
   w.Bytes(h.plan_id.data(), h.plan_id.size());
   w.U32(h.lane);
   w.U32(h.length);
   w.U64(h.chunk);
-  w.Bytes(h.sha256.data(), h.sha256.size());
+  if (data) w.Bytes(h.hash.data(), DigestBytes(h.digest));  // the rest stays zero
   return out;
 }
 
@@ -98,27 +100,36 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
                                       uint32_t max_length) {
   Reader r(bytes.data());
   if (!r.Magic(kFrameMagic)) return Status::InvalidArgument("bad frame magic");
-  uint8_t type_and_pad[4];
-  r.Bytes(type_and_pad, 4);
+  uint8_t type_digest_pad[4];
+  r.Bytes(type_digest_pad, 4);
   FrameHeader h;
-  if (type_and_pad[0] < 1 || type_and_pad[0] > static_cast<uint8_t>(FrameType::kKeepalive)) {
-    return Status::InvalidArgument("unknown frame type " + std::to_string(type_and_pad[0]));
+  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kKeepalive)) {
+    return Status::InvalidArgument("unknown frame type " + std::to_string(type_digest_pad[0]));
   }
-  if (type_and_pad[1] != 0 || type_and_pad[2] != 0 || type_and_pad[3] != 0) {
+  if (type_digest_pad[2] != 0 || type_digest_pad[3] != 0) {
     return Status::InvalidArgument("nonzero reserved bytes in frame header");
   }
-  h.type = static_cast<FrameType>(type_and_pad[0]);
+  h.type = static_cast<FrameType>(type_digest_pad[0]);
   r.Bytes(h.plan_id.data(), h.plan_id.size());
   h.lane = r.U32();
   h.length = r.U32();
   h.chunk = r.U64();
-  r.Bytes(h.sha256.data(), h.sha256.size());
-  if (h.type == FrameType::kData && h.length > max_length) {
+  r.Bytes(h.hash.data(), h.hash.size());
+  if (h.type != FrameType::kData) {
+    if (h.length != 0 || type_digest_pad[1] != 0 || h.hash != Digest{}) {
+      return Status::InvalidArgument("ACK/NACK/KEEPALIVE frame with a payload or a hash");
+    }
+    return h;
+  }
+  Result<ChunkDigest> digest = ChunkDigestFromValue(type_digest_pad[1]);
+  if (!digest.ok()) return digest.status().WithContext("frame header");
+  h.digest = *digest;
+  for (size_t i = DigestBytes(h.digest); i < h.hash.size(); ++i) {
+    if (h.hash[i] != 0) return Status::InvalidArgument("frame hash longer than its digest");
+  }
+  if (h.length > max_length) {
     return Status::InvalidArgument("frame length " + std::to_string(h.length) +
                                    " exceeds the limit " + std::to_string(max_length));
-  }
-  if (h.type != FrameType::kData && h.length != 0) {
-    return Status::InvalidArgument("ACK/NACK/KEEPALIVE frame with a payload");
   }
   return h;
 }
@@ -138,8 +149,9 @@ Result<Challenge> DecodeChallenge(std::span<const uint8_t, kChallengeBytes> byte
   Challenge c;
   c.version = r.U32();
   if (c.version != kProtocolVersion) {
-    return Status::InvalidArgument("data protocol version " + std::to_string(c.version) +
-                                   " (this daemon speaks " + std::to_string(kProtocolVersion) + ")");
+    return Status::FailedPrecondition("the peer speaks data protocol version " + std::to_string(c.version) +
+                                      ", this daemon version " + std::to_string(kProtocolVersion) +
+                                      ": run the same gridcast on every member");
   }
   r.Bytes(c.nonce.data(), c.nonce.size());
   return c;

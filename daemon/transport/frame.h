@@ -1,10 +1,12 @@
 // Data-plane wire format: fixed-size frame headers and the connection handshake.
 //
 // Every frame on a data connection starts with a 72-byte header (big-endian integers):
-//   magic "GCF1" | type u8 | 3 zero bytes | plan id (16) | lane u32 | length u32 |
-//   chunk u64 | sha256 (32)
-// DATA frames (parent -> child) are followed by `length` payload bytes; ACK and NACK frames
-// (child -> parent) have length 0 and no hash; a KEEPALIVE (parent -> child, length 0) says the
+//   magic "GCF2" | type u8 | digest u8 | 2 zero bytes | plan id (16) | lane u32 | length u32 |
+//   chunk u64 | hash (32)
+// DATA frames (parent -> child) carry the chunk's digest: `digest` says which (ChunkDigest,
+// the plan's), the first DigestBytes(digest) bytes of `hash` hold it and the rest are zero;
+// `length` payload bytes follow. ACK and NACK frames (child -> parent) have length 0, digest
+// 0 and no hash; a KEEPALIVE (parent -> child, length 0) says the
 // parent is alive while it waits for a chunk to forward, so its child can tell waiting from a
 // hung parent; its chunk field is kKeepaliveParentRepairs when the parent (hybrid plans) pulls
 // that lane's missing chunks from the swarm, else 0. Decoding checks everything a header alone can
@@ -13,6 +15,10 @@
 // Handshake (the secret never travels): the child speaks first with a random challenge, the
 // parent answers with its identity and an HMAC over that challenge plus its own challenge,
 // the child accepts with an HMAC over the parent's challenge and its verified-chunk bitmap.
+//
+// Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
+// per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Members of
+// different versions refuse each other at the challenge, naming both versions.
 #pragma once
 
 #include <array>
@@ -22,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_digest.h"
 #include "common/crypto.h"
 #include "common/result.h"
 
@@ -39,17 +46,18 @@ inline constexpr uint64_t kKeepaliveParentRepairs = 1;
 
 struct FrameHeader {
   FrameType type = FrameType::kData;
+  ChunkDigest digest = ChunkDigest::kSha256;  // DATA frames: what `hash` is
   PlanId plan_id{};
   uint32_t lane = 0;
   uint32_t length = 0;
   uint64_t chunk = 0;
-  Digest sha256{};
+  Digest hash{};  // DATA frames: the chunk's digest
 };
 
 std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& header);
 
-// InvalidArgument for a bad magic, an unknown type, a DATA length above max_length, or an
-// ACK/NACK/KEEPALIVE with a payload.
+// InvalidArgument for a bad magic, an unknown type or digest, a DATA length above max_length,
+// a hash with bytes past its digest's width, or an ACK/NACK/KEEPALIVE with a payload or hash.
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length);
 
@@ -58,7 +66,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 // A bitmap for kMaxPlanChunks chunks, or an error message.
 inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
 

@@ -75,7 +75,15 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
   const auto challenge_bytes = EncodeChallenge(challenge);
   GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(challenge_bytes), asio::const_buffer(), timeout));
   std::array<uint8_t, kHelloBytes> hello_bytes{};
-  if (Status read = co_await ReadExactly(socket, hello_bytes, timeout); !read.ok()) co_return co_await refuse(read, nullptr);
+  if (Status read = co_await ReadExactly(socket, hello_bytes, timeout); !read.ok()) {
+    // A parent of another data protocol version hangs up at our challenge, naming both
+    // versions in its own log.
+    if (read.code() == StatusCode::kUnavailable) {
+      read = read.WithContext("hung up before its hello (a parent of another data protocol version than " +
+                              std::to_string(kProtocolVersion) + " does, and logs why)");
+    }
+    co_return co_await refuse(read, nullptr);
+  }
   Result<Hello> hello = DecodeHello(hello_bytes);
   if (!hello.ok()) co_return co_await refuse(hello.status(), nullptr);
   // Authenticate before revealing anything about our plans.

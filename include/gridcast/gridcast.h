@@ -20,6 +20,9 @@ typedef struct gridcast_broadcast gridcast_broadcast;
 int gridcast_open(const char* cluster_file, const char* source, gridcast_client** out);
 void gridcast_close(gridcast_client* client);
 const char* gridcast_last_error(const gridcast_client* client);
+/* The chunk digest of this client's later sends: "sha256" or "xxh3" (see SendOptions::digest
+ * in gridcast.hpp); NULL or "" = the cluster file's digest:, else sha256. */
+int gridcast_set_digest(gridcast_client* client, const char* digest);
 
 /* algorithm may be NULL ("auto"). Split-phase: start, then poll or wait. */
 int gridcast_send_file_start(gridcast_client* client, const char* path, const char* algorithm,

@@ -15,6 +15,7 @@
 #include "collectives/registry.h"
 #include "common/file_io.h"
 #include "common/payload_digests.h"
+#include "proto/plan_codec.h"
 #include "tests/integration/exposition.h"
 #include "tests/integration/send_helpers.h"
 
@@ -273,15 +274,15 @@ class FilledSend {
 
   // Declares `declared`'s digests, then starts the broadcast.
   void Start(std::span<const uint8_t> declared) {
+    const ChunkDigest digest = *ChunkDigestFromProto(request_.digest());
     Result<PayloadDigests> digests =
-        DigestPayload(declared.size(), kChunk, [&](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+        DigestPayload(declared.size(), kChunk, digest, [&](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
           return Result<std::span<const uint8_t>>(declared.subspan(offset, length));
         });
     ASSERT_TRUE(digests.ok());
     v1::PayloadFill* fill = request_.mutable_fill();
     fill->set_size_bytes(declared.size());
-    fill->set_chunk_hashes(std::string(reinterpret_cast<const char*>(digests->chunk_hashes.data()),
-                                       32 * digests->chunk_hashes.size()));
+    fill->set_chunk_hashes(EncodeChunkHashes(digest, digests->chunk_hashes));
     fill->set_sha256(std::string(digests->sha256.begin(), digests->sha256.end()));
     call_ = std::thread([this] {
       outcome_ = source_.Broadcast(request_, std::chrono::seconds(120), [](const v1::BroadcastProgress&) {});
@@ -408,7 +409,18 @@ TEST_F(PushTest, MalformedPlansGetClearErrors) {
   // Payload size and chunk hashes disagree.
   Status s = m1.Prepare(CraftPrepare(*cluster_, 4096, 3), &response);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("4 chunks but 3 chunk hashes"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("4 chunks needs 4 sha256 digests"), std::string::npos) << s.message();
+  // A digest no daemon knows, or hashes of another digest's width.
+  v1::PrepareRequest unknown_digest = CraftPrepare(*cluster_, 4096, 4);
+  unknown_digest.mutable_plan()->mutable_payload()->set_digest(static_cast<v1::ChunkDigest>(9));
+  s = m1.Prepare(unknown_digest, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unknown chunk digest 9"), std::string::npos) << s.message();
+  v1::PrepareRequest narrow = CraftPrepare(*cluster_, 4096, 4);
+  narrow.mutable_plan()->mutable_payload()->set_digest(v1::CHUNK_DIGEST_XXH3);
+  s = m1.Prepare(narrow, &response);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("4 xxh3 digests of 16 bytes"), std::string::npos) << s.message();
   // A plan whose tree names a member that does not exist.
   v1::PrepareRequest unknown = CraftPrepare(*cluster_, 4096, 4);
   unknown.mutable_plan()->mutable_lanes(0)->mutable_fanouts(0)->add_children(7);

@@ -9,8 +9,8 @@
 namespace gridcast {
 namespace {
 
-Result<PayloadDigests> DigestOf(std::span<const uint8_t> bytes, uint64_t chunk_bytes) {
-  return DigestPayload(bytes.size(), chunk_bytes, [bytes](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+Result<PayloadDigests> DigestOf(std::span<const uint8_t> bytes, uint64_t chunk_bytes, ChunkDigest digest) {
+  return DigestPayload(bytes.size(), chunk_bytes, digest, [bytes](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
     return Result<std::span<const uint8_t>>(bytes.subspan(offset, length));
   });
 }
@@ -18,19 +18,21 @@ Result<PayloadDigests> DigestOf(std::span<const uint8_t> bytes, uint64_t chunk_b
 TEST(PayloadDigestsTest, EveryChunkAndTheWholeAsOneThreadWouldHashThem) {
   std::vector<uint8_t> bytes(10 * 4096 + 17);
   RandomBytes(bytes);
-  for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{4097}, uint64_t{1} << 20}) {
-    Result<PayloadDigests> digests = DigestOf(bytes, chunk);
-    ASSERT_TRUE(digests.ok());
-    EXPECT_EQ(digests->sha256, Sha256(bytes));
-    ASSERT_EQ(digests->chunk_hashes.size(), (bytes.size() + chunk - 1) / chunk);
-    for (uint64_t c = 0; c < digests->chunk_hashes.size(); ++c) {
-      const uint64_t offset = c * chunk;
-      EXPECT_EQ(digests->chunk_hashes[c],
-                Sha256(std::span<const uint8_t>(bytes).subspan(offset, std::min(chunk, bytes.size() - offset))))
-          << "chunk " << c << " of " << chunk;
+  for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
+    for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{4097}, uint64_t{1} << 20}) {
+      Result<PayloadDigests> digests = DigestOf(bytes, chunk, digest);
+      ASSERT_TRUE(digests.ok());
+      EXPECT_EQ(digests->sha256, Sha256(bytes));  // the whole payload's is SHA-256 whatever the chunks'
+      ASSERT_EQ(digests->chunk_hashes.size(), (bytes.size() + chunk - 1) / chunk);
+      for (uint64_t c = 0; c < digests->chunk_hashes.size(); ++c) {
+        const uint64_t offset = c * chunk;
+        EXPECT_EQ(digests->chunk_hashes[c],
+                  HashChunk(digest, std::span<const uint8_t>(bytes).subspan(offset, std::min(chunk, bytes.size() - offset))))
+            << "chunk " << c << " of " << chunk;
+      }
     }
   }
-  Result<PayloadDigests> empty = DigestOf({}, 4096);
+  Result<PayloadDigests> empty = DigestOf({}, 4096, ChunkDigest::kSha256);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->chunk_hashes.empty());
   EXPECT_EQ(empty->sha256, Sha256({}));
@@ -40,8 +42,8 @@ TEST(PayloadDigestsTest, AReadErrorIsReturnedAndAZeroChunkRefused) {
   const ReadPayloadPiece failing = [](uint64_t offset, uint64_t, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
     return Status::DataLoss("no bytes at " + std::to_string(offset));
   };
-  EXPECT_EQ(DigestPayload(1 << 20, 4096, failing).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(DigestPayload(1 << 20, 0, failing).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DigestPayload(1 << 20, 4096, ChunkDigest::kSha256, failing).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DigestPayload(1 << 20, 0, ChunkDigest::kSha256, failing).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

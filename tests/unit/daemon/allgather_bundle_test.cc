@@ -56,11 +56,12 @@ class AllgatherBundleTest : public ::testing::Test {
     }
     identity_.size_bytes = bundle_.size();
     identity_.chunk_bytes = kChunk;
+    identity_.digest = ChunkDigest::kXxh3;  // the bundle's rules hold whatever the digest
     for (uint64_t c = 0; c < first; ++c) {
       identity_.chunk_hashes.push_back(
-          Sha256({reinterpret_cast<const uint8_t*>(bundle_.data()) + c * kChunk, kChunk}));
+          HashChunk(identity_.digest, {reinterpret_cast<const uint8_t*>(bundle_.data()) + c * kChunk, kChunk}));
     }
-    identity_.sha256 = ChunkListDigest(identity_.chunk_hashes);
+    identity_.sha256 = identity_.ListDigest();
   }
 
   fs::path dir_;
@@ -111,7 +112,7 @@ TEST_F(AllgatherBundleTest, SeededPartsAndReceivedOnesSplitIntoTheOriginals) {
   // This member holds part 2: its padded hashes are the bundle's, and seeding marks its chunks.
   const int fd = open(parts_[2].path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  Result<std::vector<Digest>> hashes = HashPaddedChunks(fd, parts_[2].size_bytes, kChunk);
+  Result<std::vector<Digest>> hashes = HashPaddedChunks(fd, parts_[2].size_bytes, kChunk, identity_.digest);
   ASSERT_TRUE(hashes.ok());
   EXPECT_EQ(*hashes, std::vector<Digest>(identity_.chunk_hashes.begin() + 2, identity_.chunk_hashes.end()));
   ASSERT_TRUE(SeedPart(**store, fd, parts_[2]).ok());
@@ -149,7 +150,7 @@ TEST_F(AllgatherBundleTest, APartThatChangedIsNotSeeded) {
   // A file shorter than described: its holder cannot have it.
   WriteFile("part0", contents_[0].substr(0, 100));
   const int short_fd = open(parts_[0].path.c_str(), O_RDONLY);
-  EXPECT_FALSE(HashPaddedChunks(short_fd, parts_[0].size_bytes, kChunk).ok());
+  EXPECT_FALSE(HashPaddedChunks(short_fd, parts_[0].size_bytes, kChunk, identity_.digest).ok());
   close(short_fd);
 }
 

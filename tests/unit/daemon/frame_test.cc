@@ -3,33 +3,58 @@
 
 #include <gtest/gtest.h>
 
+#include "common/hex.h"
+
 namespace gridcast {
 namespace {
 
-FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7) {
+FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7,
+                   ChunkDigest digest = ChunkDigest::kSha256) {
   FrameHeader h;
   h.type = type;
   h.plan_id.fill(0xab);
   h.lane = 3;
   h.length = length;
   h.chunk = chunk;
-  if (type == FrameType::kData) h.sha256.fill(0x5c);
+  if (type == FrameType::kData) {
+    h.digest = digest;
+    h.hash = HashChunk(digest, AsBytes("the chunk"));
+  }
   return h;
 }
 
-TEST(FrameTest, EveryTypeRoundTrips) {
-  for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive}) {
-    const FrameHeader in = Header(type, type == FrameType::kData ? 4096 : 0, kKeepaliveParentRepairs);
-    const auto bytes = EncodeFrameHeader(in);
-    Result<FrameHeader> out = DecodeFrameHeader(bytes, 1 << 20);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    EXPECT_EQ(out->type, in.type);
-    EXPECT_EQ(out->plan_id, in.plan_id);
-    EXPECT_EQ(out->lane, in.lane);
-    EXPECT_EQ(out->length, in.length);
-    EXPECT_EQ(out->chunk, in.chunk);
-    EXPECT_EQ(out->sha256, in.sha256);
+TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
+  for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
+    for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive}) {
+      const FrameHeader in = Header(type, type == FrameType::kData ? 4096 : 0, kKeepaliveParentRepairs, digest);
+      const auto bytes = EncodeFrameHeader(in);
+      Result<FrameHeader> out = DecodeFrameHeader(bytes, 1 << 20);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(out->type, in.type);
+      EXPECT_EQ(out->digest, in.digest);
+      EXPECT_EQ(out->plan_id, in.plan_id);
+      EXPECT_EQ(out->lane, in.lane);
+      EXPECT_EQ(out->length, in.length);
+      EXPECT_EQ(out->chunk, in.chunk);
+      EXPECT_EQ(out->hash, in.hash);
+    }
   }
+}
+
+// A member of data protocol version 1 is refused at the challenge, by version and clearly.
+TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
+  Challenge old;
+  old.version = 1;
+  Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(decoded.status().message().find("version 1, this daemon version 2"), std::string::npos)
+      << decoded.status().message();
+  EXPECT_TRUE(DecodeChallenge(EncodeChallenge(Challenge{})).ok());
+  // And its frames ("GCF1") are not read as this version's.
+  auto v1_frame = EncodeFrameHeader(Header(FrameType::kData, 4096));
+  v1_frame[3] = '1';
+  EXPECT_FALSE(DecodeFrameHeader(v1_frame, 1 << 20).ok());
 }
 
 TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
@@ -51,8 +76,19 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto reserved = data;
   reserved[6] = 1;
   refused(reserved, 1 << 20, "reserved bytes");
+  for (uint8_t digest : {0, 3, 255}) {
+    auto unknown = data;
+    unknown[5] = digest;
+    refused(unknown, 1 << 20, "unknown digest " + std::to_string(digest));
+  }
+  auto long_hash = EncodeFrameHeader(Header(FrameType::kData, 4096, 7, ChunkDigest::kXxh3));
+  long_hash[kFrameHeaderBytes - 1] = 1;  // past XXH3-128's 16 bytes
+  refused(long_hash, 1 << 20, "a hash longer than its digest");
   for (FrameType type : {FrameType::kAck, FrameType::kNack, FrameType::kKeepalive}) {
     refused(EncodeFrameHeader(Header(type, 1)), 1 << 20, "a payload on a control frame");
+    auto with_digest = EncodeFrameHeader(Header(type, 0));
+    with_digest[5] = 1;
+    refused(with_digest, 1 << 20, "a digest on a control frame");
   }
 }
 

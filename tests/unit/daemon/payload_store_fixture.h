@@ -15,10 +15,13 @@ namespace gridcast {
 
 namespace fs = std::filesystem;
 
-// A payload of five and a bit chunks in memory and a fresh directory to receive it into.
+// A payload of five and a bit chunks in memory and a fresh directory to receive it into; its
+// chunk digest is DigestUnderTest()'s.
 class PayloadStoreFixture : public ::testing::Test {
  protected:
   static constexpr uint64_t kChunk = 64 << 10;
+
+  virtual ChunkDigest DigestUnderTest() const { return ChunkDigest::kSha256; }
 
   void SetUp() override {
     dir_ = FreshTestDir("gridcast-store");
@@ -28,7 +31,8 @@ class PayloadStoreFixture : public ::testing::Test {
     for (uint8_t& b : payload_) b = static_cast<uint8_t>(random());
     identity_.size_bytes = payload_.size();
     identity_.chunk_bytes = kChunk;
-    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes.push_back(Sha256(Chunk(c)));
+    identity_.digest = DigestUnderTest();
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes.push_back(HashChunk(DigestUnderTest(), Chunk(c)));
     identity_.sha256 = Sha256(payload_);
   }
   void TearDown() override { fs::remove_all(dir_); }

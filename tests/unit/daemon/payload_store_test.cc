@@ -14,9 +14,20 @@
 namespace gridcast {
 namespace {
 
-using PayloadStoreTest = PayloadStoreFixture;
+// Every rule holds whichever chunk digest the plan chose.
+class PayloadStoreTest : public PayloadStoreFixture, public ::testing::WithParamInterface<ChunkDigest> {
+ protected:
+  ChunkDigest DigestUnderTest() const override { return GetParam(); }
+};
 
-TEST_F(PayloadStoreTest, BlocksCountOnlyAfterTheStoredChunkHashesRight) {
+std::string DigestParamName(const ::testing::TestParamInfo<ChunkDigest>& param) {
+  return std::string(DigestName(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Digests, PayloadStoreTest, ::testing::Values(ChunkDigest::kSha256, ChunkDigest::kXxh3),
+                         DigestParamName);
+
+TEST_P(PayloadStoreTest, BlocksCountOnlyAfterTheStoredChunkHashesRight) {
   auto store = Open();
   WriteBlocks(*store, 2, Chunk(2));
   EXPECT_FALSE(store->Has(2));
@@ -29,7 +40,7 @@ TEST_F(PayloadStoreTest, BlocksCountOnlyAfterTheStoredChunkHashesRight) {
   ASSERT_TRUE(store->VerifyStoredChunk(5).ok());
 }
 
-TEST_F(PayloadStoreTest, ACorruptBlockIsNeverCountedAndCanBeOverwritten) {
+TEST_P(PayloadStoreTest, ACorruptBlockIsNeverCountedAndCanBeOverwritten) {
   auto store = Open();
   std::vector<uint8_t> bad(Chunk(1).begin(), Chunk(1).end());
   bad[40000] ^= 1;
@@ -42,7 +53,7 @@ TEST_F(PayloadStoreTest, ACorruptBlockIsNeverCountedAndCanBeOverwritten) {
   EXPECT_TRUE(store->VerifyStoredChunk(1).ok());
 }
 
-TEST_F(PayloadStoreTest, AVerifiedChunkIsNeverOverwritten) {
+TEST_P(PayloadStoreTest, AVerifiedChunkIsNeverOverwritten) {
   auto store = Open();
   ASSERT_TRUE(store->WriteChunk(3, Chunk(3)).ok());  // the push path
   std::vector<uint8_t> garbage(kChunk, 0xAB);
@@ -52,7 +63,7 @@ TEST_F(PayloadStoreTest, AVerifiedChunkIsNeverOverwritten) {
   EXPECT_EQ(store->VerifiedCount(), 1u);
 }
 
-TEST_F(PayloadStoreTest, BadBlockArgumentsAreRefused) {
+TEST_P(PayloadStoreTest, BadBlockArgumentsAreRefused) {
   auto store = Open();
   const std::vector<uint8_t> block(16384, 1);
   EXPECT_EQ(store->WriteBlock(99, 0, block).code(), StatusCode::kInvalidArgument);
@@ -64,7 +75,7 @@ TEST_F(PayloadStoreTest, BadBlockArgumentsAreRefused) {
   EXPECT_EQ(store->ReadBlock(0, kChunk - 5, out).code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(PayloadStoreTest, ARestartKeepsOnlyWhatWasVerified) {
+TEST_P(PayloadStoreTest, ARestartKeepsOnlyWhatWasVerified) {
   {
     auto store = Open();
     WriteBlocks(*store, 0, Chunk(0));
@@ -77,7 +88,7 @@ TEST_F(PayloadStoreTest, ARestartKeepsOnlyWhatWasVerified) {
   EXPECT_EQ(store->VerifiedCount(), 1u);
 }
 
-TEST_F(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
+TEST_P(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
   auto store = Open();
   const uint64_t n = identity_.NumChunks();
   std::thread push([&] {
@@ -94,12 +105,12 @@ TEST_F(PayloadStoreTest, BothWritersAtOnceAssembleThePayload) {
   ASSERT_TRUE(store->Complete());
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+  EXPECT_EQ(*digest, identity_.ListDigest());
 }
 
 // The final digest is the chunk list digest of what was stored, whatever order the chunks
 // came in and across a restart (resumed chunks are hashed again when the store reopens).
-TEST_F(PayloadStoreTest, TheFinalDigestFollowsAnyArrivalOrderAndARestart) {
+TEST_P(PayloadStoreTest, TheFinalDigestFollowsAnyArrivalOrderAndARestart) {
   const uint64_t n = identity_.NumChunks();
   for (const std::vector<uint64_t>& order : {std::vector<uint64_t>{5, 4, 3, 2, 1, 0}, {1, 0, 3, 2, 5, 4}, {0, 2, 4, 1, 3, 5}}) {
     fs::remove_all(dir_);
@@ -113,7 +124,7 @@ TEST_F(PayloadStoreTest, TheFinalDigestFollowsAnyArrivalOrderAndARestart) {
     for (size_t i = 3; i < n; ++i) ASSERT_TRUE(store->WriteChunk(order[i], Chunk(order[i])).ok());
     Result<Digest> digest = store->Finalize(false);
     ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-    EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+    EXPECT_EQ(*digest, identity_.ListDigest());
     EXPECT_TRUE(fs::exists(dir_ / "p.bin"));
     EXPECT_FALSE(fs::exists(dir_ / "p.bin.part"));
   }
@@ -121,7 +132,7 @@ TEST_F(PayloadStoreTest, TheFinalDigestFollowsAnyArrivalOrderAndARestart) {
 
 // A resumed chunk whose bytes changed on disk while the daemon was down is not trusted: it is
 // received again, and the final digest still matches.
-TEST_F(PayloadStoreTest, AChunkChangedOnDiskBeforeAResumeIsReceivedAgain) {
+TEST_P(PayloadStoreTest, AChunkChangedOnDiskBeforeAResumeIsReceivedAgain) {
   {
     auto store = Open();
     for (uint64_t c = 0; c < 3; ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
@@ -133,12 +144,12 @@ TEST_F(PayloadStoreTest, AChunkChangedOnDiskBeforeAResumeIsReceivedAgain) {
   for (uint64_t c = 1; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+  EXPECT_EQ(*digest, identity_.ListDigest());
 }
 
 // The scrub re-hashes a finished payload against the chunk list recorded when it was received
 // and names each chunk whose bytes changed since, or that a shorter file cut off.
-TEST_F(PayloadStoreTest, TheScrubNamesEveryBadChunkOfAFinishedPayload) {
+TEST_P(PayloadStoreTest, TheScrubNamesEveryBadChunkOfAFinishedPayload) {
   {
     auto store = Open();
     for (uint64_t c = 0; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
@@ -151,6 +162,7 @@ TEST_F(PayloadStoreTest, TheScrubNamesEveryBadChunkOfAFinishedPayload) {
   Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir_.string(), "p.bin");
   ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
   EXPECT_EQ(recorded->sha256, identity_.sha256);
+  EXPECT_EQ(recorded->digest, identity_.digest);
   EXPECT_EQ(recorded->chunk_hashes, identity_.chunk_hashes);
 
   FlipByte(dir_ / "p.bin", 2 * kChunk + 1);
@@ -165,7 +177,50 @@ TEST_F(PayloadStoreTest, TheScrubNamesEveryBadChunkOfAFinishedPayload) {
   EXPECT_EQ(cut->bad_chunks, (std::vector<uint64_t>{2, 4, 5}));
 }
 
-TEST_F(PayloadStoreTest, TheScrubRefusesWhatItCannotCheck) {
+// A copy received with one chunk digest is not resumed by a plan with the other: the bitmap
+// vouches for the digest it was kept with.
+TEST_P(PayloadStoreTest, AnotherDigestDoesNotResume) {
+  {
+    auto store = Open();
+    for (uint64_t c = 0; c < 3; ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
+  }
+  const ChunkDigest other = DigestUnderTest() == ChunkDigest::kSha256 ? ChunkDigest::kXxh3 : ChunkDigest::kSha256;
+  identity_.digest = other;
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes[c] = HashChunk(other, Chunk(c));
+  auto store = Open();
+  EXPECT_EQ(store->VerifiedCount(), 0u);
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok());
+  Result<Digest> digest = store->Finalize(false);
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, identity_.ListDigest());
+}
+
+// A chunk list recorded before the digest was chosen (version 1: SHA-256 only) still serves
+// the scrub.
+TEST_F(PayloadStoreFixture, AVersionOneChunkListIsReadAsSha256) {
+  {
+    std::ofstream out(dir_ / "p.bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(payload_.data()), static_cast<std::streamsize>(payload_.size()));
+  }
+  std::string list = "GCCHUNK1";
+  for (uint64_t value : {identity_.size_bytes, identity_.chunk_bytes}) {
+    for (int shift = 56; shift >= 0; shift -= 8) list += static_cast<char>(value >> shift);
+  }
+  list.append(identity_.sha256.begin(), identity_.sha256.end());
+  for (const gridcast::Digest& d : identity_.chunk_hashes) list.append(d.begin(), d.end());
+  fs::create_directories(dir_ / ".gridcast" / "state");
+  std::ofstream(PayloadStatePath(dir_.string(), "p.bin", ".chunks"), std::ios::binary) << list;
+  Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir_.string(), "p.bin");
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->digest, ChunkDigest::kSha256);
+  EXPECT_EQ(recorded->chunk_hashes, identity_.chunk_hashes);
+  FlipByte(dir_ / "p.bin", 3 * kChunk);
+  Result<ScrubReport> scrub = PayloadStore::Scrub(dir_.string(), "p.bin");
+  ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
+  EXPECT_EQ(scrub->bad_chunks, (std::vector<uint64_t>{3}));
+}
+
+TEST_P(PayloadStoreTest, TheScrubRefusesWhatItCannotCheck) {
   std::ofstream(dir_ / "placed-by-hand.bin") << "not received by gridcast";
   EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "placed-by-hand.bin").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(PayloadStore::Scrub(dir_.string(), "missing.bin").status().code(), StatusCode::kNotFound);
@@ -220,7 +275,7 @@ TEST_F(FilledSourceTest, EachChunkIsHeldOnceItIsWholeInTheFileAndHashesRight) {
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) EXPECT_TRUE(std::ranges::equal(Read(*store, c), Chunk(c)));
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+  EXPECT_EQ(*digest, identity_.ListDigest());
   EXPECT_TRUE(fs::exists(path_));  // the sender's file, under its own name
 }
 

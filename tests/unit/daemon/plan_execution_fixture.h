@@ -108,7 +108,7 @@ class PlanExecutionFixture : public ::testing::Test {
     Result<Plan> plan = (*maker)->MakePlan(*net, bytes, options);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     plan_ = *plan;
-    Result<std::unique_ptr<PayloadStore>> source = PayloadStore::OpenSource(source_path_.string(), kChunk);
+    Result<std::unique_ptr<PayloadStore>> source = PayloadStore::OpenSource(source_path_.string(), kChunk, digest_);
     ASSERT_TRUE(source.ok()) << source.status().message();
     identity_ = (*source)->identity();
     source_ = std::move(*source);
@@ -154,7 +154,7 @@ class PlanExecutionFixture : public ::testing::Test {
   }
   bool DoneAndVerified(int i) {
     const ExecutionSnapshot s = SnapshotOf(i);
-    return s.state == ExecutionState::kDone && s.digest == ChunkListDigest(identity_.chunk_hashes);
+    return s.state == ExecutionState::kDone && s.digest == identity_.ListDigest();
   }
 
   // Polls `condition` until it holds (true) or 30 s pass (false).
@@ -206,6 +206,7 @@ class PlanExecutionFixture : public ::testing::Test {
   fs::path source_path_;
   Plan plan_;
   PayloadIdentity identity_;
+  ChunkDigest digest_ = ChunkDigest::kSha256;  // of the plan, set before MakePayloadAndPlan
   std::shared_ptr<PayloadStore> source_;
   PlanId id_{};
 };

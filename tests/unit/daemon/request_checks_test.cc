@@ -60,9 +60,11 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
   EXPECT_TRUE(CheckBroadcastRequest(ValidFill()).ok());
   const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
       {[](auto& r) { r.set_chunk_bytes(0); }, "needs its chunk size"},
-      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(2 * 32, 'h')); }, "3 chunks needs as many"},
-      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(3 * 32 + 1, 'h')); }, "32-byte chunk hashes"},
-      {[](auto& r) { r.mutable_fill()->set_size_bytes(uint64_t{1} << 62); }, "chunk hashes"},
+      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(2 * 32, 'h')); }, "3 chunks needs 3 sha256"},
+      {[](auto& r) { r.mutable_fill()->set_chunk_hashes(std::string(3 * 32 + 1, 'h')); }, "digests of 32 bytes"},
+      {[](auto& r) { r.set_digest(v1::CHUNK_DIGEST_XXH3); }, "3 xxh3 digests of 16 bytes"},
+      {[](auto& r) { r.set_digest(static_cast<v1::ChunkDigest>(7)); }, "unknown chunk digest 7"},
+      {[](auto& r) { r.mutable_fill()->set_size_bytes(uint64_t{1} << 62); }, "use larger chunks"},
       {[](auto& r) { r.mutable_fill()->set_sha256("short"); }, "sha256 is 32 bytes"},
       {[](auto& r) { r.clear_payload_path(), r.set_probe_bytes(1); }, "not filled by its sender"},
   };
@@ -73,6 +75,10 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
     EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
   }
+  v1::BroadcastRequest xxh3 = ValidFill();
+  xxh3.set_digest(v1::CHUNK_DIGEST_XXH3);
+  xxh3.mutable_fill()->set_chunk_hashes(std::string(3 * 16, 'h'));
+  EXPECT_TRUE(CheckBroadcastRequest(xxh3).ok());
   v1::BroadcastRequest huge = ValidFill();
   huge.mutable_fill()->set_size_bytes((kMaxFilledChunks + 1) << 20);
   huge.mutable_fill()->set_chunk_hashes(std::string((kMaxFilledChunks + 1) * 32, 'h'));

@@ -37,7 +37,7 @@ TEST_F(StoreFaultTest, ShortAndInterruptedTransfersStillStoreEveryByte) {
   ASSERT_TRUE(store->Finalize(/*sync=*/true).ok());
   EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
   // A source read through short reads hashes to the same identity.
-  Result<std::unique_ptr<PayloadStore>> source = PayloadStore::OpenSource((dir_ / "p.bin").string(), kChunk, io_);
+  Result<std::unique_ptr<PayloadStore>> source = PayloadStore::OpenSource((dir_ / "p.bin").string(), kChunk, ChunkDigest::kSha256, io_);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   EXPECT_EQ((*source)->identity().Fingerprint(), identity_.Fingerprint());
 }
@@ -95,7 +95,7 @@ TEST_F(StoreFaultTest, ACrashBetweenTheWriteAndTheBitmapCostsOnlyAReReceive) {
   WriteAll(*store);
   Result<Digest> digest = store->Finalize(/*sync=*/false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
-  EXPECT_EQ(*digest, ChunkListDigest(identity_.chunk_hashes));
+  EXPECT_EQ(*digest, identity_.ListDigest());
   EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
 }
 
