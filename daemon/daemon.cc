@@ -21,6 +21,8 @@
 #include "daemon/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/tcp/tcp_transport.h"
+#include "daemon/transport/tls/tls_transport.h"
 
 namespace gridcast {
 namespace {
@@ -130,10 +132,9 @@ Status RunDaemon(const DaemonOptions& options) {
   auto counters = std::make_shared<DaemonCounters>();
   ExecutionOptions execution = options.execution;
   execution.counters = counters;
+  std::shared_ptr<TlsContext> tls;
   if (!options.tls_cert.empty()) {
-    Result<std::shared_ptr<TlsContext>> tls = TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca);
-    if (!tls.ok()) return tls.status();
-    execution.tls = *tls;
+    GRIDCAST_ASSIGN_OR_RETURN(tls, TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca));
   }
   TorrentSessionOptions torrent_options = options.torrents;
   torrent_options.counters = counters;
@@ -142,9 +143,14 @@ Status RunDaemon(const DaemonOptions& options) {
 
   boost::asio::io_context io(1);
   auto work = boost::asio::make_work_guard(io);
+  if (tls) {
+    execution.transport = std::make_shared<TlsTransport>(io, tls, options.tcp, options.execution.connect_timeout);
+  } else {
+    execution.transport = std::make_shared<TcpTransport>(io, options.tcp);
+  }
   Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
                                           options.workers, options.send_roots});
-  DataPlane data_plane(io, options.cluster.secret, execution.tls,
+  DataPlane data_plane(io, execution.transport, options.cluster.secret,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);
   Result<uint16_t> data_port = data_plane.Listen(options.data_address);
@@ -154,7 +160,7 @@ Status RunDaemon(const DaemonOptions& options) {
   CoordinatorOptions coordinator_options;
   coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
-  coordinator_options.data_tls = execution.tls != nullptr;
+  coordinator_options.data_tls = tls != nullptr;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
   ControlTree tree(node, options.cluster, coordinator_options.client);
@@ -202,8 +208,8 @@ Status RunDaemon(const DaemonOptions& options) {
     return Status::Unavailable("cannot listen for control calls on " + options.control_address);
   }
   spdlog::info("gridcastd '{}' up: control {}{}, data {} (port {}{}), BitTorrent {}, data dir {}{}", options.name,
-               options.control_address, execution.tls ? " (TLS)" : "", options.data_address, *data_port,
-               execution.tls ? ", TLS" : "", options.torrents.listen_address, data_dir,
+               options.control_address, tls ? " (TLS)" : "", options.data_address, *data_port,
+               tls ? ", TLS" : "", options.torrents.listen_address, data_dir,
                metrics ? fmt::format(", metrics port {}", metrics->port()) : "");
 
   int signal_number = 0;

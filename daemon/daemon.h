@@ -11,6 +11,7 @@
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/pull/torrent_session.h"
+#include "daemon/transport/tcp/tcp_socket.h"
 
 namespace gridcast {
 
@@ -24,7 +25,8 @@ struct DaemonOptions {
   std::string data_address;       // raw TCP: "ip:port"
   ClusterConfig cluster;          // members, secret, topology
   std::vector<std::string> send_roots;
-  ExecutionOptions execution;
+  ExecutionOptions execution;     // its transport is made by RunDaemon, TLS or plain TCP
+  TcpOptions tcp;                 // the data connections' TCP settings
   unsigned workers = 0;           // threads hashing and writing chunks; 0 = one per core
   uint32_t control_fanout = 0;    // children per member in the control tree; 0 = the default (8)
   std::chrono::milliseconds stall_timeout{0};  // of broadcasts sent from here; 0 = the default (60 s)

@@ -11,7 +11,7 @@
 #include "cluster/cluster_file.h"
 #include "common/units.h"
 #include "daemon/request_checks.h"
-#include "daemon/transport/socket_io.h"
+#include "daemon/transport/tcp/tcp_socket.h"
 
 namespace gridcast {
 
@@ -150,13 +150,13 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
     options->stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.stall_timeout_s * 1000));
   }
   if (s.tcp_congestion == "system") {
-    options->execution.tcp_congestion.clear();
+    options->tcp.congestion.clear();
   } else if (!s.tcp_congestion.empty()) {
     if (!IsCongestionControlName(s.tcp_congestion)) {
       return Status::InvalidArgument("--tcp-congestion: '" + s.tcp_congestion +
                                      "' is not an algorithm name (letters, digits, '_' or '-', at most 15)");
     }
-    options->execution.tcp_congestion = s.tcp_congestion;
+    options->tcp.congestion = s.tcp_congestion;
   }
   options->execution.secret = cluster.secret;
   options->execution.sync_on_finish = s.fsync;

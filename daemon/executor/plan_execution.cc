@@ -12,20 +12,17 @@
 #include <boost/asio/write.hpp>
 #include <set>
 
-#include "cluster/cluster_file.h"
 #include "common/hex.h"
 #include "daemon/transport/handshake.h"
-#include "daemon/transport/socket_io.h"
 
 namespace gridcast {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 
 struct PlanExecution::SenderConnection {
-  SenderConnection(asio::io_context& io, const std::shared_ptr<TlsContext>& tls, int lane_index, int child_index)
-      : socket(std::make_shared<DataSocket>(tcp::socket(io), tls)), lane(lane_index), child(child_index), wake(io) {}
-  SocketPtr socket;
+  SenderConnection(asio::io_context& io, ConnectionPtr c, int lane_index, int child_index)
+      : connection(std::move(c)), lane(lane_index), child(child_index), wake(io) {}
+  const ConnectionPtr connection;
   const int lane;
   const int child;
   std::vector<bool> child_has;
@@ -38,8 +35,8 @@ struct PlanExecution::SenderConnection {
 };
 
 struct PlanExecution::ReceiverConnection {
-  ReceiverConnection(asio::io_context& io, SocketPtr s) : socket(std::move(s)), changed(io) {}
-  SocketPtr socket;
+  ReceiverConnection(asio::io_context& io, ConnectionPtr c) : connection(std::move(c)), changed(io) {}
+  const ConnectionPtr connection;
   std::string where;            // for log lines
   std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
   uint32_t verifying = 0;       // chunks with the workers
@@ -48,7 +45,7 @@ struct PlanExecution::ReceiverConnection {
   Notifier changed;             // a reply was queued, a chunk left the workers, or closed
   void Close() {
     closed = true;
-    socket->Close();
+    connection->Close();
     changed.Notify();
   }
 };
@@ -217,8 +214,8 @@ void PlanExecution::RequestStop(std::string reason) {
   if (swarm_) swarm_->Leave();
   auto self = shared_from_this();
   asio::post(io_, [self] {
-    for (const SocketPtr& socket : self->open_sockets_) socket->Close();
-    self->open_sockets_.clear();
+    for (const ConnectionPtr& connection : self->open_connections_) connection->Close();
+    self->open_connections_.clear();
     self->chunk_arrived_.Notify();
   });
 }
@@ -233,8 +230,8 @@ void PlanExecution::Fail(const Status& status) {
   }
   spdlog::error("plan {}: {}", ToHex(id_), status.ToString());
   if (swarm_) swarm_->Leave();
-  for (const SocketPtr& socket : open_sockets_) socket->Close();
-  open_sockets_.clear();
+  for (const ConnectionPtr& connection : open_connections_) connection->Close();
+  open_connections_.clear();
   chunk_arrived_.Notify();
 }
 
@@ -350,9 +347,9 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
   finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-void PlanExecution::Track(const SocketPtr& socket) {
-  std::erase_if(open_sockets_, [](const SocketPtr& s) { return !s->tcp().is_open(); });
-  open_sockets_.push_back(socket);
+void PlanExecution::Track(const ConnectionPtr& connection) {
+  std::erase_if(open_connections_, [](const ConnectionPtr& c) { return !c->IsOpen(); });
+  open_connections_.push_back(connection);
 }
 
 void PlanExecution::SenderFinished() {
@@ -384,24 +381,10 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
 }
 
 asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
-  auto conn = std::make_shared<SenderConnection>(io_, options_.tls, lane, child);
-  Status connected = co_await ConnectWithTimeout(conn->socket, data_addresses_[child], options_.connect_timeout);
-  if (!connected.ok()) co_return connected;
-  if (!options_.tcp_congestion.empty()) {
-    Status chosen = SetCongestionControl(conn->socket->tcp(), options_.tcp_congestion);
-    if (!chosen.ok() && !congestion_warned_) {
-      congestion_warned_ = true;
-      spdlog::warn("plan {}: {}; the host's default is used", ToHex(id_), chosen.message());
-    }
-  }
-  // With the child down, a connect to a local port can meet itself (TCP simultaneous open on
-  // an ephemeral port equal to the target): that would hold the child's port. Drop it.
-  boost::system::error_code local_ec, remote_ec;
-  if (conn->socket->tcp().local_endpoint(local_ec) == conn->socket->tcp().remote_endpoint(remote_ec) && !local_ec) {
-    conn->socket->Close();
-    co_return Status::Unavailable("connected to itself: " + data_addresses_[child] + " is down");
-  }
-  Track(conn->socket);
+  Result<ConnectionPtr> connected = co_await options_.transport->Connect(data_addresses_[child], options_.connect_timeout);
+  if (!connected.ok()) co_return connected.status().WithContext("child " + plan_.members[child]);
+  auto conn = std::make_shared<SenderConnection>(io_, std::move(*connected), lane, child);
+  Track(conn->connection);
 
   Hello hello;
   hello.plan_id = id_;
@@ -410,8 +393,7 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   hello.stream = static_cast<uint32_t>(stream);
   hello.stream_count = static_cast<uint32_t>(stream_count);
   Result<std::vector<bool>> child_has =
-      co_await HandshakeAsParent(conn->socket, data_addresses_[child], options_.secret, hello, plan_.NumChunks(),
-                                 options_.io_timeout);
+      co_await HandshakeAsParent(conn->connection, options_.secret, hello, plan_.NumChunks(), options_.io_timeout);
   if (!child_has.ok()) co_return child_has.status().WithContext("child " + plan_.members[child]);
   conn->child_has = std::move(*child_has);
 
@@ -435,9 +417,8 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     NotePayloadSent();
     if (sent_before[chunk] && options_.counters) options_.counters->ChunkResent();
     sent_before[chunk] = true;
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteHeadAndFile(conn->socket, asio::buffer(header_bytes), store_->fd(),
-                                                          store_->ChunkOffset(chunk), header.length,
-                                                          options_.io_timeout));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await conn->connection->SendChunk(header_bytes, store_->ChunkAt(chunk),
+                                                                     options_.io_timeout));
     pushed_sent_bytes_.fetch_add(header.length, std::memory_order_relaxed);
     if (traffic != nullptr) traffic->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
     co_return Status::Ok();
@@ -452,7 +433,7 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     header.chunk = !lane_repaired_.empty() && lane_repaired_[lane] ? kKeepaliveParentRepairs : 0;
     const auto header_bytes = EncodeFrameHeader(header);
     conn->last_sent = std::chrono::steady_clock::now();
-    co_return co_await WriteAll(conn->socket, asio::buffer(header_bytes), asio::const_buffer(), options_.io_timeout);
+    co_return co_await conn->connection->Write(header_bytes, {}, options_.io_timeout);
   };
   // Waits until the connection can take one more chunk; resends what the child refused.
   auto wait_for_window = [this, conn, &send_chunk]() -> asio::awaitable<Status> {
@@ -495,16 +476,14 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
     if (!conn->in_flight.empty()) co_await conn->wake.Wait();
   }
-  boost::system::error_code ignored;
-  conn->socket->tcp().shutdown(tcp::socket::shutdown_both, ignored);
-  conn->socket->Close();
+  conn->connection->Close();
   co_return Status::Ok();
 }
 
 asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> conn) {
   std::array<uint8_t, kFrameHeaderBytes> bytes{};
   for (;;) {
-    Status read = co_await ReadExactly(conn->socket, bytes, std::chrono::hours(24 * 365));
+    Status read = co_await conn->connection->Read(bytes, std::chrono::hours(24 * 365));
     Result<FrameHeader> header = read.ok() ? DecodeFrameHeader(bytes, 0) : Result<FrameHeader>(read);
     const bool answer = header.ok() && (header->type == FrameType::kAck || header->type == FrameType::kNack);
     if (header.ok() && (!answer || header->plan_id != id_ || !conn->in_flight.count(header->chunk))) {
@@ -512,7 +491,7 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
     }
     if (!header.ok()) {
       conn->error = header.status();
-      conn->socket->Close();
+      conn->connection->Close();
       conn->wake.Notify();
       co_return;
     }
@@ -529,21 +508,22 @@ asio::awaitable<void> PlanExecution::ReadAcks(std::shared_ptr<SenderConnection> 
   }
 }
 
-void PlanExecution::AdoptParentConnection(SocketPtr socket, const Hello& hello) {
-  Spawn(RunReceiver(std::move(socket), static_cast<int>(hello.lane), static_cast<int>(hello.stream),
+void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello& hello) {
+  Spawn(RunReceiver(std::move(connection), static_cast<int>(hello.lane), static_cast<int>(hello.stream),
                     static_cast<int>(hello.stream_count)));
 }
 
-asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane, int stream, int stream_count) {
-  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(socket_ptr));
-  const SocketPtr& socket = conn->socket;
-  Track(socket);
+asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, int lane, int stream,
+                                                 int stream_count) {
+  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(connection_ptr));
+  const ConnectionPtr& connection = conn->connection;
+  Track(connection);
   conn->where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
   Spawn(WriteReplies(conn));
   PeerTraffic* const traffic = PushTrafficWith(parent_[lane]);
   std::array<uint8_t, kFrameHeaderBytes> bytes{};
   while (!conn->closed) {
-    Status read = co_await ReadExactly(socket, bytes, options_.io_timeout);
+    Status read = co_await connection->Read(bytes, options_.io_timeout);
     if (!read.ok()) {
       if (!Stopping() && !store_->Complete()) {
         spdlog::debug("{}: parent connection ended: {}", conn->where, read.ToString());
@@ -585,15 +565,10 @@ asio::awaitable<void> PlanExecution::RunReceiver(SocketPtr socket_ptr, int lane,
       continue;
     }
     auto data = buffers_->Acquire(header->length);
-    // In slices, so that a parent sending slowly (its upload shared) is told from a silent one.
-    constexpr size_t kSliceBytes = 1 << 20;
-    bool received = true;
-    for (size_t at = 0; at < data->size() && received; at += kSliceBytes) {
-      const std::span<uint8_t> slice(data->data() + at, std::min(kSliceBytes, data->size() - at));
-      received = (co_await ReadExactly(socket, slice, options_.io_timeout)).ok();
-      MarkLaneProgress(lane);
+    // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
+    if (!(co_await connection->ReceiveChunk(*data, options_.io_timeout, [this, lane] { MarkLaneProgress(lane); })).ok()) {
+      break;
     }
-    if (!received) break;
     pushed_received_bytes_.fetch_add(header->length, std::memory_order_relaxed);
     if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
     // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
@@ -657,7 +632,7 @@ asio::awaitable<void> PlanExecution::WriteReplies(std::shared_ptr<ReceiverConnec
       bytes.insert(bytes.end(), encoded.begin(), encoded.end());
     }
     conn->replies.clear();
-    if (!(co_await WriteAll(conn->socket, asio::buffer(bytes), asio::const_buffer(), options_.io_timeout)).ok()) {
+    if (!(co_await conn->connection->Write(bytes, {}, options_.io_timeout)).ok()) {
       conn->Close();
     }
   }

@@ -2,15 +2,17 @@
 //
 // For every lane it receives the lane's chunks from its parent (connections the parent opens,
 // handed over by DataPlane after the handshake) and forwards each verified chunk to its
-// children (connections it opens, with the plan's parallel streams per edge), in lane order,
-// with at most `window_chunks` unacknowledged chunks per connection.
+// children (connections it opens on its DataTransport, with the plan's parallel streams per edge),
+// in lane order, with at most `window_chunks` unacknowledged chunks per connection. It keeps
+// the lane scheduling (order, windows, acknowledgements, resends); connecting, securing and
+// moving bytes are the DataTransport's (daemon/transport/connection.h).
 //
 // The io thread only moves bytes: a received chunk is read into a pooled buffer and handed to
 // the worker pool, which hashes it and writes it once (PayloadStore::WriteChunk); the io thread
 // meanwhile reads the next chunk and forwards earlier ones. Children are served from the
-// store's file (the page cache holds what was just written): with sendfile over plain TCP, so
-// no chunk is copied through user space on the way out, or in slices of a small per-connection
-// buffer under TLS; lagging children and resumed members cost no chunk buffer.
+// store's chunks (PayloadStore::ChunkAt: the file, whose page cache holds what was just
+// written; sendfile over plain TCP copies nothing through user space on the way out); lagging
+// children and resumed members cost no chunk buffer.
 // Memory is bounded by the windows (buffers being read or verified), never by the payload.
 // Lost connections are re-opened; the child's bitmap in the handshake says what it already
 // holds, so a restarted member re-receives only what it had not verified.
@@ -27,7 +29,6 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <atomic>
 #include <chrono>
@@ -46,6 +47,7 @@
 #include "daemon/executor/swarm.h"
 #include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"
+#include "daemon/transport/connection.h"
 #include "daemon/transport/frame.h"
 #include "daemon/transport/handshake.h"
 
@@ -53,8 +55,9 @@ namespace gridcast {
 
 struct ExecutionOptions {
   std::string secret;
-  // Mutual TLS on every data connection (socket_io.h); null: plaintext.
-  std::shared_ptr<TlsContext> tls;
+  // What connections to children are opened on (tcp, tls or loopback); the daemon's, shared
+  // with its DataPlane. Required.
+  std::shared_ptr<DataTransport> transport;
   // Unacknowledged chunks per connection. More hides latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
   // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
@@ -66,12 +69,6 @@ struct ExecutionOptions {
   std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
-  // TCP congestion control of the connections to children (the ones that carry the payload);
-  // empty keeps the host's default. Cubic, because with BBR (v1) a parent's connections to
-  // its children each overestimate their share of the parent's uplink, fill its queue and
-  // stall on timeouts: 128 members at 2.5mbit in a two-stripe tree reached 1.30-1.41 of the
-  // bound with BBR and 1.11-1.12 with cubic (docs/scale.md, "Congestion control").
-  std::string tcp_congestion = "cubic";
   // fdatasync a finished payload before reporting it done. Durable against power loss, but
   // on ext4 a sync also waits for every other dirty file of the journal: many members
   // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
@@ -143,8 +140,8 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   Status CheckParent(const Hello& hello) const override;
   std::string DataAddressOf(uint32_t member) const override { return data_addresses_.at(member); }
   std::vector<uint8_t> HeldBitmap() const override;
-  // On the io thread: receive a lane from an authenticated parent over `socket`.
-  void AdoptParentConnection(SocketPtr socket, const Hello& hello) override;
+  // On the io thread: receive a lane from an authenticated parent over `connection`.
+  void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) override;
 
   ExecutionSnapshot Snapshot() const;
 
@@ -157,7 +154,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   boost::asio::awaitable<void> RunSender(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<Status> SendOnce(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
-  boost::asio::awaitable<void> RunReceiver(SocketPtr socket, int lane, int stream, int stream_count);
+  boost::asio::awaitable<void> RunReceiver(ConnectionPtr connection, int lane, int stream, int stream_count);
   // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
   boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ReceiverConnection> conn);
   // On the io thread, with what the workers made of a received chunk.
@@ -192,8 +189,8 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   // The daemon's counters of the bytes exchanged with `member` by push; null without counters.
   PeerTraffic* PushTrafficWith(int member) const;
   void SenderFinished();
-  // Remembers a socket so RequestStop()/Fail() can close it; forgets closed ones.
-  void Track(const SocketPtr& socket);
+  // Remembers a connection so RequestStop()/Fail() can close it; forgets closed ones.
+  void Track(const ConnectionPtr& connection);
   bool Stopping() const;
 
   boost::asio::io_context& io_;
@@ -224,12 +221,11 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
-  std::vector<SocketPtr> open_sockets_;
+  std::vector<ConnectionPtr> open_connections_;
   std::vector<std::chrono::steady_clock::time_point> lane_progress_;  // last bytes or keepalive per lane
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
-  bool congestion_warned_ = false;  // said once that options_.tcp_congestion was refused
 
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/chunk_digest.h"
+#include "common/chunk_ref.h"
 #include "common/crypto.h"
 #include "common/result.h"
 #include "common/safe_path.h"
@@ -162,9 +163,12 @@ class PayloadStore {
   // May block until the oldest waiting chunk is on disk: call it off the io thread.
   void ChunkForwarded(uint64_t chunk);
 
-  // The file holding the payload and where `chunk` starts in it, for sending it without a
-  // copy through user space (sendfile). The descriptor lives as long as the store.
-  int fd() const { return fd_; }
+  // Where the bytes of `chunk` are, for sending them (a range of the payload's file: the
+  // transport may send it without a copy through user space). Valid as long as the store.
+  // REQUIRES: Has(chunk) for the bytes to be the chunk's.
+  ChunkRef ChunkAt(uint64_t chunk) const {
+    return ChunkRef::InFile(fd_, ChunkOffset(chunk), identity_.ChunkSize(chunk));
+  }
   uint64_t ChunkOffset(uint64_t chunk) const { return chunk * identity_.chunk_bytes; }
 
   // REQUIRES: Complete(). Compares the digests of the stored chunks with the identity's

@@ -11,26 +11,24 @@ namespace gridcast {
 
 namespace asio = boost::asio;
 
-asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& child_address,
-                                                             const std::string& secret, Hello hello,
-                                                             uint64_t num_chunks, std::chrono::milliseconds timeout) {
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await SecureHandshake(socket, TlsRole::kConnected, timeout));
-  GRIDCAST_CO_RETURN_IF_ERROR(CheckPeerCertificate(*socket, child_address));
+asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
+                                                             Hello hello, uint64_t num_chunks,
+                                                             std::chrono::milliseconds timeout) {
   std::array<uint8_t, kChallengeBytes> challenge_bytes{};
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, challenge_bytes, timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Read(challenge_bytes, timeout));
   Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
   if (!challenge.ok()) co_return challenge.status();
   RandomBytes(hello.nonce);
   hello.mac = ParentMac(secret, challenge->nonce, hello);
   const auto hello_bytes = EncodeHello(hello);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(hello_bytes), asio::const_buffer(), timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Write(hello_bytes, {}, timeout));
   std::array<uint8_t, kAcceptHeaderBytes> accept_bytes{};
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, accept_bytes, timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Read(accept_bytes, timeout));
   uint32_t extra_length = 0;
   Result<Accept> accept = DecodeAcceptHeader(accept_bytes, &extra_length);
   if (!accept.ok()) co_return accept.status();
   std::vector<uint8_t> extra(extra_length);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await ReadExactly(socket, extra, timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Read(extra, timeout));
   // A refusal comes before the child proved the secret: anyone answering at its address can
   // send one. It is only reported (the parent tries again), never taken as an authentication
   // failure of ours.
@@ -48,10 +46,9 @@ asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, c
 }
 
 asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
-    SocketPtr socket, const std::string& secret, const ReceiverLookup& lookup, std::chrono::milliseconds timeout) {
-  boost::system::error_code ec;
-  const auto peer = socket->tcp().remote_endpoint(ec);
-  const std::string from = ec ? "unknown peer" : peer.address().to_string();
+    ConnectionPtr connection, const std::string& secret, const ReceiverLookup& lookup,
+    std::chrono::milliseconds timeout) {
+  const std::string from = connection->PeerName();
   // Logs why, answers a parent that proved nothing with silence and one that did with the
   // reason, and closes.
   auto refuse = [&](const Status& why, const Hello* hello) -> asio::awaitable<Status> {
@@ -61,21 +58,18 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
       reject.status = static_cast<uint32_t>(why.code());
       reject.extra.assign(why.message().begin(), why.message().end());
       const std::vector<uint8_t> bytes = EncodeAccept(reject);
-      (void)co_await WriteAll(socket, asio::buffer(bytes), asio::const_buffer(), timeout);
+      (void)co_await connection->Write(bytes, {}, timeout);
     }
-    socket->Close();
+    connection->Close();
     co_return why;
   };
 
-  if (Status secured = co_await SecureHandshake(socket, TlsRole::kAccepted, timeout); !secured.ok()) {
-    co_return co_await refuse(secured, nullptr);
-  }
   Challenge challenge;
   RandomBytes(challenge.nonce);
   const auto challenge_bytes = EncodeChallenge(challenge);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(challenge_bytes), asio::const_buffer(), timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Write(challenge_bytes, {}, timeout));
   std::array<uint8_t, kHelloBytes> hello_bytes{};
-  if (Status read = co_await ReadExactly(socket, hello_bytes, timeout); !read.ok()) {
+  if (Status read = co_await connection->Read(hello_bytes, timeout); !read.ok()) {
     // A parent of another data protocol version hangs up at our challenge, naming both
     // versions in its own log.
     if (read.code() == StatusCode::kUnavailable) {
@@ -93,14 +87,14 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
   std::shared_ptr<LaneReceiver> receiver = lookup(hello->plan_id);
   if (receiver == nullptr) co_return co_await refuse(Status::NotFound("unknown plan " + ToHex(hello->plan_id)), &*hello);
   if (Status parent_ok = receiver->CheckParent(*hello); !parent_ok.ok()) co_return co_await refuse(parent_ok, &*hello);
-  if (Status certified = CheckPeerCertificate(*socket, receiver->DataAddressOf(hello->parent)); !certified.ok()) {
+  if (Status certified = connection->CheckPeer(receiver->DataAddressOf(hello->parent)); !certified.ok()) {
     co_return co_await refuse(certified, &*hello);
   }
   Accept accept;
   accept.mac = ChildMac(secret, *hello);
   accept.extra = receiver->HeldBitmap();
   const std::vector<uint8_t> accept_bytes = EncodeAccept(accept);
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await WriteAll(socket, asio::buffer(accept_bytes), asio::const_buffer(), timeout));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Write(accept_bytes, {}, timeout));
   co_return std::make_pair(std::move(receiver), *hello);
 }
 

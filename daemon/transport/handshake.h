@@ -3,15 +3,15 @@
 // over the challenge with the cluster secret; the child checks it, and that the parent is its
 // parent in that lane, and answers with its own HMAC and the chunks it already holds (Accept),
 // or refuses with a status and a reason. Neither side reveals anything before the other
-// proved the secret. With TLS (socket_io.h), all of it runs inside a mutual TLS 1.3 session,
-// and each side also checks that the other's certificate names the member it is: the parent
-// the child's data host, the child the data host of the parent its Hello names.
+// proved the secret. It runs on any Transport (connection.h: a DataTransport); over TLS it runs inside a mutual
+// TLS 1.3 session, and each side also checks that the other's certificate names the member it
+// is: the parent the child's data host (at Connect), the child the data host of the parent its
+// Hello names (Connection::CheckPeer).
 #pragma once
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/transport/connection.h"
 #include "daemon/transport/frame.h"
-#include "daemon/transport/socket_io.h"
 
 namespace gridcast {
 
@@ -37,25 +37,26 @@ class LaneReceiver {
   virtual std::string DataAddressOf(uint32_t member) const = 0;
   // The verified chunks, chunk c at bit c % 8 of byte c / 8: what the parent need not send.
   virtual std::vector<uint8_t> HeldBitmap() const = 0;
-  // Receive the lane over `socket` (the handshake is done).
-  virtual void AdoptParentConnection(SocketPtr socket, const Hello& hello) = 0;
+  // Receive the lane over `connection` (the handshake is done).
+  virtual void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) = 0;
 };
 
 using ReceiverLookup = std::function<std::shared_ptr<LaneReceiver>(const PlanId&)>;
 
-// Parent side on a socket connected to `child_address`. `hello` names the plan, lane, parent
-// and stream; its nonce and MAC are filled here. Returns which of the plan's `num_chunks`
-// chunks the child holds. A refusal comes back with the child's status code and reason; a
-// failed authentication (secret or certificate) is Unauthenticated.
-boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(SocketPtr socket, const std::string& child_address,
-                                                                     const std::string& secret, Hello hello,
-                                                                     uint64_t num_chunks,
+// Parent side on a connection to the child. `hello` names the plan, lane, parent and stream;
+// its nonce and MAC are filled here. Returns which of the plan's `num_chunks` chunks the
+// child holds. A refusal comes back with the child's status code and reason; a failed
+// authentication is Unauthenticated; a child of another data protocol version is
+// FailedPrecondition.
+boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
+                                                                     Hello hello, uint64_t num_chunks,
                                                                      std::chrono::milliseconds timeout);
 
-// Child side on an accepted socket: challenges the parent, authenticates it, finds the plan
-// with `lookup`, asks it whether this parent belongs, and answers. Returns the receiver and
-// the parent's Hello once accepted; any refusal is logged and the socket closed.
+// Child side on an accepted connection: challenges the parent, authenticates it, finds the
+// plan with `lookup`, asks it whether this parent belongs, and answers. Returns the receiver
+// and the parent's Hello once accepted; any refusal is logged and the connection closed.
 boost::asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
-    SocketPtr socket, const std::string& secret, const ReceiverLookup& lookup, std::chrono::milliseconds timeout);
+    ConnectionPtr connection, const std::string& secret, const ReceiverLookup& lookup,
+    std::chrono::milliseconds timeout);
 
 }  // namespace gridcast

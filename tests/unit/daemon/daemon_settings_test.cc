@@ -69,7 +69,7 @@ TEST_F(DaemonSettingsTest, DefaultsComeFromTheClusterFileAndTheOptions) {
   EXPECT_EQ(options.torrents.listen_address, "127.0.0.1:7712");
   EXPECT_EQ(options.execution.window_chunks, ExecutionOptions{}.window_chunks);
   EXPECT_EQ(options.execution.io_timeout, ExecutionOptions{}.io_timeout);
-  EXPECT_EQ(options.execution.tcp_congestion, "cubic");
+  EXPECT_EQ(options.tcp.congestion, "cubic");
   EXPECT_EQ(options.execution.secret, std::string(32, 's'));
 }
 
@@ -90,7 +90,7 @@ TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
   EXPECT_EQ(options.data_address, "127.0.0.1:9100");                    // the flag
   EXPECT_EQ(options.execution.io_timeout, std::chrono::seconds(600));   // the file
   EXPECT_TRUE(options.execution.sync_on_finish);
-  EXPECT_TRUE(options.execution.tcp_congestion.empty());                // "system"
+  EXPECT_TRUE(options.tcp.congestion.empty());                // "system"
   EXPECT_EQ(options.send_roots, (std::vector<std::string>{"/srv/x", "/srv/y"}));
 }
 
@@ -109,7 +109,7 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
   EXPECT_EQ(options.execution.page_cache_window_bytes, uint64_t{32} << 20);
   EXPECT_EQ(options.control_fanout, 4u);
   EXPECT_EQ(options.workers, 2u);
-  EXPECT_EQ(options.execution.tcp_congestion, "reno");
+  EXPECT_EQ(options.tcp.congestion, "reno");
   EXPECT_EQ(options.torrents.stall_timeout, std::chrono::seconds(5));
   EXPECT_EQ(options.stall_timeout, std::chrono::seconds(90));
   EXPECT_TRUE(options.torrents.libtorrent_defaults);

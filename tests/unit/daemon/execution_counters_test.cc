@@ -55,9 +55,13 @@ TEST_F(ExecutionCountersTest, AChainCountsEachEdgeOnceAndEveryChunkVerifiedOnce)
   EXPECT_EQ(SnapshotOf(0).pushed_received_bytes, 0u);
 }
 
+// Over each transport and digest.
+class ExecutionResendTest : public ExecutionVariantFixture {};
+GRIDCAST_EXECUTION_VARIANTS(ExecutionResendTest);
+
 // The source's file changes under a chunk after it was hashed: every child refuses the bytes
 // (counted, not written) and the source resends them until the file is right again.
-TEST_F(ExecutionCountersTest, ABadChunkIsCountedRefusedAndResentNeverVerified) {
+TEST_P(ExecutionResendTest, ABadChunkIsCountedRefusedAndResentNeverVerified) {
   MakePayloadAndPlan(30 * kChunk, "flat");
   const std::string original = ReadFile(source_path_);
   const auto poke = [&](char byte) {

@@ -1,6 +1,7 @@
 // The executor and the data plane in one process: every member's PlanExecution and DataPlane
-// on one io_context, each member with its own store in a temporary directory, real sockets on
-// 127.0.0.1, no daemons and no control plane.
+// on one io_context, each member with its own store in a temporary directory, no daemons and
+// no control plane; connections over real sockets on 127.0.0.1 (TCP, or TLS for the members
+// given a context) or, with loopback_ set before SetUp, over the in-process loopback transport.
 #pragma once
 
 
@@ -20,6 +21,9 @@
 #include "collectives/topology.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/loopback/loopback_transport.h"
+#include "daemon/transport/tcp/tcp_transport.h"
+#include "daemon/transport/tls/tls_transport.h"
 #include "test_dir.h"
 
 namespace gridcast {
@@ -43,19 +47,30 @@ class PlanExecutionFixture : public ::testing::Test {
   void SetUp() override {
     dir_ = FreshTestDir("gridcast-execution");
     for (int i = 0; i < kMembers; ++i) fs::create_directories(MemberDir(i));
+    if (loopback_) network_ = LoopbackNetwork::Create(io_);
     // Each member's data plane asks this table for the plan's receiver.
     for (int i = 0; i < kMembers; ++i) {
+      std::shared_ptr<DataTransport> transport;
+      if (loopback_) {
+        transport = std::make_shared<LoopbackTransport>(network_);
+      } else if (TlsOf(i)) {
+        transport = std::make_shared<TlsTransport>(io_, TlsOf(i), TcpOptions{}, std::chrono::seconds(5));
+      } else {
+        transport = std::make_shared<TcpTransport>(io_, TcpOptions{});
+      }
+      transports_.push_back(transport);
       planes_.push_back(std::make_unique<DataPlane>(
-          io_, kSecret, TlsOf(i),
+          io_, transport, kSecret,
           [this, i](const PlanId& id) -> std::shared_ptr<LaneReceiver> {
             std::lock_guard<std::mutex> lock(mutex_);
             auto it = executions_.find(i);
             return it == executions_.end() || it->second->id() != id ? nullptr : it->second;
           },
           std::chrono::seconds(5)));
-      Result<uint16_t> port = planes_.back()->Listen("127.0.0.1:0");
+      const std::string host = loopback_ ? "m" + std::to_string(i) : "127.0.0.1";
+      Result<uint16_t> port = planes_.back()->Listen(host + ":0");
       ASSERT_TRUE(port.ok()) << port.status().message();
-      addresses_.push_back("127.0.0.1:" + std::to_string(*port));
+      addresses_.push_back(host + ":" + std::to_string(*port));
     }
     runner_ = std::thread([this] { io_.run(); });
   }
@@ -69,6 +84,7 @@ class PlanExecutionFixture : public ::testing::Test {
     std::lock_guard<std::mutex> lock(mutex_);
     executions_.clear();
     planes_.clear();
+    transports_.clear();
     fs::remove_all(dir_);
   }
 
@@ -128,7 +144,7 @@ class PlanExecutionFixture : public ::testing::Test {
   void StartMember(int i, std::shared_ptr<PayloadStore> store) {
     ExecutionOptions options;
     options.secret = kSecret;
-    options.tls = TlsOf(i);
+    options.transport = transports_[i];
     options.reconnect_delay = std::chrono::milliseconds(20);
     options.counters = CountersOf(i);
     auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, std::move(store), options);
@@ -198,6 +214,9 @@ class PlanExecutionFixture : public ::testing::Test {
   boost::asio::thread_pool workers_{2};
   std::thread runner_;
   std::vector<std::shared_ptr<TlsContext>> tls_;  // per member, set before SetUp; none: plaintext
+  bool loopback_ = false;                          // set before SetUp: no sockets at all
+  std::shared_ptr<LoopbackNetwork> network_;
+  std::vector<std::shared_ptr<DataTransport>> transports_;
   std::vector<std::unique_ptr<DataPlane>> planes_;
   std::vector<std::string> addresses_;
   std::mutex mutex_;
@@ -210,5 +229,33 @@ class PlanExecutionFixture : public ::testing::Test {
   std::shared_ptr<PayloadStore> source_;
   PlanId id_{};
 };
+
+// The transports and digests every executor behaviour is run over: sockets and the in-process
+// loopback, each with both chunk digests.
+struct ExecutionVariant {
+  bool loopback = false;
+  ChunkDigest digest = ChunkDigest::kSha256;
+};
+
+inline std::string ExecutionVariantName(const ::testing::TestParamInfo<ExecutionVariant>& variant) {
+  return std::string(variant.param.loopback ? "loopback_" : "tcp_") + std::string(DigestName(variant.param.digest));
+}
+
+class ExecutionVariantFixture : public PlanExecutionFixture, public ::testing::WithParamInterface<ExecutionVariant> {
+ protected:
+  void SetUp() override {
+    loopback_ = GetParam().loopback;
+    digest_ = GetParam().digest;
+    PlanExecutionFixture::SetUp();
+  }
+};
+
+#define GRIDCAST_EXECUTION_VARIANTS(suite)                                                                  \
+  INSTANTIATE_TEST_SUITE_P(Variants, suite,                                                                 \
+                           ::testing::Values(ExecutionVariant{false, ChunkDigest::kSha256},                 \
+                                             ExecutionVariant{false, ChunkDigest::kXxh3},                   \
+                                             ExecutionVariant{true, ChunkDigest::kSha256},                  \
+                                             ExecutionVariant{true, ChunkDigest::kXxh3}),                   \
+                           ExecutionVariantName)
 
 }  // namespace gridcast

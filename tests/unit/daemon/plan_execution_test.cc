@@ -1,7 +1,8 @@
 // The executor and the data plane in one process: every member's PlanExecution and DataPlane
-// on one io_context, each member with its own store in a temporary directory, real sockets on
-// 127.0.0.1, no daemons and no control plane. What a broadcast does between Start and done,
-// and how a member resumes from what it verified.
+// on one io_context, each member with its own store in a temporary directory, no daemons and
+// no control plane; over sockets and over the loopback transport, with either chunk digest.
+// What a broadcast does between Start and done, how a member resumes from what it verified,
+// and what happens when a child goes away.
 #include "daemon/executor/plan_execution.h"
 
 #include <gtest/gtest.h>
@@ -11,9 +12,10 @@
 namespace gridcast {
 namespace {
 
-using PlanExecutionTest = PlanExecutionFixture;
+using PlanExecutionTest = ExecutionVariantFixture;
+GRIDCAST_EXECUTION_VARIANTS(PlanExecutionTest);
 
-TEST_F(PlanExecutionTest, EveryPlannerDeliversEveryChunkToEveryMember) {
+TEST_P(PlanExecutionTest, EveryPlannerDeliversEveryChunkToEveryMember) {
   for (const std::string planner : {"binary", "chain", "multilane", "splitstream:2", "flat"}) {
     SCOPED_TRACE(planner);
     MakePayloadAndPlan(37 * kChunk + 11, planner);
@@ -32,7 +34,7 @@ TEST_F(PlanExecutionTest, EveryPlannerDeliversEveryChunkToEveryMember) {
 // A member that verified some chunks before it went down resumes from them; a chunk whose
 // bytes changed on disk meanwhile is found when the store reopens and is received again, so
 // the copy ends equal to the source's.
-TEST_F(PlanExecutionTest, AMemberResumesFromWhatItVerifiedAndReReceivesWhatChanged) {
+TEST_P(PlanExecutionTest, AMemberResumesFromWhatItVerifiedAndReReceivesWhatChanged) {
   MakePayloadAndPlan(40 * kChunk, "binary");
   const int resumed = 3;
   const std::string data = ReadFile(source_path_);
@@ -64,13 +66,37 @@ TEST_F(PlanExecutionTest, AMemberResumesFromWhatItVerifiedAndReReceivesWhatChang
 
 // A member whose data plane knows no receiver yet (its daemon is still preparing) refuses its
 // parents; they retry, and the broadcast completes once it has one.
-TEST_F(PlanExecutionTest, ParentsRetryAChildThatIsNotReadyYet) {
+TEST_P(PlanExecutionTest, ParentsRetryAChildThatIsNotReadyYet) {
   MakePayloadAndPlan(9 * kChunk + 1, "chain");
   for (int i = 0; i < kMembers; ++i) {
     if (i != 2) StartMember(i, OpenStore(i));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   StartMember(2, OpenStore(2));
+  ASSERT_TRUE(WaitAllDone());
+  ExpectEveryCopy();
+}
+
+// A child that goes away mid-broadcast (its daemon stops) is connected to again once it is
+// back; it re-receives only what it had not verified, and every copy ends whole.
+TEST_P(PlanExecutionTest, AChildThatGoesAwayIsServedAgainWhenItReturns) {
+  MakePayloadAndPlan(60 * kChunk + 3, "chain");  // 0 -> 1 -> 2 -> 3
+  for (int i = 0; i < kMembers; ++i) StartMember(i, OpenStore(i));
+  ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(2).chunks_done >= 5; }));
+  std::shared_ptr<PlanExecution> gone;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    gone = executions_[2];
+    executions_.erase(2);  // its data plane refuses its parent from now on
+  }
+  gone->RequestStop("the member went down");
+  const uint64_t held = gone->store().VerifiedCount();
+  ASSERT_TRUE(WaitUntil([&] { return gone.use_count() == 1; }));
+  gone.reset();  // the store closes
+  std::shared_ptr<PayloadStore> back = OpenStore(2);
+  ASSERT_NE(back, nullptr);
+  EXPECT_GE(back->VerifiedCount(), held);
+  StartMember(2, back);
   ASSERT_TRUE(WaitAllDone());
   ExpectEveryCopy();
 }

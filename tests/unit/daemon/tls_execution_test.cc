@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/cluster_pki.h"
-#include "daemon/transport/tls_context.h"
+#include "daemon/transport/tls/tls_context.h"
 #include "plan_execution_fixture.h"
 
 namespace gridcast {

@@ -1,4 +1,4 @@
-#include "daemon/transport/tls_context.h"
+#include "daemon/transport/tls/tls_context.h"
 
 #include <openssl/ssl.h>
 

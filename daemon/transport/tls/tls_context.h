@@ -1,6 +1,6 @@
 // TlsContext: the data plane's TLS settings, shared by every connection of one daemon. Mutual
 // TLS 1.3: a member presents its certificate and key, and accepts a peer only when the peer's
-// certificate chains to the cluster's CA (socket_io.h checks, after the handshake, that it
+// certificate chains to the cluster's CA (tls_transport.h checks, after the handshake, that it
 // also names the member the peer claims to be). No session tickets or cache: each connection
 // proves its certificate afresh (a broadcast opens few, long connections).
 #pragma once

@@ -1,4 +1,4 @@
-#include "daemon/transport/socket_io.h"
+#include "daemon/transport/tcp/tcp_socket.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
