@@ -375,9 +375,24 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
   if (!ran.ok()) return ran.status();
   const MpiCollectiveResult& result = *ran;
+  const uint64_t received_bytes = bcast ? ctx.size_bytes : AllgatherReceivedBytes(ctx);
+  // Each part, for the human output: the ranks' CPU moves with how long they wait (they poll).
+  std::string cpu_parts;
   if (cpu_s.ok()) {
-    for (const auto& [node, rank_cpu_s] : MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source))) {
-      if (cpu_s->count(node) != 0) (*cpu_s)[node] += rank_cpu_s;
+    const std::map<std::string, double> rank_cpu_s = MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source));
+    std::vector<NodeCpu> rank_parts, daemon_parts;
+    for (const std::string& node : receivers) {
+      if (cpu_s->count(node) == 0 || rank_cpu_s.count(node) == 0) continue;
+      daemon_parts.push_back({node, (*cpu_s)[node], received_bytes});
+      rank_parts.push_back({node, rank_cpu_s.at(node), received_bytes});
+      (*cpu_s)[node] += rank_cpu_s.at(node);
+    }
+    Result<CpuPerGib> of_ranks = SummarizeCpuPerGib(rank_parts);
+    Result<CpuPerGib> of_daemons = SummarizeCpuPerGib(daemon_parts);
+    if (of_ranks.ok() && of_daemons.ok()) {
+      cpu_parts = fmt::format("CPU per GiB received, the ranks' own: median {:.3f} s, max {:.3f} s; the daemons': "
+                              "median {:.3f} s, max {:.3f} s",
+                              of_ranks->median, of_ranks->max, of_daemons->median, of_daemons->max);
     }
   }
   std::ifstream log(ctx.state_dir / "mpi" / "mpirun.log");
@@ -399,7 +414,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
                                         result.verified ? "all equal" : "DIFFER"));
   outcome.details.push_back(carried.empty() ? "gridcast carried no call: the shim left it to MPI" : carried.front());
   outcome.details.insert(outcome.details.end(), steps.begin(), steps.end());
-  const uint64_t received_bytes = bcast ? ctx.size_bytes : AllgatherReceivedBytes(ctx);
+  if (!cpu_parts.empty()) outcome.details.push_back(cpu_parts);
   RecordNodeCpu(cpu_s, receivers, received_bytes, "MPI rank + gridcastd", &outcome);
   return outcome;
 }
