@@ -5,7 +5,7 @@
 // or `gridcast slurm stage` through srun). One alive at Start() counts from there; one that
 // starts later counts from its own start; one that ends before Stop() counts until its last
 // reading. The meter reads every daemon it knows every 20 ms on a thread of its own (one clock
-// read each: cheap) and looks for daemons it has not found yet every 250 ms.
+// read each: cheap) and looks for daemons it has not found yet every 240 ms.
 // Thread-compatible: Start, Stop and the destructor from one thread.
 #pragma once
 
