@@ -1,41 +1,33 @@
 // CPU cost of forwarding: 8 gridcastd on loopback (unshaped), one push broadcast, and for every
 // receiving daemon the payload bytes it took in (received, verified, written, forwarded to its
-// children) per CPU-second it used (user + system, from /proc). The target is
+// children) per CPU-second it used (user + system, deploy/process_cpu.h). The target is
 // >= 1 GB/s per CPU-second per node. With --tls the daemons run TLS on every data connection
 // (and the control port): the difference is the cost of encryption per byte.
 //
 //   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--tls] [--daemon-arg=ARG ...] [--json]
 //
 // --daemon-arg passes one argument to every gridcastd (e.g. --daemon-arg=--page-cache-window=8MiB).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <cmath>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/units.h"
 #include "deploy/local_cluster.h"
+#include "deploy/process_cpu.h"
 #include "deploy/subprocess.h"
 
 namespace {
 
-// utime + stime of a process, in seconds.
+// A daemon's user + system CPU seconds so far (deploy/process_cpu.h); NaN, said on stderr, when
+// it is gone.
 double CpuSeconds(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);
-    if (i == 15) break;
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  gridcast::Result<double> cpu_s = gridcast::ProcessCpuSeconds(pid);
+  if (cpu_s.ok()) return *cpu_s;
+  std::fprintf(stderr, "daemon %d: %s\n", pid, cpu_s.status().ToString().c_str());
+  return std::nan("");
 }
 
 }  // namespace

@@ -6,8 +6,9 @@
  * MPI_Allgather of its part into a buffer of all parts; a second barrier ends the clock, so the
  * time is until the last rank holds every part. Each rank hashes its own part (64-bit FNV-1a),
  * the hashes are gathered everywhere, and every rank checks each part it received against its
- * contributor's hash. Rank 0 prints one JSON line:
- * {"completion_s": F, "verified": B, "ranks": N, "part_bytes": P}.
+ * contributor's hash. Every rank also measures its user + system CPU time between the two
+ * barriers (all its threads), gathered at rank 0. Rank 0 prints one JSON line:
+ * {"completion_s": F, "verified": B, "ranks": N, "part_bytes": P, "cpu_s": [F, ...]} (cpu_s by rank).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -44,9 +45,12 @@ int main(int argc, char** argv) {
 
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
+  const double cpu_start_s = ProcessCpuSeconds();
   MPI_Allgather(mine, (int)part, MPI_BYTE, all, (int)part, MPI_BYTE, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   const double completion_s = MPI_Wtime() - start;
+  const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
+  double* cpu_of_ranks = GatherAtRankZero(cpu_s, rank, ranks);
 
   const uint64_t own = Fnv1a64(mine, part);
   MPI_Allgather(&own, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -60,9 +64,12 @@ int main(int argc, char** argv) {
   int all_ok = 0;
   MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, \"part_bytes\": %llu}\n", completion_s,
+    printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, \"part_bytes\": %llu, ", completion_s,
            all_ok ? "true" : "false", ranks, part);
+    PrintCpuSeconds(cpu_of_ranks, ranks);
+    printf("}\n");
     fflush(stdout);
+    free(cpu_of_ranks);
   }
   free(mine);
   free(all);

@@ -5,7 +5,9 @@
  * MPI_Bcast of the whole buffer (in pieces of at most INT_MAX bytes, MPI's count limit), then a
  * second barrier ends the clock, so the time is until the last rank holds its copy. Every rank
  * hashes its copy (64-bit FNV-1a) and rank 0 gathers the hashes and compares them with its own.
- * Rank 0 prints one JSON line: {"completion_s": F, "verified": B, "ranks": N}.
+ * Every rank also measures its user + system CPU time between the two barriers (all its threads),
+ * gathered at rank 0 too. Rank 0 prints one JSON line:
+ * {"completion_s": F, "verified": B, "ranks": N, "cpu_s": [F, ...]} (cpu_s by rank).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
 
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
+  const double cpu_start_s = ProcessCpuSeconds();
   for (unsigned long long offset = 0; offset < size;) {
     const unsigned long long left = size - offset;
     const int count = left > INT_MAX ? INT_MAX : (int)left;
@@ -50,7 +53,9 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double completion_s = MPI_Wtime() - start;
+  const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
 
+  double* cpu_of_ranks = GatherAtRankZero(cpu_s, rank, ranks);
   uint64_t hash = Fnv1a64(buffer, size);
   uint64_t* hashes = rank == 0 ? malloc(sizeof(uint64_t) * (size_t)ranks) : NULL;
   MPI_Gather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -62,10 +67,13 @@ int main(int argc, char** argv) {
         fprintf(stderr, "rank %d: checksum differs from rank 0's\n", r);
       }
     }
-    printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d}\n", completion_s,
+    printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, ", completion_s,
            verified ? "true" : "false", ranks);
+    PrintCpuSeconds(cpu_of_ranks, ranks);
+    printf("}\n");
     fflush(stdout);
     free(hashes);
+    free(cpu_of_ranks);
   }
   free(buffer);
   MPI_Finalize();

@@ -1,10 +1,14 @@
 /* What the MPI benchmark programs (mpi_bcast.c, mpi_allgather.c) share: a fast checksum of a
- * buffer and a fast pseudo-random fill. */
+ * buffer, a fast pseudo-random fill, and the CPU time of the calling process. */
 #ifndef GRIDCAST_BENCH_MPI_BENCH_H_
 #define GRIDCAST_BENCH_MPI_BENCH_H_
 
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 
 /* 64-bit FNV-1a. */
 static inline uint64_t Fnv1a64(const unsigned char* data, size_t size) {
@@ -27,6 +31,30 @@ static inline void FillPseudoRandom(unsigned char* data, size_t size, uint64_t s
     uint64_t word = state * 2685821657736338717ull;
     for (int b = 0; b < 8 && i < size; ++b, ++i) data[i] = (unsigned char)(word >> (8 * b));
   }
+}
+
+/* User + system CPU seconds this process has used so far, all its threads (Open MPI's, and the
+ * gridcast shim's when it is preloaded) together. */
+static inline double ProcessCpuSeconds(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return (double)usage.ru_utime.tv_sec + 1e-6 * (double)usage.ru_utime.tv_usec + (double)usage.ru_stime.tv_sec +
+         1e-6 * (double)usage.ru_stime.tv_usec;
+}
+
+/* Every rank's `value` at rank 0, in rank order (malloc'd there, the caller frees it; NULL at
+ * the other ranks). Collective: every rank calls it. */
+static inline double* GatherAtRankZero(double value, int rank, int ranks) {
+  double* all = rank == 0 ? malloc(sizeof(double) * (size_t)ranks) : NULL;
+  MPI_Gather(&value, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/* Prints `"cpu_s": [F, ...]`, one per rank: the member of the result line bench parses. */
+static inline void PrintCpuSeconds(const double* cpu_s, int ranks) {
+  printf("\"cpu_s\": [");
+  for (int r = 0; r < ranks; ++r) printf("%s%.6f", r == 0 ? "" : ", ", cpu_s[r]);
+  printf("]");
 }
 
 #endif /* GRIDCAST_BENCH_MPI_BENCH_H_ */

@@ -60,12 +60,28 @@ std::string RshAgentScript(const NetgridState& state, const std::string& tmp_bas
   return script;
 }
 
+std::vector<std::string> MpiNodeOrder(const NetgridState& state, const std::string& source) {
+  std::vector<std::string> order;
+  if (state.FindNode(source) != nullptr) order.push_back(source);
+  for (const NetgridNode& node : state.nodes) {
+    if (node.name != source) order.push_back(node.name);
+  }
+  return order;
+}
+
+std::map<std::string, double> MpiCpuSecondsByNode(const MpiCollectiveResult& result,
+                                                  const std::vector<std::string>& node_order) {
+  std::map<std::string, double> cpu_s;
+  for (size_t rank = 0; rank < result.cpu_s.size(); ++rank) {
+    cpu_s[node_order[rank % node_order.size()]] += result.cpu_s[rank];
+  }
+  return cpu_s;
+}
+
 std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node) {
   std::string hostfile;
-  const NetgridNode* first = state.FindNode(source);
-  if (first != nullptr) hostfile += fmt::format("{} slots={}\n", first->address, ranks_per_node);
-  for (const NetgridNode& node : state.nodes) {
-    if (node.name != source) hostfile += fmt::format("{} slots={}\n", node.address, ranks_per_node);
+  for (const std::string& name : MpiNodeOrder(state, source)) {
+    hostfile += fmt::format("{} slots={}\n", state.FindNode(name)->address, ranks_per_node);
   }
   return hostfile;
 }
@@ -117,8 +133,13 @@ Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output) {
     if (line.rfind("{\"completion_s\"", 0) != 0) continue;
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
-      return MpiCollectiveResult{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
-                            j.at("ranks").get<int>()};
+      MpiCollectiveResult result{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
+                                 j.at("ranks").get<int>(), j.at("cpu_s").get<std::vector<double>>()};
+      if (result.cpu_s.size() != static_cast<size_t>(result.ranks)) {
+        return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) +
+                                " CPU times for " + std::to_string(result.ranks) + " ranks: '" + line + "'");
+      }
+      return result;
     } catch (const nlohmann::json::exception& e) {
       return Status::Internal("the MPI program printed a bad result line '" + line + "': " + e.what());
     }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,9 @@ struct MpiCollectiveResult {
   double completion_s = 0;    // first barrier to second barrier, at rank 0
   bool verified = false;      // every rank holds what every contributor sent (FNV-1a 64 compared)
   int ranks = 0;
+  // Each rank's user + system CPU seconds from the first barrier to the second (getrusage
+  // RUSAGE_SELF: all its threads), by rank; `ranks` of them.
+  std::vector<double> cpu_s;
 };
 
 // The names coll_tuned_<collective>_algorithm accepts (Open MPI 4.1), without "ignore".
@@ -65,7 +69,17 @@ const std::vector<std::string>& OpenMpiAlgorithms(MpiCollective collective);
 // REQUIRES: tmp_base has no single quote.
 std::string RshAgentScript(const NetgridState& state, const std::string& tmp_base);
 
-// "ADDRESS slots=N" per node, the source first, then the others in netgrid order.
+// The nodes in hostfile order: the source first, then the others in netgrid order. Under
+// `--map-by node` rank r runs on node r mod nodes: with one rank per node, rank r on the r-th.
+std::vector<std::string> MpiNodeOrder(const NetgridState& state, const std::string& source);
+
+// The CPU seconds of the ranks on each node (summed when a node runs more than one), by node
+// name; node_order is MpiNodeOrder of the run.
+// REQUIRES: !node_order.empty().
+std::map<std::string, double> MpiCpuSecondsByNode(const MpiCollectiveResult& result,
+                                                  const std::vector<std::string>& node_order);
+
+// "ADDRESS slots=N" per node, in MpiNodeOrder.
 std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node = 1);
 
 // ip netns exec SOURCE_NS env TMPDIR=tmp_base/SOURCE mpirun ... COMMAND, under `timeout`.
@@ -76,7 +90,7 @@ std::vector<std::string> MpirunArgv(const NetgridState& state, const std::string
 // The run of bench/mpi_bcast.c or bench/mpi_allgather.c that `options` describe.
 MpiRun MpiCollectiveRun(const MpiCollectiveOptions& options);
 
-// Finds the program's JSON line in mpirun's output.
+// Finds the program's JSON line in mpirun's output; it must give one CPU time per rank.
 Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output);
 
 // Writes the agent, hostfile and per-node temporary directories into work_dir and runs

@@ -1,6 +1,7 @@
 #include "deploy/netgrid.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,13 +25,26 @@ using json = nlohmann::json;
 
 constexpr const char* kStateFile = "netgrid.json";
 
-std::vector<int> NamespacePids(const std::string& netns) {
+// The processes in network namespace `netns`, as `ip netns pids` lists them: those whose
+// /proc/PID/ns/net is the file /run/netns/NETNS binds (same device and inode). With `comm`
+// set, only those whose /proc/PID/comm is it. Processes that end meanwhile are skipped.
+std::vector<int> NamespacePids(const std::string& netns, const std::string& comm = "") {
   std::vector<int> pids;
-  Result<CommandOutput> out = RunCommand({"ip", "netns", "pids", netns});
-  if (!out.ok() || out->exit_code != 0) return pids;
-  std::istringstream lines(out->output);
-  int pid = 0;
-  while (lines >> pid) pids.push_back(pid);
+  struct stat wanted {};
+  if (stat(("/run/netns/" + netns).c_str(), &wanted) != 0) return pids;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat net {};
+    if (stat((entry.path() / "ns" / "net").c_str(), &net) != 0) continue;
+    if (net.st_dev != wanted.st_dev || net.st_ino != wanted.st_ino) continue;
+    if (!comm.empty()) {
+      std::string own;
+      if (!std::getline(std::ifstream(entry.path() / "comm"), own) || own != comm) continue;
+    }
+    pids.push_back(std::stoi(name));
+  }
   return pids;
 }
 
@@ -198,6 +212,10 @@ Status NetgridDown(const fs::path& state_dir) {
 
 void SignalNetgridNode(const NetgridNode& node, int signal) {
   for (int pid : NamespacePids(node.netns)) kill(pid, signal);
+}
+
+std::vector<int> NetgridNodePids(const NetgridNode& node, const std::string& comm) {
+  return NamespacePids(node.netns, comm);
 }
 
 Result<NetgridState> LoadNetgridState(const fs::path& state_dir) {

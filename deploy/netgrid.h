@@ -52,6 +52,10 @@ Result<NetgridState> LoadNetgridState(const std::filesystem::path& state_dir);
 // crashed machine, SIGSTOP a paused one (SIGCONT resumes it).
 void SignalNetgridNode(const NetgridNode& node, int signal);
 
+// The processes in the node's namespace (as `ip netns pids` lists them); with `comm` set, only
+// those whose name (/proc/PID/comm, at most 15 characters) is it, e.g. "gridcastd".
+std::vector<int> NetgridNodePids(const NetgridNode& node, const std::string& comm = "");
+
 // Namespaces currently present whose names start with "<prefix>-".
 Result<std::vector<std::string>> ListNetgridNamespaces(const std::string& prefix);
 

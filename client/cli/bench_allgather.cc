@@ -15,6 +15,7 @@
 #include "collectives/simulator/simulator.h"
 #include "common/hex.h"
 #include "common/units.h"
+#include "deploy/daemon_cpu_meter.h"
 #include "deploy/mpi_launch.h"
 
 namespace gridcast::cli {
@@ -52,6 +53,10 @@ uint64_t AllgatherPartBytes(const BenchContext& ctx) {
   return (ctx.size_bytes + nodes - 1) / nodes;
 }
 
+uint64_t AllgatherReceivedBytes(const BenchContext& ctx) {
+  return AllgatherPartBytes(ctx) * (ctx.model.nodes.size() - 1);
+}
+
 double AllgatherBoundOfBench(const BenchContext& ctx) {
   std::vector<int> nodes;
   for (size_t v = 0; v < ctx.model.nodes.size(); ++v) nodes.push_back(static_cast<int>(v));
@@ -75,9 +80,12 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   if (ctx.args.in_memory) argv.push_back("--in-memory");
   if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
+  // Every node receives: all their CPU, over the command (the parts are written already).
+  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), NodeNames(ctx.model));
   const auto began = std::chrono::steady_clock::now();
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   const double command_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
   std::ofstream(ctx.state_dir / "allgather.log") << out.output;
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
 
@@ -114,6 +122,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast allgather summary: ") + e.what());
   }
+  RecordNodeCpu(cpu_s, NodeNames(ctx.model), AllgatherReceivedBytes(ctx), "gridcastd", &outcome);
   // The daemons' digests agreed; check every gathered copy independently.
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
@@ -173,6 +182,8 @@ Result<BenchOutcome> RunMpiAllgather(const BenchContext& ctx) {
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());
   outcome.details.push_back(fmt::format("{} ranks, one per node; every part {}", result.ranks,
                                         result.verified ? "arrived intact everywhere" : "DID NOT arrive intact"));
+  RecordNodeCpu(MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), first)), NodeNames(ctx.model),
+                AllgatherReceivedBytes(ctx), "MPI rank", &outcome);
   return outcome;
 }
 

@@ -27,6 +27,7 @@
 #include "common/splitmix64.h"
 #include "common/units.h"
 #include "deploy/bench_netgrid.h"
+#include "deploy/daemon_cpu_meter.h"
 #include "deploy/iperf_probe.h"
 #include "deploy/mpi_launch.h"
 #include "deploy/p2p_schedule.h"
@@ -79,6 +80,34 @@ Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
     if (!j.is_discarded()) return j;
   }
   return Status::Internal(fmt::format("gridcast printed no summary (exit {}): {}", out.exit_code, out.output));
+}
+
+std::vector<std::string> NodeNames(const NetworkModel& model, const std::string& except) {
+  std::vector<std::string> names;
+  for (const Node& node : model.nodes) {
+    if (node.name != except) names.push_back(node.name);
+  }
+  return names;
+}
+
+void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s, const std::vector<std::string>& receivers,
+                   uint64_t received_bytes, const std::string& of, BenchOutcome* outcome) {
+  outcome->node_cpu.clear();
+  if (!cpu_s.ok()) {
+    outcome->details.push_back("no cpu_s_per_gib: " + cpu_s.status().message());
+    return;
+  }
+  std::vector<NodeCpu> measured;
+  for (const std::string& node : receivers) {
+    const auto found = cpu_s->find(node);
+    if (found == cpu_s->end()) {
+      outcome->details.push_back("no cpu_s_per_gib: no CPU time of " + node);
+      return;
+    }
+    measured.push_back({node, found->second, received_bytes});
+  }
+  outcome->node_cpu = std::move(measured);
+  outcome->cpu_of = of;
 }
 
 Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
@@ -185,7 +214,14 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
     if (mode != "hybrid") return Status::InvalidArgument("--kill needs --mode hybrid");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  std::vector<std::string> receivers = NodeNames(ctx.model, source);
+  std::erase_if(receivers, [&](const std::string& node) {
+    return std::find(victims.begin(), victims.end(), node) != victims.end();
+  });
   const fs::path send_log = ctx.state_dir / "send.log";
+  // The receivers' CPU from just before the send to its end: the broadcast, nothing of setting up.
+  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), receivers);
   GRIDCAST_ASSIGN_OR_RETURN(ChildProcess send, ChildProcess::Start(argv, send_log.string()));
   if (!victims.empty()) {
     const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
@@ -194,6 +230,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   }
   CommandOutput out;
   out.exit_code = send.Wait();
+  const Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
   {
     std::ifstream in(send_log);
     std::stringstream text;
@@ -239,8 +276,8 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
   }
+  RecordNodeCpu(cpu_s, receivers, ctx.size_bytes, "gridcastd", &outcome);
   // The daemons' digests agreed; check the stored bytes independently.
-  const std::string& source = ctx.model.nodes[ctx.model.source].name;
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
     if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
@@ -295,6 +332,8 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());
   outcome.details.push_back(fmt::format("{} ranks, one per node, rank 0 on {}; checksums {}", result.ranks, source,
                                         result.verified ? "all equal" : "DIFFER"));
+  RecordNodeCpu(MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source)), NodeNames(ctx.model, source),
+                ctx.size_bytes, "MPI rank", &outcome);
   return outcome;
 }
 
@@ -331,7 +370,34 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   options.timeout_s = 120 + 20 * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
   // An allgather has no root: rank 0 on the first node, as --mode mpi-allgather runs it.
   const std::string& source = ctx.model.nodes[bcast ? ctx.model.source : 0].name;
-  GRIDCAST_ASSIGN_OR_RETURN(MpiCollectiveResult result, RunMpiCollective(netgrid->state(), source, ctx.state_dir / "mpi", options));
+  const std::vector<std::string> receivers = NodeNames(ctx.model, bcast ? source : "");
+  // The daemons' CPU from before mpirun to its end (the ranks' start and finish too: the daemons
+  // idle then); each rank's own over its timed region.
+  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), receivers);
+  Result<MpiCollectiveResult> ran = RunMpiCollective(netgrid->state(), source, ctx.state_dir / "mpi", options);
+  Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
+  if (!ran.ok()) return ran.status();
+  const MpiCollectiveResult& result = *ran;
+  const uint64_t received_bytes = bcast ? ctx.size_bytes : AllgatherReceivedBytes(ctx);
+  // Each part, for the human output: the ranks' CPU moves with how long they wait (they poll).
+  std::string cpu_parts;
+  if (cpu_s.ok()) {
+    const std::map<std::string, double> rank_cpu_s = MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source));
+    std::vector<NodeCpu> rank_parts, daemon_parts;
+    for (const std::string& node : receivers) {
+      if (cpu_s->count(node) == 0 || rank_cpu_s.count(node) == 0) continue;
+      daemon_parts.push_back({node, (*cpu_s)[node], received_bytes});
+      rank_parts.push_back({node, rank_cpu_s.at(node), received_bytes});
+      (*cpu_s)[node] += rank_cpu_s.at(node);
+    }
+    Result<CpuPerGib> of_ranks = SummarizeCpuPerGib(rank_parts);
+    Result<CpuPerGib> of_daemons = SummarizeCpuPerGib(daemon_parts);
+    if (of_ranks.ok() && of_daemons.ok()) {
+      cpu_parts = fmt::format("CPU per GiB received, the ranks' own: median {:.3f} s, max {:.3f} s; the daemons': "
+                              "median {:.3f} s, max {:.3f} s",
+                              of_ranks->median, of_ranks->max, of_daemons->median, of_daemons->max);
+    }
+  }
   std::ifstream log(ctx.state_dir / "mpi" / "mpirun.log");
   std::string line;
   std::vector<std::string> carried, steps;
@@ -351,6 +417,8 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
                                         result.verified ? "all equal" : "DIFFER"));
   outcome.details.push_back(carried.empty() ? "gridcast carried no call: the shim left it to MPI" : carried.front());
   outcome.details.insert(outcome.details.end(), steps.begin(), steps.end());
+  if (!cpu_parts.empty()) outcome.details.push_back(cpu_parts);
+  RecordNodeCpu(cpu_s, receivers, received_bytes, "MPI rank + gridcastd", &outcome);
   return outcome;
 }
 
@@ -492,6 +560,16 @@ int Bench(const BenchArgs& args) {
                          : args.mode == "p2p-matrix" ? 0
                                                      : BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
+  // Modes that measure no CPU (iperf, p2p-matrix, sbcast) or failed to: null.
+  std::optional<CpuPerGib> cpu;
+  if (!outcome->node_cpu.empty()) {
+    Result<CpuPerGib> summary = SummarizeCpuPerGib(outcome->node_cpu);
+    if (summary.ok()) {
+      cpu = *summary;
+    } else {
+      outcome->details.push_back("no cpu_s_per_gib: " + summary.status().message());
+    }
+  }
   if (args.json) {
     std::string pull_fields;
     if (outcome->source_copies) {
@@ -508,16 +586,27 @@ int Bench(const BenchArgs& args) {
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
                                  FormatFloat(*outcome->clusters_ari));
     }
+    const std::string cpu_field =
+        cpu ? fmt::format("{{\"median\": {}, \"max\": {}}}", FormatFloat(cpu->median), FormatFloat(cpu->max)) : "null";
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
-               "\"ratio\": {}, \"verified\": {}{}}}\n",
+               "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}{}}}\n",
                nlohmann::json(args.mode).dump(), nlohmann::json(outcome->algo).dump(), *size,
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
-               outcome->verified ? "true" : "false", pull_fields);
+               outcome->verified ? "true" : "false", cpu_field, pull_fields);
   } else {
     fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
                args.tls ? " (TLS)" : "",
                outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
                ratio, outcome->verified ? "verified" : "NOT VERIFIED");
+    if (cpu) {
+      std::vector<std::string> per_node;
+      for (const NodeCpu& node : outcome->node_cpu) {
+        per_node.push_back(fmt::format("{} {:.3f}", node.node, CpuSecondsPerGib(node)));
+      }
+      fmt::print("  CPU per GiB received ({}, user + system, {} receiving nodes): median {:.3f} s, max {:.3f} s "
+                 "({})\n",
+                 outcome->cpu_of, outcome->node_cpu.size(), cpu->median, cpu->max, fmt::join(per_node, ", "));
+    }
     for (const std::string& line : outcome->details) fmt::print("  {}\n", line);
   }
   return outcome->verified ? kExitOk : kExitFailure;
@@ -569,7 +658,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 600));
   bench->add_option("--state", args->state,
                     "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");
-  bench->add_flag("--json", args->json, "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified");
+  bench->add_flag("--json", args->json,
+                  "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified, "
+                  "cpu_s_per_gib");
   bench->callback([args, exit_code] { *exit_code = Bench(*args); });
 }
 

@@ -14,6 +14,7 @@
 #include "common/crypto.h"
 #include "common/result.h"
 #include "deploy/bench_netgrid.h"
+#include "deploy/process_cpu.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast::cli {
@@ -63,6 +64,10 @@ struct BenchOutcome {
   // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
   std::optional<double> simulated_s;
   std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed
+  // cpu_s_per_gib's inputs: each receiving node's CPU seconds over the collective and the bytes
+  // it received, and whose CPU that is ("gridcastd", "MPI rank", ...). Empty: not measured.
+  std::vector<NodeCpu> node_cpu;
+  std::string cpu_of;
 };
 
 struct BenchContext {
@@ -81,8 +86,19 @@ Result<nlohmann::json> ParseSendJson(const CommandOutput& out);
 // Where a daemon keeps in-memory payloads (its List answer says).
 Result<std::filesystem::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member);
 
-// The allgather modes' parts: SIZE / nodes each, rounded up; and their physical bound.
+// The names of the topology's nodes but `except` (a broadcast's receivers: all but the source).
+std::vector<std::string> NodeNames(const NetworkModel& model, const std::string& except = "");
+
+// Fills outcome->node_cpu with `cpu_s` of each of `receivers` (each received received_bytes),
+// the CPU of `of`. A failed measurement, or one without some receiver, leaves node_cpu empty
+// (no cpu_s_per_gib) and says why in a detail line.
+void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s, const std::vector<std::string>& receivers,
+                   uint64_t received_bytes, const std::string& of, BenchOutcome* outcome);
+
+// The allgather modes' parts: SIZE / nodes each, rounded up; what each node receives (every
+// part but its own); and their physical bound.
 uint64_t AllgatherPartBytes(const BenchContext& ctx);
+uint64_t AllgatherReceivedBytes(const BenchContext& ctx);
 double AllgatherBoundOfBench(const BenchContext& ctx);
 
 // --mode allgather: `gridcast allgather` of one random part per node (size / nodes each),

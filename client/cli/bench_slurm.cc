@@ -13,6 +13,7 @@
 #include "collectives/bound.h"
 #include "common/hex.h"
 #include "common/units.h"
+#include "deploy/daemon_cpu_meter.h"
 #include "deploy/slurm_netgrid.h"
 
 namespace gridcast::cli {
@@ -145,7 +146,15 @@ Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   if (!ctx.args.chunk.empty()) command += " --chunk " + ShellQuote(ctx.args.chunk);
   if (!ctx.args.digest.empty()) command += " --digest " + ShellQuote(ctx.args.digest);
   for (const std::string& extra : ctx.args.daemon_args) command += " " + ShellQuote("--daemon-arg=" + extra);
-  GRIDCAST_ASSIGN_OR_RETURN(TimedJob job, RunTimedJob(ctx, bench.netgrid->state(), command));
+  // stage starts and stops the daemons inside the job: each receiver's counts over its whole
+  // life, up to its last reading (the meter's thread reads them every 20 ms).
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  const std::vector<std::string> receivers = NodeNames(ctx.model, source);
+  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(bench.netgrid->state(), receivers);
+  Result<TimedJob> ran = RunTimedJob(ctx, bench.netgrid->state(), command);
+  const Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
+  if (!ran.ok()) return ran.status();
+  const TimedJob& job = *ran;
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson({job.command_exit, job.output}));
   BenchOutcome outcome;
   outcome.completion_s = job.seconds;
@@ -159,6 +168,7 @@ Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast slurm stage summary: ") + e.what());
   }
+  RecordNodeCpu(cpu_s, receivers, ctx.size_bytes, "gridcastd", &outcome);
   CheckCopies(ctx, fs::path("stage") / kPayloadName, bench.digest, &outcome);
   return outcome;
 }

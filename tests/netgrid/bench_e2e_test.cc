@@ -1,11 +1,12 @@
 // `gridcast bench` end to end on a 4-node, 2-switch netgrid: the --json line has exactly the
-// documented keys and a verified push; SIGINT in the middle of a run leaves no namespace,
+// documented keys, a verified push and the receivers' CPU per GiB; SIGINT in the middle of a run leaves no namespace,
 // daemon or state directory behind; MPI_Bcast runs across the namespaces (when built with MPI);
 // sbcast and gridcast slurm stage run on a real Slurm.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -89,10 +90,14 @@ class BenchE2ETest : public ::testing::Test {
     ASSERT_TRUE(result.is_object()) << result.dump();
     std::set<std::string> keys;
     for (const auto& item : result.items()) keys.insert(item.key());
-    std::set<std::string> expected = {"mode", "algo", "size_bytes", "completion_s", "bound_s", "ratio", "verified"};
-    // gridcast's own modes pass the send summary's control-plane counters through.
+    std::set<std::string> expected = {"mode",  "algo",     "size_bytes",   "completion_s",
+                                      "bound_s", "ratio", "verified", "cpu_s_per_gib"};
+    // gridcast's own modes pass the send summary's control-plane counters and its chunk digest
+    // through.
     if (mode != "mpi" && mode != "sbcast") {
       expected.insert("control");
+      expected.insert("digest");
+      EXPECT_EQ(result["digest"], "sha256") << result.dump();
       ASSERT_TRUE(result["control"].is_object()) << result.dump();
       EXPECT_GT(result["control"]["rpcs_at_source"].get<uint64_t>(), 0u) << result.dump();
       EXPECT_GT(result["control"]["bytes_at_source"].get<uint64_t>(), 0u) << result.dump();
@@ -109,6 +114,22 @@ class BenchE2ETest : public ::testing::Test {
     // Nothing beats the bound; TCP through tbf gets about 95.5% of the shaped rate.
     EXPECT_GT(completion_s, bound_s);
     EXPECT_NEAR(result["ratio"].get<double>(), completion_s / bound_s, 1e-5);
+    // The receivers' daemons' or ranks' CPU per GiB each received; sbcast's is Slurm's, not measured.
+    const nlohmann::json& cpu = result["cpu_s_per_gib"];
+    if (mode == "sbcast") {
+      EXPECT_TRUE(cpu.is_null()) << result.dump();
+      return;
+    }
+    ASSERT_TRUE(cpu.is_object()) << result.dump();
+    EXPECT_EQ(cpu.size(), 2u) << cpu.dump();
+    ASSERT_TRUE(cpu["median"].is_number() && cpu["max"].is_number()) << cpu.dump();
+    const double median = cpu["median"].get<double>();
+    const double max = cpu["max"].get<double>();
+    EXPECT_TRUE(std::isfinite(median) && std::isfinite(max)) << cpu.dump();
+    EXPECT_GT(median, 0) << cpu.dump();
+    EXPECT_GE(max, median) << cpu.dump();
+    // Receiving 8 MiB costs far less than a CPU-second per MiB, i.e. 1024 per GiB.
+    EXPECT_LT(max, 1024) << cpu.dump();
   }
 
   fs::path dir_ = kTestDir;

@@ -1,0 +1,83 @@
+#include "deploy/daemon_cpu_meter.h"
+
+#include <chrono>
+#include <set>
+
+#include "deploy/process_cpu.h"
+
+namespace gridcast {
+namespace {
+
+constexpr const char* kDaemonName = "gridcastd";
+constexpr auto kReadEvery = std::chrono::milliseconds(20);
+constexpr int kDiscoverEveryReads = 12;  // 240 ms
+
+}  // namespace
+
+std::unique_ptr<DaemonCpuMeter> DaemonCpuMeter::Start(const NetgridState& state, const std::vector<std::string>& nodes) {
+  std::unique_ptr<DaemonCpuMeter> meter(new DaemonCpuMeter(state, nodes));
+  {
+    std::lock_guard<std::mutex> lock(meter->mutex_);
+    meter->Discover(/*from_zero=*/false);
+  }
+  meter->thread_ = std::thread([m = meter.get()] { m->Run(); });
+  return meter;
+}
+
+DaemonCpuMeter::~DaemonCpuMeter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DaemonCpuMeter::Discover(bool from_zero) {
+  std::set<std::string> known;
+  for (const auto& [pid, daemon] : daemons_) known.insert(daemon.node);
+  for (const std::string& name : nodes_) {
+    if (known.count(name) != 0) continue;
+    for (int pid : NetgridNodePids(*state_.FindNode(name), kDaemonName)) {
+      Result<double> cpu_s = ProcessCpuSeconds(pid);
+      if (!cpu_s.ok()) continue;  // ended meanwhile
+      daemons_[pid] = Daemon{name, from_zero ? 0.0 : *cpu_s, *cpu_s};
+    }
+  }
+}
+
+void DaemonCpuMeter::ReadAll() {
+  for (auto& [pid, daemon] : daemons_) {
+    Result<double> cpu_s = ProcessCpuSeconds(pid);
+    if (cpu_s.ok()) daemon.last_s = *cpu_s;  // else it ended: its last reading stands
+  }
+}
+
+void DaemonCpuMeter::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (int reads = 1; !wake_.wait_for(lock, kReadEvery, [this] { return stopping_; }); ++reads) {
+    if (reads % kDiscoverEveryReads == 0) Discover(/*from_zero=*/true);
+    ReadAll();
+  }
+}
+
+Result<std::map<std::string, double>> DaemonCpuMeter::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ReadAll();
+  std::map<std::string, double> cpu_s;
+  for (const auto& [pid, daemon] : daemons_) cpu_s[daemon.node] += daemon.last_s - daemon.start_s;
+  std::string missing;
+  for (const std::string& name : nodes_) {
+    if (cpu_s.count(name) == 0) missing += (missing.empty() ? "" : ", ") + name;
+  }
+  if (!missing.empty()) return Status::NotFound("no gridcastd was seen on " + missing);
+  return cpu_s;
+}
+
+}  // namespace gridcast

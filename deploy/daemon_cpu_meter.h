@@ -1,0 +1,61 @@
+// DaemonCpuMeter: the CPU time the gridcastd of some netgrid nodes use over a window, for
+// `gridcast bench`'s cpu_s_per_gib (docs/performance.md).
+//
+// A node's daemon is the process named gridcastd in its namespace, whoever started it (netgrid,
+// or `gridcast slurm stage` through srun). One alive at Start() counts from there; one that
+// starts later counts from its own start; one that ends before Stop() counts until its last
+// reading. The meter reads every daemon it knows every 20 ms on a thread of its own (one clock
+// read each: cheap) and looks for daemons it has not found yet every 240 ms.
+// Thread-compatible: Start, Stop and the destructor from one thread.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "deploy/netgrid.h"
+
+namespace gridcast {
+
+class DaemonCpuMeter {
+ public:
+  // Starts the window over the daemons of `nodes` (names in `state`).
+  // REQUIRES: every name is a node of `state`; `state` outlives the meter.
+  static std::unique_ptr<DaemonCpuMeter> Start(const NetgridState& state, const std::vector<std::string>& nodes);
+
+  DaemonCpuMeter(const DaemonCpuMeter&) = delete;
+  DaemonCpuMeter& operator=(const DaemonCpuMeter&) = delete;
+  ~DaemonCpuMeter();  // ends the thread, if Stop() did not
+
+  // Ends the window: the CPU seconds of each node's daemon(s) within it. NotFound, naming them,
+  // when no daemon was seen on some of the nodes. Call once.
+  Result<std::map<std::string, double>> Stop();
+
+ private:
+  struct Daemon {
+    std::string node;
+    double start_s = 0;  // its CPU seconds when the window opened to it
+    double last_s = 0;   // ... at its last reading
+  };
+
+  DaemonCpuMeter(const NetgridState& state, std::vector<std::string> nodes) : state_(state), nodes_(std::move(nodes)) {}
+  // Finds the daemons of nodes with none known yet; `from_zero`: they started within the window.
+  void Discover(bool from_zero);  // REQUIRES: mutex_ held
+  void ReadAll();                 // REQUIRES: mutex_ held
+  void Run();
+
+  const NetgridState& state_;
+  const std::vector<std::string> nodes_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<int, Daemon> daemons_;  // by pid; guarded by mutex_
+  bool stopping_ = false;          // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace gridcast
