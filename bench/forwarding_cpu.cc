@@ -2,9 +2,11 @@
 // receiving daemon the payload bytes it took in (received, verified, written, forwarded to its
 // children) per CPU-second it used (user + system, deploy/process_cpu.h). The target is
 // >= 1 GB/s per CPU-second per node. With --tls the daemons run TLS on every data connection
-// (and the control port): the difference is the cost of encryption per byte.
+// (and the control port): the difference is the cost of encryption per byte. --digest chooses
+// the chunk digest (common/chunk_digest.h).
 //
-//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--tls] [--daemon-arg=ARG ...] [--json]
+//   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--digest sha256|xxh3] [--tls]
+//                        [--daemon-arg=ARG ...] [--json]
 //
 // --daemon-arg passes one argument to every gridcastd (e.g. --daemon-arg=--page-cache-window=8MiB).
 #include <algorithm>
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   std::string chunk = "1MiB";
   bool json = false;
   bool tls = false;
+  std::string digest = "sha256";
   std::vector<std::string> daemon_args;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -45,6 +48,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (arg == "--tls") {
       tls = true;
+    } else if (i + 1 < argc && arg == "--digest") {
+      digest = argv[++i];
     } else if (arg.starts_with("--daemon-arg=")) {
       daemon_args.push_back(arg.substr(std::string("--daemon-arg=").size()));
     } else if (i + 1 < argc && arg == "--size") {
@@ -59,7 +64,9 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && arg == "--chunk") {
       chunk = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--tls] [--daemon-arg=ARG ...] [--json]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--digest sha256|xxh3] [--tls] "
+                   "[--daemon-arg=ARG ...] [--json]\n",
                    argv[0]);
       return 2;
     }
@@ -70,8 +77,9 @@ int main(int argc, char** argv) {
   const std::string payload = cluster.MakePayload("cpu.bin", size);
   std::vector<double> before(kMembers);
   for (int i = 0; i < kMembers; ++i) before[i] = CpuSeconds(cluster.pid(i));
-  gridcast::Result<gridcast::CommandOutput> out = gridcast::RunCommand(
-      {GRIDCAST_CLI, "send", payload, "--cluster", cluster.cluster_file(), "--algo", algo, "--chunk", chunk, "--json"});
+  std::vector<std::string> send = {GRIDCAST_CLI, "send",  payload,  "--cluster", cluster.cluster_file(), "--algo",
+                                   algo,         "--chunk", chunk, "--digest",  digest,                 "--json"};
+  gridcast::Result<gridcast::CommandOutput> out = gridcast::RunCommand(send);
   if (!out.ok() || out->exit_code != 0) {
     std::fprintf(stderr, "send failed: %s\n", out.ok() ? out->output.c_str() : out.status().ToString().c_str());
     return 1;
@@ -88,15 +96,16 @@ int main(int argc, char** argv) {
   double mean_rate = 0;
   for (double r : rates) mean_rate += r / static_cast<double>(rates.size());
   if (json) {
-    std::printf("%s\n", nlohmann::json{{"algo", algo}, {"tls", tls}, {"size_bytes", size},
+    std::printf("%s\n", nlohmann::json{{"algo", algo}, {"tls", tls}, {"digest", digest}, {"size_bytes", size},
                                        {"completion_s", summary["completion_s"]},
                                        {"verified", summary["verified"]}, {"members", members},
                                        {"bytes_per_cpu_s_min", min_rate}, {"bytes_per_cpu_s_mean", mean_rate}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("%s, %s over 8 daemons on loopback%s: %.2f s, verified %s\n", algo.c_str(),
-                gridcast::FormatSize(size).c_str(), tls ? " (TLS)" : "", summary["completion_s"].get<double>(),
+    std::printf("%s, %s over 8 daemons on loopback%s, %s: %.2f s, verified %s\n", algo.c_str(),
+                gridcast::FormatSize(size).c_str(), tls ? " (TLS)" : "", digest.c_str(),
+                summary["completion_s"].get<double>(),
                 summary["verified"].get<bool>() ? "yes" : "NO");
     for (const auto& m : members) {
       std::printf("  %-4s %6.2f CPU-s\n", m["member"].get<std::string>().c_str(), m["cpu_s"].get<double>());

@@ -287,6 +287,8 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     for (const BundlePart& part : parts) {
       if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
     }
+    // In memory and pushed (one writer per chunk): chunks are received into their final pages.
+    if (request.in_memory() && plan.mode() == v1::PLAN_MODE_PUSH) GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
     if (request.in_memory() && !request.take_memory_lazily()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
     std::function<Status()> after_finalize;
     if (plan.payload().directory()) {

@@ -564,21 +564,32 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
       }
       continue;
     }
-    auto data = buffers_->Acquire(header->length);
-    // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
-    if (!(co_await connection->ReceiveChunk(*data, options_.io_timeout, [this, lane] { MarkLaneProgress(lane); })).ok()) {
-      break;
+    // Straight into the payload's final pages where the store has them (in memory), else
+    // into a pooled buffer that the store writes once verified.
+    const std::span<uint8_t> place = store_->ClaimPlace(header->chunk);
+    std::shared_ptr<std::vector<uint8_t>> data;
+    std::span<uint8_t> into = place;
+    if (place.empty()) {
+      data = buffers_->Acquire(header->length);
+      into = *data;
     }
-    pushed_received_bytes_.fetch_add(header->length, std::memory_order_relaxed);
-    if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
+    // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
+    std::function<void()> progress = [this, lane] { MarkLaneProgress(lane); };
+    const Status received = co_await connection->ReceiveChunk(into, options_.io_timeout, std::move(progress));
+    pushed_received_bytes_.fetch_add(received.ok() ? header->length : 0, std::memory_order_relaxed);
+    if (traffic != nullptr && received.ok()) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
     // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
     // here, so this connection never holds more than a window of buffers.
-    while (conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
-    if (conn->closed) break;
+    while (received.ok() && conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+    if (!received.ok() || conn->closed) {
+      if (!place.empty()) store_->ReleasePlace(header->chunk);
+      break;
+    }
     ++conn->verifying;
     asio::post(workers_, [self = shared_from_this(), conn, header = *header, data = std::move(data)]() mutable {
       bool newly = false;
-      Status written = self->store_->WriteChunk(header.chunk, *data, &newly);
+      Status written = data ? self->store_->WriteChunk(header.chunk, *data, &newly)
+                            : self->store_->VerifyInPlace(header.chunk, &newly);
       asio::post(self->io_, [self, conn, header, data = std::move(data), written = std::move(written), newly]() mutable {
         self->OnChunkStored(conn, header, std::move(data), written, newly);
       });
@@ -597,7 +608,11 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
   reply.lane = header.lane;
   reply.chunk = header.chunk;
   reply.type = FrameType::kAck;
-  if (written.code() == StatusCode::kDataLoss) {
+  if (written.code() == StatusCode::kAborted) {
+    // Another connection of this lane receives the chunk into place (a reconnect overtook
+    // a connection still ending): ask again; the parent resends unless that one delivers it.
+    reply.type = FrameType::kNack;
+  } else if (written.code() == StatusCode::kDataLoss) {
     spdlog::warn("{}: {}; asking the parent again", conn->where, written.message());
     reply.type = FrameType::kNack;
     if (options_.counters) options_.counters->ChunkRefused(Transport::kPush);
@@ -611,7 +626,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     return;
   } else {
     if (newly && options_.counters) options_.counters->ChunkVerified(Transport::kPush);
-    if (swarm_) swarm_->ChunkVerifiedByPush(header.chunk, *data);
+    if (swarm_ && data) swarm_->ChunkVerifiedByPush(header.chunk, *data);
     if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();
   }

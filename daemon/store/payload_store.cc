@@ -1,7 +1,10 @@
 #include "daemon/store/payload_store.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -120,6 +123,7 @@ Digest PayloadIdentity::Fingerprint() const {
 }
 
 PayloadStore::~PayloadStore() {
+  if (mapped_ != nullptr) munmap(mapped_, mapped_bytes_);
   if (fd_ >= 0) close(fd_);
   if (state_fd_ >= 0) close(state_fd_);
 }
@@ -416,6 +420,9 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, b
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
+  if (!claimed_.empty() && claimed_[chunk]) {
+    return Status::Aborted(ChunkName(chunk) + " is being received from another connection");
+  }
   // The errors name the chunk; built only on failure (this runs once per chunk received).
   if (Status written = PwriteFull(*io_, fd_, data, ChunkOffset(chunk)); !written.ok()) {
     return written.WithContext("storing " + ChunkName(chunk));
@@ -444,7 +451,7 @@ Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const
                                    std::to_string(offset) + " is outside chunk " + std::to_string(chunk));
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (have_[chunk] || finalized_) return Status::Ok();
+  if (have_[chunk] || finalized_ || (!claimed_.empty() && claimed_[chunk])) return Status::Ok();
   return PwriteFull(*io_, fd_, data, chunk * identity_.chunk_bytes + offset);
 }
 
@@ -482,6 +489,8 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
 }
 
 Status PayloadStore::TouchUnheldChunks() {
+  // Mapped: the kernel takes every page without a byte written (fresh tmpfs pages are zero).
+  if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) return Status::Ok();
   const std::vector<uint8_t> zeros(identity_.LargestChunk());
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
@@ -489,6 +498,59 @@ Status PayloadStore::TouchUnheldChunks() {
     GRIDCAST_RETURN_IF_ERROR(PwriteFull(*io_, fd_, {zeros.data(), identity_.ChunkSize(c)}, ChunkOffset(c)));
   }
   return Status::Ok();
+}
+
+Status PayloadStore::MapForReceiving() {
+  // A finalized store (sources, copies held whole) receives nothing.
+  if (identity_.size_bytes == 0 || finalized_ || mapped_ != nullptr) return Status::Ok();
+  // Only memory is received into place: a disk file's pages would be read (or zeroed) in
+  // before they are written and then written back, where a pwrite fills them directly.
+  struct statfs fs {};
+  if (fstatfs(fd_, &fs) != 0 || fs.f_type != TMPFS_MAGIC) return Status::Ok();
+  void* pages = mmap(nullptr, identity_.size_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (pages == MAP_FAILED) return ErrnoStatus("mapping " + base_name_ + ".part", errno);
+  std::lock_guard<std::mutex> lock(mutex_);
+  mapped_ = static_cast<uint8_t*>(pages);
+  mapped_bytes_ = identity_.size_bytes;
+  claimed_.assign(identity_.NumChunks(), false);
+  return Status::Ok();
+}
+
+std::span<uint8_t> PayloadStore::ClaimPlace(uint64_t chunk) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (mapped_ == nullptr || chunk >= have_.size() || have_[chunk] || claimed_[chunk]) return {};
+    claimed_[chunk] = true;
+  }
+  // Take the chunk's pages in one call (the kernel allocates and maps them at once) instead of
+  // one page fault per 4 KiB as the bytes land. Pages shared with a neighbouring chunk are
+  // only mapped, never changed. Kernels before 5.14 lack it: then the faults take them.
+  static const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t begin = ChunkOffset(chunk) / page * page;
+  const uint64_t end = std::min<uint64_t>(mapped_bytes_, ChunkOffset(chunk) + identity_.ChunkSize(chunk));
+  (void)madvise(mapped_ + begin, end - begin, MADV_POPULATE_WRITE);
+  return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
+}
+
+Status PayloadStore::VerifyInPlace(uint64_t chunk, bool* newly_verified) {
+  if (newly_verified != nullptr) *newly_verified = false;
+  // Hashed without the lock: the claim keeps every other writer out of these bytes.
+  const Digest digest = HashChunk(identity_.digest, {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)});
+  std::lock_guard<std::mutex> lock(mutex_);
+  claimed_[chunk] = false;
+  if (have_[chunk]) return Status::Ok();
+  if (digest != identity_.chunk_hashes[chunk]) {
+    return Status::DataLoss(ChunkName(chunk) + " failed its " + std::string(DigestName(identity_.digest)) + " check");
+  }
+  Status marked = MarkVerified(chunk, digest);
+  if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
+  if (newly_verified != nullptr) *newly_verified = true;
+  return Status::Ok();
+}
+
+void PayloadStore::ReleasePlace(uint64_t chunk) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (chunk < claimed_.size()) claimed_[chunk] = false;
 }
 
 void PayloadStore::ChunkForwarded(uint64_t chunk) {

@@ -128,7 +128,8 @@ class PayloadStore {
   std::vector<uint8_t> BitmapBytes() const;
 
   // Verifies `data` against the chunk's digest, writes it and marks it. DataLoss on a digest or
-  // size mismatch (nothing is written); ResourceExhausted when the disk is full.
+  // size mismatch (nothing is written); ResourceExhausted when the disk is full; Aborted when
+  // another connection is receiving the chunk into place (nothing is written: ask again later).
   // Writing a chunk that is already verified is a no-op. `newly_verified` (when given) says
   // whether this call marked the chunk (false when it was held already).
   Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified = nullptr);
@@ -150,8 +151,26 @@ class PayloadStore {
   // Writes zeros over every chunk not held yet, so that the memory behind a payload on a tmpfs
   // is taken at Prepare (as an MPI program allocates and touches its receive buffer before the
   // broadcast), not chunk by chunk while data arrives. Harmless elsewhere: those bytes are
-  // unverified anyway.
+  // unverified anyway. A mapped store (MapForReceiving) takes its pages without writing them.
   Status TouchUnheldChunks();
+
+  // In-memory receivers: maps the payload, when it is on a tmpfs, so that chunks are received
+  // straight into their final pages (ClaimPlace, VerifyInPlace) and forwarded from them: one
+  // copy in per hop, where a buffer and a pwrite make two. Elsewhere (a disk) it does nothing.
+  // Only for a store with one writer per chunk at a time (push plans: a swarm's blocks go
+  // through WriteBlock). Before the execution starts.
+  Status MapForReceiving();
+  bool mapped() const { return mapped_ != nullptr; }
+  // The final pages of `chunk`, claimed for one receiver (its memory taken now, not page by
+  // page as bytes land) until VerifyInPlace or ReleasePlace. Empty when the store is not
+  // mapped or the chunk is held or claimed (then receive into a buffer and WriteChunk).
+  std::span<uint8_t> ClaimPlace(uint64_t chunk);
+  // REQUIRES: ClaimPlace(chunk) returned its pages and they hold the received bytes. Hashes
+  // them and marks the chunk as WriteChunk does (DataLoss when they are not the chunk's: the
+  // bytes stay unmarked); the claim ends either way.
+  Status VerifyInPlace(uint64_t chunk, bool* newly_verified = nullptr);
+  // Ends a claim whose bytes did not all arrive; they stay unmarked.
+  void ReleasePlace(uint64_t chunk);
 
   // Push receivers recycle a window of page cache instead of filling memory with the payload:
   // each chunk written starts its writeback at once, and a chunk this member has forwarded to
@@ -211,9 +230,12 @@ class PayloadStore {
   std::string base_name_;  // final component of the name
   std::string state_path_;
   std::string chunks_path_;  // where Finalize() records the chunk list; empty for sources
-  mutable std::mutex mutex_;  // guards have_, stored_hashes_ and the bytes of unverified chunks
+  mutable std::mutex mutex_;  // guards have_, claimed_, stored_hashes_ and the bytes of unverified chunks
   std::vector<bool> have_;
+  std::vector<bool> claimed_;          // being received into place (MapForReceiving)
   std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
+  uint8_t* mapped_ = nullptr;          // the payload's pages, when MapForReceiving mapped them
+  size_t mapped_bytes_ = 0;
   std::atomic<uint64_t> verified_{0};
   uint64_t page_cache_window_ = 0;
   std::atomic<uint64_t> unsubmitted_bytes_{0};  // written since the last writeback submission

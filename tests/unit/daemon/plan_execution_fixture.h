@@ -45,7 +45,8 @@ class PlanExecutionFixture : public ::testing::Test {
   static constexpr int kMembers = 4;
 
   void SetUp() override {
-    dir_ = FreshTestDir("gridcast-execution");
+    // Stores received into place are in memory: a tmpfs.
+    dir_ = FreshTestDir("gridcast-execution", mapped_ ? "/dev/shm" : std::filesystem::temp_directory_path());
     for (int i = 0; i < kMembers; ++i) fs::create_directories(MemberDir(i));
     if (loopback_) network_ = LoopbackNetwork::Create(io_);
     // Each member's data plane asks this table for the plan's receiver.
@@ -137,6 +138,10 @@ class PlanExecutionFixture : public ::testing::Test {
     if (i == 0) return source_;
     Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin", identity_, io);
     EXPECT_TRUE(store.ok()) << store.status().message();
+    if (store.ok() && mapped_) {
+      EXPECT_TRUE((*store)->MapForReceiving().ok());
+      EXPECT_TRUE((*store)->mapped());  // a tmpfs: its chunks are received into place
+    }
     return store.ok() ? std::shared_ptr<PayloadStore>(std::move(*store)) : nullptr;
   }
 
@@ -215,6 +220,7 @@ class PlanExecutionFixture : public ::testing::Test {
   std::thread runner_;
   std::vector<std::shared_ptr<TlsContext>> tls_;  // per member, set before SetUp; none: plaintext
   bool loopback_ = false;                          // set before SetUp: no sockets at all
+  bool mapped_ = false;                            // receivers take chunks into place (in-memory)
   std::shared_ptr<LoopbackNetwork> network_;
   std::vector<std::shared_ptr<DataTransport>> transports_;
   std::vector<std::unique_ptr<DataPlane>> planes_;
@@ -235,10 +241,12 @@ class PlanExecutionFixture : public ::testing::Test {
 struct ExecutionVariant {
   bool loopback = false;
   ChunkDigest digest = ChunkDigest::kSha256;
+  bool mapped = false;  // receivers' stores mapped (in-memory payloads: received into place)
 };
 
 inline std::string ExecutionVariantName(const ::testing::TestParamInfo<ExecutionVariant>& variant) {
-  return std::string(variant.param.loopback ? "loopback_" : "tcp_") + std::string(DigestName(variant.param.digest));
+  return std::string(variant.param.loopback ? "loopback_" : "tcp_") + std::string(DigestName(variant.param.digest)) +
+         (variant.param.mapped ? "_in_place" : "");
 }
 
 class ExecutionVariantFixture : public PlanExecutionFixture, public ::testing::WithParamInterface<ExecutionVariant> {
@@ -246,6 +254,7 @@ class ExecutionVariantFixture : public PlanExecutionFixture, public ::testing::W
   void SetUp() override {
     loopback_ = GetParam().loopback;
     digest_ = GetParam().digest;
+    mapped_ = GetParam().mapped;
     PlanExecutionFixture::SetUp();
   }
 };
@@ -255,7 +264,9 @@ class ExecutionVariantFixture : public PlanExecutionFixture, public ::testing::W
                            ::testing::Values(ExecutionVariant{false, ChunkDigest::kSha256},                 \
                                              ExecutionVariant{false, ChunkDigest::kXxh3},                   \
                                              ExecutionVariant{true, ChunkDigest::kSha256},                  \
-                                             ExecutionVariant{true, ChunkDigest::kXxh3}),                   \
+                                             ExecutionVariant{true, ChunkDigest::kXxh3},                    \
+                                             ExecutionVariant{false, ChunkDigest::kSha256, true},           \
+                                             ExecutionVariant{true, ChunkDigest::kXxh3, true}),             \
                            ExecutionVariantName)
 
 }  // namespace gridcast
