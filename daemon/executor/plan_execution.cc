@@ -348,6 +348,12 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
 }
 
 void PlanExecution::Track(const ConnectionPtr& connection) {
+  // A connection made (or handed over by a handshake begun) before a stop would outlive the
+  // stop's closing of the tracked ones: close it at once.
+  if (Stopping()) {
+    connection->Close();
+    return;
+  }
   std::erase_if(open_connections_, [](const ConnectionPtr& c) { return !c->IsOpen(); });
   open_connections_.push_back(connection);
 }

@@ -43,7 +43,7 @@
 
 #include "collectives/plan.h"
 #include "daemon/executor/buffer_pool.h"
-#include "daemon/executor/notifier.h"
+#include "daemon/transport/notifier.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 #include <deque>
 #include <vector>
 
 #include "common/file_io.h"
+#include "daemon/transport/notifier.h"
 
 namespace gridcast {
 
@@ -17,29 +15,19 @@ namespace asio = boost::asio;
 
 namespace {
 
-// One direction of a connection: a bounded byte queue, and a timer the waiting side sleeps
-// on (cancelled to wake it: the io thread is single, so no wake-up slips between a check and
-// the wait after it).
+// One direction of a connection: a bounded byte queue, and what its reader and writer wait on.
 struct Pipe {
-  explicit Pipe(asio::io_context& io, size_t capacity) : capacity_bytes(capacity), changed(io) {
-    changed.expires_at(asio::steady_timer::time_point::max());
-  }
+  explicit Pipe(asio::io_context& io, size_t capacity) : capacity_bytes(capacity), changed(io) {}
   const size_t capacity_bytes;
   std::deque<uint8_t> bytes;
   bool closed = false;
-  asio::steady_timer changed;
+  Notifier changed;  // bytes came or went, or the pipe closed
 
-  void Notify() { changed.cancel(); }
+  void Notify() { changed.Notify(); }
   // Returns after Notify() or when `until` passes.
   asio::awaitable<void> Wait(std::chrono::steady_clock::time_point until) {
-    asio::steady_timer guard(changed.get_executor());
-    guard.expires_at(until);
-    guard.async_wait([this](boost::system::error_code ec) {
-      if (!ec) changed.cancel();
-    });
-    boost::system::error_code ec;
-    co_await changed.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    guard.cancel();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    co_await changed.Wait(std::max(left, std::chrono::milliseconds(1)));
   }
 };
 
