@@ -1,7 +1,8 @@
 #!/bin/bash
-# The fast-network figures of docs/performance.md (issue 13), as root: CPU per byte on loopback,
-# then flat8-10g (10gbit NICs: the host, not the shaping, is the limit) with push, push to
-# memory, pull and tuned MPI_Bcast in rounds, then the slow-link checks that must not regress.
+# The fast-network figures of docs/performance.md (issues 13 and 32), as root: CPU per byte on
+# loopback with each chunk digest, then flat8-10g (10gbit NICs: the host, not the shaping, is
+# the limit) with push (to disk and to memory, both digests), the MPI shim, pull and tuned
+# MPI_Bcast in rounds, then the slow-link checks that must not regress.
 # Every run starts with a clean page cache; one JSON line per run goes to $1
 # (default ./fast-network-figures.jsonl). Usage: bench/fast_network_figures.sh [OUT.jsonl] [ROUNDS]
 set -uo pipefail
@@ -25,16 +26,24 @@ run() {
 }
 F8=deploy/topologies/flat8-10g.yaml
 for _ in $(seq "$rounds"); do
-  clean
-  load=$(cut -d' ' -f1 /proc/loadavg)
-  record "bench_forwarding_cpu --size 1GiB" "$load" \
-    "$(build/bin/bench_forwarding_cpu --size 1GiB --json 2>/dev/null | tr -d '\n')"
+  for digest in sha256 xxh3; do
+    clean
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    record "bench_forwarding_cpu --size 1GiB --digest $digest" "$load" \
+      "$(build/bin/bench_forwarding_cpu --size 1GiB --digest $digest --json 2>/dev/null | tr -d '\n')"
+  done
 done
+# Each round: tuned MPI_Bcast, then gridcast's modes (both chunk digests where the issue
+# compares them), every JSON line with its cpu_s_per_gib.
 for _ in $(seq "$rounds"); do
   run --topology $F8 --size 1GiB --mode mpi
   run --topology $F8 --size 1GiB --mode push
+  run --topology $F8 --size 1GiB --mode push --digest xxh3
   run --topology $F8 --size 1GiB --mode push --algo multilane
   run --topology $F8 --size 1GiB --mode push --algo multilane --in-memory
+  run --topology $F8 --size 1GiB --mode push --in-memory --digest xxh3
+  run --topology $F8 --size 1GiB --mode mpi-shim
+  run --topology $F8 --size 1GiB --mode mpi-shim --digest xxh3
   run --topology $F8 --size 1GiB --mode pull
 done
 # Where the network binds: nothing may get slower.
