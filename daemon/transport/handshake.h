@@ -3,10 +3,10 @@
 // over the challenge with the cluster secret; the child checks it, and that the parent is its
 // parent in that lane, and answers with its own HMAC and the chunks it already holds (Accept),
 // or refuses with a status and a reason. Neither side reveals anything before the other
-// proved the secret. It runs on any Transport (connection.h: a DataTransport); over TLS it runs inside a mutual
-// TLS 1.3 session, and each side also checks that the other's certificate names the member it
-// is: the parent the child's data host (at Connect), the child the data host of the parent its
-// Hello names (Connection::CheckPeer).
+// proved the secret. It runs on any DataTransport (connection.h); over TLS it runs inside a
+// mutual TLS 1.3 session, and each side also checks that the other's certificate names the
+// member it is: the parent the child's data host (at Connect), the child the data host of the
+// parent its Hello names (Connection::CheckPeer).
 #pragma once
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
