@@ -43,7 +43,7 @@ for _ in $(seq "$rounds"); do
   run --topology $F8 --size 1GiB --mode push --algo multilane --in-memory
   run --topology $F8 --size 1GiB --mode push --in-memory --digest xxh3
   run --topology $F8 --size 1GiB --mode mpi-shim
-  run --topology $F8 --size 1GiB --mode mpi-shim --digest xxh3
+  run --topology $F8 --size 1GiB --mode mpi-shim --digest sha256
   run --topology $F8 --size 1GiB --mode pull
 done
 # Where the network binds: nothing may get slower.

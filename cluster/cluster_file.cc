@@ -36,7 +36,7 @@ const ClusterMember* ClusterConfig::Find(std::string_view name) const {
 }
 
 Result<ChunkDigest> ClusterConfig::DigestFor(const std::string& flag) const {
-  if (flag.empty()) return digest;
+  if (flag.empty()) return digest.value_or(ChunkDigest::kSha256);
   return ParseChunkDigest(flag);
 }
 
@@ -134,7 +134,7 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   out << YAML::Key << "secret" << YAML::Value << ToHex(AsBytes(config.secret));
   if (!config.topology_path.empty()) out << YAML::Key << "topology" << YAML::Value << config.topology_path;
   if (!config.tls_ca_path.empty()) out << YAML::Key << "tls_ca" << YAML::Value << config.tls_ca_path;
-  if (config.digest != ChunkDigest::kSha256) out << YAML::Key << "digest" << YAML::Value << std::string(DigestName(config.digest));
+  if (config.digest) out << YAML::Key << "digest" << YAML::Value << std::string(DigestName(*config.digest));
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
   for (const ClusterMember& m : config.members) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"

@@ -39,7 +39,9 @@ struct ClusterConfig {
   std::string secret;         // raw bytes (decoded from hex)
   std::string topology_path;  // absolute, or empty when the file names none
   std::string tls_ca_path;    // absolute, or empty when the file names none
-  ChunkDigest digest = ChunkDigest::kSha256;  // the default chunk digest of sends to it
+  // The default chunk digest of sends to it (digest:); none named: sha256, or what the sender
+  // chooses for its own kind of send (the MPI shim: docs/mpi.md).
+  std::optional<ChunkDigest> digest;
   std::vector<ClusterMember> members;
 
   const ClusterMember* Find(std::string_view name) const;

@@ -100,6 +100,8 @@ TEST_F(MpiShimTest, AnUnmodifiedMpi4pyProgramPassesWithAndWithoutTheShim) {
   EXPECT_EQ(Count(shim, "MPI_Ibcast of"), 5) << shim;
   EXPECT_EQ(Count(shim, "MPI_Allgather of"), 5) << shim;
   EXPECT_EQ(Count(shim, "by gridcast"), 15) << shim;
+  // Checked with the shim's default chunk digest (docs/mpi.md, "Which digest").
+  EXPECT_EQ(Count(shim, "xxh3 chunks"), 10) << shim;
   // (Only the shim's lines: mpirun may warn of its own, e.g. "setpgid(...) failed".)
   EXPECT_EQ(CountShimLines(shim, "fail"), 0) << shim;
   // Every node's copy (and every allgather part) was removed once read.

@@ -44,5 +44,32 @@ TEST(ClusterFileTest, TheClusterCaIsRelativeToTheFileAndFormatsBack) {
   EXPECT_FALSE(empty.ok());
 }
 
+// digest: names the default chunk digest of sends to the cluster; none named is none (each
+// kind of sender has its default); a name no digest has is refused on its line.
+TEST(ClusterFileTest, TheDefaultDigestIsNamedOrAbsentAndFormatsBack) {
+  const std::string members = "members:\n  - name: a\n    control: unix:/a.sock\n    data: 10.0.0.1:7701\n";
+  Result<ClusterConfig> none = ParseClusterFile(kSecret + members, "/");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->digest.has_value());
+  EXPECT_EQ(*none->DigestFor(""), ChunkDigest::kSha256);
+  EXPECT_EQ(*none->DigestFor("xxh3"), ChunkDigest::kXxh3);
+  EXPECT_FALSE(none->DigestFor("md5").ok());
+  EXPECT_EQ(FormatClusterFile(*none).find("digest"), std::string::npos);
+
+  Result<ClusterConfig> xxh3 = ParseClusterFile(kSecret + "digest: xxh3\n" + members, "/");
+  ASSERT_TRUE(xxh3.ok()) << xxh3.status().message();
+  EXPECT_EQ(xxh3->digest, ChunkDigest::kXxh3);
+  EXPECT_EQ(*xxh3->DigestFor(""), ChunkDigest::kXxh3);
+  EXPECT_EQ(*xxh3->DigestFor("sha256"), ChunkDigest::kSha256);
+  Result<ClusterConfig> again = ParseClusterFile(FormatClusterFile(*xxh3), "/");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->digest, ChunkDigest::kXxh3);
+
+  Result<ClusterConfig> bad = ParseClusterFile(kSecret + "digest: crc32\n" + members, "/");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: digest: unknown chunk digest 'crc32'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace gridcast
