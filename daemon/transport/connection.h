@@ -6,6 +6,9 @@
 //
 // Thread-safety: a Connection and a DataTransport are used on the io_context's single thread;
 // one Read and one write (Write or SendChunk) may be pending on a connection at a time.
+// Lifetimes: the operations are coroutines; the memory a span names must stay valid until the
+// awaitable completes (co_await it in the same expression), and everything else is taken by
+// value (GCC 12 mishandles a co_await whose operands are conditional temporaries: name them).
 #pragma once
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
