@@ -490,8 +490,8 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   progress.set_payload_sha256(proto.payload().sha256());
   progress.set_payload_chunk_list_sha256(chunk_list_digest);
   progress.set_chunk_bytes(proto.payload().chunk_bytes());
-  progress.set_digest(proto.payload().digest() == v1::CHUNK_DIGEST_UNSPECIFIED ? v1::CHUNK_DIGEST_SHA256
-                                                                               : proto.payload().digest());
+  // PlanChunkListDigest checked the digest too.
+  progress.set_digest(ChunkDigestToProto(*ChunkDigestFromProto(proto.payload().digest())));
   progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
   progress.set_mode(proto.mode());
 

@@ -582,11 +582,13 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
     // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
     std::function<void()> progress = [this, lane] { MarkLaneProgress(lane); };
     const Status received = co_await connection->ReceiveChunk(into, options_.io_timeout, std::move(progress));
-    pushed_received_bytes_.fetch_add(received.ok() ? header->length : 0, std::memory_order_relaxed);
-    if (traffic != nullptr && received.ok()) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
-    // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
-    // here, so this connection never holds more than a window of buffers.
-    while (received.ok() && conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+    if (received.ok()) {
+      pushed_received_bytes_.fetch_add(header->length, std::memory_order_relaxed);
+      if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
+      // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
+      // here, so this connection never holds more than a window of buffers.
+      while (conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+    }
     if (!received.ok() || conn->closed) {
       if (!place.empty()) store_->ReleasePlace(header->chunk);
       break;

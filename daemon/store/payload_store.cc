@@ -51,9 +51,8 @@ uint64_t GetU64(const uint8_t* in) {
   return v;
 }
 
-// The chunk list recorded at `path` (its format above), read through the system's file calls
-// or `io`.
-Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name) {
+// The chunk list recorded at `path` (its format above).
+Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string& name) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
   const Status damaged = Status::DataLoss("chunk list of '" + name + "' is damaged");
@@ -62,7 +61,7 @@ Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const
   Status read = fstat(fd, &st) == 0 ? Status::Ok() : ErrnoStatus("stat " + path, errno);
   const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
   if (read.ok() && file_bytes < kChunkListV1HeaderBytes) read = damaged;
-  if (read.ok()) read = PreadFull(io, fd, {header.data(), std::min<size_t>(header.size(), file_bytes)}, 0);
+  if (read.ok()) read = PreadFull(SystemFileIo(), fd, {header.data(), std::min<size_t>(header.size(), file_bytes)}, 0);
   PayloadIdentity id;
   std::string hashes;
   size_t header_bytes = kChunkListHeaderBytes;
@@ -84,7 +83,7 @@ Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const
       read = damaged;
     } else {
       hashes.resize(file_bytes - header_bytes);
-      read = PreadFull(io, fd, {reinterpret_cast<uint8_t*>(hashes.data()), hashes.size()}, header_bytes);
+      read = PreadFull(SystemFileIo(), fd, {reinterpret_cast<uint8_t*>(hashes.data()), hashes.size()}, header_bytes);
     }
   }
   close(fd);
@@ -414,10 +413,7 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, b
                             " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
   }
   const Digest digest = HashChunk(identity_.digest, data);
-  if (digest != identity_.chunk_hashes[chunk]) {
-    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its " + std::string(DigestName(identity_.digest)) +
-                            " check");
-  }
+  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
   if (!claimed_.empty() && claimed_[chunk]) {
@@ -444,6 +440,10 @@ std::string PayloadStore::ChunkName(uint64_t chunk) const {
   return "chunk " + std::to_string(chunk) + " of " + base_name_;
 }
 
+Status PayloadStore::DigestMismatch(uint64_t chunk) const {
+  return Status::DataLoss(ChunkName(chunk) + " failed its " + std::string(DigestName(identity_.digest)) + " check");
+}
+
 Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
   if (chunk >= identity_.NumChunks() || offset > identity_.ChunkSize(chunk) ||
       data.size() > identity_.ChunkSize(chunk) - offset) {
@@ -465,10 +465,7 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk, bool* newly_verified) {
   if (have_[chunk]) return Status::Ok();  // e.g. the push path's chunks handed to libtorrent
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashStoredChunk(chunk, buffer));
-  if (digest != identity_.chunk_hashes[chunk]) {
-    return Status::DataLoss("chunk " + std::to_string(chunk) + " failed its " + std::string(DigestName(identity_.digest)) +
-                            " check");
-  }
+  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   GRIDCAST_RETURN_IF_ERROR(MarkVerified(chunk, digest));
   if (newly_verified != nullptr) *newly_verified = true;
   return Status::Ok();
@@ -539,9 +536,7 @@ Status PayloadStore::VerifyInPlace(uint64_t chunk, bool* newly_verified) {
   std::lock_guard<std::mutex> lock(mutex_);
   claimed_[chunk] = false;
   if (have_[chunk]) return Status::Ok();
-  if (digest != identity_.chunk_hashes[chunk]) {
-    return Status::DataLoss(ChunkName(chunk) + " failed its " + std::string(DigestName(identity_.digest)) + " check");
-  }
+  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   Status marked = MarkVerified(chunk, digest);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
   if (newly_verified != nullptr) *newly_verified = true;
@@ -622,7 +617,7 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ReadChunkList(SystemFileIo(), PayloadStatePath(data_dir, name, ".chunks"), name);
+  return ReadChunkList(PayloadStatePath(data_dir, name, ".chunks"), name);
 }
 
 Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {

@@ -1,8 +1,8 @@
 // PayloadStore: one payload on disk at one member, chunk by chunk, verified.
 //
 // A receiver writes chunks into "<name>.part" at their offsets (pwrite) only after their
-// digest (the plan's: SHA-256 or XXH3-128, common/chunk_digest.h) matches the plan; each verified chunk is marked in a bitmap persisted under
-// "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
+// digest (the plan's: SHA-256 or XXH3-128, common/chunk_digest.h) matches the plan; each
+// verified chunk is marked in a bitmap persisted under "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
 // chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
 // a bad chunk) and receives only the rest.
 //
@@ -214,6 +214,8 @@ class PayloadStore {
                                                             ChunkDigest digest, FileIo& io);
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
+  // DataLoss: the chunk's bytes do not hash to the plan's digest.
+  Status DigestMismatch(uint64_t chunk) const;
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
   // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its digest.

@@ -22,6 +22,12 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
   gridcast_client* client = nullptr;
   ASSERT_EQ(gridcast_open(cluster.cluster_file().c_str(), "m0", &client), 0) << gridcast_last_error(client);
 
+  // The chunk digest of later sends: a name no digest has is refused, naming the choices.
+  EXPECT_LT(gridcast_set_digest(client, "md5"), 0);
+  EXPECT_NE(std::string(gridcast_last_error(client)).find("sha256 or xxh3"), std::string::npos)
+      << gridcast_last_error(client);
+  ASSERT_EQ(gridcast_set_digest(client, "xxh3"), 0) << gridcast_last_error(client);
+
   std::vector<uint8_t> sent(3'000'001);
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
   gridcast_broadcast* broadcast = nullptr;
@@ -45,6 +51,14 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
   ASSERT_EQ(gridcast_receive_buffer(client, "m3", "from-c/buffer.bin", received.data(), received.size(), 10), 0)
       << gridcast_last_error(client);
   EXPECT_EQ(received, sent);
+  // m3 recorded its copy's chunk list with the digest this client chose.
+  ControlClient m3(cluster.config().members[3].control_address, cluster.config().secret);
+  v1::ListResponse held;
+  ASSERT_TRUE(m3.List(&held).ok());
+  const auto copy = std::find_if(held.payloads().begin(), held.payloads().end(),
+                                 [](const v1::HeldPayload& p) { return p.name() == "from-c/buffer.bin"; });
+  ASSERT_NE(copy, held.payloads().end());
+  EXPECT_EQ(copy->digest(), v1::CHUNK_DIGEST_XXH3);
 
   // A buffer of the wrong size is an error with a message, not a crash or a short copy.
   std::vector<uint8_t> small(10);

@@ -1,6 +1,7 @@
 #include "daemon/transport/loopback/loopback_transport.h"
 
 #include <algorithm>
+#include <charconv>
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <deque>
@@ -160,7 +161,11 @@ Result<uint16_t> LoopbackTransport::Listen(const std::string& address, std::func
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return Status::InvalidArgument("address '" + address + "' is not name:port");
   std::string name = address;
-  uint16_t port = static_cast<uint16_t>(std::atoi(address.c_str() + colon + 1));
+  uint16_t port = 0;
+  const char* digits = address.c_str() + colon + 1;
+  if (std::from_chars(digits, address.c_str() + address.size(), port).ptr != address.c_str() + address.size()) {
+    return Status::InvalidArgument("address '" + address + "' has a bad port");
+  }
   if (port == 0) {
     // The first free port from 1, as a kernel would pick one.
     for (port = 1; network_->ListenerAt(address.substr(0, colon + 1) + std::to_string(port)); ++port) {
