@@ -7,8 +7,10 @@
  * time is until the last rank holds every part. Each rank hashes its own part (64-bit FNV-1a),
  * the hashes are gathered everywhere, and every rank checks each part it received against its
  * contributor's hash. Every rank also measures its user + system CPU time between the two
- * barriers (all its threads), gathered at rank 0. Rank 0 prints one JSON line:
- * {"completion_s": F, "verified": B, "ranks": N, "part_bytes": P, "cpu_s": [F, ...]} (cpu_s by rank).
+ * barriers (all its threads) and that of taking its receive buffer's memory before them, gathered
+ * at rank 0. Rank 0 prints one JSON line: {"completion_s": F, "verified": B, "ranks": N,
+ * "part_bytes": P, "cpu_s": [F, ...], "buffer_cpu_s": [F, ...], "timed_from_unix_s": F} (by
+ * rank; the last when rank 0's timed region began).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -41,16 +43,18 @@ int main(int argc, char** argv) {
   }
   FillPseudoRandom(mine, part, (uint64_t)(MPI_Wtime() * 1000003.0) + 7919u * (uint64_t)rank);
   /* Touch every page of the receive buffer so page faults are not timed. */
+  const double buffer_cpu_start_s = ProcessCpuSeconds();
   for (unsigned long long i = 0; i < part * (unsigned long long)ranks; i += 4096) all[i] = 0;
+  const double buffer_cpu_s = ProcessCpuSeconds() - buffer_cpu_start_s;
 
   MPI_Barrier(MPI_COMM_WORLD);
+  const double timed_from_unix_s = UnixSeconds();
   const double start = MPI_Wtime();
   const double cpu_start_s = ProcessCpuSeconds();
   MPI_Allgather(mine, (int)part, MPI_BYTE, all, (int)part, MPI_BYTE, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   const double completion_s = MPI_Wtime() - start;
   const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
-  double* cpu_of_ranks = GatherAtRankZero(cpu_s, rank, ranks);
 
   const uint64_t own = Fnv1a64(mine, part);
   MPI_Allgather(&own, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -66,10 +70,11 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, \"part_bytes\": %llu, ", completion_s,
            all_ok ? "true" : "false", ranks, part);
-    PrintCpuSeconds(cpu_of_ranks, ranks);
+  }
+  PrintCpuOfRanks(cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
+  if (rank == 0) {
     printf("}\n");
     fflush(stdout);
-    free(cpu_of_ranks);
   }
   free(mine);
   free(all);

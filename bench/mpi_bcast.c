@@ -5,9 +5,10 @@
  * MPI_Bcast of the whole buffer (in pieces of at most INT_MAX bytes, MPI's count limit), then a
  * second barrier ends the clock, so the time is until the last rank holds its copy. Every rank
  * hashes its copy (64-bit FNV-1a) and rank 0 gathers the hashes and compares them with its own.
- * Every rank also measures its user + system CPU time between the two barriers (all its threads),
- * gathered at rank 0 too. Rank 0 prints one JSON line:
- * {"completion_s": F, "verified": B, "ranks": N, "cpu_s": [F, ...]} (cpu_s by rank).
+ * Every rank also measures its user + system CPU time between the two barriers (all its threads)
+ * and that of taking its buffer's memory before them, gathered at rank 0 too. Rank 0 prints one
+ * JSON line: {"completion_s": F, "verified": B, "ranks": N, "cpu_s": [F, ...], "buffer_cpu_s":
+ * [F, ...], "timed_from_unix_s": F} (by rank; the last when rank 0's timed region began).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
+  const double buffer_cpu_start_s = ProcessCpuSeconds();
   unsigned char* buffer = malloc(size);
   if (buffer == NULL) {
     fprintf(stderr, "rank %d: cannot allocate %llu bytes\n", rank, size);
@@ -41,8 +43,10 @@ int main(int argc, char** argv) {
     /* Touch every page so page faults are not timed. */
     for (unsigned long long i = 0; i < size; i += 4096) buffer[i] = 0;
   }
+  const double buffer_cpu_s = ProcessCpuSeconds() - buffer_cpu_start_s;
 
   MPI_Barrier(MPI_COMM_WORLD);
+  const double timed_from_unix_s = UnixSeconds();
   const double start = MPI_Wtime();
   const double cpu_start_s = ProcessCpuSeconds();
   for (unsigned long long offset = 0; offset < size;) {
@@ -55,7 +59,6 @@ int main(int argc, char** argv) {
   const double completion_s = MPI_Wtime() - start;
   const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
 
-  double* cpu_of_ranks = GatherAtRankZero(cpu_s, rank, ranks);
   uint64_t hash = Fnv1a64(buffer, size);
   uint64_t* hashes = rank == 0 ? malloc(sizeof(uint64_t) * (size_t)ranks) : NULL;
   MPI_Gather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -69,11 +72,12 @@ int main(int argc, char** argv) {
     }
     printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, ", completion_s,
            verified ? "true" : "false", ranks);
-    PrintCpuSeconds(cpu_of_ranks, ranks);
+    free(hashes);
+  }
+  PrintCpuOfRanks(cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
+  if (rank == 0) {
     printf("}\n");
     fflush(stdout);
-    free(hashes);
-    free(cpu_of_ranks);
   }
   free(buffer);
   MPI_Finalize();

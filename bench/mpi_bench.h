@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 
 /* 64-bit FNV-1a. */
 static inline uint64_t Fnv1a64(const unsigned char* data, size_t size) {
@@ -50,11 +51,36 @@ static inline double* GatherAtRankZero(double value, int rank, int ranks) {
   return all;
 }
 
-/* Prints `"cpu_s": [F, ...]`, one per rank: the member of the result line bench parses. */
-static inline void PrintCpuSeconds(const double* cpu_s, int ranks) {
-  printf("\"cpu_s\": [");
-  for (int r = 0; r < ranks; ++r) printf("%s%.6f", r == 0 ? "" : ", ", cpu_s[r]);
+/* Seconds since the epoch: when the timed region began, for bench to measure the gridcast
+ * daemons (the shim's) over the same region. */
+static inline double UnixSeconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Prints `"NAME": [F, ...]`, one per rank: members of the result line bench parses. */
+static inline void PrintSecondsOfRanks(const char* name, const double* seconds, int ranks) {
+  printf("\"%s\": [", name);
+  for (int r = 0; r < ranks; ++r) printf("%s%.6f", r == 0 ? "" : ", ", seconds[r]);
   printf("]");
+}
+
+/* The CPU members of the result line: each rank's CPU over the timed region ("cpu_s"), that of
+ * taking its receive buffer's memory before it ("buffer_cpu_s": what a gridcast receiver does
+ * at Prepare), and when rank 0's timed region began. Collective: every rank calls it. */
+static inline void PrintCpuOfRanks(double cpu_s, double buffer_cpu_s, double timed_from_unix_s, int rank,
+                                   int ranks) {
+  double* timed = GatherAtRankZero(cpu_s, rank, ranks);
+  double* buffer = GatherAtRankZero(buffer_cpu_s, rank, ranks);
+  if (rank == 0) {
+    PrintSecondsOfRanks("cpu_s", timed, ranks);
+    printf(", ");
+    PrintSecondsOfRanks("buffer_cpu_s", buffer, ranks);
+    printf(", \"timed_from_unix_s\": %.6f", timed_from_unix_s);
+  }
+  free(timed);
+  free(buffer);
 }
 
 #endif /* GRIDCAST_BENCH_MPI_BENCH_H_ */

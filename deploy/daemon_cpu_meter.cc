@@ -41,7 +41,10 @@ void DaemonCpuMeter::Discover(bool from_zero) {
     for (int pid : NetgridNodePids(*state_.FindNode(name), kDaemonName)) {
       Result<double> cpu_s = ProcessCpuSeconds(pid);
       if (!cpu_s.ok()) continue;  // ended meanwhile
-      daemons_[pid] = Daemon{name, from_zero ? 0.0 : *cpu_s, *cpu_s};
+      Daemon& daemon = daemons_[pid];
+      daemon.node = name;
+      daemon.started_within = from_zero;
+      daemon.readings.Add(std::chrono::system_clock::now(), *cpu_s);
     }
   }
 }
@@ -49,7 +52,7 @@ void DaemonCpuMeter::Discover(bool from_zero) {
 void DaemonCpuMeter::ReadAll() {
   for (auto& [pid, daemon] : daemons_) {
     Result<double> cpu_s = ProcessCpuSeconds(pid);
-    if (cpu_s.ok()) daemon.last_s = *cpu_s;  // else it ended: its last reading stands
+    if (cpu_s.ok()) daemon.readings.Add(std::chrono::system_clock::now(), *cpu_s);  // else it ended
   }
 }
 
@@ -71,12 +74,22 @@ Result<std::map<std::string, double>> DaemonCpuMeter::Stop() {
   std::lock_guard<std::mutex> lock(mutex_);
   ReadAll();
   std::map<std::string, double> cpu_s;
-  for (const auto& [pid, daemon] : daemons_) cpu_s[daemon.node] += daemon.last_s - daemon.start_s;
+  for (const auto& [pid, daemon] : daemons_) cpu_s[daemon.node] += daemon.readings.last() - daemon.StartS();
   std::string missing;
   for (const std::string& name : nodes_) {
     if (cpu_s.count(name) == 0) missing += (missing.empty() ? "" : ", ") + name;
   }
   if (!missing.empty()) return Status::NotFound("no gridcastd was seen on " + missing);
+  return cpu_s;
+}
+
+std::map<std::string, double> DaemonCpuMeter::From(std::chrono::system_clock::time_point from) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, double> cpu_s;
+  for (const auto& [pid, daemon] : daemons_) {
+    const double at_from = from < daemon.readings.first_at() ? daemon.StartS() : daemon.readings.At(from);
+    cpu_s[daemon.node] += daemon.readings.last() - at_from;
+  }
   return cpu_s;
 }
 

@@ -5,10 +5,13 @@
 // or `gridcast slurm stage` through srun). One alive at Start() counts from there; one that
 // starts later counts from its own start; one that ends before Stop() counts until its last
 // reading. The meter reads every daemon it knows every 20 ms on a thread of its own (one clock
-// read each: cheap) and looks for daemons it has not found yet every 240 ms.
+// read each: cheap) and looks for daemons it has not found yet every 240 ms. It keeps the
+// readings (CpuReadings), so that the part of the window after a moment learnt later (a
+// broadcast's first byte) can be told too.
 // Thread-compatible: Start, Stop and the destructor from one thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "deploy/cpu_readings.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {
@@ -35,12 +39,16 @@ class DaemonCpuMeter {
   // Ends the window: the CPU seconds of each node's daemon(s) within it. NotFound, naming them,
   // when no daemon was seen on some of the nodes. Call once.
   Result<std::map<std::string, double>> Stop();
+  // After Stop(): each node's CPU seconds from `from` to the window's end (between two readings
+  // 20 ms apart, interpolated). Before the window: the whole window.
+  std::map<std::string, double> From(std::chrono::system_clock::time_point from) const;
 
  private:
   struct Daemon {
     std::string node;
-    double start_s = 0;  // its CPU seconds when the window opened to it
-    double last_s = 0;   // ... at its last reading
+    bool started_within = false;  // counts from its own start (0 s), not its first reading
+    CpuReadings readings;
+    double StartS() const { return started_within ? 0.0 : readings.first(); }
   };
 
   DaemonCpuMeter(const NetgridState& state, std::vector<std::string> nodes) : state_(state), nodes_(std::move(nodes)) {}
@@ -51,7 +59,7 @@ class DaemonCpuMeter {
 
   const NetgridState& state_;
   const std::vector<std::string> nodes_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<int, Daemon> daemons_;  // by pid; guarded by mutex_
   bool stopping_ = false;          // guarded by mutex_

@@ -69,13 +69,11 @@ std::vector<std::string> MpiNodeOrder(const NetgridState& state, const std::stri
   return order;
 }
 
-std::map<std::string, double> MpiCpuSecondsByNode(const MpiCollectiveResult& result,
-                                                  const std::vector<std::string>& node_order) {
-  std::map<std::string, double> cpu_s;
-  for (size_t rank = 0; rank < result.cpu_s.size(); ++rank) {
-    cpu_s[node_order[rank % node_order.size()]] += result.cpu_s[rank];
-  }
-  return cpu_s;
+std::map<std::string, double> MpiSecondsByNode(const std::vector<double>& by_rank,
+                                               const std::vector<std::string>& node_order) {
+  std::map<std::string, double> by_node;
+  for (size_t rank = 0; rank < by_rank.size(); ++rank) by_node[node_order[rank % node_order.size()]] += by_rank[rank];
+  return by_node;
 }
 
 std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node) {
@@ -134,11 +132,17 @@ Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output) {
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
       MpiCollectiveResult result{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
-                                 j.at("ranks").get<int>(), j.at("cpu_s").get<std::vector<double>>()};
-      if (result.cpu_s.size() != static_cast<size_t>(result.ranks)) {
-        return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) +
-                                " CPU times for " + std::to_string(result.ranks) + " ranks: '" + line + "'");
+                                 j.at("ranks").get<int>(), j.at("cpu_s").get<std::vector<double>>(),
+                                 j.at("buffer_cpu_s").get<std::vector<double>>(), {}};
+      if (result.cpu_s.size() != static_cast<size_t>(result.ranks) ||
+          result.buffer_cpu_s.size() != static_cast<size_t>(result.ranks)) {
+        return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) + " and " +
+                                std::to_string(result.buffer_cpu_s.size()) + " CPU times for " +
+                                std::to_string(result.ranks) + " ranks: '" + line + "'");
       }
+      const std::chrono::duration<double> timed_from_s(j.at("timed_from_unix_s").get<double>());
+      result.timed_from = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(timed_from_s));
       return result;
     } catch (const nlohmann::json::exception& e) {
       return Status::Internal("the MPI program printed a bad result line '" + line + "': " + e.what());

@@ -10,6 +10,7 @@
 // timed is bench/mpi_bcast.c.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -57,6 +58,9 @@ struct MpiCollectiveResult {
   // Each rank's user + system CPU seconds from the first barrier to the second (getrusage
   // RUSAGE_SELF: all its threads), by rank; `ranks` of them.
   std::vector<double> cpu_s;
+  // ... and before the first barrier, taking its receive buffer's memory (touching its pages).
+  std::vector<double> buffer_cpu_s;
+  std::chrono::system_clock::time_point timed_from;  // rank 0's first barrier
 };
 
 // The names coll_tuned_<collective>_algorithm accepts (Open MPI 4.1), without "ignore".
@@ -73,11 +77,11 @@ std::string RshAgentScript(const NetgridState& state, const std::string& tmp_bas
 // `--map-by node` rank r runs on node r mod nodes: with one rank per node, rank r on the r-th.
 std::vector<std::string> MpiNodeOrder(const NetgridState& state, const std::string& source);
 
-// The CPU seconds of the ranks on each node (summed when a node runs more than one), by node
-// name; node_order is MpiNodeOrder of the run.
+// Seconds by rank (a result's cpu_s or buffer_cpu_s) summed by node (a node may run more than
+// one rank), by node name; node_order is MpiNodeOrder of the run.
 // REQUIRES: !node_order.empty().
-std::map<std::string, double> MpiCpuSecondsByNode(const MpiCollectiveResult& result,
-                                                  const std::vector<std::string>& node_order);
+std::map<std::string, double> MpiSecondsByNode(const std::vector<double>& by_rank,
+                                               const std::vector<std::string>& node_order);
 
 // "ADDRESS slots=N" per node, in MpiNodeOrder.
 std::string MpiHostfile(const NetgridState& state, const std::string& source, int ranks_per_node = 1);

@@ -82,6 +82,7 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   // Every node receives: all their CPU, over the command (the parts are written already).
   std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), NodeNames(ctx.model));
+  const auto requested = std::chrono::system_clock::now();
   const auto began = std::chrono::steady_clock::now();
   GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
   const double command_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -122,7 +123,9 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast allgather summary: ") + e.what());
   }
-  RecordNodeCpu(cpu_s, NodeNames(ctx.model), AllgatherReceivedBytes(ctx), "gridcastd", &outcome);
+  const auto first_byte = FirstByteAt(summary, requested);
+  RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, NodeNames(ctx.model),
+                AllgatherReceivedBytes(ctx), "gridcastd", &outcome);
   // The daemons' digests agreed; check every gathered copy independently.
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
@@ -182,8 +185,8 @@ Result<BenchOutcome> RunMpiAllgather(const BenchContext& ctx) {
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());
   outcome.details.push_back(fmt::format("{} ranks, one per node; every part {}", result.ranks,
                                         result.verified ? "arrived intact everywhere" : "DID NOT arrive intact"));
-  RecordNodeCpu(MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), first)), NodeNames(ctx.model),
-                AllgatherReceivedBytes(ctx), "MPI rank", &outcome);
+  RecordMpiRankCpu(result, MpiNodeOrder(netgrid->state(), first), NodeNames(ctx.model), AllgatherReceivedBytes(ctx),
+                   &outcome);
   return outcome;
 }
 

@@ -90,24 +90,55 @@ std::vector<std::string> NodeNames(const NetworkModel& model, const std::string&
   return names;
 }
 
-void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s, const std::vector<std::string>& receivers,
-                   uint64_t received_bytes, const std::string& of, BenchOutcome* outcome) {
-  outcome->node_cpu.clear();
+namespace {
+
+std::vector<NodeCpu> NodeCpuOf(const Result<std::map<std::string, double>>& cpu_s,
+                               const std::vector<std::string>& receivers, uint64_t received_bytes,
+                               const std::string& field, BenchOutcome* outcome) {
   if (!cpu_s.ok()) {
-    outcome->details.push_back("no cpu_s_per_gib: " + cpu_s.status().message());
-    return;
+    outcome->details.push_back("no " + field + ": " + cpu_s.status().message());
+    return {};
   }
   std::vector<NodeCpu> measured;
   for (const std::string& node : receivers) {
     const auto found = cpu_s->find(node);
     if (found == cpu_s->end()) {
-      outcome->details.push_back("no cpu_s_per_gib: no CPU time of " + node);
-      return;
+      outcome->details.push_back("no " + field + ": no CPU time of " + node);
+      return {};
     }
     measured.push_back({node, found->second, received_bytes});
   }
-  outcome->node_cpu = std::move(measured);
+  return measured;
+}
+
+}  // namespace
+
+void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s,
+                   const std::optional<std::map<std::string, double>>& transfer_cpu_s,
+                   const std::vector<std::string>& receivers, uint64_t received_bytes, const std::string& of,
+                   BenchOutcome* outcome) {
+  outcome->node_cpu = NodeCpuOf(cpu_s, receivers, received_bytes, "cpu_s_per_gib", outcome);
+  outcome->transfer_cpu.clear();
+  if (transfer_cpu_s) {
+    outcome->transfer_cpu = NodeCpuOf(*transfer_cpu_s, receivers, received_bytes, "transfer_cpu_s_per_gib", outcome);
+  }
   outcome->cpu_of = of;
+}
+
+void RecordMpiRankCpu(const MpiCollectiveResult& result, const std::vector<std::string>& node_order,
+                      const std::vector<std::string>& receivers, uint64_t received_bytes, BenchOutcome* outcome) {
+  std::map<std::string, double> whole = MpiSecondsByNode(result.cpu_s, node_order);
+  for (const auto& [node, buffer_s] : MpiSecondsByNode(result.buffer_cpu_s, node_order)) whole[node] += buffer_s;
+  RecordNodeCpu(whole, MpiSecondsByNode(result.cpu_s, node_order), receivers, received_bytes, "MPI rank", outcome);
+}
+
+std::optional<std::chrono::system_clock::time_point> FirstByteAt(const nlohmann::json& summary,
+                                                                 std::chrono::system_clock::time_point requested) {
+  if (!summary.contains("control")) return std::nullopt;
+  const nlohmann::json& control = summary["control"];
+  if (!control.contains("first_byte_s") || !control["first_byte_s"].is_number()) return std::nullopt;
+  return requested + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                         std::chrono::duration<double>(control["first_byte_s"].get<double>()));
 }
 
 Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
@@ -222,6 +253,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   const fs::path send_log = ctx.state_dir / "send.log";
   // The receivers' CPU from just before the send to its end: the broadcast, nothing of setting up.
   std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), receivers);
+  const auto requested = std::chrono::system_clock::now();
   GRIDCAST_ASSIGN_OR_RETURN(ChildProcess send, ChildProcess::Start(argv, send_log.string()));
   if (!victims.empty()) {
     const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
@@ -276,7 +308,11 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
   }
-  RecordNodeCpu(cpu_s, receivers, ctx.size_bytes, "gridcastd", &outcome);
+  // From a moment a little before the first byte (the command's own start is in it): a member's
+  // Prepare may count a little, never its transfer less.
+  const auto first_byte = FirstByteAt(summary, requested);
+  RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, receivers,
+                ctx.size_bytes, "gridcastd", &outcome);
   // The daemons' digests agreed; check the stored bytes independently.
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
@@ -332,8 +368,8 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
   outcome.verified = result.verified && result.ranks == static_cast<int>(ctx.model.nodes.size());
   outcome.details.push_back(fmt::format("{} ranks, one per node, rank 0 on {}; checksums {}", result.ranks, source,
                                         result.verified ? "all equal" : "DIFFER"));
-  RecordNodeCpu(MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source)), NodeNames(ctx.model, source),
-                ctx.size_bytes, "MPI rank", &outcome);
+  RecordMpiRankCpu(result, MpiNodeOrder(netgrid->state(), source), NodeNames(ctx.model, source), ctx.size_bytes,
+                   &outcome);
   return outcome;
 }
 
@@ -380,15 +416,23 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   const MpiCollectiveResult& result = *ran;
   const uint64_t received_bytes = bcast ? ctx.size_bytes : AllgatherReceivedBytes(ctx);
   // Each part, for the human output: the ranks' CPU moves with how long they wait (they poll).
+  // A rank's whole is its timed region and taking its buffer's memory; its daemon's, the window.
+  // Over the timed region: the rank's, and its daemon's from when rank 0's began.
   std::string cpu_parts;
+  std::optional<std::map<std::string, double>> transfer_cpu_s;
   if (cpu_s.ok()) {
-    const std::map<std::string, double> rank_cpu_s = MpiCpuSecondsByNode(result, MpiNodeOrder(netgrid->state(), source));
+    const std::vector<std::string> order = MpiNodeOrder(netgrid->state(), source);
+    const std::map<std::string, double> rank_timed_s = MpiSecondsByNode(result.cpu_s, order);
+    const std::map<std::string, double> rank_buffer_s = MpiSecondsByNode(result.buffer_cpu_s, order);
+    transfer_cpu_s = cpu_meter->From(result.timed_from);
     std::vector<NodeCpu> rank_parts, daemon_parts;
     for (const std::string& node : receivers) {
-      if (cpu_s->count(node) == 0 || rank_cpu_s.count(node) == 0) continue;
+      if (cpu_s->count(node) == 0 || rank_timed_s.count(node) == 0) continue;
+      const double rank_s = rank_timed_s.at(node) + rank_buffer_s.at(node);
       daemon_parts.push_back({node, (*cpu_s)[node], received_bytes});
-      rank_parts.push_back({node, rank_cpu_s.at(node), received_bytes});
-      (*cpu_s)[node] += rank_cpu_s.at(node);
+      rank_parts.push_back({node, rank_s, received_bytes});
+      (*cpu_s)[node] += rank_s;
+      (*transfer_cpu_s)[node] += rank_timed_s.at(node);
     }
     Result<CpuPerGib> of_ranks = SummarizeCpuPerGib(rank_parts);
     Result<CpuPerGib> of_daemons = SummarizeCpuPerGib(daemon_parts);
@@ -418,7 +462,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   outcome.details.push_back(carried.empty() ? "gridcast carried no call: the shim left it to MPI" : carried.front());
   outcome.details.insert(outcome.details.end(), steps.begin(), steps.end());
   if (!cpu_parts.empty()) outcome.details.push_back(cpu_parts);
-  RecordNodeCpu(cpu_s, receivers, received_bytes, "MPI rank + gridcastd", &outcome);
+  RecordNodeCpu(cpu_s, transfer_cpu_s, receivers, received_bytes, "MPI rank + gridcastd", &outcome);
   return outcome;
 }
 
@@ -519,6 +563,22 @@ Result<BenchOutcome> RunP2pMatrix(const BenchContext& ctx) {
 
 std::string FormatFloat(double value) { return fmt::format("{:.6f}", value); }
 
+// The median and max of `nodes`' CPU per GiB; none when nothing was measured, or (with a line
+// in `details` saying why) when the measurement is unusable.
+std::optional<CpuPerGib> SummarizeOrSay(const std::vector<NodeCpu>& nodes, const std::string& field,
+                                        std::vector<std::string>* details) {
+  if (nodes.empty()) return std::nullopt;
+  Result<CpuPerGib> summary = SummarizeCpuPerGib(nodes);
+  if (summary.ok()) return *summary;
+  details->push_back("no " + field + ": " + summary.status().message());
+  return std::nullopt;
+}
+
+std::string CpuField(const std::optional<CpuPerGib>& cpu) {
+  return cpu ? fmt::format("{{\"median\": {}, \"max\": {}}}", FormatFloat(cpu->median), FormatFloat(cpu->max))
+             : "null";
+}
+
 int Bench(const BenchArgs& args) {
   Result<NetworkModel> model = LoadTopology(args.topology);
   if (!model.ok()) return ReportError(model.status());
@@ -561,15 +621,9 @@ int Bench(const BenchArgs& args) {
                                                      : BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
   // Modes that measure no CPU (iperf, p2p-matrix, sbcast) or failed to: null.
-  std::optional<CpuPerGib> cpu;
-  if (!outcome->node_cpu.empty()) {
-    Result<CpuPerGib> summary = SummarizeCpuPerGib(outcome->node_cpu);
-    if (summary.ok()) {
-      cpu = *summary;
-    } else {
-      outcome->details.push_back("no cpu_s_per_gib: " + summary.status().message());
-    }
-  }
+  const std::optional<CpuPerGib> cpu = SummarizeOrSay(outcome->node_cpu, "cpu_s_per_gib", &outcome->details);
+  const std::optional<CpuPerGib> transfer_cpu =
+      SummarizeOrSay(outcome->transfer_cpu, "transfer_cpu_s_per_gib", &outcome->details);
   if (args.json) {
     std::string pull_fields;
     if (outcome->source_copies) {
@@ -586,13 +640,11 @@ int Bench(const BenchArgs& args) {
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
                                  FormatFloat(*outcome->clusters_ari));
     }
-    const std::string cpu_field =
-        cpu ? fmt::format("{{\"median\": {}, \"max\": {}}}", FormatFloat(cpu->median), FormatFloat(cpu->max)) : "null";
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
-               "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}{}}}\n",
+               "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
                nlohmann::json(args.mode).dump(), nlohmann::json(outcome->algo).dump(), *size,
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
-               outcome->verified ? "true" : "false", cpu_field, pull_fields);
+               outcome->verified ? "true" : "false", CpuField(cpu), CpuField(transfer_cpu), pull_fields);
   } else {
     fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
                args.tls ? " (TLS)" : "",
@@ -606,6 +658,10 @@ int Bench(const BenchArgs& args) {
       fmt::print("  CPU per GiB received ({}, user + system, {} receiving nodes): median {:.3f} s, max {:.3f} s "
                  "({})\n",
                  outcome->cpu_of, outcome->node_cpu.size(), cpu->median, cpu->max, fmt::join(per_node, ", "));
+    }
+    if (transfer_cpu) {
+      fmt::print("  ... once the receive memory was taken: median {:.3f} s, max {:.3f} s\n", transfer_cpu->median,
+                 transfer_cpu->max);
     }
     for (const std::string& line : outcome->details) fmt::print("  {}\n", line);
   }

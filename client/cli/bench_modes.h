@@ -3,6 +3,7 @@
 // bench_allgather.cc.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "common/crypto.h"
 #include "common/result.h"
 #include "deploy/bench_netgrid.h"
+#include "deploy/mpi_launch.h"
 #include "deploy/process_cpu.h"
 #include "deploy/subprocess.h"
 
@@ -64,10 +66,15 @@ struct BenchOutcome {
   // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
   std::optional<double> simulated_s;
   std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed
-  // cpu_s_per_gib's inputs: each receiving node's CPU seconds over the collective and the bytes
-  // it received, and whose CPU that is ("gridcastd", "MPI rank", ...). Empty: not measured.
+  // cpu_s_per_gib's inputs: each receiving node's CPU seconds over the collective, taking the
+  // receive memory included, and the bytes it received, and whose CPU that is ("gridcastd",
+  // "MPI rank", ...). Empty: not measured.
   std::vector<NodeCpu> node_cpu;
   std::string cpu_of;
+  // transfer_cpu_s_per_gib's: the same once the receive memory is taken, as an MPI program's
+  // timed region starts after touching its buffer: a gridcast member's from the first payload
+  // byte sent (every member has prepared by then). Empty: not measured.
+  std::vector<NodeCpu> transfer_cpu;
 };
 
 struct BenchContext {
@@ -90,10 +97,23 @@ Result<std::filesystem::path> MemoryDirOf(const BenchNetgrid& netgrid, const std
 std::vector<std::string> NodeNames(const NetworkModel& model, const std::string& except = "");
 
 // Fills outcome->node_cpu with `cpu_s` of each of `receivers` (each received received_bytes),
-// the CPU of `of`. A failed measurement, or one without some receiver, leaves node_cpu empty
-// (no cpu_s_per_gib) and says why in a detail line.
-void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s, const std::vector<std::string>& receivers,
-                   uint64_t received_bytes, const std::string& of, BenchOutcome* outcome);
+// the CPU of `of`, and outcome->transfer_cpu likewise with `transfer_cpu_s` when given. A failed
+// measurement, or one without some receiver, leaves its list empty (no cpu_s_per_gib, no
+// transfer_cpu_s_per_gib) and says why in a detail line.
+void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s,
+                   const std::optional<std::map<std::string, double>>& transfer_cpu_s,
+                   const std::vector<std::string>& receivers, uint64_t received_bytes, const std::string& of,
+                   BenchOutcome* outcome);
+
+// RecordNodeCpu of an MPI program's ranks: the whole is each rank's timed region and taking
+// its receive buffer's memory, the transfer its timed region.
+void RecordMpiRankCpu(const MpiCollectiveResult& result, const std::vector<std::string>& node_order,
+                      const std::vector<std::string>& receivers, uint64_t received_bytes, BenchOutcome* outcome);
+
+// When a gridcast command's first payload byte left: `requested` (just before the command
+// started) plus its summary's control.first_byte_s. None when the summary has none.
+std::optional<std::chrono::system_clock::time_point> FirstByteAt(const nlohmann::json& summary,
+                                                                 std::chrono::system_clock::time_point requested);
 
 // The allgather modes' parts: SIZE / nodes each, rounded up; what each node receives (every
 // part but its own); and their physical bound.

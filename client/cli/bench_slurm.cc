@@ -168,7 +168,8 @@ Result<BenchOutcome> RunSlurmStage(const BenchContext& ctx) {
   } catch (const nlohmann::json::exception& e) {
     return Status::Internal(std::string("unexpected gridcast slurm stage summary: ") + e.what());
   }
-  RecordNodeCpu(cpu_s, receivers, ctx.size_bytes, "gridcastd", &outcome);
+  // When the stage's request reached its source daemon is not known here: no transfer window.
+  RecordNodeCpu(cpu_s, std::nullopt, receivers, ctx.size_bytes, "gridcastd", &outcome);
   CheckCopies(ctx, fs::path("stage") / kPayloadName, bench.digest, &outcome);
   return outcome;
 }

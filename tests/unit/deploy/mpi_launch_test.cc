@@ -76,15 +76,19 @@ TEST(MpiLaunch, MpirunRunsInTheSourceNamespaceOverTcpOnEth0) {
 TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
   Result<MpiCollectiveResult> result = ParseMpiCollectiveOutput(
       "Warning: Permanently added 198.18.0.2\n"
-      "{\"completion_s\": 2.5, \"verified\": true, \"ranks\": 3, \"cpu_s\": [0.5, 1.25, 0.75]}\n");
+      "{\"completion_s\": 2.5, \"verified\": true, \"ranks\": 3, \"cpu_s\": [0.5, 1.25, 0.75], "
+      "\"buffer_cpu_s\": [0.25, 0.125, 0.5], \"timed_from_unix_s\": 1700000000.25}\n");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_DOUBLE_EQ(result->completion_s, 2.5);
   EXPECT_TRUE(result->verified);
   EXPECT_EQ(result->ranks, 3);
   EXPECT_EQ(result->cpu_s, (std::vector<double>{0.5, 1.25, 0.75}));
+  EXPECT_EQ(result->buffer_cpu_s, (std::vector<double>{0.25, 0.125, 0.5}));
+  EXPECT_NEAR(std::chrono::duration<double>(result->timed_from.time_since_epoch()).count(), 1'700'000'000.25, 1e-6);
   // mpi_allgather's line has part_bytes too.
   result = ParseMpiCollectiveOutput(
-      "{\"completion_s\": 1.0, \"verified\": false, \"ranks\": 2, \"part_bytes\": 4, \"cpu_s\": [0.1, 0.2]}\n");
+      "{\"completion_s\": 1.0, \"verified\": false, \"ranks\": 2, \"part_bytes\": 4, \"cpu_s\": [0.1, 0.2], "
+      "\"buffer_cpu_s\": [0.1, 0.2], \"timed_from_unix_s\": 1.5}\n");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_FALSE(result->verified);
   EXPECT_EQ(result->cpu_s.size(), 2u);
@@ -92,21 +96,24 @@ TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
   EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0}\n").ok());
   // A CPU time per rank, no more, no less.
   EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2}\n").ok());
-  EXPECT_FALSE(
-      ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, \"cpu_s\": [0.1]}\n").ok());
+  EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, \"cpu_s\": [0.1], "
+                                        "\"buffer_cpu_s\": [0.1, 0.2], \"timed_from_unix_s\": 1.5}\n")
+                   .ok());
+  EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, "
+                                        "\"cpu_s\": [0.1, 0.2], \"buffer_cpu_s\": [0.1], \"timed_from_unix_s\": 1.5}\n")
+                   .ok());
+  // When the timed region began, for the daemons' share of it.
+  EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, "
+                                        "\"cpu_s\": [0.1, 0.2], \"buffer_cpu_s\": [0.1, 0.2]}\n")
+                   .ok());
 }
 
 TEST(MpiLaunch, RanksRunOnTheHostfilesNodesInTurn) {
   EXPECT_EQ(MpiNodeOrder(ThreeNodes(), "a-1"), (std::vector<std::string>{"a-1", "a-0", "b-0"}));
-  MpiCollectiveResult result;
-  result.ranks = 3;
-  result.cpu_s = {0.5, 1.0, 2.0};
-  EXPECT_EQ(MpiCpuSecondsByNode(result, MpiNodeOrder(ThreeNodes(), "b-0")),
+  EXPECT_EQ(MpiSecondsByNode({0.5, 1.0, 2.0}, MpiNodeOrder(ThreeNodes(), "b-0")),
             (std::map<std::string, double>{{"b-0", 0.5}, {"a-0", 1.0}, {"a-1", 2.0}}));
   // Two ranks a node (--map-by node): rank r on node r mod 3, their times summed.
-  result.ranks = 6;
-  result.cpu_s = {0.5, 1.0, 2.0, 0.25, 0.125, 4.0};
-  EXPECT_EQ(MpiCpuSecondsByNode(result, MpiNodeOrder(ThreeNodes(), "a-0")),
+  EXPECT_EQ(MpiSecondsByNode({0.5, 1.0, 2.0, 0.25, 0.125, 4.0}, MpiNodeOrder(ThreeNodes(), "a-0")),
             (std::map<std::string, double>{{"a-0", 0.75}, {"a-1", 1.125}, {"b-0", 6.0}}));
 }
 
