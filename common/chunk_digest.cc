@@ -2,9 +2,11 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/hex.h"
+#include "common/sha256_multibuffer.h"
 
 namespace gridcast {
 
@@ -31,6 +33,35 @@ Digest HashChunk(ChunkDigest kind, std::span<const uint8_t> data) {
   XXH128_canonicalFromHash(&canonical, XXH3_128bits(data.data(), data.size()));
   std::memcpy(out.data(), canonical.digest, sizeof canonical.digest);
   return out;
+}
+
+bool HashesBestTogether(ChunkDigest kind) {
+  static const bool supported = Sha256MultiBufferSupported();
+  return kind == ChunkDigest::kSha256 && supported;
+}
+
+void HashChunks(ChunkDigest kind, std::span<const std::span<const uint8_t>> chunks, std::span<Digest> out) {
+  // Below 7 a batch costs more than hashing one by one on SHA-NI (a group of 8 runs on 8 lanes
+  // at 1.3x, a group of up to 16 costs a full 16-lane pass).
+  constexpr size_t kWorthABatch = 7;
+  constexpr size_t kLanes = kChunksHashedTogether;
+  size_t i = 0;
+  if (HashesBestTogether(kind)) {
+    while (chunks.size() - i >= kWorthABatch) {
+      const size_t count = std::min(kLanes, chunks.size() - i);
+      const uint8_t* data[kLanes];
+      size_t length[kLanes];
+      uint8_t digests[kLanes][32];
+      for (size_t k = 0; k < count; ++k) {
+        data[k] = chunks[i + k].data();
+        length[k] = chunks[i + k].size();
+      }
+      Sha256MultiBuffer(data, length, count, digests);
+      for (size_t k = 0; k < count; ++k) std::memcpy(out[i + k].data(), digests[k], sizeof digests[k]);
+      i += count;
+    }
+  }
+  for (; i < chunks.size(); ++i) out[i] = HashChunk(kind, chunks[i]);
 }
 
 std::string EncodeChunkHashes(ChunkDigest kind, std::span<const Digest> hashes) {
