@@ -1,16 +1,19 @@
-// CPU cost of forwarding: 8 gridcastd on loopback (unshaped), one push broadcast, and for every
+// CPU cost of forwarding: 8 gridcastd on loopback (unshaped; --members N for another count),
+// one push broadcast, and for every
 // receiving daemon the payload bytes it took in (received, verified, written, forwarded to its
 // children) per CPU-second it used (user + system, deploy/process_cpu.h). The target is
 // >= 1 GB/s per CPU-second per node. With --tls the daemons run TLS on every data connection
 // (and the control port): the difference is the cost of encryption per byte. --digest chooses
-// the chunk digest (common/chunk_digest.h).
+// the chunk digest (common/chunk_digest.h). With --members 2 one daemon receives from one, as
+// fast as loopback carries: where verifying the chunks is what limits a member.
 //
 //   bench_forwarding_cpu [--size BYTES] [--algo NAME] [--chunk SIZE] [--digest sha256|xxh3] [--tls]
-//                        [--daemon-arg=ARG ...] [--json]
+//                        [--members N] [--daemon-arg=ARG ...] [--json]
 //
 // --daemon-arg passes one argument to every gridcastd (e.g. --daemon-arg=--page-cache-window=8MiB).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   bool tls = false;
   std::string digest = "sha256";
   std::vector<std::string> daemon_args;
+  int members_count = 8;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") {
@@ -63,15 +67,21 @@ int main(int argc, char** argv) {
       algo = argv[++i];
     } else if (i + 1 < argc && arg == "--chunk") {
       chunk = argv[++i];
+    } else if (i + 1 < argc && arg == "--members") {
+      members_count = std::atoi(argv[++i]);
+      if (members_count < 2 || members_count > 64) {
+        std::fprintf(stderr, "--members: 2 to 64\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "usage: %s [--size BYTES] [--algo NAME] [--chunk SIZE] [--digest sha256|xxh3] [--tls] "
-                   "[--daemon-arg=ARG ...] [--json]\n",
+                   "[--members N] [--daemon-arg=ARG ...] [--json]\n",
                    argv[0]);
       return 2;
     }
   }
-  constexpr int kMembers = 8;
+  const int kMembers = members_count;
   gridcast::LocalCluster cluster(GRIDCASTD, "cpu", kMembers, daemon_args,
                                  tls ? gridcast::LocalCluster::Transport::kTls : gridcast::LocalCluster::Transport::kPlain);
   const std::string payload = cluster.MakePayload("cpu.bin", size);
@@ -97,14 +107,15 @@ int main(int argc, char** argv) {
   for (double r : rates) mean_rate += r / static_cast<double>(rates.size());
   if (json) {
     std::printf("%s\n", nlohmann::json{{"algo", algo}, {"tls", tls}, {"digest", digest}, {"size_bytes", size},
+                                       {"members_count", kMembers},
                                        {"completion_s", summary["completion_s"]},
                                        {"verified", summary["verified"]}, {"members", members},
                                        {"bytes_per_cpu_s_min", min_rate}, {"bytes_per_cpu_s_mean", mean_rate}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("%s, %s over 8 daemons on loopback%s, %s: %.2f s, verified %s\n", algo.c_str(),
-                gridcast::FormatSize(size).c_str(), tls ? " (TLS)" : "", digest.c_str(),
+    std::printf("%s, %s over %d daemons on loopback%s, %s: %.2f s, verified %s\n", algo.c_str(),
+                gridcast::FormatSize(size).c_str(), kMembers, tls ? " (TLS)" : "", digest.c_str(),
                 summary["completion_s"].get<double>(),
                 summary["verified"].get<bool>() ? "yes" : "NO");
     for (const auto& m : members) {

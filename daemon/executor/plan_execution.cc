@@ -62,7 +62,8 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       store_(std::move(store)),
       options_(std::move(options)),
       buffers_(BufferPool::Create(options_.cache_chunks)),
-      chunk_arrived_(io) {
+      chunk_arrived_(io),
+      hashed_together_(HashesBestTogether(store_->identity().digest)) {
   sends_left_.assign(plan_.NumChunks(), 0);
   for (const Lane& lane : plan_.lanes) {
     std::vector<uint64_t> chunks;
@@ -594,16 +595,63 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
       break;
     }
     ++conn->verifying;
-    asio::post(workers_, [self = shared_from_this(), conn, header = *header, data = std::move(data)]() mutable {
+    if (!place.empty() && HashesFasterThanAHandoff(store_->identity().digest)) {
       bool newly = false;
-      Status written = data ? self->store_->WriteChunk(header.chunk, *data, &newly)
-                            : self->store_->VerifyInPlace(header.chunk, &newly);
-      asio::post(self->io_, [self, conn, header, data = std::move(data), written = std::move(written), newly]() mutable {
-        self->OnChunkStored(conn, header, std::move(data), written, newly);
-      });
-    });
+      const Status verified = store_->VerifyInPlace(header->chunk, &newly);
+      OnChunkStored(conn, *header, nullptr, verified, newly);
+      continue;
+    }
+    StoreOnWorkers({conn, *header, std::move(data)});
   }
   conn->Close();
+}
+
+void PlanExecution::StoreOnWorkers(WaitingChunk waiting) {
+  bool start = true;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mutex_);
+    waiting_.push_back(std::move(waiting));
+    if (hashed_together_) {
+      start = !draining_;
+      draining_ = true;
+    }
+  }
+  if (start) asio::post(workers_, [self = shared_from_this()] { self->StoreWaitingChunks(); });
+}
+
+void PlanExecution::StoreWaitingChunks() {
+  for (;;) {
+    std::vector<WaitingChunk> batch;
+    {
+      std::lock_guard<std::mutex> lock(waiting_mutex_);
+      while (!waiting_.empty() && batch.size() < kChunksHashedTogether) {
+        batch.push_back(std::move(waiting_.front()));
+        waiting_.pop_front();
+      }
+      if (batch.empty()) {
+        draining_ = false;
+        return;
+      }
+    }
+    std::vector<PayloadStore::ReceivedChunk> received;
+    for (const WaitingChunk& waiting : batch) {
+      PayloadStore::ReceivedChunk chunk;
+      chunk.chunk = waiting.header.chunk;
+      chunk.in_place = waiting.data == nullptr;
+      if (waiting.data) chunk.data = *waiting.data;
+      received.push_back(std::move(chunk));
+    }
+    store_->StoreReceived(received);
+    asio::post(io_, [self = shared_from_this(), batch = std::move(batch), received = std::move(received)]() mutable {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        self->OnChunkStored(batch[i].conn, batch[i].header, std::move(batch[i].data), received[i].status,
+                            received[i].newly_verified);
+      }
+    });
+    // Chunks hashed one by one go to as many workers as there are; those hashed together stay
+    // with this one, so that the next batch fills while it hashes.
+    if (!hashed_together_) return;
+  }
 }
 
 void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,

@@ -7,11 +7,13 @@
 // the lane scheduling (order, windows, acknowledgements, resends); connecting, securing and
 // moving bytes are the DataTransport's (daemon/transport/connection.h).
 //
-// The io thread only moves bytes: a received chunk is read into a pooled buffer and handed to
-// the worker pool, which hashes it and writes it once (PayloadStore::WriteChunk); the io thread
-// meanwhile reads the next chunk and forwards earlier ones. Children are served from the
-// store's chunks (PayloadStore::ChunkAt: the file, whose page cache holds what was just
-// written; sendfile over plain TCP copies nothing through user space on the way out); lagging
+// The io thread moves bytes: a received chunk is read into a pooled buffer and handed to the
+// worker pool, which hashes it and writes it once (PayloadStore::WriteChunk); the io thread
+// meanwhile reads the next chunk and forwards earlier ones. In memory a chunk is read straight
+// into its final pages (PayloadStore::ClaimPlace) and, when its digest hashes faster than a
+// handoff costs (XXH3), verified there on the io thread. Children are served from the store's
+// chunks (PayloadStore::ChunkAt: the file, whose page cache holds what was just written, and
+// which sendfile sends without a copy through user space; or the mapped pages); lagging
 // children and resumed members cost no chunk buffer.
 // Memory is bounded by the windows (buffers being read or verified), never by the payload.
 // Lost connections are re-opened; the child's bitmap in the handshake says what it already
@@ -157,6 +159,19 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   boost::asio::awaitable<void> RunReceiver(ConnectionPtr connection, int lane, int stream, int stream_count);
   // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
   boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ReceiverConnection> conn);
+  // A received chunk waiting for the workers: in `data`, or in its place (data null).
+  struct WaitingChunk {
+    std::shared_ptr<ReceiverConnection> conn;
+    FrameHeader header;
+    std::shared_ptr<std::vector<uint8_t>> data;
+  };
+  // Queues a received chunk for the workers.
+  void StoreOnWorkers(WaitingChunk waiting);
+  // On a worker: verifies and stores up to kChunksHashedTogether waiting chunks at once, then
+  // tells the io thread (OnChunkStored). Where SHA-256 hashes best together (HashesBestTogether)
+  // one worker at a time does so, batch after batch, so that the chunks arriving while it hashes
+  // form the next batch (a lone chunk still waits for nothing); else every chunk gets a worker.
+  void StoreWaitingChunks();
   // On the io thread, with what the workers made of a received chunk.
   // `newly`: this write marked the chunk (false when another path had verified it first).
   void OnChunkStored(const std::shared_ptr<ReceiverConnection>& conn, const FrameHeader& header,
@@ -226,6 +241,12 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
+
+  std::mutex waiting_mutex_;
+  // Bounded: each holds one of a parent connection's window of buffers or claimed places.
+  std::deque<WaitingChunk> waiting_;  // guarded by waiting_mutex_
+  bool draining_ = false;             // a worker is in StoreWaitingChunks; guarded by waiting_mutex_
+  const bool hashed_together_;        // HashesBestTogether(the plan's digest)
 
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_

@@ -403,16 +403,63 @@ Status PayloadStore::WriteChunkList() const {
 }
 
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified) {
-  if (newly_verified != nullptr) *newly_verified = false;
+  return StoreOne(chunk, data, /*in_place=*/false, newly_verified);
+}
+
+Status PayloadStore::StoreOne(uint64_t chunk, std::span<const uint8_t> data, bool in_place, bool* newly_verified) {
+  ReceivedChunk received;
+  received.chunk = chunk;
+  received.data = data;
+  received.in_place = in_place;
+  StoreReceived({&received, 1});
+  if (newly_verified != nullptr) *newly_verified = received.newly_verified;
+  return received.status;
+}
+
+void PayloadStore::StoreReceived(std::span<ReceivedChunk> received) {
+  std::vector<std::span<const uint8_t>> bytes;
+  std::vector<ReceivedChunk*> hashed;
+  for (ReceivedChunk& r : received) {
+    r.newly_verified = false;
+    r.status = Status::Ok();
+    if (r.in_place) {
+      // Hashed without the lock: the claim keeps every other writer out of these bytes.
+      bytes.push_back({mapped_ + ChunkOffset(r.chunk), identity_.ChunkSize(r.chunk)});
+    } else {
+      bool held = false;
+      r.status = CheckReceived(r.chunk, r.data, &held);
+      if (!r.status.ok() || held) continue;
+      bytes.push_back(r.data);
+    }
+    hashed.push_back(&r);
+  }
+  std::vector<Digest> digests(bytes.size());
+  HashChunks(identity_.digest, bytes, digests);
+  for (size_t i = 0; i < hashed.size(); ++i) {
+    ReceivedChunk& r = *hashed[i];
+    r.status = r.in_place ? MarkHashedInPlace(r.chunk, digests[i], &r.newly_verified)
+                          : StoreHashed(r.chunk, r.data, digests[i], &r.newly_verified);
+  }
+}
+
+Status PayloadStore::CheckReceived(uint64_t chunk, std::span<const uint8_t> data, bool* held) const {
+  *held = false;
   if (chunk >= identity_.NumChunks()) {
     return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is out of range");
   }
-  if (Has(chunk)) return Status::Ok();
+  if (Has(chunk)) {
+    *held = true;
+    return Status::Ok();
+  }
   if (data.size() != identity_.ChunkSize(chunk)) {
     return Status::DataLoss("chunk " + std::to_string(chunk) + " has " + std::to_string(data.size()) +
                             " bytes, expected " + std::to_string(identity_.ChunkSize(chunk)));
   }
-  const Digest digest = HashChunk(identity_.digest, data);
+  return Status::Ok();
+}
+
+Status PayloadStore::StoreHashed(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest,
+                                 bool* newly_verified) {
   if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
@@ -432,7 +479,7 @@ Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, b
   }
   Status marked = MarkVerified(chunk, digest);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
-  if (newly_verified != nullptr) *newly_verified = true;
+  *newly_verified = true;
   return marked;
 }
 
@@ -487,7 +534,11 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
 
 Status PayloadStore::TouchUnheldChunks() {
   // Mapped: the kernel takes every page without a byte written (fresh tmpfs pages are zero).
-  if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) return Status::Ok();
+  if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    populated_ = true;
+    return Status::Ok();
+  }
   const std::vector<uint8_t> zeros(identity_.LargestChunk());
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
@@ -518,6 +569,7 @@ std::span<uint8_t> PayloadStore::ClaimPlace(uint64_t chunk) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (mapped_ == nullptr || chunk >= have_.size() || have_[chunk] || claimed_[chunk]) return {};
     claimed_[chunk] = true;
+    if (populated_) return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
   }
   // Take the chunk's pages in one call (the kernel allocates and maps them at once) instead of
   // one page fault per 4 KiB as the bytes land. Pages shared with a neighbouring chunk are
@@ -530,16 +582,17 @@ std::span<uint8_t> PayloadStore::ClaimPlace(uint64_t chunk) {
 }
 
 Status PayloadStore::VerifyInPlace(uint64_t chunk, bool* newly_verified) {
-  if (newly_verified != nullptr) *newly_verified = false;
-  // Hashed without the lock: the claim keeps every other writer out of these bytes.
-  const Digest digest = HashChunk(identity_.digest, {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)});
+  return StoreOne(chunk, {}, /*in_place=*/true, newly_verified);
+}
+
+Status PayloadStore::MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified) {
   std::lock_guard<std::mutex> lock(mutex_);
   claimed_[chunk] = false;
   if (have_[chunk]) return Status::Ok();
   if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   Status marked = MarkVerified(chunk, digest);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
-  if (newly_verified != nullptr) *newly_verified = true;
+  *newly_verified = true;
   return Status::Ok();
 }
 

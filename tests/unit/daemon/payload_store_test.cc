@@ -5,7 +5,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <thread>
 
@@ -193,6 +197,53 @@ TEST_P(PayloadStoreTest, AnotherDigestDoesNotResume) {
   Result<Digest> digest = store->Finalize(false);
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
   EXPECT_EQ(*digest, identity_.ListDigest());
+}
+
+// The workers' batch: chunks in buffers and in their places, hashed together, each judged on
+// its own (a corrupt or short one fails alone, a chunk twice in one batch counts once).
+TEST_P(PayloadStoreTest, ABatchOfReceivedChunksIsJudgedChunkByChunk) {
+  struct statfs fs {};
+  if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC) GTEST_SKIP() << "/dev/shm is no tmpfs";
+  const fs::path memory = FreshTestDir("gridcast-store", "/dev/shm");
+  fs::create_directories(memory);
+  Result<std::unique_ptr<PayloadStore>> opened =
+      PayloadStore::OpenForReceive(memory.string(), "p.bin", identity_, SystemFileIo());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  PayloadStore& store = **opened;
+  ASSERT_TRUE(store.MapForReceiving().ok());
+  ASSERT_TRUE(store.mapped());
+  for (uint64_t c : {0, 1}) {
+    const std::span<uint8_t> place = store.ClaimPlace(c);
+    ASSERT_EQ(place.size(), Chunk(c).size());
+    std::ranges::copy(Chunk(c), place.begin());
+    if (c == 1) place[100] ^= 1;
+  }
+  std::vector<uint8_t> corrupt(Chunk(4).begin(), Chunk(4).end());
+  corrupt[7] ^= 0x80;
+  const std::vector<uint8_t> short_chunk(Chunk(3).begin(), Chunk(3).end() - 1);
+  std::vector<PayloadStore::ReceivedChunk> batch(8);
+  batch[0].chunk = 0, batch[0].in_place = true;
+  batch[1].chunk = 1, batch[1].in_place = true;
+  batch[2].chunk = 2, batch[2].data = Chunk(2);
+  batch[3].chunk = 3, batch[3].data = short_chunk;
+  batch[4].chunk = 4, batch[4].data = corrupt;
+  batch[5].chunk = 5, batch[5].data = Chunk(5);
+  batch[6].chunk = 2, batch[6].data = Chunk(2);
+  batch[7].chunk = 5, batch[7].data = Chunk(5);
+  store.StoreReceived(batch);
+  using enum StatusCode;
+  const std::vector<StatusCode> codes = {kOk, kDataLoss, kOk, kDataLoss, kDataLoss, kOk, kOk, kOk};
+  const std::vector<bool> newly = {true, false, true, false, false, true, false, false};
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(batch[i].status.code(), codes[i]) << i << ": " << batch[i].status.ToString();
+    EXPECT_EQ(batch[i].newly_verified, newly[i]) << i;
+  }
+  EXPECT_EQ(store.VerifiedCount(), 3u);
+  for (uint64_t c : {0, 2, 5}) EXPECT_TRUE(std::ranges::equal(Read(store, c), Chunk(c))) << c;
+  // The corrupt chunk in place lost its claim: it can be received again.
+  EXPECT_EQ(store.ClaimPlace(1).size(), Chunk(1).size());
+  opened->reset();
+  fs::remove_all(memory);
 }
 
 // A chunk list recorded before the digest was chosen (version 1: SHA-256 only) still serves
