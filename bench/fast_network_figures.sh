@@ -3,7 +3,8 @@
 # loopback with each chunk digest, then flat8-10g (10gbit NICs: the host, not the shaping, is
 # the limit) with push (to disk and to memory, both digests), the MPI shim, pull and tuned
 # MPI_Bcast in rounds, then the slow-link checks that must not regress.
-# Every run starts with a clean page cache; one JSON line per run goes to $1
+# Every run starts with a clean page cache; one JSON line per run goes to $1 (each bench line has
+# cpu_s_per_gib and transfer_cpu_s_per_gib)
 # (default ./fast-network-figures.jsonl). Usage: bench/fast_network_figures.sh [OUT.jsonl] [ROUNDS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +26,15 @@ run() {
   record "bench $*" "$load" "$result"
 }
 F8=deploy/topologies/flat8-10g.yaml
+forwarding() {  # ARGS: bench_forwarding_cpu's
+  clean
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  record "bench_forwarding_cpu $*" "$load" "$(build/bin/bench_forwarding_cpu "$@" --json 2>/dev/null | tr -d '\n')"
+}
 for _ in $(seq "$rounds"); do
-  for digest in sha256 xxh3; do
-    clean
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    record "bench_forwarding_cpu --size 1GiB --digest $digest" "$load" \
-      "$(build/bin/bench_forwarding_cpu --size 1GiB --digest $digest --json 2>/dev/null | tr -d '\n')"
-  done
+  for digest in sha256 xxh3; do forwarding --size 1GiB --digest $digest; done
+  # One member receiving from one as fast as loopback carries: where verifying binds.
+  forwarding --size 2GiB --members 2 --digest sha256
 done
 # Each round: tuned MPI_Bcast, then gridcast's modes (both chunk digests where the issue
 # compares them), every JSON line with its cpu_s_per_gib.
