@@ -716,7 +716,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");
   bench->add_flag("--json", args->json,
                   "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified, "
-                  "cpu_s_per_gib");
+                  "cpu_s_per_gib, transfer_cpu_s_per_gib (docs/performance.md)");
   bench->callback([args, exit_code] { *exit_code = Bench(*args); });
 }
 
