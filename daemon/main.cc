@@ -6,11 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "common/build_info.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_settings.h"
 
 int main(int argc, char** argv) {
   CLI::App app("gridcastd: the gridcast daemon");
+  app.set_version_flag("--version", "gridcastd " + std::string(gridcast::BuildVersion()));
   gridcast::DaemonSettings settings;
   gridcast::SettingsTable table(app, settings);
   bool check_config = false;

@@ -10,10 +10,12 @@
 #include "client/cli/slurm_command.h"
 #include "client/cli/torrent_command.h"
 #include "client/cli/tomography_command.h"
+#include "common/build_info.h"
 
 int main(int argc, char** argv) {
   CLI::App app("gridcast: move one large payload from one node to many, as fast as the network allows");
   app.require_subcommand(1);
+  app.set_version_flag("--version", "gridcast " + std::string(gridcast::BuildVersion()));
   int exit_code = gridcast::cli::kExitOk;
   gridcast::cli::AddNetgridCommand(app, &exit_code);
   gridcast::cli::AddClusterCommands(app, &exit_code);
@@ -27,6 +29,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "gridcast: " << e.what() << " (see --help)\n";

@@ -1,13 +1,16 @@
-// Operations: `gridcastd --check-config` on good and bad configurations (it binds nothing and
-// changes nothing), and deploy/systemd/gridcastd.service checked by `systemd-analyze verify`
-// where that is installed.
+// Operations: `--version` of both binaries, `gridcastd --check-config` on good and bad
+// configurations (it binds nothing and changes nothing), and deploy/systemd/gridcastd.service
+// checked by `systemd-analyze verify` where that is installed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "deploy/subprocess.h"
 
@@ -15,6 +18,54 @@ namespace gridcast {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "NAME 1.2.3 (commit 0123456789ab[-dirty] or unknown, BUILD TYPE)\n" (std::regex trips GCC 12's
+// -Wmaybe-uninitialized in the sanitizer build).
+bool IsVersionLine(const std::string& name, const std::string& text) {
+  const auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  const auto is_hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0 || (c >= 'a' && c <= 'f'); };
+  std::string_view rest = text;
+  if (!rest.starts_with(name + " ")) return false;
+  rest.remove_prefix(name.size() + 1);
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (!rest.starts_with('.')) return false;
+      rest.remove_prefix(1);
+    }
+    const size_t digits = std::find_if_not(rest.begin(), rest.end(), is_digit) - rest.begin();
+    if (digits == 0) return false;
+    rest.remove_prefix(digits);
+  }
+  if (!rest.starts_with(" (commit ")) return false;
+  rest.remove_prefix(9);
+  if (rest.starts_with("unknown")) {
+    rest.remove_prefix(7);
+  } else {
+    if (rest.size() < 12 || !std::all_of(rest.begin(), rest.begin() + 12, is_hex)) return false;
+    rest.remove_prefix(12);
+    if (rest.starts_with("-dirty")) rest.remove_prefix(6);
+  }
+  return rest.starts_with(", ") && rest.size() > 4 && rest.ends_with(")\n") &&
+         rest.substr(2, rest.size() - 4).find_first_of(")\n") == std::string_view::npos;
+}
+
+// One line naming the binary, the project's version, the commit built and the build type; exit 0,
+// and nothing else runs (gridcast needs no subcommand for it, gridcastd no cluster file).
+TEST(Version, BothBinariesSayWhatWasBuilt) {
+  EXPECT_TRUE(IsVersionLine("gridcast", "gridcast 0.1.0 (commit 36fed260589c-dirty, RelWithDebInfo)\n"));
+  EXPECT_TRUE(IsVersionLine("gridcast", "gridcast 10.2.33 (commit unknown, no build type)\n"));
+  for (const char* bad : {"gridcast 0.1 (commit 36fed260589c, Release)\n", "gridcast 0.1.0 (commit 36fed26, Release)\n",
+                          "gridcast 0.1.0 (commit 36fed260589c, Release)", "gridcastd 0.1.0 (commit unknown, x)\n",
+                          "gridcast 0.1.0 (commit unknown, )\n"}) {
+    EXPECT_FALSE(IsVersionLine("gridcast", bad)) << bad;
+  }
+  for (const char* binary : {GRIDCAST_CLI, GRIDCASTD}) {
+    Result<CommandOutput> out = RunCommand({binary, "--version"});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->exit_code, 0) << out->output;
+    EXPECT_TRUE(IsVersionLine(fs::path(binary).filename().string(), out->output)) << out->output;
+  }
+}
 
 class CheckConfigTest : public ::testing::Test {
  protected:
