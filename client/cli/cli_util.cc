@@ -1,5 +1,6 @@
 #include "client/cli/cli_util.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -7,6 +8,15 @@
 #include "collectives/topology.h"
 
 namespace gridcast::cli {
+
+CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const std::string& description) {
+  CLI::Option* option = command->add_option("--cluster", *cluster, description + " (default: $GRIDCAST_CLUSTER)");
+  // Not CLI11's envname: every subcommand binds the same string, and an unused subcommand's
+  // variable would overwrite the flag given to the one that runs.
+  const char* from_environment = std::getenv("GRIDCAST_CLUSTER");
+  if (from_environment == nullptr || *from_environment == '\0') return option->required();
+  return option->default_val(std::string(from_environment));
+}
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,6 +1,7 @@
 // Helpers shared by the gridcast subcommands: file reading at the edge, exit codes.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <string>
 
@@ -20,6 +21,10 @@ inline constexpr const char* kDigestHelp =
     "Chunk digest: sha256 (default; proves every chunk is the source's even against a member that lies) or "
     "xxh3 (XXH3-128: catches corruption on wires and disks at a fraction of the CPU, for a cluster's own "
     "authenticated network); default: the cluster file's digest:, else sha256";
+
+// --cluster FILE on `command`, required unless the environment's GRIDCAST_CLUSTER names the
+// file (as it does for the MPI shim); the flag wins over the variable.
+CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const std::string& description);
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path);
 

@@ -393,8 +393,7 @@ int CancelCommand(const ClusterArgs& args) {
 void AddClusterCommands(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ClusterArgs>();
   auto add_common = [args](CLI::App* command) {
-    command->add_option("--cluster", args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)")
-        ->required();
+    AddClusterFileOption(command, &args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)");
     command->add_option("--tls-ca", args->tls_ca, "PEM CA when the daemons serve TLS (default: the cluster file's tls_ca)");
   };
 

@@ -272,7 +272,7 @@ void AddTomographyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<TomographyArgs>();
   CLI::App* command = app.add_subcommand(
       "tomography", "Discover bandwidth clusters and bottlenecks with measurement broadcasts (BitTorrent)");
-  command->add_option("--cluster", args->cluster, "Cluster file")->required();
+  AddClusterFileOption(command, &args->cluster, "Cluster file");
   command->add_option("--runs", args->runs, "Broadcasts to run, or auto: until the clusters are stable (default auto)");
   command->add_option("--max-runs", args->max_runs, "The cap for --runs auto (default 10)");
   command->add_option("--size", args->size, fmt::format("Probe payload per run (default {})", kDefaultProbeSize));

@@ -127,8 +127,7 @@ void AddTorrentCommands(CLI::App& app, int* exit_code) {
   auto add_common = [args](CLI::App* command) {
     command->add_option("payload", args->payload, "The payload's name in the daemons' data directories")
         ->required();
-    command->add_option("--cluster", args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)")
-        ->required();
+    AddClusterFileOption(command, &args->cluster, "Cluster file (netgrid up --daemons writes STATE/cluster.yaml)");
     command->add_option("--member", args->member,
                         "Member that serves it (default: the first in the cluster file holding it complete)");
     command->add_option("--piece", args->piece,

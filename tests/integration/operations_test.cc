@@ -1,6 +1,6 @@
-// Operations: `--version` of both binaries, `gridcastd --check-config` on good and bad
-// configurations (it binds nothing and changes nothing), and deploy/systemd/gridcastd.service
-// checked by `systemd-analyze verify` where that is installed.
+// Operations: `--version` of both binaries, the client's GRIDCAST_CLUSTER, `gridcastd
+// --check-config` on good and bad configurations (it binds nothing and changes nothing), and
+// deploy/systemd/gridcastd.service checked by `systemd-analyze verify` where that is installed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -65,6 +65,30 @@ TEST(Version, BothBinariesSayWhatWasBuilt) {
     EXPECT_EQ(out->exit_code, 0) << out->output;
     EXPECT_TRUE(IsVersionLine(fs::path(binary).filename().string(), out->output)) << out->output;
   }
+}
+
+// The client finds the cluster file where the MPI shim does, in GRIDCAST_CLUSTER; --cluster
+// wins over it; with neither, the flag is required. (The files do not exist: the error names
+// the one the client read.)
+TEST(ClusterFileFromTheEnvironment, GridcastClusterNamesItAndTheFlagWins) {
+  const auto list = [](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"env", "-u", "GRIDCAST_CLUSTER"});
+    Result<CommandOutput> out = RunCommand(argv);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? *out : CommandOutput{};
+  };
+  CommandOutput out = list({GRIDCAST_CLI, "list"});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.output.find("--cluster is required"), std::string::npos) << out.output;
+  out = list({"GRIDCAST_CLUSTER=/nonexistent/from-env.yaml", GRIDCAST_CLI, "list"});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.output.find("cannot read cluster file /nonexistent/from-env.yaml"), std::string::npos) << out.output;
+  out = list({"GRIDCAST_CLUSTER=/nonexistent/from-env.yaml", GRIDCAST_CLI, "send", "p.bin", "--cluster",
+              "/nonexistent/from-flag.yaml"});
+  EXPECT_NE(out.output.find("from-flag.yaml"), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("from-env.yaml"), std::string::npos) << out.output;
+  out = list({"GRIDCAST_CLUSTER=", GRIDCAST_CLI, "status"});
+  EXPECT_NE(out.output.find("--cluster is required"), std::string::npos) << out.output;
 }
 
 class CheckConfigTest : public ::testing::Test {
