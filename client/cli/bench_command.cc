@@ -127,9 +127,10 @@ void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s,
 
 void RecordMpiRankCpu(const MpiCollectiveResult& result, const std::vector<std::string>& node_order,
                       const std::vector<std::string>& receivers, uint64_t received_bytes, BenchOutcome* outcome) {
-  std::map<std::string, double> whole = MpiSecondsByNode(result.cpu_s, node_order);
+  const std::map<std::string, double> timed = MpiSecondsByNode(result.cpu_s, node_order);
+  std::map<std::string, double> whole = timed;
   for (const auto& [node, buffer_s] : MpiSecondsByNode(result.buffer_cpu_s, node_order)) whole[node] += buffer_s;
-  RecordNodeCpu(whole, MpiSecondsByNode(result.cpu_s, node_order), receivers, received_bytes, "MPI rank", outcome);
+  RecordNodeCpu(whole, timed, receivers, received_bytes, "MPI rank", outcome);
 }
 
 std::optional<std::chrono::system_clock::time_point> FirstByteAt(const nlohmann::json& summary,

@@ -2,9 +2,10 @@
 //
 // A receiver writes chunks into "<name>.part" at their offsets (pwrite) only after their
 // digest (the plan's: SHA-256 or XXH3-128, common/chunk_digest.h) matches the plan; each
-// verified chunk is marked in a bitmap persisted under "<data_dir>/.gridcast/state/". A restarted daemon reopens the same payload, re-verifies the
-// chunks its bitmap marks (a torn write or a crash before writeback costs a re-receive, never
-// a bad chunk) and receives only the rest.
+// verified chunk is marked in a bitmap persisted under "<data_dir>/.gridcast/state/". A
+// restarted daemon reopens the same payload, re-verifies the chunks its bitmap marks (a torn
+// write or a crash before writeback costs a re-receive, never a bad chunk) and receives only
+// the rest.
 //
 // Each chunk's bytes are hashed once, when they are verified; the store keeps those digests.
 // The end-to-end check does not read the payload again: Finalize() digests the list of what
