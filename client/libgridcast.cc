@@ -312,6 +312,11 @@ class ClientImpl : public Client {
       declared->set_size_bytes(data.size());
       declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));
       declared->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
+      if (options.from_registered_memory) {
+        request.clear_payload_path();
+        request.set_from_registered_memory(true);
+        return std::unique_ptr<Broadcast>(StartBroadcast(request));
+      }
     }
 
     std::error_code ec;
@@ -413,6 +418,7 @@ class ClientImpl : public Client {
     request.set_name(options.name);
     request.set_in_memory(options.in_memory);
     request.set_take_memory_lazily(options.take_memory_lazily);
+    request.set_into_registered_memory(options.into_registered_memory);
     for (const std::string& member : options.members) request.add_members(member);
     return request;
   }

@@ -148,8 +148,13 @@ Status RunDaemon(const DaemonOptions& options) {
   } else {
     execution.transport = std::make_shared<TcpTransport>(io, options.tcp);
   }
+  // Without it (another daemon of this member's name in this network namespace) every payload
+  // goes to the memory directory, as before the MPI shim could lend memory.
+  Result<std::shared_ptr<RankMemoryRegistry>> rank_memory = RankMemoryRegistry::Listen(io, options.name);
+  if (!rank_memory.ok()) spdlog::warn("{}", rank_memory.status().ToString());
   Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
-                                          options.workers, options.send_roots});
+                                          options.workers, options.send_roots,
+                                          rank_memory.ok() ? *rank_memory : nullptr});
   DataPlane data_plane(io, execution.transport, options.cluster.secret,
                        [&node](const PlanId& id) { return node.FindPlan(id); },
                        options.execution.connect_timeout);

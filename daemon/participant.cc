@@ -277,19 +277,26 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     }
     GRIDCAST_ASSIGN_OR_RETURN(const NameClaim claim,
                               ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
-    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                              PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
-                                                           std::move(identity), SystemFileIo(),
-                                                           request.in_memory() && request.take_memory_lazily()
-                                                               ? PayloadStore::Space::kCheckFree
-                                                               : PayloadStore::Space::kReserve));
+    std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
+    GRIDCAST_ASSIGN_OR_RETURN(
+        std::unique_ptr<PayloadStore> store,
+        lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
+                        : PayloadStore::OpenForReceive(DirectoryOf(request.in_memory()), plan.payload().name(),
+                                                       std::move(identity), SystemFileIo(),
+                                                       request.in_memory() && request.take_memory_lazily()
+                                                           ? PayloadStore::Space::kCheckFree
+                                                           : PayloadStore::Space::kReserve));
     const uint64_t held_before = store->VerifiedCount();  // before this member's own allgather part
     for (const BundlePart& part : parts) {
       if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
     }
     // In memory and pushed (one writer per chunk): chunks are received into their final pages.
-    if (request.in_memory() && plan.mode() == v1::PLAN_MODE_PUSH) GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
-    if (request.in_memory() && !request.take_memory_lazily()) GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+    if (lent == nullptr && request.in_memory() && plan.mode() == v1::PLAN_MODE_PUSH) {
+      GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
+    }
+    if (lent == nullptr && request.in_memory() && !request.take_memory_lazily()) {
+      GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+    }
     std::function<Status()> after_finalize;
     if (plan.payload().directory()) {
       after_finalize = [data_dir = options_.data_dir, name = plan.payload().name(), tag = ToHex(id),
@@ -318,6 +325,22 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;
+}
+
+std::shared_ptr<RankMemory> Participant::LentMemoryFor(const v1::PrepareRequest& request, bool whole_payload) const {
+  const v1::Plan& plan = request.plan();
+  if (!request.into_registered_memory() || !request.in_memory() || plan.mode() != v1::PLAN_MODE_PUSH ||
+      plan.payload().directory() || !whole_payload || options_.rank_memory == nullptr) {
+    return nullptr;
+  }
+  std::vector<std::shared_ptr<ProcessRegion>> regions =
+      options_.rank_memory->Bind(plan.payload().name(), plan.payload().size_bytes());
+  if (regions.empty()) return nullptr;
+  spdlog::info("{} goes into the memory {} local process(es) lent", plan.payload().name(), regions.size());
+  // Received buffers kept to forward from: a few windows of every lane; a send whose chunk
+  // is no longer kept reads it back from the lent memory (one more copy).
+  constexpr uint64_t kKeptBytes = uint64_t{64} << 20;
+  return std::make_shared<RankMemory>(std::move(regions), kKeptBytes);
 }
 
 Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {

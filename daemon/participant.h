@@ -20,6 +20,7 @@
 
 #include "common/result.h"
 #include "daemon/executor/plan_execution.h"
+#include "daemon/local/rank_memory_registry.h"
 #include "daemon/store/allgather_bundle.h"
 #include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
@@ -36,6 +37,9 @@ struct ParticipantOptions {
   // Directories a payload or an allgather part may be read from, besides the data and memory
   // directories (gridcastd --send-root).
   std::vector<std::string> send_roots;
+  // Memory local processes lend for in-memory payloads (PrepareRequest.into_registered_memory);
+  // null: every such payload goes to memory_dir.
+  std::shared_ptr<RankMemoryRegistry> rank_memory;
 };
 
 // Where a payload or part named `path` by a request is read: relative paths below data_dir
@@ -52,6 +56,8 @@ class Participant {
   const std::string& name() const { return options_.name; }
   const std::string& data_dir() const { return options_.data_dir; }
   const std::string& memory_dir() const { return options_.memory_dir; }
+  // Where local processes lend memory; null when this daemon takes none.
+  RankMemoryRegistry* rank_memory() const { return options_.rank_memory.get(); }
 
   // Member side of agreement: validate, open the store, register. Idempotent for a plan id
   // already prepared here (a re-prepare after a restart resumes from disk).
@@ -129,6 +135,9 @@ class Participant {
   }
   // Writes this member's own allgather part into its copy of the bundle, verified.
   Status SeedOwnPart(PayloadStore& store, const BundlePart& part) const;
+  // The memory local processes lent for the payload of `request`, bound to it, when it asks
+  // for that and is a whole in-memory payload pushed (not an allgather's bundle); else null.
+  std::shared_ptr<RankMemory> LentMemoryFor(const v1::PrepareRequest& request, bool whole_payload) const;
   void ListDirectory(bool in_memory, bool verify,
                      const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
                      v1::ListResponse* response) const;

@@ -19,7 +19,11 @@ Status CheckSeconds(std::string_view field, double seconds, double at_most) {
 
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request));
-  if (request.probe_bytes() > 0) {
+  if (request.from_registered_memory()) {
+    if (!request.payload_path().empty() || !request.has_fill() || request.name().empty() || request.probe_bytes() > 0) {
+      return Status::InvalidArgument("a payload in lent memory has a name and a declared fill, and no path");
+    }
+  } else if (request.probe_bytes() > 0) {
     if (!request.payload_path().empty()) return Status::InvalidArgument("a probe broadcast takes no payload path");
   } else if (request.payload_path().empty()) {
     return Status::InvalidArgument("no payload path");

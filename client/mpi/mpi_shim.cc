@@ -35,6 +35,7 @@
 
 #include "client/mpi/bcast_agreement.h"
 #include "client/mpi/local_member.h"
+#include "client/mpi/rank_memory_lease.h"
 #include "cluster/cluster_file.h"
 #include "common/crypto.h"
 #include "common/units.h"
@@ -178,10 +179,17 @@ class BcastCall {
   bool TakeCompletion() { return !completed_ && (completed_ = true); }
 
  private:
-  enum class Step { kDuplicating, kAgreeing, kByMpi, kBroadcasting, kAwaitingOutcome, kConfirming, kDone };
+  enum class Step { kDuplicating, kAgreeing, kByMpi, kLending, kBroadcasting, kAwaitingOutcome, kConfirming, kDone };
 
   void PostOffer();
   void Decide();
+  // After the ranks learned whether every receiving rank lent its buffer to its daemon: the
+  // root starts the broadcast, the others wait for its outcome.
+  void Start();
+  // A receiving rank on another node than the root's: this rank's daemon writes into it.
+  bool OnReceivingNode() const {
+    return offers_[static_cast<size_t>(rank_)].member != offers_[static_cast<size_t>(root_)].member;
+  }
   void FinishBroadcast();
   void ReadCopy();
   void CopyVerified();
@@ -219,6 +227,11 @@ class BcastCall {
   // At the other ranks: their node's copy into the buffer, chunk by chunk as the daemon
   // verifies them, while the broadcast runs.
   std::unique_ptr<PayloadCopier> copier_;
+  // Or the buffer lent to the daemon (docs/mpi.md, "Into the rank's memory"), when every
+  // receiving rank could lend its own (lent_everywhere_, agreed by all ranks).
+  std::unique_ptr<RankMemoryLease> lease_;
+  int lent_everywhere_ = 0;
+  bool source_lent_ = false;  // at the root: its daemon sends from the root's buffer
   Status copy_status_;
   std::chrono::steady_clock::time_point last_copy_{};
   Outcome outcome_;
@@ -473,6 +486,10 @@ bool BcastCall::Advance(bool block) {
         if (!RequestDone(&request_, block)) return false;
         End(MPI_SUCCESS);
         break;
+      case Step::kLending:
+        if (!RequestDone(&request_, block)) return false;
+        Start();
+        break;
       case Step::kBroadcasting:
         if (!block && !broadcast_->Poll(nullptr)) return false;
         FinishBroadcast();
@@ -555,9 +572,45 @@ void BcastCall::Decide() {
     case BcastAgreement::Path::kGridcast:
       break;
   }
+  // Every receiving rank lends its buffer to its daemon, or none does: a daemon that keeps no
+  // copy leaves a rank that could not lend nothing to copy from.
+  lent_everywhere_ = 1;
+  // The root alone on its node lends its buffer too: its daemon sends from it, without a copy.
+  // (Other ranks there would read that copy.)
+  const auto on_root_node = std::count_if(offers_.begin(), offers_.end(), [this](const RankOffer& offer) {
+    return offer.member == offers_[static_cast<size_t>(root_)].member;
+  });
+  if (rank_ == root_ && on_root_node == 1) {
+    Result<std::unique_ptr<RankMemoryLease>> lease =
+        RankMemoryLease::Lend(shim_.member(), agreement_.payload_name, Buffer());
+    if (lease.ok()) lease_ = std::move(*lease);
+    source_lent_ = lease.ok();
+  }
+  if (rank_ != root_ && OnReceivingNode()) {
+    Result<std::unique_ptr<RankMemoryLease>> lease =
+        RankMemoryLease::Lend(shim_.member(), agreement_.payload_name, Buffer());
+    if (lease.ok()) {
+      lease_ = std::move(*lease);
+    } else {
+      lent_everywhere_ = 0;
+      shim_.SayOnce("the daemon copies into its memory and the rank out of it: " + lease.status().ToString());
+    }
+  }
+  if (Posted(PMPI_Iallreduce(MPI_IN_PLACE, &lent_everywhere_, 1, MPI_INT, MPI_MIN, state_->dup, &request_))) {
+    step_ = Step::kLending;
+  }
+}
+
+void BcastCall::Start() {
+  Mark("lent");
+  if (rank_ != root_ && lent_everywhere_ == 0 && lease_ != nullptr) {
+    (void)lease_->Release();  // never bound: the root does not ask for lent memory
+    lease_.reset();
+  }
   if (rank_ != root_) {
     if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
       step_ = Step::kAwaitingOutcome;
+      if (lease_ != nullptr) return;
       Result<std::unique_ptr<PayloadCopier>> copier = shim_.client().CopyAsVerified(
           shim_.member(), agreement_.payload_name, /*in_memory=*/true, Buffer());
       if (copier.ok()) copier_ = std::move(*copier);
@@ -572,6 +625,8 @@ void BcastCall::Decide() {
   // The ranks wait for the memory and the transfer alike: overlap them (on two-sites, 256 MiB,
   // taking it all at Prepare cost 5 s before the first byte).
   options.take_memory_lazily = true;
+  options.into_registered_memory = lent_everywhere_ != 0;
+  options.from_registered_memory = source_lent_;
   for (int member : agreement_.receiver_members) options.members.push_back(shim_.member_name(member));
   const std::span<const uint8_t> data(static_cast<const uint8_t*>(buffer_),
                                       static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes));
@@ -599,8 +654,18 @@ void BcastCall::FinishBroadcast() {
     } else if (shim_.verbose() > 1) {
       Shim::Say(rank_, std::string(blocking_ ? "MPI_Bcast" : "MPI_Ibcast") + " of " +
                            FormatSize(result->size_bytes) + " by gridcast (" + result->algorithm + ", " +
-                           result->digest + " chunks) in " +
-                           std::to_string(result->completion_s) + " s");
+                           result->digest + " chunks" + (source_lent_ ? ", sent from the root's memory" : "") +
+                           ") in " + std::to_string(result->completion_s) + " s");
+    }
+  }
+  // The root's buffer is the program's again only once its daemon reads no more of it.
+  if (lease_ != nullptr) {
+    const Status ended = lease_->Release().status();
+    lease_.reset();
+    if (!ended.ok() && outcome_.failed == 0) {
+      outcome_.failed = 1;
+      std::snprintf(outcome_.message, sizeof(outcome_.message), "ending the loan of the root's buffer: %s",
+                    ended.ToString().c_str());
     }
   }
   if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
@@ -611,9 +676,19 @@ void BcastCall::FinishBroadcast() {
 void BcastCall::ReadCopy() {
   Mark("outcome");
   failed_ = outcome_.failed;
-  if (failed_ != 0) {
-    Shim::Say(rank_, std::string("MPI_Bcast by gridcast failed: ") + outcome_.message);
-  } else if (rank_ != root_) {
+  if (failed_ != 0) Shim::Say(rank_, std::string("MPI_Bcast by gridcast failed: ") + outcome_.message);
+  if (lease_ != nullptr) {
+    // Success or not, the daemon writes no more into the buffer once this returns.
+    Result<RankMemoryLease::Outcome> released = lease_->Release();
+    lease_.reset();
+    if (failed_ == 0 && !(released.ok() && released->filled)) {
+      Shim::Say(rank_, "MPI_Bcast by gridcast: this rank's buffer: " +
+                           (released.ok() ? std::string("its daemon did not fill it") : released.status().ToString()));
+      failed_ = 1;
+    } else if (failed_ == 0 && shim_.verbose() > 1) {
+      Shim::Say(rank_, "received into this rank's memory by its daemon");
+    }
+  } else if (failed_ == 0 && rank_ != root_) {
     // The root saw every copy verified: what is left is there (the daemon may still be
     // renaming the file), so a minute is plenty.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -673,6 +748,8 @@ void RemoveFromThisNode(Shim& shim, int rank, const std::string& name) {
 
 void BcastCall::RemoveCopy() {
   Mark("confirmed");
+  // Nodes whose ranks lent their buffers hold no copy.
+  if ((lent_everywhere_ != 0 && OnReceivingNode()) || source_lent_) return;
   if (agreement_.removes_copy[static_cast<size_t>(rank_)]) RemoveFromThisNode(shim_, rank_, agreement_.payload_name);
 }
 

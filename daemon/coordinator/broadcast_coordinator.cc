@@ -111,6 +111,10 @@ BroadcastCoordinator::BroadcastCoordinator(Participant& node, ControlTree& tree,
 // fresh probe written into the data directory.
 Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePayload(
     const v1::BroadcastRequest& request) const {
+  if (request.from_registered_memory()) {  // no file: OpenFilledSource finds the memory
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
+    return ResolvedPayload{fs::path(), request.fill().size_bytes(), request.name(), {}, nullptr};
+  }
   fs::path path(request.payload_path());
   std::string probe_name;
   if (request.probe_bytes() > 0) {
@@ -267,6 +271,25 @@ Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanB
   return response;
 }
 
+Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const v1::BroadcastRequest& request,
+                                                                           PayloadIdentity identity,
+                                                                           const Plan& plan) const {
+  if (plan.mode != PlanMode::kPush) {
+    return Status::FailedPrecondition("a payload in lent memory is pushed; this broadcast's plan is not");
+  }
+  std::vector<std::shared_ptr<ProcessRegion>> regions =
+      node_.rank_memory() == nullptr ? std::vector<std::shared_ptr<ProcessRegion>>{}
+                                     : node_.rank_memory()->Bind(request.name(), identity.size_bytes);
+  if (regions.empty()) {
+    return Status::FailedPrecondition("no process on this host lent " + std::to_string(identity.size_bytes) +
+                                      " bytes for " + request.name());
+  }
+  // A chunk read back for one child is kept for the others until every child has it.
+  constexpr uint64_t kKeptBytes = uint64_t{64} << 20;
+  return PayloadStore::OpenLentSource(request.name(), std::move(identity),
+                                      std::make_shared<RankMemory>(std::move(regions), kKeptBytes));
+}
+
 Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(const v1::BroadcastRequest& request,
                                                                              const fs::path& path,
                                                                              const Plan& plan) const {
@@ -282,6 +305,7 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(con
   GRIDCAST_ASSIGN_OR_RETURN(identity.chunk_hashes,
                             DecodeChunkHashes(identity.digest, fill.chunk_hashes(), identity.NumChunks()));
   std::memcpy(identity.sha256.data(), fill.sha256().data(), identity.sha256.size());
+  if (request.from_registered_memory()) return OpenLentSource(request, std::move(identity), plan);
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));
   if (plan.mode == PlanMode::kPush) return store;  // the source's execution follows the fill
@@ -450,6 +474,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   inputs.stall_timeout_s = request.stall_timeout_s();
   inputs.in_memory = request.in_memory();
   inputs.take_memory_lazily = request.take_memory_lazily();
+  inputs.into_registered_memory = request.in_memory() && request.into_registered_memory();
   inputs.source_store = std::move(store);
   inputs.received = received;
   spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
@@ -500,6 +525,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   prepare_request.set_timeout_s(timeout_s);
   prepare_request.set_in_memory(inputs.in_memory);
   prepare_request.set_take_memory_lazily(inputs.take_memory_lazily);
+  prepare_request.set_into_registered_memory(inputs.into_registered_memory);
   prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
   *prepare_request.mutable_plan() = std::move(proto);
 

@@ -83,6 +83,7 @@ class BroadcastCoordinator {
     double stall_timeout_s = 0;        // 0: CoordinatorOptions::stall_after
     bool in_memory = false;
     bool take_memory_lazily = false;
+    bool into_registered_memory = false;
     // The whole payload, opened here. Null when this daemon receives like the others (an
     // allgather: it prepares from the plan as a member does, and its progress counts).
     std::unique_ptr<PayloadStore> source_store;
@@ -102,6 +103,9 @@ class BroadcastCoordinator {
     std::shared_ptr<const void> pack;   // removes the packed archive when the last copy goes
   };
   Result<ResolvedPayload> ResolvePayload(const v1::BroadcastRequest& request) const;
+  // The source's store for BroadcastRequest.from_registered_memory.
+  Result<std::unique_ptr<PayloadStore>> OpenLentSource(const v1::BroadcastRequest& request, PayloadIdentity identity,
+                                                       const Plan& plan) const;
   Result<ResolvedPayload> PackDirectoryPayload(const v1::BroadcastRequest& request,
                                                const std::filesystem::path& directory, const std::string& name) const;
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;

@@ -224,6 +224,7 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
   request.set_timeout_s(own.timeout_s());
   request.set_in_memory(own.in_memory());
   request.set_take_memory_lazily(own.take_memory_lazily());
+  request.set_into_registered_memory(own.into_registered_memory());
   request.set_control_fanout(own.control_fanout());
   v1::PrepareResponse echo;
   const std::string& name = state.Name(child);

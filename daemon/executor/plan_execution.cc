@@ -311,6 +311,7 @@ void PlanExecution::Delivered(int lane, int child, uint64_t chunk) {
 }
 
 void PlanExecution::ReleaseFromPageCache(uint64_t chunk) {
+  if (store_->rank_memory() != nullptr) return store_->ChunkForwarded(chunk);  // never blocks
   if (options_.page_cache_window_bytes == 0) return;
   asio::post(workers_, [store = store_, chunk] { store->ChunkForwarded(chunk); });
 }
@@ -424,7 +425,9 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
     NotePayloadSent();
     if (sent_before[chunk] && options_.counters) options_.counters->ChunkResent();
     sent_before[chunk] = true;
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await conn->connection->SendChunk(header_bytes, store_->ChunkAt(chunk),
+    Result<ChunkRef> bytes = store_->ChunkAt(chunk);
+    if (!bytes.ok()) co_return bytes.status();
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await conn->connection->SendChunk(header_bytes, std::move(*bytes),
                                                                      options_.io_timeout));
     pushed_sent_bytes_.fetch_add(header.length, std::memory_order_relaxed);
     if (traffic != nullptr) traffic->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
@@ -601,6 +604,16 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
       OnChunkStored(conn, *header, nullptr, verified, newly);
       continue;
     }
+    // Into lent memory the store's write is one copy, as receiving into place is: here too.
+    if (store_->rank_memory() != nullptr && HashesFasterThanAHandoff(store_->identity().digest)) {
+      PayloadStore::ReceivedChunk chunk;
+      chunk.chunk = header->chunk;
+      chunk.data = *data;
+      chunk.buffer = data;
+      store_->StoreReceived({&chunk, 1});
+      OnChunkStored(conn, *header, std::move(data), chunk.status, chunk.newly_verified);
+      continue;
+    }
     StoreOnWorkers({conn, *header, std::move(data)});
   }
   conn->Close();
@@ -639,6 +652,7 @@ void PlanExecution::StoreWaitingChunks() {
       chunk.chunk = waiting.header.chunk;
       chunk.in_place = waiting.data == nullptr;
       if (waiting.data) chunk.data = *waiting.data;
+      chunk.buffer = waiting.data;
       received.push_back(std::move(chunk));
     }
     store_->StoreReceived(received);

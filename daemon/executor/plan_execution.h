@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "collectives/plan.h"
-#include "daemon/executor/buffer_pool.h"
+#include "common/buffer_pool.h"
 #include "daemon/transport/notifier.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/metrics/daemon_counters.h"

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/executor/buffer_pool.h"
+#include "common/buffer_pool.h"
 
 namespace gridcast {
 

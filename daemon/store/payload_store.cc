@@ -259,6 +259,38 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
   return store;
 }
 
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForRankMemory(const std::string& name,
+                                                                      PayloadIdentity identity,
+                                                                      std::shared_ptr<RankMemory> destination) {
+  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (identity.chunk_hashes.size() != identity.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) + " chunks but " +
+                                   std::to_string(identity.chunk_hashes.size()) + " chunk hashes");
+  }
+  if (destination == nullptr || destination->regions() == 0) {
+    return Status::InvalidArgument("no lent memory to receive " + name + " into");
+  }
+  std::unique_ptr<PayloadStore> store(new PayloadStore(SystemFileIo()));
+  store->base_name_ = name;
+  const uint64_t n = identity.NumChunks();
+  store->identity_ = std::move(identity);
+  store->have_.assign(n, false);
+  store->stored_hashes_.assign(n, Digest{});
+  store->rank_memory_ = std::move(destination);
+  return store;
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenLentSource(const std::string& name, PayloadIdentity identity,
+                                                                   std::shared_ptr<RankMemory> lent) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                            OpenForRankMemory(name, std::move(identity), std::move(lent)));
+  store->stored_hashes_ = store->identity_.chunk_hashes;
+  store->have_.assign(store->identity_.NumChunks(), true);
+  store->verified_ = store->identity_.NumChunks();
+  store->finalized_ = true;
+  return store;
+}
+
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
                                                                    PayloadIdentity identity, FileIo& io,
@@ -438,7 +470,7 @@ void PayloadStore::StoreReceived(std::span<ReceivedChunk> received) {
   for (size_t i = 0; i < hashed.size(); ++i) {
     ReceivedChunk& r = *hashed[i];
     r.status = r.in_place ? MarkHashedInPlace(r.chunk, digests[i], &r.newly_verified)
-                          : StoreHashed(r.chunk, r.data, digests[i], &r.newly_verified);
+                          : StoreHashed(r, digests[i], &r.newly_verified);
   }
 }
 
@@ -458,8 +490,9 @@ Status PayloadStore::CheckReceived(uint64_t chunk, std::span<const uint8_t> data
   return Status::Ok();
 }
 
-Status PayloadStore::StoreHashed(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest,
-                                 bool* newly_verified) {
+Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& digest, bool* newly_verified) {
+  const uint64_t chunk = received.chunk;
+  const std::span<const uint8_t> data = received.data;
   if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
@@ -467,7 +500,9 @@ Status PayloadStore::StoreHashed(uint64_t chunk, std::span<const uint8_t> data, 
     return Status::Aborted(ChunkName(chunk) + " is being received from another connection");
   }
   // The errors name the chunk; built only on failure (this runs once per chunk received).
-  if (Status written = PwriteFull(*io_, fd_, data, ChunkOffset(chunk)); !written.ok()) {
+  if (Status written = rank_memory_ ? rank_memory_->Write(chunk, ChunkOffset(chunk), data, received.buffer)
+                                    : PwriteFull(*io_, fd_, data, ChunkOffset(chunk));
+      !written.ok()) {
     return written.WithContext("storing " + ChunkName(chunk));
   }
   if (page_cache_window_ > 0 &&
@@ -492,6 +527,7 @@ Status PayloadStore::DigestMismatch(uint64_t chunk) const {
 }
 
 Status PayloadStore::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
+  if (rank_memory_) return Status::FailedPrecondition(base_name_ + " goes into lent memory, whole chunks only");
   if (chunk >= identity_.NumChunks() || offset > identity_.ChunkSize(chunk) ||
       data.size() > identity_.ChunkSize(chunk) - offset) {
     return Status::InvalidArgument("block of " + std::to_string(data.size()) + " bytes at " +
@@ -510,6 +546,7 @@ Status PayloadStore::VerifyStoredChunk(uint64_t chunk, bool* newly_verified) {
   // Read and hash under the lock: no block may change the bytes between the check and the mark.
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();  // e.g. the push path's chunks handed to libtorrent
+  if (rank_memory_) return Status::FailedPrecondition(base_name_ + " goes into lent memory, whole chunks only");
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashStoredChunk(chunk, buffer));
   if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
@@ -533,6 +570,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
 }
 
 Status PayloadStore::TouchUnheldChunks() {
+  if (rank_memory_) return Status::Ok();  // the lenders' memory is theirs, and taken
   // Mapped: the kernel takes every page without a byte written (fresh tmpfs pages are zero).
   if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -602,6 +640,7 @@ void PayloadStore::ReleasePlace(uint64_t chunk) {
 }
 
 void PayloadStore::ChunkForwarded(uint64_t chunk) {
+  if (rank_memory_) return rank_memory_->Forwarded(chunk);
   if (page_cache_window_ == 0 || chunks_path_.empty() || chunk >= identity_.NumChunks()) return;
   std::lock_guard<std::mutex> lock(forwarded_mutex_);
   forwarded_.push_back(chunk);
@@ -640,6 +679,11 @@ Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_
   if (offset > identity_.ChunkSize(chunk) || out.size() > identity_.ChunkSize(chunk) - offset) {
     return Status::InvalidArgument("read outside chunk " + std::to_string(chunk));
   }
+  if (rank_memory_) {
+    GRIDCAST_ASSIGN_OR_RETURN(const ChunkRef at, ChunkAt(chunk));
+    std::memcpy(out.data(), at.memory.data() + offset, out.size());
+    return Status::Ok();
+  }
   return PreadFull(*io_, fd_, out, chunk * identity_.chunk_bytes + offset);
 }
 
@@ -654,6 +698,10 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   if (digest != identity_.ListDigest()) {
     return Status::DataLoss("the stored chunks' digests do not match the source's chunk list");
   }
+  if (rank_memory_) {  // the lenders hold it; nothing here to sync, record or rename
+    finalized_ = true;
+    return digest;
+  }
   if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
   GRIDCAST_RETURN_IF_ERROR(WriteChunkList());
   const std::string part = base_name_ + ".part";
@@ -666,6 +714,14 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   unlink(state_path_.c_str());
   finalized_ = true;
   return digest;
+}
+
+Result<ChunkRef> PayloadStore::ChunkAt(uint64_t chunk) const {
+  const uint64_t offset = ChunkOffset(chunk);
+  const uint64_t length = identity_.ChunkSize(chunk);
+  if (rank_memory_) return rank_memory_->At(chunk, offset, length);
+  if (mapped_ != nullptr) return ChunkRef::InMemory({mapped_ + offset, length});
+  return ChunkRef::InFile(fd_, offset, length);
 }
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {

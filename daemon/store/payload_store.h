@@ -38,6 +38,7 @@
 #include "common/result.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
+#include "daemon/store/rank_memory.h"
 
 namespace gridcast {
 
@@ -117,6 +118,18 @@ class PayloadStore {
                                                               FileIo& io = SystemFileIo(),
                                                               Space space = Space::kReserve);
 
+  // A receiver whose payload goes into memory local processes lent (rank_memory.h), not into a
+  // file: no file is written, nothing is resumed, and once complete the payload is theirs
+  // (Finalize checks the chunk list and records nothing). Whole chunks only: push plans.
+  static Result<std::unique_ptr<PayloadStore>> OpenForRankMemory(const std::string& name, PayloadIdentity identity,
+                                                                 std::shared_ptr<RankMemory> destination);
+  // A source whose payload is memory a local process lent (its MPI shim's root): `identity` is
+  // what the lender declared it holds; every chunk counts as held, is read from there as it is
+  // sent, and is checked by each receiver as always.
+  static Result<std::unique_ptr<PayloadStore>> OpenLentSource(const std::string& name, PayloadIdentity identity,
+                                                              std::shared_ptr<RankMemory> lent);
+  const RankMemory* rank_memory() const { return rank_memory_.get(); }
+
   ~PayloadStore();
   PayloadStore(const PayloadStore&) = delete;
   PayloadStore& operator=(const PayloadStore&) = delete;
@@ -178,6 +191,9 @@ class PayloadStore {
   struct ReceivedChunk {
     uint64_t chunk = 0;
     std::span<const uint8_t> data;  // unless in_place
+    // The buffer `data` lies in, when the caller lets the store keep it (a rank-memory store
+    // forwards from it).
+    std::shared_ptr<const std::vector<uint8_t>> buffer;
     bool in_place = false;
     Status status;
     bool newly_verified = false;
@@ -193,7 +209,8 @@ class PayloadStore {
   // than RAM, reusing freed pages is much cheaper than taking fresh ones (measured in
   // docs/performance.md). 0 (the default) leaves the page cache to the kernel. Not for sources.
   void SetPageCacheWindow(uint64_t window_bytes) { page_cache_window_ = window_bytes; }
-  // May block until the oldest waiting chunk is on disk: call it off the io thread.
+  // May block until the oldest waiting chunk is on disk: call it off the io thread. A
+  // rank-memory store stops keeping the chunk's buffer (at once; any thread).
   void ChunkForwarded(uint64_t chunk);
 
   // Where the bytes of `chunk` are, for sending them: a range of the payload's file (the
@@ -201,11 +218,9 @@ class PayloadStore {
   // MapForReceiving mapped them (copied into the socket, as MPI sends: a sendfile from a tmpfs
   // looks up, marks and splices each 4 KiB page, which costs more than the copy; on flat8-10g a
   // receiver's CPU per GiB fell from 0.78-0.82 to 0.74). Valid as long as the store.
-  // REQUIRES: Has(chunk) for the bytes to be the chunk's.
-  ChunkRef ChunkAt(uint64_t chunk) const {
-    if (mapped_ != nullptr) return ChunkRef::InMemory({mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)});
-    return ChunkRef::InFile(fd_, ChunkOffset(chunk), identity_.ChunkSize(chunk));
-  }
+  // REQUIRES: Has(chunk) for the bytes to be the chunk's. Only a rank-memory store can fail
+  // (the memory it reads back was taken back).
+  Result<ChunkRef> ChunkAt(uint64_t chunk) const;
   uint64_t ChunkOffset(uint64_t chunk) const { return chunk * identity_.chunk_bytes; }
 
   // REQUIRES: Complete(). Compares the digests of the stored chunks with the identity's
@@ -239,7 +254,7 @@ class PayloadStore {
   // WriteChunk's checks of a chunk received into a buffer; OK with *held when it is held already.
   Status CheckReceived(uint64_t chunk, std::span<const uint8_t> data, bool* held) const;
   // The ends of WriteChunk and VerifyInPlace, once `digest` is what the chunk's bytes hash to.
-  Status StoreHashed(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
+  Status StoreHashed(const ReceivedChunk& received, const Digest& digest, bool* newly_verified);
   Status MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified);
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
@@ -274,6 +289,7 @@ class PayloadStore {
   // OpenFilling: the next chunk VerifyFilled() waits for, and the whole payload's hash so far.
   uint64_t next_filled_ = 0;
   std::unique_ptr<Sha256Stream> filled_whole_;
+  std::shared_ptr<RankMemory> rank_memory_;  // OpenForRankMemory: where chunks go instead of fd_
 };
 
 }  // namespace gridcast

@@ -38,6 +38,14 @@ struct SendOptions {
   // With in_memory: receivers take the memory as chunks arrive, overlapping it with the
   // transfer, instead of all at Prepare (BroadcastRequest.take_memory_lazily).
   bool take_memory_lazily = false;
+  // With in_memory, for push plans: a receiver whose host's processes lent their daemon memory
+  // for this payload's name (the MPI shim's ranks) receives it there, not into its memory
+  // directory (BroadcastRequest.into_registered_memory).
+  bool into_registered_memory = false;
+  // StartSendBuffer, push plans: the caller lent the buffer to the source daemon under the
+  // payload's name (the MPI shim's root), which sends it from there: no copy into the daemon's
+  // directory. Other plans copy as without it (BroadcastRequest.from_registered_memory).
+  bool from_registered_memory = false;
   std::vector<std::string> members;  // the receivers; empty = every member of the cluster
   // The chunk digest: "sha256" (proves each chunk is the source's, even against a member that
   // lies) or "xxh3" (XXH3-128: catches corruption at a fraction of the CPU, for a cluster's own

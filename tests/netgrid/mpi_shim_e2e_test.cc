@@ -35,11 +35,12 @@ class MpiShimTest : public NetgridSendFixture {
 
   // mpirun of the script with ARGS, two ranks per node; `shim` preloads the library. Returns the
   // output (every rank's stderr included) and the parsed RESULT line.
-  std::pair<std::string, nlohmann::json> RunScript(bool shim, const std::vector<std::string>& args) {
+  std::pair<std::string, nlohmann::json> RunScript(bool shim, const std::vector<std::string>& args,
+                                                   int ranks_per_node = 2) {
     MpiRun run;
     run.command = {"/usr/bin/python3", GRIDCAST_MPI_SHIM_CHECK};
     run.command.insert(run.command.end(), args.begin(), args.end());
-    run.ranks_per_node = 2;
+    run.ranks_per_node = ranks_per_node;
     run.timeout_s = 240;
     if (shim) {
       run.environment = {"LD_PRELOAD=" + std::string(GRIDCAST_MPI_SHIM_PRELOAD), "GRIDCAST_CLUSTER=" + (ng_ / "cluster.yaml").string(),
@@ -104,6 +105,10 @@ TEST_F(MpiShimTest, AnUnmodifiedMpi4pyProgramPassesWithAndWithoutTheShim) {
   EXPECT_EQ(Count(shim, "xxh3 chunks"), 10) << shim;
   // (Only the shim's lines: mpirun may warn of its own, e.g. "setpgid(...) failed".)
   EXPECT_EQ(CountShimLines(shim, "fail"), 0) << shim;
+  // The daemons run as root here: every rank off the root's node lent its buffer, and its
+  // daemon received into it (docs/mpi.md, "Into the rank's memory"); none fell back to a copy.
+  EXPECT_GT(CountShimLines(shim, "received into this rank's memory by its daemon"), 0) << shim;
+  EXPECT_EQ(CountShimLines(shim, "the daemon copies into its memory"), 0) << shim;
   // Every node's copy (and every allgather part) was removed once read.
   for (const NetgridNode& node : state_.nodes) {
     const fs::path memory = NetgridMemoryRoot(state_.prefix) / node.name;
@@ -112,6 +117,20 @@ TEST_F(MpiShimTest, AnUnmodifiedMpi4pyProgramPassesWithAndWithoutTheShim) {
       EXPECT_EQ(entry.path().filename().string().rfind("mpi-", 0), std::string::npos) << entry.path();
     }
   }
+}
+
+// One rank per node: the root is alone on its node and lends its buffer too, so no node keeps a
+// copy of any broadcast (docs/mpi.md, "Into the rank's memory").
+TEST_F(MpiShimTest, WithOneRankPerNodeEveryBufferIsLent) {
+  auto [shim, result] = RunScript(true, {"checks"}, /*ranks_per_node=*/1);
+  ASSERT_TRUE(result.is_object()) << shim;
+  EXPECT_TRUE(result["ok"].get<bool>()) << shim;
+  EXPECT_EQ(CountShimLines(shim, "fail"), 0) << shim;
+  // Every broadcast through gridcast (the ten of the test above, each said by its root) was
+  // sent from the root's memory.
+  EXPECT_EQ(Count(shim, "MPI_Bcast of") + Count(shim, "MPI_Ibcast of"), 10) << shim;
+  EXPECT_EQ(Count(shim, "sent from the root's memory"), 10) << shim;
+  EXPECT_GT(CountShimLines(shim, "received into this rank's memory by its daemon"), 0) << shim;
 }
 
 TEST_F(MpiShimTest, ABufferOfAnotherSizeIsAnErrorOnEveryRank) {

@@ -1,5 +1,5 @@
 // BufferPool: buffers come back when their last user lets go, and idle ones stay bounded.
-#include "daemon/executor/buffer_pool.h"
+#include "common/buffer_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -96,6 +96,27 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
   EXPECT_FALSE(CheckPlanBroadcastRequest(plan_only).ok());
 }
 
+TEST(RequestChecksTest, APayloadInLentMemoryHasANameAFillAndNoPath) {
+  v1::BroadcastRequest lent = ValidFill();
+  lent.clear_payload_path();
+  lent.set_name("mpi-bcast-1.bin");
+  lent.set_from_registered_memory(true);
+  EXPECT_TRUE(CheckBroadcastRequest(lent).ok());
+  const std::vector<std::function<void(v1::BroadcastRequest&)>> cases = {
+      [](auto& r) { r.set_payload_path("/tmp/x"); },
+      [](auto& r) { r.clear_fill(); },
+      [](auto& r) { r.clear_name(); },
+      [](auto& r) { r.set_probe_bytes(1 << 20); },
+  };
+  for (const auto& change : cases) {
+    v1::BroadcastRequest request = lent;
+    change(request);
+    const Status status = CheckBroadcastRequest(request);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("lent memory"), std::string::npos) << status.message();
+  }
+}
+
 TEST(RequestChecksTest, IdsNumbersAndReasons) {
   v1::StartRequest start;
   start.set_plan_id("0123456789abcdef");

@@ -1,4 +1,4 @@
-#include "daemon/executor/buffer_pool.h"
+#include "common/buffer_pool.h"
 
 namespace gridcast {
 
