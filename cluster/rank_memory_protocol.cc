@@ -21,7 +21,9 @@ uint64_t Get(const uint8_t* in, int bytes) {
 
 }  // namespace
 
-std::string RankMemorySocketName(const std::string& member) { return "gridcastd/" + member + "/rank-memory"; }
+std::string RankMemorySocketName(const std::string& member, const std::string& data_address) {
+  return "gridcastd/" + member + "@" + data_address + "/rank-memory";
+}
 
 std::vector<uint8_t> EncodeRankMemoryRequest(const RankMemoryRequest& request) {
   std::vector<uint8_t> bytes(kRankMemoryRequestHeaderBytes);

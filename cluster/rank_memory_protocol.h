@@ -49,8 +49,10 @@ struct RankMemoryReply {
   uint32_t daemon_pid = 0;
 };
 
-// The abstract socket name (without the leading NUL) of `member`'s daemon.
-std::string RankMemorySocketName(const std::string& member);
+// The abstract socket name (without the leading NUL) of the daemon of `member`, whose data
+// address in the cluster file is `data_address`: no two daemons of a host share one, even of
+// two clusters whose members have the same names.
+std::string RankMemorySocketName(const std::string& member, const std::string& data_address);
 
 std::vector<uint8_t> EncodeRankMemoryRequest(const RankMemoryRequest& request);
 // The name's length from a request's header, after checking the header: InvalidArgument for

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster/rank_memory_protocol.h"
 #include "common/crypto.h"
 #include "common/hex.h"
 #include "collectives/topology.h"
@@ -148,9 +150,13 @@ Status RunDaemon(const DaemonOptions& options) {
   } else {
     execution.transport = std::make_shared<TcpTransport>(io, options.tcp);
   }
-  // Without it (another daemon of this member's name in this network namespace) every payload
+  // Without it (another daemon of this member and data address here) every payload
   // goes to the memory directory, as before the MPI shim could lend memory.
-  Result<std::shared_ptr<RankMemoryRegistry>> rank_memory = RankMemoryRegistry::Listen(io, options.name);
+  const auto self = std::find_if(options.cluster.members.begin(), options.cluster.members.end(),
+                                 [&](const ClusterMember& m) { return m.name == options.name; });
+  Result<std::shared_ptr<RankMemoryRegistry>> rank_memory = RankMemoryRegistry::Listen(
+      io, RankMemorySocketName(options.name,
+                               self != options.cluster.members.end() ? self->data_address : options.data_address));
   if (!rank_memory.ok()) spdlog::warn("{}", rank_memory.status().ToString());
   Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
                                           options.workers, options.send_roots,

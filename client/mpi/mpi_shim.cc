@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -36,6 +37,7 @@
 #include "client/mpi/bcast_agreement.h"
 #include "client/mpi/local_member.h"
 #include "client/mpi/rank_memory_lease.h"
+#include "cluster/rank_memory_protocol.h"
 #include "cluster/cluster_file.h"
 #include "common/crypto.h"
 #include "common/units.h"
@@ -115,6 +117,8 @@ class Shim {
   double timeout_s() const { return timeout_s_; }
   Client& client() { return *client_; }
   const std::string& member() const { return member_; }
+  // Where this rank's daemon takes lent memory (cluster/rank_memory_protocol.h).
+  const std::string& lent_memory_socket() const { return lent_memory_socket_; }
   const std::string& member_name(int index) const { return members_[static_cast<size_t>(index)]; }
   // This rank's daemon, -1 when none answers.
   int AnsweringMember() const;
@@ -137,6 +141,7 @@ class Shim {
   double timeout_s_ = 0;
   std::string off_because_;  // not empty: the shim passes every call on, and why
   std::string member_;                // this host's member
+  std::string lent_memory_socket_;
   std::vector<std::string> members_;  // the cluster file's, in its order
   std::unique_ptr<Client> client_;    // with member_ as the source; thread-safe
   int keyval_ = MPI_KEYVAL_INVALID;   // the CommState attribute
@@ -231,7 +236,8 @@ class BcastCall {
   // receiving rank could lend its own (lent_everywhere_, agreed by all ranks).
   std::unique_ptr<RankMemoryLease> lease_;
   int lent_everywhere_ = 0;
-  bool source_lent_ = false;  // at the root: its daemon sends from the root's buffer
+  bool source_lent_ = false;  // at the root: lent, so a push plan is sent from its buffer
+  bool lease_bound_ = false;  // a broadcast took this rank's lent buffer
   Status copy_status_;
   std::chrono::steady_clock::time_point last_copy_{};
   Outcome outcome_;
@@ -298,7 +304,10 @@ Shim::Shim() {
   }
   client_ = std::move(*client);
   member_ = *member;
-  for (const ClusterMember& m : parsed->members) members_.push_back(m.name);
+  for (const ClusterMember& m : parsed->members) {
+    members_.push_back(m.name);
+    if (m.name == member_) lent_memory_socket_ = RankMemorySocketName(m.name, m.data_address);
+  }
   auto delete_state = [](MPI_Comm, int, void* attribute, void*) {
     delete static_cast<std::shared_ptr<CommState>*>(attribute);
     return MPI_SUCCESS;
@@ -582,13 +591,13 @@ void BcastCall::Decide() {
   });
   if (rank_ == root_ && on_root_node == 1) {
     Result<std::unique_ptr<RankMemoryLease>> lease =
-        RankMemoryLease::Lend(shim_.member(), agreement_.payload_name, Buffer());
+        RankMemoryLease::Lend(shim_.lent_memory_socket(), agreement_.payload_name, Buffer());
     if (lease.ok()) lease_ = std::move(*lease);
     source_lent_ = lease.ok();
   }
   if (rank_ != root_ && OnReceivingNode()) {
     Result<std::unique_ptr<RankMemoryLease>> lease =
-        RankMemoryLease::Lend(shim_.member(), agreement_.payload_name, Buffer());
+        RankMemoryLease::Lend(shim_.lent_memory_socket(), agreement_.payload_name, Buffer());
     if (lease.ok()) {
       lease_ = std::move(*lease);
     } else {
@@ -644,29 +653,34 @@ void BcastCall::Start() {
 // At the root: the daemons' outcome (every copy verified, or why not) to every rank.
 void BcastCall::FinishBroadcast() {
   Mark("broadcast");
+  std::optional<BroadcastResult> done;
   if (broadcast_ != nullptr) {
     Result<BroadcastResult> result = broadcast_->Wait();
     Mark("daemons");
     broadcast_.reset();
-    if (!result.ok()) {
+    if (result.ok()) {
+      done = std::move(*result);
+    } else {
       outcome_.failed = 1;
       std::snprintf(outcome_.message, sizeof(outcome_.message), "%s", result.status().ToString().c_str());
-    } else if (shim_.verbose() > 1) {
-      Shim::Say(rank_, std::string(blocking_ ? "MPI_Bcast" : "MPI_Ibcast") + " of " +
-                           FormatSize(result->size_bytes) + " by gridcast (" + result->algorithm + ", " +
-                           result->digest + " chunks" + (source_lent_ ? ", sent from the root's memory" : "") +
-                           ") in " + std::to_string(result->completion_s) + " s");
     }
   }
   // The root's buffer is the program's again only once its daemon reads no more of it.
   if (lease_ != nullptr) {
-    const Status ended = lease_->Release().status();
+    Result<RankMemoryLease::Outcome> released = lease_->Release();
     lease_.reset();
-    if (!ended.ok() && outcome_.failed == 0) {
+    lease_bound_ = released.ok() && released->bound;
+    if (!released.ok() && outcome_.failed == 0) {
       outcome_.failed = 1;
       std::snprintf(outcome_.message, sizeof(outcome_.message), "ending the loan of the root's buffer: %s",
-                    ended.ToString().c_str());
+                    released.status().ToString().c_str());
     }
+  }
+  if (done && shim_.verbose() > 1) {
+    Shim::Say(rank_, std::string(blocking_ ? "MPI_Bcast" : "MPI_Ibcast") + " of " + FormatSize(done->size_bytes) +
+                         " by gridcast (" + done->algorithm + ", " + done->digest + " chunks" +
+                         (lease_bound_ ? ", sent from the root's memory" : "") + ") in " +
+                         std::to_string(done->completion_s) + " s");
   }
   if (Posted(PMPI_Ibcast(&outcome_, sizeof(Outcome), MPI_BYTE, root_, state_->dup, &request_))) {
     step_ = Step::kAwaitingOutcome;
@@ -677,18 +691,24 @@ void BcastCall::ReadCopy() {
   Mark("outcome");
   failed_ = outcome_.failed;
   if (failed_ != 0) Shim::Say(rank_, std::string("MPI_Bcast by gridcast failed: ") + outcome_.message);
+  // Success or not, the daemon writes no more into a lent buffer once the loan has ended. It
+  // received into it unless the plan was not pushed (a hybrid one): then from its copy, below.
+  bool copy = failed_ == 0 && rank_ != root_;
   if (lease_ != nullptr) {
-    // Success or not, the daemon writes no more into the buffer once this returns.
     Result<RankMemoryLease::Outcome> released = lease_->Release();
     lease_.reset();
-    if (failed_ == 0 && !(released.ok() && released->filled)) {
+    lease_bound_ = released.ok() && released->bound;
+    const bool filled = released.ok() && released->filled;
+    copy = copy && released.ok() && !released->bound;
+    if (failed_ == 0 && !copy && !filled) {
       Shim::Say(rank_, "MPI_Bcast by gridcast: this rank's buffer: " +
                            (released.ok() ? std::string("its daemon did not fill it") : released.status().ToString()));
       failed_ = 1;
-    } else if (failed_ == 0 && shim_.verbose() > 1) {
+    } else if (filled && shim_.verbose() > 1) {
       Shim::Say(rank_, "received into this rank's memory by its daemon");
     }
-  } else if (failed_ == 0 && rank_ != root_) {
+  }
+  if (copy) {
     // The root saw every copy verified: what is left is there (the daemon may still be
     // renaming the file), so a minute is plenty.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -748,8 +768,8 @@ void RemoveFromThisNode(Shim& shim, int rank, const std::string& name) {
 
 void BcastCall::RemoveCopy() {
   Mark("confirmed");
-  // Nodes whose ranks lent their buffers hold no copy.
-  if ((lent_everywhere_ != 0 && OnReceivingNode()) || source_lent_) return;
+  // A node whose daemon took its ranks' buffers (or sent from the root's) holds no copy.
+  if (lease_bound_) return;
   if (agreement_.removes_copy[static_cast<size_t>(rank_)]) RemoveFromThisNode(shim_, rank_, agreement_.payload_name);
 }
 

@@ -55,13 +55,12 @@ Result<RankMemoryReply> Ask(int fd, const RankMemoryRequest& request) {
 
 }  // namespace
 
-Result<std::unique_ptr<RankMemoryLease>> RankMemoryLease::Lend(const std::string& member, const std::string& name,
-                                                               std::span<uint8_t> buffer) {
-  const std::string socket_name = RankMemorySocketName(member);
+Result<std::unique_ptr<RankMemoryLease>> RankMemoryLease::Lend(const std::string& socket_name,
+                                                               const std::string& name, std::span<uint8_t> buffer) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_name.size() + 1 > sizeof(address.sun_path)) {
-    return Status::InvalidArgument("member name too long for a rank-memory socket");
+    return Status::InvalidArgument("rank-memory socket name too long: " + socket_name);
   }
   std::memcpy(address.sun_path + 1, socket_name.data(), socket_name.size());  // sun_path[0] = 0: abstract
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -72,7 +71,7 @@ Result<std::unique_ptr<RankMemoryLease>> RankMemoryLease::Lend(const std::string
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &within, sizeof within);
   const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + socket_name.size());
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
-    return Status::Unavailable("no daemon of member " + member + " takes lent memory on this host: " +
+    return Status::Unavailable("no daemon takes lent memory at @" + socket_name + " on this host: " +
                                std::strerror(errno));
   }
   // Where Yama restricts ptrace to ancestors (ptrace_scope 1), the daemon may still reach this

@@ -15,10 +15,11 @@ namespace gridcast {
 
 class RankMemoryLease {
  public:
-  // Lends `buffer` to the daemon of `member` on this host for payload `name`. Fails (and lends
-  // nothing) when no such daemon listens in this network namespace or it cannot reach this
-  // process's memory (another user, without CAP_SYS_PTRACE): the caller takes the copy instead.
-  static Result<std::unique_ptr<RankMemoryLease>> Lend(const std::string& member, const std::string& name,
+  // Lends `buffer` for payload `name` to the daemon at `socket_name` (RankMemorySocketName of
+  // its member). Fails (and lends nothing) when no such daemon listens in this network namespace
+  // or it cannot reach this process's memory (another user, without CAP_SYS_PTRACE): the
+  // caller takes the copy instead.
+  static Result<std::unique_ptr<RankMemoryLease>> Lend(const std::string& socket_name, const std::string& name,
                                                        std::span<uint8_t> buffer);
   // Releases (without waiting for an answer past the socket's timeout) if Release() was not called.
   ~RankMemoryLease();

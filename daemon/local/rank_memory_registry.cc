@@ -46,9 +46,8 @@ asio::awaitable<void> Reply(Socket& socket, const Status& status, uint8_t flags)
 }  // namespace
 
 Result<std::shared_ptr<RankMemoryRegistry>> RankMemoryRegistry::Listen(asio::io_context& io,
-                                                                       const std::string& member) {
+                                                                       const std::string& name) {
   std::shared_ptr<RankMemoryRegistry> registry(new RankMemoryRegistry(io));
-  const std::string name = RankMemorySocketName(member);
   // The leading NUL puts the name in the abstract namespace: no file, gone with the daemon.
   const asio::local::stream_protocol::endpoint endpoint(std::string(1, '\0') + name);
   boost::system::error_code ec;

@@ -34,8 +34,8 @@ class RankMemoryRegistry {
  public:
   static constexpr size_t kMaxConnections = 256;
 
-  // Listens on the abstract unix socket RankMemorySocketName(member) of this network namespace.
-  static Result<std::shared_ptr<RankMemoryRegistry>> Listen(boost::asio::io_context& io, const std::string& member);
+  // Listens on the abstract unix socket `name` (RankMemorySocketName) of this network namespace.
+  static Result<std::shared_ptr<RankMemoryRegistry>> Listen(boost::asio::io_context& io, const std::string& name);
   ~RankMemoryRegistry();
 
   // The buffers lent for payload `name` that are `size_bytes` long and not bound yet, bound now.

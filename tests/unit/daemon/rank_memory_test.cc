@@ -157,8 +157,8 @@ TEST_F(RankMemoryStoreTest, VerifiedChunksGoIntoTheLentMemoryAndNothingToTheDisk
 class RankMemoryRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    member_ = "registry-test-" + std::to_string(getpid());
-    Result<std::shared_ptr<RankMemoryRegistry>> registry = RankMemoryRegistry::Listen(io_, member_);
+    socket_ = RankMemorySocketName("registry-test", "127.0.0.1:" + std::to_string(getpid()));
+    Result<std::shared_ptr<RankMemoryRegistry>> registry = RankMemoryRegistry::Listen(io_, socket_);
     ASSERT_TRUE(registry.ok()) << registry.status().ToString();
     registry_ = *registry;
     thread_ = std::thread([this] { io_.run(); });
@@ -170,7 +170,7 @@ class RankMemoryRegistryTest : public ::testing::Test {
   }
   // Raw bytes to the daemon's socket; what it answers (empty when it closed without a word).
   std::vector<uint8_t> SendRaw(const std::vector<uint8_t>& bytes) {
-    const std::string name = RankMemorySocketName(member_);
+    const std::string& name = socket_;
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     std::memcpy(address.sun_path + 1, name.data(), name.size());
@@ -193,14 +193,14 @@ class RankMemoryRegistryTest : public ::testing::Test {
 
   boost::asio::io_context io_{1};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{io_.get_executor()};
-  std::string member_;
+  std::string socket_;
   std::shared_ptr<RankMemoryRegistry> registry_;
   std::thread thread_;
 };
 
 TEST_F(RankMemoryRegistryTest, ALentBufferIsBoundOnceFilledAndReleased) {
   std::vector<uint8_t> buffer(1 << 20, 0);
-  Result<std::unique_ptr<RankMemoryLease>> lease = RankMemoryLease::Lend(member_, "mpi-bcast-1.bin", buffer);
+  Result<std::unique_ptr<RankMemoryLease>> lease = RankMemoryLease::Lend(socket_, "mpi-bcast-1.bin", buffer);
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   EXPECT_EQ(registry_->loans(), 1u);
   EXPECT_TRUE(registry_->Bind("mpi-bcast-1.bin", buffer.size() + 1).empty()) << "another size";
@@ -223,7 +223,7 @@ TEST_F(RankMemoryRegistryTest, ALentBufferIsBoundOnceFilledAndReleased) {
 TEST_F(RankMemoryRegistryTest, AnUnboundLoanEndsWithItsConnection) {
   std::vector<uint8_t> buffer(4096, 0);
   {
-    Result<std::unique_ptr<RankMemoryLease>> lease = RankMemoryLease::Lend(member_, "p.bin", buffer);
+    Result<std::unique_ptr<RankMemoryLease>> lease = RankMemoryLease::Lend(socket_, "p.bin", buffer);
     ASSERT_TRUE(lease.ok()) << lease.status().ToString();
     Result<RankMemoryLease::Outcome> released = (*lease)->Release();
     ASSERT_TRUE(released.ok());
@@ -232,7 +232,7 @@ TEST_F(RankMemoryRegistryTest, AnUnboundLoanEndsWithItsConnection) {
   }
   // A lender whose connection just closes (a rank that died) ends its loan too.
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  const std::string name = RankMemorySocketName(member_);
+  const std::string& name = socket_;
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path + 1, name.data(), name.size());
@@ -255,8 +255,8 @@ TEST_F(RankMemoryRegistryTest, AnUnboundLoanEndsWithItsConnection) {
 
 TEST_F(RankMemoryRegistryTest, BadRequestsGetTheirReasonAndLendNothing) {
   std::vector<uint8_t> buffer(4096, 0);
-  EXPECT_EQ(RankMemoryLease::Lend(member_, "../outside", buffer).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(RankMemoryLease::Lend(member_ + "-absent", "p.bin", buffer).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(RankMemoryLease::Lend(socket_, "../outside", buffer).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(RankMemoryLease::Lend(socket_ + "-absent", "p.bin", buffer).status().code(), StatusCode::kUnavailable);
   // Memory this process does not have.
   RankMemoryRequest nowhere;
   nowhere.address = 4096;
