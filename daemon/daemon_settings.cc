@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "cluster/cluster_file.h"
 #include "common/units.h"
@@ -15,64 +16,111 @@
 
 namespace gridcast {
 
-template <typename T>
-void SettingsTable::Declare(CLI::App& app, const std::string& flag, const std::string& key, T& field,
-                            const std::string& help) {
-  CLI::Option* option = app.add_option(flag, field, help);
-  entries_.push_back({key, option, [&field](const YAML::Node& node) { field = node.as<T>(); }});
+namespace {
+
+// A flag's key in the config file: the flag without its dashes, '-' written '_' (both read).
+std::string KeyOf(const std::string& flag) {
+  std::string key = flag.substr(flag.find_first_not_of('-'));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
 }
 
-void SettingsTable::DeclareFlag(CLI::App& app, const std::string& flag, const std::string& key, bool& field,
-                                const std::string& help) {
+// What a value of type T is, said in errors and in the reference.
+template <typename T>
+std::string KindOf() {
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  if constexpr (std::is_same_v<T, std::string>) return "text";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of text, or one";
+  if constexpr (std::is_floating_point_v<T>) return "a number";
+  if constexpr (std::is_integral_v<T>) return "a whole number";
+}
+
+// Edits (insertions, deletions, substitutions) from `a` to `b`.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+template <typename T>
+void SettingsTable::Declare(CLI::App& app, const std::string& flag, T& field, const std::string& help,
+                            const std::string& old_key) {
+  CLI::Option* option = app.add_option(flag, field, help);
+  entries_.push_back({KeyOf(flag), old_key, flag, KindOf<T>(), help, option, [&field](const YAML::Node& node) {
+                        if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                          if (node.IsScalar()) {
+                            field = {node.as<std::string>()};
+                            return;
+                          }
+                        }
+                        field = node.as<T>();
+                      }});
+}
+
+void SettingsTable::DeclareFlag(CLI::App& app, const std::string& flag, bool& field, const std::string& help) {
   CLI::Option* option = app.add_flag(flag, field, help);
-  entries_.push_back({key, option, [&field](const YAML::Node& node) { field = node.as<bool>(); }});
+  entries_.push_back({KeyOf(flag), "", flag, KindOf<bool>(), help, option,
+                      [&field](const YAML::Node& node) { field = node.as<bool>(); }});
 }
 
 SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
   app.add_option("--config", s.config, "YAML file with any of the settings below (flags win)");
-  Declare(app, "--name", "name", s.name, "This member's name in the cluster file");
-  Declare(app, "--cluster", "cluster", s.cluster, "Cluster file (members, secret, topology)");
-  Declare(app, "--data-dir", "data_dir", s.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
-  Declare(app, "--memory-dir", "memory_dir", s.memory_dir,
+  Declare(app, "--name", s.name, "This member's name in the cluster file");
+  Declare(app, "--cluster", s.cluster, "Cluster file (members, secret, topology)");
+  Declare(app, "--data-dir", s.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
+  Declare(app, "--memory-dir", s.memory_dir,
           "In-memory payloads, on a tmpfs; emptied at start and stop (default /dev/shm/gridcast-<digest of "
           "the data dir>)");
-  Declare(app, "--control", "control", s.control, "Control listen address: unix:/path or host:port");
-  Declare(app, "--data", "data", s.data, "Data listen address ip:port");
-  Declare(app, "--send-root", "send_roots", s.send_roots, "Directory a broadcast may read payloads from");
-  Declare(app, "--window", "window_chunks", s.window_chunks, "Unacknowledged chunks per connection (default 8)");
-  Declare(app, "--cache-chunks", "cache_chunks", s.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
-  Declare(app, "--workers", "workers", s.workers, "Threads that hash and write chunks (default: one per core)");
-  Declare(app, "--control-fanout", "control_fanout", s.control_fanout,
+  Declare(app, "--control", s.control, "Control listen address: unix:/path or host:port");
+  Declare(app, "--data", s.data, "Data listen address ip:port");
+  Declare(app, "--send-root", s.send_roots, "Directory a broadcast may read payloads from (repeatable)", "send_roots");
+  Declare(app, "--window", s.window_chunks, "Unacknowledged chunks per connection (default 8)", "window_chunks");
+  Declare(app, "--cache-chunks", s.cache_chunks, "Idle chunk buffers kept for reuse (default 32)");
+  Declare(app, "--workers", s.workers, "Threads that hash and write chunks (default: one per core)");
+  Declare(app, "--control-fanout", s.control_fanout,
           "Children per member in the control tree of broadcasts this daemon sends (default 8)");
-  Declare(app, "--page-cache-window", "page_cache_window", s.page_cache_window,
+  Declare(app, "--page-cache-window", s.page_cache_window,
           "Forwarded chunks kept in the page cache before they are written back and dropped "
           "(default 64MiB; 0 leaves the page cache to the kernel)");
-  Declare(app, "--io-timeout", "io_timeout_s", s.io_timeout_s,
-          "Seconds without progress before a connection is dropped (default 120)");
-  Declare(app, "--stall-timeout", "stall_timeout_s", s.stall_timeout_s,
+  Declare(app, "--io-timeout", s.io_timeout_s, "Seconds without progress before a connection is dropped (default 120)",
+          "io_timeout_s");
+  Declare(app, "--stall-timeout", s.stall_timeout_s,
           "Seconds without a new verified chunk at any member before a broadcast this daemon sends "
           "fails, naming the members not done (default 60; raise it when one chunk takes longer to cross the "
-          "slowest link; a send's --stall-timeout overrides it)");
-  Declare(app, "--tcp-congestion", "tcp_congestion", s.tcp_congestion,
+          "slowest link; a send's --stall-timeout overrides it)",
+          "stall_timeout_s");
+  Declare(app, "--tcp-congestion", s.tcp_congestion,
           "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
           "'system' keeps the host's default (default cubic)");
-  Declare(app, "--bt", "bt", s.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
-  DeclareFlag(app, "--bt-defaults", "bt_defaults", s.bt_defaults,
+  Declare(app, "--bt", s.bt, "BitTorrent listen address ip:port (default: the cluster file's)");
+  DeclareFlag(app, "--bt-defaults", s.bt_defaults,
               "libtorrent's default settings instead of gridcast's tuning (a benchmark baseline)");
-  Declare(app, "--bt-upload-slots", "bt_upload_slots", s.bt_upload_slots,
+  Declare(app, "--bt-upload-slots", s.bt_upload_slots,
           "Peers a pull member uploads to at once; -1 = as the plan says (fewer on slow uplinks, "
           "else every interested peer; default -1)");
-  Declare(app, "--swarm-stall", "swarm_stall_s", s.swarm_stall_s,
+  Declare(app, "--swarm-stall", s.swarm_stall_s,
           "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
-          "pulls a stalled tree's chunks (default 3 and 2)");
-  DeclareFlag(app, "--fsync", "fsync", s.fsync, "fdatasync every finished payload before reporting it done");
-  Declare(app, "--log-level", "log_level", s.log_level, "trace, debug, info, warn, error (default info)");
-  Declare(app, "--tls-cert", "tls_cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection");
-  Declare(app, "--tls-key", "tls_key", s.tls_key, "PEM private key for --tls-cert");
-  Declare(app, "--metrics", "metrics", s.metrics,
+          "pulls a stalled tree's chunks (default 3 and 2)",
+          "swarm_stall_s");
+  DeclareFlag(app, "--fsync", s.fsync, "fdatasync every finished payload before reporting it done");
+  Declare(app, "--log-level", s.log_level, "trace, debug, info, warn, error (default info)");
+  Declare(app, "--tls-cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection");
+  Declare(app, "--tls-key", s.tls_key, "PEM private key for --tls-cert");
+  Declare(app, "--metrics", s.metrics,
           "Serve Prometheus metrics at http://ADDR/metrics, ADDR = ip:port (default: none; no "
           "authentication, so bind it to a management address)");
-  Declare(app, "--tls-ca", "tls_ca", s.tls_ca, "PEM CA that other daemons' certificates chain to (default: the cluster file's tls_ca)");
+  Declare(app, "--tls-ca", s.tls_ca, "PEM CA that other daemons' certificates chain to (default: the cluster file's tls_ca)");
 }
 
 Status SettingsTable::ApplyConfigFile() {
@@ -86,19 +134,57 @@ Status SettingsTable::ApplyConfigFile() {
   }
   if (root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return Status::InvalidArgument(path + ": not a map of settings");
+  std::set<const Entry*> given;
   for (const auto& item : root) {
-    const std::string key = item.first.Scalar();
+    std::string key = item.first.Scalar();
+    std::replace(key.begin(), key.end(), '-', '_');
     const std::string where = path + ": line " + std::to_string(item.first.Mark().line + 1);
-    auto entry = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
-    if (entry == entries_.end()) return Status::InvalidArgument(where + ": unknown field '" + key + "'");
+    auto entry = std::find_if(entries_.begin(), entries_.end(),
+                              [&](const Entry& e) { return e.key == key || e.old_key == key; });
+    if (entry == entries_.end()) {
+      std::string nearest;
+      size_t distance = 3;  // at most two edits away
+      for (const Entry& e : entries_) {
+        for (const std::string& known : {e.key, e.old_key}) {
+          if (known.empty() || EditDistance(key, known) >= distance) continue;
+          distance = EditDistance(key, known);
+          nearest = e.key;
+        }
+      }
+      return Status::InvalidArgument(where + ": unknown field '" + item.first.Scalar() + "'" +
+                                     (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+                                     "; docs/daemon-settings.md lists them");
+    }
+    if (!given.insert(&*entry).second) {
+      return Status::InvalidArgument(where + ": '" + entry->key + "' is given twice (once as '" + entry->old_key +
+                                     "', its old name)");
+    }
+    if (key == entry->old_key) {
+      notes_.push_back(where + ": '" + entry->old_key + "' is the old name of '" + entry->key +
+                       "' (still read; the keys are the flags' names now)");
+    }
     if (entry->option->count() > 0) continue;  // the command line gave it
     try {
       entry->read(item.second);
     } catch (const YAML::Exception&) {
-      return Status::InvalidArgument(where + ": '" + key + "' has a value of the wrong type");
+      const std::string value = item.second.IsScalar() ? "'" + item.second.Scalar() + "'"
+                                : item.second.IsSequence() ? "a list"
+                                                           : "a map";
+      return Status::InvalidArgument(where + ": '" + entry->key + "' takes " + entry->kind + ", not " + value);
     }
   }
   return Status::Ok();
+}
+
+std::string SettingsTable::Reference() const {
+  std::string table = "| flag | config key | value | meaning |\n|---|---|---|---|\n";
+  for (const Entry& e : entries_) {
+    std::string help = e.help;
+    std::replace(help.begin(), help.end(), '|', '/');
+    table += "| `" + e.flag + "` | `" + e.key + "`" + (e.old_key.empty() ? "" : " (old: `" + e.old_key + "`)") +
+             " | " + e.kind + " | " + help + " |\n";
+  }
+  return table;
 }
 
 Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {

@@ -53,23 +53,33 @@ class SettingsTable {
 
   // After app.parse(): fills every setting the command line did not give from the YAML file
   // named by --config (if any). Errors name the file, and the line of an unknown key or of a
-  // value of the wrong type.
+  // value of the wrong type (saying what it takes); an unknown key names the nearest known one.
+  // A key is a flag's name without its dashes ("window", "io_timeout"; '-' or '_'); the keys
+  // of before that (window_chunks, io_timeout_s, ...) are still read, each with a note.
   Status ApplyConfigFile();
+  // What ApplyConfigFile() has to say that is no error (old key names), one line each.
+  const std::vector<std::string>& notes() const { return notes_; }
+  // Every setting as a Markdown table (flag, key, value, meaning): docs/daemon-settings.md.
+  std::string Reference() const;
 
  private:
   struct Entry {
-    std::string key;             // in the config file
-    CLI::Option* option;         // on the command line
+    std::string key;       // in the config file: the flag without its dashes, '_' for '-'
+    std::string old_key;   // its key before keys were the flags' names: still read, with a note
+    std::string flag;
+    std::string kind;      // what its value is ("a whole number", ...)
+    std::string help;
+    CLI::Option* option;   // on the command line
     std::function<void(const YAML::Node&)> read;
   };
   template <typename T>
-  void Declare(CLI::App& app, const std::string& flag, const std::string& key, T& field,
-               const std::string& help);
-  void DeclareFlag(CLI::App& app, const std::string& flag, const std::string& key, bool& field,
-                   const std::string& help);
+  void Declare(CLI::App& app, const std::string& flag, T& field, const std::string& help,
+               const std::string& old_key = "");
+  void DeclareFlag(CLI::App& app, const std::string& flag, bool& field, const std::string& help);
 
   DaemonSettings& settings_;
   std::vector<Entry> entries_;
+  std::vector<std::string> notes_;
 };
 
 // Checks the settings and reads the cluster file: the options RunDaemon takes.

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   gridcast::DaemonSettings settings;
   gridcast::SettingsTable table(app, settings);
   bool check_config = false;
+  bool reference = false;
+  app.add_flag("--settings-reference", reference, "Print every setting as a Markdown table and exit")
+      ->group("");  // how docs/daemon-settings.md is made
   app.add_flag("--check-config", check_config,
                "Check the settings, the cluster file, the directories and the TLS files, say what would run, and "
                "exit: 0 when gridcastd could start, 2 with the problem when not (binds no port)");
@@ -24,7 +27,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (reference) {
+    std::cout << table.Reference();
+    return 0;
+  }
   gridcast::Status status = table.ApplyConfigFile();
+  for (const std::string& note : table.notes()) std::cerr << "gridcastd: note: " << note << "\n";
   gridcast::DaemonOptions options;
   if (status.ok()) status = gridcast::BuildDaemonOptions(settings, &options);
   if (status.ok() && check_config) {

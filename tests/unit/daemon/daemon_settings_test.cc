@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -116,6 +118,88 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
   EXPECT_EQ(options.torrents.upload_slots, 8);
 }
 
+// Every key is its flag's name without the dashes, as deploy/systemd/gridcastd.yaml says; the old
+// keys still load, each with a note saying the new name.
+TEST_F(DaemonSettingsTest, KeysAreTheFlagsNamesAndOldKeysGetANote) {
+  const std::string config = WriteConfig(
+      "name: a\ncluster: " + cluster() + "\ndata-dir: /tmp/d\nsend_root: /srv/one\nwindow: 4\n"
+      "io_timeout: 30\nstall-timeout: 90\nswarm_stall: 5\npage_cache_window: 32MiB\n");
+  CLI::App app("test");
+  DaemonSettings settings;
+  SettingsTable table(app, settings);
+  std::vector<std::string> argv = {"gridcastd", "--config", config};
+  std::vector<char*> raw;
+  for (std::string& a : argv) raw.push_back(a.data());
+  app.parse(static_cast<int>(raw.size()), raw.data());
+  ASSERT_TRUE(table.ApplyConfigFile().ok());
+  EXPECT_TRUE(table.notes().empty());
+  DaemonOptions options;
+  ASSERT_TRUE(BuildDaemonOptions(settings, &options).ok());
+  EXPECT_EQ(options.data_dir, "/tmp/d");
+  EXPECT_EQ(options.send_roots, (std::vector<std::string>{"/srv/one"}));
+  EXPECT_EQ(options.execution.window_chunks, 4u);
+  EXPECT_EQ(options.execution.io_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(options.stall_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(options.torrents.stall_timeout, std::chrono::seconds(5));
+
+  CLI::App old_app("test");
+  DaemonSettings old_settings;
+  SettingsTable old_table(old_app, old_settings);
+  const std::string old_config = WriteConfig("window_chunks: 4\nio_timeout_s: 30\n");
+  std::vector<std::string> old_argv = {"gridcastd", "--config", old_config};
+  std::vector<char*> old_raw;
+  for (std::string& a : old_argv) old_raw.push_back(a.data());
+  old_app.parse(static_cast<int>(old_raw.size()), old_raw.data());
+  ASSERT_TRUE(old_table.ApplyConfigFile().ok());
+  ASSERT_EQ(old_table.notes().size(), 2u);
+  EXPECT_NE(old_table.notes()[0].find("line 1: 'window_chunks' is the old name of 'window'"), std::string::npos)
+      << old_table.notes()[0];
+  EXPECT_EQ(old_settings.window_chunks, 4u);
+}
+
+// The example the systemd unit ships loads, its commented settings too.
+TEST_F(DaemonSettingsTest, TheShippedConfigLoadsWithEveryExampleUncommented) {
+  std::ifstream in(std::string(GRIDCAST_DEPLOY_DIR) + "/systemd/gridcastd.yaml");
+  std::string text;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, std::regex("^# [a-z_]+: "))) line = line.substr(2);
+    text += line + "\n";
+  }
+  ASSERT_NE(text.find("\nwindow: 16"), std::string::npos) << text;
+  CLI::App app("test");
+  DaemonSettings settings;
+  SettingsTable table(app, settings);
+  std::vector<std::string> argv = {"gridcastd", "--config", WriteConfig(text)};
+  std::vector<char*> raw;
+  for (std::string& a : argv) raw.push_back(a.data());
+  app.parse(static_cast<int>(raw.size()), raw.data());
+  const Status applied = table.ApplyConfigFile();
+  EXPECT_TRUE(applied.ok()) << applied.message();
+  EXPECT_TRUE(table.notes().empty());
+  EXPECT_EQ(settings.window_chunks, 16u);
+  EXPECT_EQ(settings.metrics, "10.1.0.1:9464");
+}
+
+// docs/daemon-settings.md holds the table gridcastd --settings-reference prints: it cannot
+// drift from the flags.
+TEST_F(DaemonSettingsTest, TheSettingsReferenceInTheDocsIsTheFlagsOwn) {
+  CLI::App app("test");
+  DaemonSettings settings;
+  SettingsTable table(app, settings);
+  const std::string reference = table.Reference();
+  std::ifstream in(std::string(GRIDCAST_DOCS_DIR) + "/daemon-settings.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  EXPECT_NE(docs.str().find(reference), std::string::npos)
+      << "docs/daemon-settings.md is out of date: regenerate its table with gridcastd --settings-reference:\n"
+      << reference;
+  for (const CLI::Option* option : app.get_options()) {
+    const std::string flag = option->get_name();
+    if (flag == "--help" || flag == "--config") continue;
+    EXPECT_NE(reference.find("`" + flag + "`"), std::string::npos) << flag;
+  }
+}
+
 TEST_F(DaemonSettingsTest, BadInputIsNamed) {
   struct Case {
     std::vector<std::string> args;
@@ -142,7 +226,13 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem"}, "", "--tls-cert and --tls-key go together"},
       {{"--name", "a", "--cluster", c, "--tls-cert", "c.pem", "--tls-key", "k.pem"}, "", "--tls-cert needs the cluster's CA"},
       {{"--name", "a", "--cluster", c}, "window_chunks: 2\nwindow_chunk: 3\n", "line 2: unknown field 'window_chunk'"},
-      {{"--name", "a", "--cluster", c}, "window_chunks: many\n", "line 1: 'window_chunks' has a value of the wrong type"},
+      {{"--name", "a", "--cluster", c}, "window_chunks: many\n", "line 1: 'window' takes a whole number, not 'many'"},
+      {{"--name", "a", "--cluster", c}, "io_timeout: [1]\n", "'io_timeout' takes a number, not a list"},
+      {{"--name", "a", "--cluster", c}, "fsync: sometimes\n", "'fsync' takes true or false"},
+      {{"--name", "a", "--cluster", c}, "windw: 3\n", "unknown field 'windw' (did you mean 'window'?)"},
+      {{"--name", "a", "--cluster", c}, "io_timeout_: 3\n", "(did you mean 'io_timeout'?)"},
+      {{"--name", "a", "--cluster", c}, "colour: blue\n", "unknown field 'colour'; docs/daemon-settings.md"},
+      {{"--name", "a", "--cluster", c}, "window: 2\nwindow_chunks: 3\n", "'window' is given twice"},
       {{"--name", "a", "--cluster", c}, "[1, 2]\n", "not a map of settings"},
       {{"--name", "a", "--cluster", c}, "window_chunks: [\n", "daemon.yaml"},
   };
