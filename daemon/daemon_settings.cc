@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cluster/cluster_file.h"
+#include "common/spelling.h"
 #include "common/units.h"
 #include "daemon/request_checks.h"
 #include "daemon/transport/tcp/tcp_socket.h"
@@ -33,22 +34,6 @@ std::string KindOf() {
   if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of text, or one";
   if constexpr (std::is_floating_point_v<T>) return "a number";
   if constexpr (std::is_integral_v<T>) return "a whole number";
-}
-
-// Edits (insertions, deletions, substitutions) from `a` to `b`.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -142,18 +127,10 @@ Status SettingsTable::ApplyConfigFile() {
     auto entry = std::find_if(entries_.begin(), entries_.end(),
                               [&](const Entry& e) { return e.key == key || e.old_key == key; });
     if (entry == entries_.end()) {
-      std::string nearest;
-      size_t distance = 3;  // at most two edits away
-      for (const Entry& e : entries_) {
-        for (const std::string& known : {e.key, e.old_key}) {
-          if (known.empty() || EditDistance(key, known) >= distance) continue;
-          distance = EditDistance(key, known);
-          nearest = e.key;
-        }
-      }
+      std::vector<std::string> known;
+      for (const Entry& e : entries_) known.push_back(e.key);
       return Status::InvalidArgument(where + ": unknown field '" + item.first.Scalar() + "'" +
-                                     (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
-                                     "; docs/daemon-settings.md lists them");
+                                     DidYouMean(key, known) + "; docs/daemon-settings.md lists them");
     }
     if (!given.insert(&*entry).second) {
       return Status::InvalidArgument(where + ": '" + entry->key + "' is given twice (once as '" + entry->old_key +

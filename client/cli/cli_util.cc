@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "collectives/topology.h"
+#include "common/spelling.h"
 
 namespace gridcast::cli {
 
@@ -55,6 +56,33 @@ int ReportError(const Status& status) {
     default:
       return kExitFailure;
   }
+}
+
+std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* at = &app;
+  std::string path = "gridcast";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    const std::vector<CLI::App*> commands = at->get_subcommands({});
+    if (word.empty() || word[0] == '-' || commands.empty()) return "";
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* command : commands) {
+      names.push_back(command->get_name());
+      if (command->get_name() == word) next = command;
+    }
+    if (next == nullptr) {
+      return "'" + word + "' is not a " + path + " command" + DidYouMean(word, names) + "; it has " +
+             [&names] {
+               std::string all;
+               for (const std::string& name : names) all += (all.empty() ? "" : ", ") + name;
+               return all;
+             }();
+    }
+    at = next;
+    path += " " + word;
+  }
+  return "";
 }
 
 }  // namespace gridcast::cli

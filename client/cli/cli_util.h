@@ -42,4 +42,9 @@ std::string LibraryBesideSelf(const std::string& name);
 // (kExitBadInput for InvalidArgument/NotFound, kExitFailure otherwise).
 int ReportError(const Status& status);
 
+// When argv names a command `app` does not have where one is expected ("gridcast sned ...",
+// "gridcast netgrid upp"): "'sned' is not a gridcast command (did you mean 'send'?)". Else
+// empty.
+std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv);
+
 }  // namespace gridcast::cli

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gridcast: " << e.what() << " (see --help)\n";
+    const std::string unknown = gridcast::cli::UnknownCommand(app, argc, argv);
+    std::cerr << "gridcast: " << (unknown.empty() ? e.what() : unknown) << " (see --help)\n";
     return gridcast::cli::kExitBadInput;
   }
   return exit_code;

@@ -54,6 +54,12 @@ TEST(CollectivesCli, BadTopologyIsOneLineAndExitTwo) {
                      "/nonexistent.yaml");
 }
 
+TEST(CollectivesCli, AMistypedCommandNamesTheNearestOne) {
+  ExpectOneLineError(RunCli({"sned", "payload.bin"}), "'sned' is not a gridcast command (did you mean 'send'?)");
+  ExpectOneLineError(RunCli({"netgrid", "upp"}), "'upp' is not a gridcast netgrid command (did you mean 'up'?)");
+  ExpectOneLineError(RunCli({"frobnicate"}), "'frobnicate' is not a gridcast command; it has netgrid, send,");
+}
+
 TEST(CollectivesCli, BadArgumentsAreOneLineAndExitTwo) {
   ExpectOneLineError(
       RunCli({"simulate", "--topology", kFlat16, "--size", "1GiB", "--algo", "nope"}),
