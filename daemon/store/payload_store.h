@@ -15,6 +15,10 @@
 // are found by Scrub() (`gridcast list --verify`) or by the re-verification on resume, never
 // on the hot path. A finished payload keeps its chunk list under .gridcast/state for those.
 //
+// A push receiver may instead write each verified chunk into memory that processes of its host
+// lent it (OpenForRankMemory, rank_memory.h: the MPI shim's ranks), keeping no file; a source
+// may send from such memory (OpenLentSource).
+//
 // Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
 // swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
 // blocks only ever land in chunks the bitmap does not mark, and marking happens only after
