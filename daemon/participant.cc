@@ -337,10 +337,7 @@ std::shared_ptr<RankMemory> Participant::LentMemoryFor(const v1::PrepareRequest&
       options_.rank_memory->Bind(plan.payload().name(), plan.payload().size_bytes());
   if (regions.empty()) return nullptr;
   spdlog::info("{} goes into the memory {} local process(es) lent", plan.payload().name(), regions.size());
-  // Received buffers kept to forward from: a few windows of every lane; a send whose chunk
-  // is no longer kept reads it back from the lent memory (one more copy).
-  constexpr uint64_t kKeptBytes = uint64_t{64} << 20;
-  return std::make_shared<RankMemory>(std::move(regions), kKeptBytes);
+  return std::make_shared<RankMemory>(std::move(regions), RankMemory::kKeptBytes);
 }
 
 Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {

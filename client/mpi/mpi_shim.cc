@@ -236,7 +236,6 @@ class BcastCall {
   // receiving rank could lend its own (lent_everywhere_, agreed by all ranks).
   std::unique_ptr<RankMemoryLease> lease_;
   int lent_everywhere_ = 0;
-  bool source_lent_ = false;  // at the root: lent, so a push plan is sent from its buffer
   bool lease_bound_ = false;  // a broadcast took this rank's lent buffer
   Status copy_status_;
   std::chrono::steady_clock::time_point last_copy_{};
@@ -583,24 +582,18 @@ void BcastCall::Decide() {
   }
   // Every receiving rank lends its buffer to its daemon, or none does: a daemon that keeps no
   // copy leaves a rank that could not lend nothing to copy from.
-  lent_everywhere_ = 1;
-  // The root alone on its node lends its buffer too: its daemon sends from it, without a copy.
-  // (Other ranks there would read that copy.)
+  // The root alone on its node lends its buffer too: its daemon sends from it, without a copy
+  // (other ranks there would read that copy). A root that cannot lend copies, as before.
   const auto on_root_node = std::count_if(offers_.begin(), offers_.end(), [this](const RankOffer& offer) {
     return offer.member == offers_[static_cast<size_t>(root_)].member;
   });
-  if (rank_ == root_ && on_root_node == 1) {
-    Result<std::unique_ptr<RankMemoryLease>> lease =
-        RankMemoryLease::Lend(shim_.lent_memory_socket(), agreement_.payload_name, Buffer());
-    if (lease.ok()) lease_ = std::move(*lease);
-    source_lent_ = lease.ok();
-  }
-  if (rank_ != root_ && OnReceivingNode()) {
+  lent_everywhere_ = 1;
+  if (rank_ == root_ ? on_root_node == 1 : OnReceivingNode()) {
     Result<std::unique_ptr<RankMemoryLease>> lease =
         RankMemoryLease::Lend(shim_.lent_memory_socket(), agreement_.payload_name, Buffer());
     if (lease.ok()) {
       lease_ = std::move(*lease);
-    } else {
+    } else if (rank_ != root_) {
       lent_everywhere_ = 0;
       shim_.SayOnce("the daemon copies into its memory and the rank out of it: " + lease.status().ToString());
     }
@@ -635,7 +628,7 @@ void BcastCall::Start() {
   // taking it all at Prepare cost 5 s before the first byte).
   options.take_memory_lazily = true;
   options.into_registered_memory = lent_everywhere_ != 0;
-  options.from_registered_memory = source_lent_;
+  options.from_registered_memory = lease_ != nullptr;  // the root's own loan
   for (int member : agreement_.receiver_members) options.members.push_back(shim_.member_name(member));
   const std::span<const uint8_t> data(static_cast<const uint8_t*>(buffer_),
                                       static_cast<size_t>(offers_[static_cast<size_t>(root_)].bytes));

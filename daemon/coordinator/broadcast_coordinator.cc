@@ -285,9 +285,8 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const
                                       " bytes for " + request.name());
   }
   // A chunk read back for one child is kept for the others until every child has it.
-  constexpr uint64_t kKeptBytes = uint64_t{64} << 20;
   return PayloadStore::OpenLentSource(request.name(), std::move(identity),
-                                      std::make_shared<RankMemory>(std::move(regions), kKeptBytes));
+                                      std::make_shared<RankMemory>(std::move(regions), RankMemory::kKeptBytes));
 }
 
 Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(const v1::BroadcastRequest& request,

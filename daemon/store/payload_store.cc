@@ -94,6 +94,16 @@ Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string
   return id;
 }
 
+// What every store that receives needs of the identity it is given.
+Status CheckIdentity(const PayloadIdentity& identity) {
+  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (identity.chunk_hashes.size() != identity.NumChunks()) {
+    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) + " chunks but " +
+                                   std::to_string(identity.chunk_hashes.size()) + " chunk hashes");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix) {
@@ -150,11 +160,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::string& path, PayloadIdentity identity,
                                                                 FileIo& io) {
-  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
-  if (identity.chunk_hashes.size() != identity.NumChunks()) {
-    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) + " chunks but " +
-                                   std::to_string(identity.chunk_hashes.size()) + " chunk hashes");
-  }
+  GRIDCAST_RETURN_IF_ERROR(CheckIdentity(identity));
   if (identity.size_bytes == 0 && identity.sha256 != Sha256({})) {
     return Status::InvalidArgument("the SHA-256 declared for an empty payload is not that of no bytes");
   }
@@ -262,11 +268,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::HashOpenFile(int fd, const s
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForRankMemory(const std::string& name,
                                                                       PayloadIdentity identity,
                                                                       std::shared_ptr<RankMemory> destination) {
-  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
-  if (identity.chunk_hashes.size() != identity.NumChunks()) {
-    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) + " chunks but " +
-                                   std::to_string(identity.chunk_hashes.size()) + " chunk hashes");
-  }
+  GRIDCAST_RETURN_IF_ERROR(CheckIdentity(identity));
   if (destination == nullptr || destination->regions() == 0) {
     return Status::InvalidArgument("no lent memory to receive " + name + " into");
   }
@@ -295,12 +297,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
                                                                    const std::string& name,
                                                                    PayloadIdentity identity, FileIo& io,
                                                                    Space space) {
-  if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
-  if (identity.chunk_hashes.size() != identity.NumChunks()) {
-    return Status::InvalidArgument("payload has " + std::to_string(identity.NumChunks()) +
-                                   " chunks but " + std::to_string(identity.chunk_hashes.size()) +
-                                   " chunk hashes");
-  }
+  GRIDCAST_RETURN_IF_ERROR(CheckIdentity(identity));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
   std::unique_ptr<PayloadStore> store(new PayloadStore(io));
   store->identity_ = std::move(identity);
@@ -679,11 +676,7 @@ Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_
   if (offset > identity_.ChunkSize(chunk) || out.size() > identity_.ChunkSize(chunk) - offset) {
     return Status::InvalidArgument("read outside chunk " + std::to_string(chunk));
   }
-  if (rank_memory_) {
-    GRIDCAST_ASSIGN_OR_RETURN(const ChunkRef at, ChunkAt(chunk));
-    std::memcpy(out.data(), at.memory.data() + offset, out.size());
-    return Status::Ok();
-  }
+  if (rank_memory_) return Status::FailedPrecondition(base_name_ + " goes into lent memory, whole chunks only");
   return PreadFull(*io_, fd_, out, chunk * identity_.chunk_bytes + offset);
 }
 

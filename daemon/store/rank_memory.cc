@@ -51,7 +51,6 @@ Status ProcessRegion::Write(uint64_t offset, std::span<const uint8_t> bytes) {
   if (closed_) return Status::FailedPrecondition("process " + std::to_string(pid_) + " took its memory back");
   // process_vm_writev reads the local side only; the cast is for its iovec.
   GRIDCAST_RETURN_IF_ERROR(Transfer(offset, const_cast<uint8_t*>(bytes.data()), bytes.size(), /*write=*/true));
-  std::lock_guard<std::mutex> written_lock(written_mutex_);
   written_ += bytes.size();
   return Status::Ok();
 }
@@ -65,11 +64,6 @@ Status ProcessRegion::Read(uint64_t offset, std::span<uint8_t> out) const {
 void ProcessRegion::Close() {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   closed_ = true;
-}
-
-uint64_t ProcessRegion::written() const {
-  std::lock_guard<std::mutex> lock(written_mutex_);
-  return written_;
 }
 
 RankMemory::RankMemory(std::vector<std::shared_ptr<ProcessRegion>> regions, uint64_t kept_bytes)
@@ -87,7 +81,7 @@ Status RankMemory::Write(uint64_t chunk, uint64_t offset, std::span<const uint8_
   return Status::Ok();
 }
 
-Result<ChunkRef> RankMemory::At(uint64_t chunk, uint64_t offset, uint64_t length) const {
+Result<ChunkRef> RankMemory::At(uint64_t chunk, uint64_t offset, uint64_t length) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto kept = kept_.find(chunk);
@@ -103,7 +97,7 @@ Result<ChunkRef> RankMemory::At(uint64_t chunk, uint64_t offset, uint64_t length
   return ChunkRef::InMemory({read->data(), length}, read);
 }
 
-void RankMemory::Keep(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer) const {
+void RankMemory::Keep(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer) {
   if (kept_bytes_ == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t bytes = buffer->size();

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -49,7 +50,7 @@ class ProcessRegion {
   void Close();
 
   // Bytes written (each chunk is written once): all of them means the payload is there.
-  uint64_t written() const;
+  uint64_t written() const { return written_.load(); }
   bool filled() const { return written() == length_; }
 
  private:
@@ -60,12 +61,15 @@ class ProcessRegion {
   const uint64_t length_;
   mutable std::shared_mutex mutex_;  // writes hold it shared, Close() exclusively
   bool closed_ = false;              // guarded by mutex_
-  uint64_t written_ = 0;             // guarded by written_mutex_
-  mutable std::mutex written_mutex_;
+  std::atomic<uint64_t> written_{0};
 };
 
 class RankMemory {
  public:
+  // Received (or read-back) buffers kept to forward from: a few windows of every lane. A send
+  // whose chunk is no longer kept reads it back from the lent memory (one more copy).
+  static constexpr uint64_t kKeptBytes = uint64_t{64} << 20;
+
   // `kept_bytes` bounds the received buffers kept for forwarding.
   RankMemory(std::vector<std::shared_ptr<ProcessRegion>> regions, uint64_t kept_bytes);
   ~RankMemory();  // logs how the sends went
@@ -77,7 +81,7 @@ class RankMemory {
   // Where chunk's bytes are for sending: the buffer kept, else read back from the first region
   // into a new one (kept in turn, for the other children). The ChunkRef owns what it points
   // to. REQUIRES: the chunk was written, or the regions hold the payload (a lent source).
-  Result<ChunkRef> At(uint64_t chunk, uint64_t offset, uint64_t length) const;
+  Result<ChunkRef> At(uint64_t chunk, uint64_t offset, uint64_t length);
   // The chunk went to every child: its buffer is no longer kept.
   void Forwarded(uint64_t chunk);
 
@@ -88,18 +92,18 @@ class RankMemory {
 
  private:
   // Keeps `buffer` to send `chunk` from, within kept_bytes_.
-  void Keep(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer) const;
+  void Keep(uint64_t chunk, std::shared_ptr<const std::vector<uint8_t>> buffer);
 
   const std::vector<std::shared_ptr<ProcessRegion>> regions_;
   const uint64_t kept_bytes_;
   // Read-backs reuse buffers: fresh ones cost the kernel a page clearing per 4 KiB.
   const std::shared_ptr<BufferPool> read_back_ = BufferPool::Create(16);
   mutable std::mutex mutex_;  // guards the members below
-  mutable std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> kept_;
-  mutable std::deque<uint64_t> kept_order_;  // oldest first; may name chunks no longer kept
-  mutable uint64_t kept_total_ = 0;
-  mutable uint64_t sent_from_kept_ = 0;
-  mutable uint64_t sent_read_back_ = 0;
+  std::map<uint64_t, std::shared_ptr<const std::vector<uint8_t>>> kept_;
+  std::deque<uint64_t> kept_order_;  // oldest first; may name chunks no longer kept
+  uint64_t kept_total_ = 0;
+  uint64_t sent_from_kept_ = 0;
+  uint64_t sent_read_back_ = 0;
 };
 
 }  // namespace gridcast

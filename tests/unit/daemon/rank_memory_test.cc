@@ -146,6 +146,8 @@ TEST_F(RankMemoryStoreTest, VerifiedChunksGoIntoTheLentMemoryAndNothingToTheDisk
     ASSERT_TRUE(at.ok());
     EXPECT_TRUE(std::equal(at->memory.begin(), at->memory.end(), Chunk(c).begin(), Chunk(c).end()));
   }
+  std::vector<uint8_t> block(100);
+  EXPECT_EQ(store.ReadBlock(0, 0, block).code(), StatusCode::kFailedPrecondition) << "blocks are a swarm's";
   Result<Digest> finished = store.Finalize(/*sync=*/true);
   ASSERT_TRUE(finished.ok()) << finished.status().ToString();
   EXPECT_EQ(*finished, identity_.ListDigest());
