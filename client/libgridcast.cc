@@ -306,8 +306,11 @@ class ClientImpl : public Client {
         return Result<std::span<const uint8_t>>(data.subspan(offset, length));
       };
       const ChunkDigest digest = *ChunkDigestFromProto(request.digest());  // SendRequest's own
+      // A buffer the daemon sends from (lent) is kept by nobody after the broadcast: it is known
+      // by its chunk list, which spares the source the sequential SHA-256 of the whole.
+      const WholeDigest whole = options.from_registered_memory ? WholeDigest::kChunkList : WholeDigest::kSha256;
       GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
-                                DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer));
+                                DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer, whole));
       v1::PayloadFill* declared = request.mutable_fill();
       declared->set_size_bytes(data.size());
       declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));

@@ -8,7 +8,7 @@
 namespace gridcast {
 
 Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
-                                     const ReadPayloadPiece& read) {
+                                     const ReadPayloadPiece& read, WholeDigest whole) {
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   const uint64_t n = size_bytes / chunk_bytes + (size_bytes % chunk_bytes != 0 ? 1 : 0);
   PayloadDigests digests;
@@ -16,7 +16,7 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
   Status whole_status;
   std::atomic<bool> stop{false};  // a thread could not start: the others end early
   auto hash_whole = [&] {
-    Sha256Stream whole;
+    Sha256Stream stream;
     std::vector<uint8_t> scratch;
     const uint64_t piece = std::min<uint64_t>(uint64_t{4} << 20, std::max<uint64_t>(size_bytes, 1));
     for (uint64_t offset = 0; offset < size_bytes && !stop; offset += piece) {
@@ -25,12 +25,13 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
         whole_status = bytes.status();
         return;
       }
-      whole.Update(*bytes);
+      stream.Update(*bytes);
     }
-    digests.sha256 = whole.Finish();
+    digests.sha256 = stream.Finish();
   };
   // hardware_concurrency() may say 0 (unknown): then one thread for the chunks.
-  const uint64_t chunk_threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
+  const uint64_t cores = std::max(2u, std::thread::hardware_concurrency());
+  const uint64_t chunk_threads = whole == WholeDigest::kSha256 ? cores - 1 : cores;
   std::vector<Status> chunk_status(chunk_threads);
   auto hash_chunks = [&](uint64_t t) {
     std::vector<uint8_t> scratch;
@@ -47,7 +48,7 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
   std::vector<std::thread> threads;
   Status started;
   try {
-    threads.emplace_back(hash_whole);
+    if (whole == WholeDigest::kSha256) threads.emplace_back(hash_whole);
     for (uint64_t t = 0; t < chunk_threads; ++t) threads.emplace_back(hash_chunks, t);
   } catch (const std::system_error& e) {
     stop = true;
@@ -57,6 +58,7 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
   GRIDCAST_RETURN_IF_ERROR(started);
   GRIDCAST_RETURN_IF_ERROR(whole_status);
   for (const Status& status : chunk_status) GRIDCAST_RETURN_IF_ERROR(status);
+  if (whole == WholeDigest::kChunkList) digests.sha256 = ChunkListDigest(digest, digests.chunk_hashes);
   return digests;
 }
 

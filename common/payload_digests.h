@@ -19,15 +19,24 @@ struct PayloadDigests {
   Digest sha256{};
 };
 
+// What PayloadDigests::sha256 is. The SHA-256 of the whole payload is sequential (one core) and
+// the slowest part of hashing a buffer: a payload nobody keeps after the broadcast (memory lent
+// by an MPI rank) is known by its chunk list's digest instead, as an allgather's bundle is.
+enum class WholeDigest {
+  kSha256,     // SHA-256 of the whole payload
+  kChunkList,  // ChunkListDigest of the chunk hashes: every thread hashes chunks
+};
+
 // Reads `length` bytes at `offset` of the payload: into `scratch` (resized as needed), or as
 // a view of bytes held elsewhere. The view lives until the next call with the same scratch.
 using ReadPayloadPiece =
     std::function<Result<std::span<const uint8_t>>(uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)>;
 
 // Hashes a payload of `size_bytes` in chunks of `chunk_bytes` (> 0) on every core: the whole
-// payload (sequential by nature) on one thread, the chunks (with `digest`) split among the
-// others. `read` is called from several threads at once. The first error of `read` is returned.
+// payload (sequential by nature) on one thread when `whole` is kSha256, the chunks (with
+// `digest`) split among the others. `read` is called from several threads at once. The first
+// error of `read` is returned.
 Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
-                                     const ReadPayloadPiece& read);
+                                     const ReadPayloadPiece& read, WholeDigest whole = WholeDigest::kSha256);
 
 }  // namespace gridcast

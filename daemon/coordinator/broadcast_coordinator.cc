@@ -277,6 +277,10 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const
   if (plan.mode != PlanMode::kPush) {
     return Status::FailedPrecondition("a payload in lent memory is pushed; this broadcast's plan is not");
   }
+  if (identity.sha256 != identity.ListDigest()) {
+    return Status::InvalidArgument("a payload in lent memory is known by its chunk list's digest; " +
+                                   request.name() + " declares another");
+  }
   std::vector<std::shared_ptr<ProcessRegion>> regions =
       node_.rank_memory() == nullptr ? std::vector<std::shared_ptr<ProcessRegion>>{}
                                      : node_.rank_memory()->Bind(request.name(), identity.size_bytes);

@@ -38,6 +38,23 @@ TEST(PayloadDigestsTest, EveryChunkAndTheWholeAsOneThreadWouldHashThem) {
   EXPECT_EQ(empty->sha256, Sha256({}));
 }
 
+TEST(PayloadDigestsTest, APayloadKnownByItsChunkListIsNotHashedWhole) {
+  std::vector<uint8_t> bytes(33 * 4096 + 5);
+  RandomBytes(bytes);
+  const std::span<const uint8_t> view(bytes);
+  for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
+    Result<PayloadDigests> whole = DigestOf(bytes, 4096, digest);
+    Result<PayloadDigests> listed =
+        DigestPayload(bytes.size(), 4096, digest, [view](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
+          return Result<std::span<const uint8_t>>(view.subspan(offset, length));
+        }, WholeDigest::kChunkList);
+    ASSERT_TRUE(whole.ok() && listed.ok());
+    EXPECT_EQ(listed->chunk_hashes, whole->chunk_hashes);
+    EXPECT_EQ(listed->sha256, ChunkListDigest(digest, whole->chunk_hashes));
+    EXPECT_NE(listed->sha256, whole->sha256);
+  }
+}
+
 TEST(PayloadDigestsTest, AReadErrorIsReturnedAndAZeroChunkRefused) {
   const ReadPayloadPiece failing = [](uint64_t offset, uint64_t, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
     return Status::DataLoss("no bytes at " + std::to_string(offset));
