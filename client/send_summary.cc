@@ -15,7 +15,7 @@
 
 namespace gridcast {
 
-Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested) {
+Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested, const ThisHost& here) {
   SourceChoice choice;
   if (!cluster.topology_path.empty()) {
     std::ifstream in(cluster.topology_path);
@@ -26,6 +26,9 @@ Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::strin
     choice.model = std::move(*model);
   }
   std::string name = requested;
+  if (name.empty()) {
+    if (Result<std::string> local = LocalMember(cluster, "", here, "--source"); local.ok()) name = *local;
+  }
   if (name.empty()) {
     name = choice.model ? choice.model->nodes[choice.model->source].name : cluster.members.front().name;
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "cluster/local_member.h"
 #include "collectives/network_model.h"
 #include "common/result.h"
 #include "include/gridcast/gridcast.hpp"
@@ -22,8 +23,11 @@ struct SourceChoice {
   std::optional<NetworkModel> model;
 };
 
-// `requested` names a member, or is empty: then the topology's source, else the first member.
-Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested);
+// `requested` names a member, or is empty: then the one member on `here` (the host the client
+// runs on: its payload paths are that member's), else the topology's source, else the first
+// member.
+Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested,
+                                  const ThisHost& here = CurrentHost());
 
 struct MemberResult {
   std::string name;

@@ -13,6 +13,15 @@
 namespace gridcast {
 namespace {
 
+// A member's BitTorrent address when the file names none: the data host, the data port + 1.
+// Empty for a data address that has no such port.
+std::string DefaultBtAddress(const std::string& data_address) {
+  Result<std::pair<std::string, uint16_t>> data = SplitHostPort(data_address);
+  if (!data.ok() || data->second == 65535) return "";
+  const bool ipv6 = data->first.find(':') != std::string::npos;
+  return (ipv6 ? "[" + data->first + "]" : data->first) + ":" + std::to_string(data->second + 1);
+}
+
 Status ErrorAt(const YAML::Node& node, const std::string& field, const std::string& message) {
   const YAML::Mark mark = node.Mark();
   std::string where = mark.is_null() ? "" : "line " + std::to_string(mark.line + 1) + ": ";
@@ -117,8 +126,7 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
       if (!bt.ok()) return ErrorAt(m["bt"], field + ".bt", bt.status().message());
     } else {
       if (data->second == 65535) return ErrorAt(m["data"], field + ".data", "port 65535 leaves no default bt port");
-      const bool ipv6 = data->first.find(':') != std::string::npos;
-      member.bt_address = (ipv6 ? "[" + data->first + "]" : data->first) + ":" + std::to_string(data->second + 1);
+      member.bt_address = DefaultBtAddress(member.data_address);
     }
     if (!names.insert(member.name).second) {
       return ErrorAt(m["name"], field + ".name", "duplicate member '" + member.name + "'");
@@ -139,7 +147,9 @@ std::string FormatClusterFile(const ClusterConfig& config) {
   for (const ClusterMember& m : config.members) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name << YAML::Key << "control"
         << YAML::Value << m.control_address << YAML::Key << "data" << YAML::Value << m.data_address;
-    if (!m.bt_address.empty()) out << YAML::Key << "bt" << YAML::Value << m.bt_address;
+    if (!m.bt_address.empty() && m.bt_address != DefaultBtAddress(m.data_address)) {
+      out << YAML::Key << "bt" << YAML::Value << m.bt_address;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;

@@ -83,6 +83,26 @@ Status WritePem(const fs::path& path, X509* cert, EVP_PKEY* key) {
   return Status::Ok();
 }
 
+Status IssueMemberCertificate(const fs::path& dir, const PkiMember& member, X509* ca, EVP_PKEY* ca_key, int days) {
+  std::string names;
+  for (const std::string& host : member.hosts) {
+    const bool ip = host.find_first_not_of("0123456789.") == std::string::npos || host.find(':') != std::string::npos;
+    names += (names.empty() ? "" : ",") + std::string(ip ? "IP:" : "DNS:") + host;
+  }
+  if (names.empty()) return Status::InvalidArgument("member '" + member.name + "' has no host for its certificate");
+  KeyPtr key(EVP_EC_gen("P-256"), EVP_PKEY_free);
+  if (!key) return OpenSslError("member key");
+  GRIDCAST_ASSIGN_OR_RETURN(CertPtr cert, MakeCertificate(member.name, key.get(), ca, ca_key,
+                                                          {{NID_basic_constraints, "critical,CA:FALSE"},
+                                                           {NID_key_usage, "critical,digitalSignature"},
+                                                           {NID_ext_key_usage, "serverAuth,clientAuth"},
+                                                           {NID_subject_alt_name, names},
+                                                           {NID_authority_key_identifier, "keyid"}},
+                                                          days));
+  GRIDCAST_RETURN_IF_ERROR(WritePem(dir / (member.name + ".pem"), cert.get(), nullptr));
+  return WritePem(dir / (member.name + ".key"), nullptr, key.get());
+}
+
 }  // namespace
 
 Status WriteClusterPki(const fs::path& dir, const std::vector<PkiMember>& members, int days) {
@@ -99,25 +119,26 @@ Status WriteClusterPki(const fs::path& dir, const std::vector<PkiMember>& member
   GRIDCAST_RETURN_IF_ERROR(WritePem(dir / "ca.pem", ca.get(), nullptr));
   GRIDCAST_RETURN_IF_ERROR(WritePem(dir / "ca.key", nullptr, ca_key.get()));
   for (const PkiMember& member : members) {
-    std::string names;
-    for (const std::string& host : member.hosts) {
-      const bool ip = host.find_first_not_of("0123456789.") == std::string::npos || host.find(':') != std::string::npos;
-      names += (names.empty() ? "" : ",") + std::string(ip ? "IP:" : "DNS:") + host;
-    }
-    if (names.empty()) return Status::InvalidArgument("member '" + member.name + "' has no host for its certificate");
-    KeyPtr key(EVP_EC_gen("P-256"), EVP_PKEY_free);
-    if (!key) return OpenSslError("member key");
-    GRIDCAST_ASSIGN_OR_RETURN(CertPtr cert, MakeCertificate(member.name, key.get(), ca.get(), ca_key.get(),
-                                                            {{NID_basic_constraints, "critical,CA:FALSE"},
-                                                             {NID_key_usage, "critical,digitalSignature"},
-                                                             {NID_ext_key_usage, "serverAuth,clientAuth"},
-                                                             {NID_subject_alt_name, names},
-                                                             {NID_authority_key_identifier, "keyid"}},
-                                                            days));
-    GRIDCAST_RETURN_IF_ERROR(WritePem(dir / (member.name + ".pem"), cert.get(), nullptr));
-    GRIDCAST_RETURN_IF_ERROR(WritePem(dir / (member.name + ".key"), nullptr, key.get()));
+    GRIDCAST_RETURN_IF_ERROR(IssueMemberCertificate(dir, member, ca.get(), ca_key.get(), days));
   }
   return Status::Ok();
+}
+
+Status AddClusterPkiMember(const fs::path& dir, const PkiMember& member, int days) {
+  const fs::path ca_path = dir / "ca.pem";
+  const fs::path key_path = dir / "ca.key";
+  std::unique_ptr<FILE, decltype(&std::fclose)> ca_file(std::fopen(ca_path.c_str(), "r"), std::fclose);
+  std::unique_ptr<FILE, decltype(&std::fclose)> key_file(std::fopen(key_path.c_str(), "r"), std::fclose);
+  if (!ca_file || !key_file) {
+    return Status::NotFound("the cluster's CA is not in " + dir.string() + " (ca.pem and ca.key, from cluster init --tls)");
+  }
+  CertPtr ca(PEM_read_X509(ca_file.get(), nullptr, nullptr, nullptr), X509_free);
+  KeyPtr ca_key(PEM_read_PrivateKey(key_file.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  if (!ca || !ca_key) return OpenSslError("reading the CA in " + dir.string());
+  if (X509_check_private_key(ca.get(), ca_key.get()) != 1) {
+    return Status::InvalidArgument(key_path.string() + " is not the key of " + ca_path.string());
+  }
+  return IssueMemberCertificate(dir, member, ca.get(), ca_key.get(), days);
 }
 
 }  // namespace gridcast

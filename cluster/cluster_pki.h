@@ -2,8 +2,9 @@
 // by it, valid for the member's hosts (its control and data addresses' names or IPs) and for
 // both TLS roles (a daemon serves and dials on the data plane). ECDSA P-256 keys.
 //
-// For emulated clusters (`gridcast netgrid up --daemons --tls`) and tests; a site with its own
-// PKI gives each gridcastd a certificate of its own instead (docs/daemon.md, "TLS").
+// Made by `gridcast cluster init --tls` (and add-host) for real clusters, and by `gridcast netgrid
+// up --daemons --tls`; a site with its own PKI gives each gridcastd a certificate of its own
+// instead (docs/daemon.md, "TLS").
 #pragma once
 
 #include <filesystem>
@@ -22,5 +23,9 @@ struct PkiMember {
 // Writes DIR/ca.pem and DIR/ca.key (the CA), and DIR/NAME.pem and DIR/NAME.key per member;
 // keys are readable by the owner only. Certificates are valid from an hour ago for `days`.
 Status WriteClusterPki(const std::filesystem::path& dir, const std::vector<PkiMember>& members, int days = 30);
+
+// Writes DIR/NAME.pem and DIR/NAME.key for one more member, signed by the CA WriteClusterPki
+// left in DIR. NotFound without it.
+Status AddClusterPkiMember(const std::filesystem::path& dir, const PkiMember& member, int days = 30);
 
 }  // namespace gridcast

@@ -9,5 +9,9 @@
 namespace gridcast {
 
 std::string_view BuildVersion();
+// Its parts, e.g. for the metrics' gridcast_build_info series.
+std::string_view BuildVersionNumber();
+std::string_view BuildCommit();
+std::string_view BuildType();
 
 }  // namespace gridcast

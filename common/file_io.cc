@@ -1,6 +1,7 @@
 #include "common/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,6 +55,25 @@ Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t of
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view text, mode_t mode) {
+  const std::string temp = path + ".tmp";
+  unlink(temp.c_str());  // left by a writer that died; a new one gets `mode`
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return ErrnoStatus("cannot create " + temp, errno);
+  Status written = fchmod(fd, mode) == 0 ? Status::Ok() : ErrnoStatus("chmod " + temp, errno);  // past the umask
+  for (size_t done = 0; written.ok() && done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) written = ErrnoStatus("cannot write " + temp, errno);
+    else done += static_cast<size_t>(n);
+  }
+  if (written.ok() && fsync(fd) != 0) written = ErrnoStatus("cannot sync " + temp, errno);
+  close(fd);
+  if (written.ok() && rename(temp.c_str(), path.c_str()) != 0) written = ErrnoStatus("cannot rename " + temp, errno);
+  if (!written.ok()) unlink(temp.c_str());
+  return written;
 }
 
 }  // namespace gridcast

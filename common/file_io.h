@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -38,5 +39,10 @@ Status ErrnoStatus(const std::string& what, int error);
 Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset);
 // All of `data` at `offset`, through short and interrupted writes.
 Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset);
+
+// Replaces `path` with `text` all at once (a temporary file beside it, synced, renamed over it):
+// a reader sees the old file or the new one. The file has `mode` from its creation on, so a
+// secret is never readable by others, not even while it is written.
+Status WriteFileAtomically(const std::string& path, std::string_view text, mode_t mode);
 
 }  // namespace gridcast

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
 
 namespace gridcast {
 namespace {
@@ -103,16 +104,32 @@ Result<uint64_t> ParseSizeBytes(std::string_view text) {
                                  "': use B, KiB, MiB, GiB or TiB");
 }
 
-Result<double> ParseDurationSeconds(std::string_view text) {
+namespace {
+
+struct TimeUnit {
+  std::string_view unit;
+  double seconds;
+};
+
+Result<double> ParseSeconds(std::string_view text, std::span<const TimeUnit> units, const char* names) {
   GRIDCAST_ASSIGN_OR_RETURN(NumberAndSuffix parsed, SplitNumber(text, "duration"));
-  static constexpr struct { std::string_view unit; double scale; } kUnits[] = {
-      {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}};
   if (parsed.suffix.empty() && parsed.number == 0) return 0.0;
-  for (const auto& u : kUnits) {
-    if (EqualsIgnoreCase(parsed.suffix, u.unit)) return parsed.number * u.scale;
+  for (const TimeUnit& u : units) {
+    if (EqualsIgnoreCase(parsed.suffix, u.unit)) return parsed.number * u.seconds;
   }
-  return Status::InvalidArgument("bad duration unit in '" + std::string(text) +
-                                 "': use s, ms or us");
+  return Status::InvalidArgument("bad duration unit in '" + std::string(text) + "': use " + names);
+}
+
+}  // namespace
+
+Result<double> ParseDurationSeconds(std::string_view text) {
+  static constexpr TimeUnit kUnits[] = {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}};
+  return ParseSeconds(text, kUnits, "s, ms or us");
+}
+
+Result<double> ParseAgeSeconds(std::string_view text) {
+  static constexpr TimeUnit kUnits[] = {{"d", 86400.0}, {"h", 3600.0}, {"min", 60.0}, {"s", 1.0}};
+  return ParseSeconds(text, kUnits, "d, h, min or s");
 }
 
 std::string FormatRate(double bps) {

@@ -23,6 +23,9 @@ Result<uint64_t> ParseSizeBytes(std::string_view text);
 // "10ms" -> 0.01. Accepts s, ms, us (and a bare 0).
 Result<double> ParseDurationSeconds(std::string_view text);
 
+// "7d" -> 604800: how long something is kept. Accepts d, h, min, s (and a bare 0).
+Result<double> ParseAgeSeconds(std::string_view text);
+
 // 4e8 -> "400mbit", 2.5e9 -> "2.5gbit"; ParseRateBps() reads the output back exactly.
 std::string FormatRate(double bps);
 // 268435456 -> "256MiB"; non-multiples print as bytes or with two decimals and a unit.

@@ -10,11 +10,15 @@
 #include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "cluster/certificate_check.h"
+#include "cluster/local_member.h"
 #include "cluster/rank_memory_protocol.h"
 #include "common/crypto.h"
 #include "common/hex.h"
@@ -95,12 +99,44 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
       !fs::exists(fs::path(memory_dir) / ".gridcast" / "memory-dir", ec)) {
     return Status::FailedPrecondition("memory directory " + memory_dir + " is not empty and not one of gridcast's");
   }
+  // From here on every problem is a line of its own, all of them said at once.
+  std::vector<std::string> problems;
+  const ClusterMember* self = options.cluster.Find(options.name);
   if (!options.cluster.topology_path.empty()) {
     GRIDCAST_ASSIGN_OR_RETURN(const std::string yaml, ReadPem(options.cluster.topology_path));
-    GRIDCAST_RETURN_IF_ERROR(ParseTopology(yaml).status().WithContext(options.cluster.topology_path));
+    Result<NetworkModel> model = ParseTopology(yaml);
+    GRIDCAST_RETURN_IF_ERROR(model.status().WithContext(options.cluster.topology_path));
+    if (!model->FindNode(options.name)) {
+      problems.push_back(options.cluster.topology_path + ": names no node '" + options.name +
+                         "' (the planners would leave this member out)");
+    }
+  }
+  // The hosts this member is reached at, as the cluster file says: its certificate must name
+  // them, and this host must have them.
+  std::vector<std::string> hosts;
+  for (const std::string& address : {self ? self->control_address : "", self ? self->data_address : ""}) {
+    Result<std::pair<std::string, uint16_t>> split = SplitHostPort(address);
+    if (split.ok() && std::find(hosts.begin(), hosts.end(), split->first) == hosts.end()) hosts.push_back(split->first);
+  }
+  const ThisHost here = CurrentHost();
+  for (const std::string& host : hosts) {
+    if (!IsAddressOfThisHost(host, here)) {
+      problems.push_back(options.cluster_path + ": member " + options.name + " is reached at " + host +
+                         ", which is not an address of this host");
+    }
   }
   if (!options.tls_cert.empty()) {
-    GRIDCAST_RETURN_IF_ERROR(TlsContext::Load(options.tls_cert, options.tls_key, options.tls_ca).status());
+    for (std::string& problem : CheckMemberCertificate(options.tls_cert, options.tls_key, options.tls_ca, hosts)) {
+      problems.push_back(std::move(problem));
+    }
+  } else if (!options.cluster.tls_ca_path.empty()) {
+    problems.push_back(options.cluster_path + ": names a CA (tls_ca) but this daemon has no certificate (--tls-cert, "
+                       "or NAME.pem and NAME.key beside the CA): clients and members would expect TLS");
+  }
+  if (!problems.empty()) {
+    std::string lines;
+    for (const std::string& problem : problems) lines += (lines.empty() ? "" : "\n") + problem;
+    return Status::FailedPrecondition(lines);
   }
   return "member " + options.name + " of " + std::to_string(options.cluster.members.size()) +
          " members; data " + options.data_dir + ", memory " + memory_dir + "; control " + options.control_address +
@@ -223,9 +259,37 @@ Status RunDaemon(const DaemonOptions& options) {
                tls ? ", TLS" : "", options.torrents.listen_address, data_dir,
                metrics ? fmt::format(", metrics port {}", metrics->port()) : "");
 
+  // Retention sweeps: at once, then every minute, or every tenth of a shorter maximum age (at
+  // least 10 s).
+  std::mutex sweep_mutex;
+  std::condition_variable sweep_wake;
+  bool stopping = false;
+  std::thread sweeper;
+  if (options.data_retention.any() || options.memory_retention.any()) {
+    std::chrono::seconds every(60);
+    for (const RetentionPolicy* policy : {&options.data_retention, &options.memory_retention}) {
+      if (policy->max_age) every = std::min(every, std::max(*policy->max_age / 10, std::chrono::seconds(10)));
+    }
+    sweeper = std::thread([&, every] {
+      std::unique_lock<std::mutex> lock(sweep_mutex);
+      while (!stopping) {
+        lock.unlock();
+        node.SweepRetention(options.data_retention, options.memory_retention);
+        lock.lock();
+        sweep_wake.wait_for(lock, every, [&] { return stopping; });
+      }
+    });
+  }
+
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("gridcastd '{}': signal {}, shutting down", options.name, signal_number);
+  {
+    std::lock_guard<std::mutex> lock(sweep_mutex);
+    stopping = true;
+  }
+  sweep_wake.notify_all();
+  if (sweeper.joinable()) sweeper.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   for (const auto& plan : node.Plans()) plan->RequestStop("daemon shutting down");
   work.reset();

@@ -11,6 +11,7 @@
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/pull/torrent_session.h"
+#include "daemon/store/retention.h"
 #include "daemon/transport/tcp/tcp_socket.h"
 
 namespace gridcast {
@@ -24,6 +25,7 @@ struct DaemonOptions {
   std::string control_address;    // gRPC: "unix:/path" or "host:port"
   std::string data_address;       // raw TCP: "ip:port"
   ClusterConfig cluster;          // members, secret, topology
+  std::string cluster_path;       // the file it was read from, for messages
   std::vector<std::string> send_roots;
   ExecutionOptions execution;     // its transport is made by RunDaemon, TLS or plain TCP
   TcpOptions tcp;                 // the data connections' TCP settings
@@ -35,6 +37,8 @@ struct DaemonOptions {
   std::string tls_key;
   std::string tls_ca;             // PEM; verifies other daemons (their control ports, data connections)
   std::string metrics_address;    // "ip:port": Prometheus metrics at /metrics (metrics_exporter.h); empty: none
+  RetentionPolicy data_retention;    // what the data directory lets go (store/retention.h)
+  RetentionPolicy memory_retention;  // and the memory directory
 };
 
 // Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.

@@ -7,9 +7,11 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <type_traits>
 
 #include "cluster/cluster_file.h"
+#include "cluster/local_member.h"
 #include "common/spelling.h"
 #include "common/units.h"
 #include "daemon/request_checks.h"
@@ -61,7 +63,9 @@ void SettingsTable::DeclareFlag(CLI::App& app, const std::string& flag, bool& fi
 
 SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
   app.add_option("--config", s.config, "YAML file with any of the settings below (flags win)");
-  Declare(app, "--name", s.name, "This member's name in the cluster file");
+  Declare(app, "--name", s.name,
+          "This member's name in the cluster file (default: the member with an address of this host, else the one "
+          "its host name names)");
   Declare(app, "--cluster", s.cluster, "Cluster file (members, secret, topology)");
   Declare(app, "--data-dir", s.data_dir, "Payload directory (default /var/lib/gridcast/NAME)");
   Declare(app, "--memory-dir", s.memory_dir,
@@ -99,9 +103,17 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "pulls a stalled tree's chunks (default 3 and 2)",
           "swarm_stall_s");
   DeclareFlag(app, "--fsync", s.fsync, "fdatasync every finished payload before reporting it done");
+  Declare(app, "--retention-max-age", s.retention_max_age,
+          "Remove complete payloads this long after they arrived, e.g. 7d, 12h, 90min (default: kept; in the "
+          "config file also retention: {max_age: ...})");
+  Declare(app, "--retention-max-bytes", s.retention_max_bytes,
+          "Remove the oldest complete payloads of the data directory while it holds more, e.g. 2TiB (default: "
+          "no bound; retention: {max_bytes: ...})");
+  Declare(app, "--retention-memory-max-bytes", s.retention_memory_max_bytes,
+          "The same for the memory directory, e.g. 16GiB (default: no bound; retention: {memory_max_bytes: ...})");
   Declare(app, "--log-level", s.log_level, "trace, debug, info, warn, error (default info)");
-  Declare(app, "--tls-cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection");
-  Declare(app, "--tls-key", s.tls_key, "PEM private key for --tls-cert");
+  Declare(app, "--tls-cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection (default: NAME.pem beside the cluster's CA, when it is there)");
+  Declare(app, "--tls-key", s.tls_key, "PEM private key for --tls-cert (default: NAME.key beside the CA)");
   Declare(app, "--metrics", s.metrics,
           "Serve Prometheus metrics at http://ADDR/metrics, ADDR = ip:port (default: none; no "
           "authentication, so bind it to a management address)");
@@ -119,17 +131,36 @@ Status SettingsTable::ApplyConfigFile() {
   }
   if (root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return Status::InvalidArgument(path + ": not a map of settings");
-  std::set<const Entry*> given;
+  // A map's keys join its own: `retention: {max_age: 7d}` is retention_max_age.
+  struct Item {
+    std::string written;  // as the file writes it
+    YAML::Node value;
+    int line;
+  };
+  std::vector<Item> items;
   for (const auto& item : root) {
     std::string key = item.first.Scalar();
     std::replace(key.begin(), key.end(), '-', '_');
-    const std::string where = path + ": line " + std::to_string(item.first.Mark().line + 1);
+    const bool known = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
+    if (!item.second.IsMap() || known) {
+      items.push_back({item.first.Scalar(), item.second, item.first.Mark().line + 1});
+      continue;
+    }
+    for (const auto& inner : item.second) {
+      items.push_back({item.first.Scalar() + "_" + inner.first.Scalar(), inner.second, inner.first.Mark().line + 1});
+    }
+  }
+  std::set<const Entry*> given;
+  for (const Item& item : items) {
+    std::string key = item.written;
+    std::replace(key.begin(), key.end(), '-', '_');
+    const std::string where = path + ": line " + std::to_string(item.line);
     auto entry = std::find_if(entries_.begin(), entries_.end(),
                               [&](const Entry& e) { return e.key == key || e.old_key == key; });
     if (entry == entries_.end()) {
       std::vector<std::string> known;
       for (const Entry& e : entries_) known.push_back(e.key);
-      return Status::InvalidArgument(where + ": unknown field '" + item.first.Scalar() + "'" +
+      return Status::InvalidArgument(where + ": unknown field '" + item.written + "'" +
                                      DidYouMean(key, known) + "; docs/daemon-settings.md lists them");
     }
     if (!given.insert(&*entry).second) {
@@ -142,11 +173,11 @@ Status SettingsTable::ApplyConfigFile() {
     }
     if (entry->option->count() > 0) continue;  // the command line gave it
     try {
-      entry->read(item.second);
+      entry->read(item.value);
     } catch (const YAML::Exception&) {
-      const std::string value = item.second.IsScalar() ? "'" + item.second.Scalar() + "'"
-                                : item.second.IsSequence() ? "a list"
-                                                           : "a map";
+      const std::string value = item.value.IsScalar() ? "'" + item.value.Scalar() + "'"
+                                : item.value.IsSequence() ? "a list"
+                                                          : "a map";
       return Status::InvalidArgument(where + ": '" + entry->key + "' takes " + entry->kind + ", not " + value);
     }
   }
@@ -169,18 +200,23 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   if (kLogLevels.count(s.log_level) == 0) {
     return Status::InvalidArgument("--log-level: '" + s.log_level + "' is not one of trace, debug, info, warn, error, critical, off");
   }
-  if (s.name.empty()) return Status::InvalidArgument("--name is required");
   if (s.cluster.empty()) return Status::InvalidArgument("--cluster is required");
   GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(s.cluster));
-  const ClusterMember* self = cluster.Find(s.name);
-  if (self == nullptr) return Status::InvalidArgument("'" + s.name + "' is not a member of " + s.cluster);
-  options->name = s.name;
+  // Without --name: the member with an address (or the name) of this host.
+  if (!s.name.empty() && cluster.Find(s.name) == nullptr) {
+    return Status::InvalidArgument("'" + s.name + "' is not a member of " + s.cluster);
+  }
+  Result<std::string> name = LocalMember(cluster, s.name, CurrentHost(), "--name");
+  if (!name.ok()) return name.status().WithContext(s.cluster);
+  const ClusterMember* self = cluster.Find(*name);
+  options->name = *name;
   options->cluster = cluster;
-  options->data_dir = s.data_dir.empty() ? "/var/lib/gridcast/" + s.name : s.data_dir;
+  options->cluster_path = s.cluster;
+  options->data_dir = s.data_dir.empty() ? "/var/lib/gridcast/" + *name : s.data_dir;
   options->memory_dir = s.memory_dir;
   options->control_address = s.control.empty() ? self->control_address : s.control;
   options->data_address = s.data.empty() ? self->data_address : s.data;
-  options->torrents.member_name = s.name;
+  options->torrents.member_name = *name;
   options->torrents.listen_address = s.bt.empty() ? self->bt_address : s.bt;
   options->torrents.libtorrent_defaults = s.bt_defaults;
   if (s.bt_upload_slots < -1 || s.bt_upload_slots == 0) {
@@ -225,9 +261,34 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   options->execution.sync_on_finish = s.fsync;
   if (!s.metrics.empty()) GRIDCAST_RETURN_IF_ERROR(SplitHostPort(s.metrics, /*any_port=*/true).status().WithContext("--metrics"));
   options->metrics_address = s.metrics;
+  if (!s.retention_max_age.empty()) {
+    Result<double> age = ParseAgeSeconds(s.retention_max_age);
+    if (!age.ok() || *age < 1) {
+      return Status::InvalidArgument("--retention-max-age: '" + s.retention_max_age +
+                                     "' is not an age of a second or more (7d, 12h, 90min, 3600s)");
+    }
+    options->data_retention.max_age = options->memory_retention.max_age = std::chrono::seconds(static_cast<int64_t>(*age));
+  }
+  for (auto [flag, text, bound] : {std::tuple{"--retention-max-bytes", &s.retention_max_bytes, &options->data_retention.max_bytes},
+                                   std::tuple{"--retention-memory-max-bytes", &s.retention_memory_max_bytes,
+                                              &options->memory_retention.max_bytes}}) {
+    if (text->empty()) continue;
+    Result<uint64_t> bytes = ParseSizeBytes(*text);
+    if (!bytes.ok() || *bytes == 0) {
+      return Status::InvalidArgument(std::string(flag) + ": '" + *text + "' is not a size of a byte or more (2TiB, 500GiB)");
+    }
+    *bound = *bytes;
+  }
   options->tls_cert = s.tls_cert;
   options->tls_key = s.tls_key;
   options->tls_ca = s.tls_ca.empty() ? cluster.tls_ca_path : s.tls_ca;
+  // `gridcast cluster init --tls` puts each member's certificate beside the CA.
+  const std::filesystem::path beside_ca = std::filesystem::path(options->tls_ca).parent_path();
+  if (options->tls_cert.empty() && options->tls_key.empty() && !options->tls_ca.empty() &&
+      std::filesystem::exists(beside_ca / (*name + ".pem")) && std::filesystem::exists(beside_ca / (*name + ".key"))) {
+    options->tls_cert = (beside_ca / (*name + ".pem")).string();
+    options->tls_key = (beside_ca / (*name + ".key")).string();
+  }
   if (options->tls_cert.empty() != options->tls_key.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }

@@ -44,6 +44,9 @@ struct DaemonSettings {
   std::string log_level = "info";
   std::string tls_cert, tls_key, tls_ca;
   std::string metrics;
+  std::string retention_max_age;
+  std::string retention_max_bytes;
+  std::string retention_memory_max_bytes;
 };
 
 class SettingsTable {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <sstream>
 
 #include "common/build_info.h"
 #include "daemon/daemon.h"
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
     status = checked.status();
   }
   if (!status.ok()) {
-    std::cerr << "gridcastd: " << status.message() << "\n";
+    std::istringstream lines(status.message());  // --check-config says every problem, a line each
+    for (std::string line; std::getline(lines, line);) std::cerr << "gridcastd: " << line << "\n";
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(settings.log_level));

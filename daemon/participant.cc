@@ -536,27 +536,64 @@ Status Participant::Remove(const std::string& name, bool in_memory) {
     // registered, and keeps the file open, until the source releases it).
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [id, held] : names_) {
-      if (held.name == name && held.in_memory == in_memory &&
-          plans_.at(id)->Snapshot().state != ExecutionState::kDone) {
+      const bool same = held.name == name || held.name == name + kDirectoryArchiveSuffix || held.name.starts_with(name + "/");
+      if (same && held.in_memory == in_memory && plans_.at(id)->Snapshot().state != ExecutionState::kDone) {
         return Status::FailedPrecondition("a broadcast of '" + name + "' is under way here");
       }
     }
   }
   const std::string& dir = DirectoryOf(in_memory);
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(dir, name, /*create=*/false));
+  std::error_code ec;
+  struct stat st {};
+  if (fstatat(parent.first.get(), parent.second.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+    // A directory payload (unpacked from NAME.tar): the tree, and the archive's chunk list.
+    // remove_all removes links, never what they point to.
+    std::filesystem::remove_all(std::filesystem::path(dir) / name, ec);
+    if (ec) return Status::Internal("cannot remove " + name + "/: " + ec.message());
+    std::filesystem::remove(PayloadStatePath(dir, name + kDirectoryArchiveSuffix, ".chunks"), ec);
+    spdlog::info("removed {}/", name);
+    return Status::Ok();
+  }
   // A file's pages (all of an in-memory payload's memory) are freed when its last descriptor
   // closes. Held open across the unlink and closed by a worker, that happens after the answer:
   // 16 daemons freeing 256 MiB of tmpfs at once kept their callers (MPI ranks) 0.25 s.
   const int held = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (unlinkat(parent.first.get(), parent.second.c_str(), 0) != 0) {
     if (held >= 0) close(held);
-    return Status::NotFound("this daemon holds no complete payload '" + name + "'" + (in_memory ? " in memory" : ""));
+    // What an interrupted broadcast left (resumable until then) goes too.
+    const std::string part = parent.second + ".part";
+    if (unlinkat(parent.first.get(), part.c_str(), 0) == 0) {
+      std::filesystem::remove(PayloadStatePath(dir, name, ".state"), ec);
+      spdlog::info("removed the partial copy of {}{}", name, in_memory ? " (in memory)" : "");
+      return Status::Ok();
+    }
+    return Status::NotFound("this daemon holds no payload '" + name + "'" + (in_memory ? " in memory" : ""));
   }
   if (held >= 0) boost::asio::post(workers_, [held] { close(held); });
-  std::error_code ec;
   std::filesystem::remove(PayloadStatePath(dir, name, ".chunks"), ec);
   spdlog::info("removed {}{}", name, in_memory ? " (in memory)" : "");
   return Status::Ok();
+}
+
+size_t Participant::SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory) {
+  size_t removed = 0;
+  for (const bool in_memory : {false, true}) {
+    const RetentionPolicy& policy = in_memory ? memory : data;
+    if (!policy.any() || DirectoryOf(in_memory).empty()) continue;
+    const std::vector<std::string> chosen =
+        ChooseForRemoval(ScanStore(DirectoryOf(in_memory)), std::chrono::system_clock::now(), policy);
+    for (const std::string& name : chosen) {
+      const Status status = Remove(name, in_memory);
+      if (status.ok()) {
+        ++removed;
+        spdlog::info("retention: removed {}{}", name, in_memory ? " (in memory)" : "");
+      } else if (status.code() != StatusCode::kNotFound) {
+        spdlog::info("retention: {} stays for now: {}", name, status.message());
+      }
+    }
+  }
+  return removed;
 }
 
 }  // namespace gridcast

@@ -22,6 +22,7 @@
 #include "daemon/executor/plan_execution.h"
 #include "daemon/local/rank_memory_registry.h"
 #include "daemon/store/allgather_bundle.h"
+#include "daemon/store/retention.h"
 #include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
 
@@ -89,9 +90,14 @@ class Participant {
   // re-hashed against its recorded chunk list (PayloadStore::Scrub).
   v1::ListResponse List(bool verify) const;
 
-  // Deletes a complete payload (and its recorded chunk list). FailedPrecondition while a
-  // broadcast of it runs here; NotFound when there is none.
+  // Deletes a payload (and its recorded chunk list): a file, a directory with all below it, or
+  // the partial copy an interrupted broadcast left (and its resume bitmap). FailedPrecondition
+  // while a broadcast of it (or of anything below it) runs here; NotFound when there is none.
   Status Remove(const std::string& name, bool in_memory);
+
+  // Removes what the policies let go (store/retention.h) from the data and the memory
+  // directory. Returns how many payloads went; what cannot go now (in use) stays for later.
+  size_t SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
 
   // Which chunks of `name` are verified here: from the plan receiving it, else all of a
   // complete copy. NotFound when there is neither.

@@ -15,6 +15,7 @@
 #include "cluster/cluster_pki.h"
 #include "collectives/topology.h"
 #include "common/crypto.h"
+#include "common/file_io.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {
@@ -108,19 +109,6 @@ json ToJson(const NetgridState& state) {
           {"switch_netns", state.switch_netns}, {"notes", state.notes}};
 }
 
-Status WriteFileAtomically(const fs::path& path, const std::string& text) {
-  const fs::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) return Status::Internal("cannot write " + temp.string());
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) return Status::Internal("cannot rename " + temp.string() + ": " + ec.message());
-  return Status::Ok();
-}
-
 }  // namespace
 
 fs::path NetgridMemoryRoot(const std::string& prefix) { return fs::path("/dev/shm") / ("gridcast-" + prefix); }
@@ -188,7 +176,7 @@ Result<NetgridState> NetgridUp(const NetworkModel& model, const fs::path& state_
       return Status(status.code(), message);
     }
   }
-  Status written = WriteFileAtomically(state_dir / kStateFile, ToJson(state).dump(2) + "\n");
+  Status written = WriteFileAtomically(state_dir / kStateFile, ToJson(state).dump(2) + "\n", 0644);
   if (!written.ok()) {
     (void)NetgridDown(state_dir);
     return written;
@@ -249,7 +237,7 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
   std::error_code ec;
   for (const char* sub : {"run", "data", "logs", "payloads"}) fs::create_directories(root / sub, ec);
   if (ec) return Status::Internal("cannot create directories in " + root.string() + ": " + ec.message());
-  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(root / "topology.yaml", FormatTopology(model)));
+  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(root / "topology.yaml", FormatTopology(model), 0644));
 
   ClusterConfig cluster;
   std::string secret(32, '\0');
@@ -270,7 +258,7 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
     fs::remove(root / "run" / (node.name + ".sock"), ec);
   }
   const fs::path cluster_file = root / "cluster.yaml";
-  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(cluster_file, FormatClusterFile(cluster)));
+  GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(cluster_file, FormatClusterFile(cluster), 0600));
   fs::permissions(cluster_file, fs::perms::owner_read | fs::perms::owner_write, ec);
 
   for (const NetgridNode& node : state.nodes) {

@@ -49,7 +49,7 @@ struct ClusterArgs {
   bool retomograph = false;
   bool verify = false;
   bool in_memory = false;
-  std::string member;  // status, list: ask only this member
+  std::string member;  // status, list, remove: ask only this member
   std::vector<std::string> parts;  // allgather: NODE=PATH
   std::string parts_dir;           // allgather: DIR/NODE at every member
   std::string via;                 // allgather: the member asked to coordinate
@@ -388,6 +388,23 @@ int CancelCommand(const ClusterArgs& args) {
   });
 }
 
+// Members that do not hold the payload say so and are no error: removing is idempotent.
+int RemoveCommand(const ClusterArgs& args) {
+  int removed = 0;
+  const int code = ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
+    v1::RemoveRequest request;
+    request.set_name(args.name);
+    request.set_in_memory(args.in_memory);
+    Status s = client.Remove(request);
+    if (s.code() == StatusCode::kNotFound) return member.name + ": not held";
+    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    ++removed;
+    return member.name + ": removed";
+  });
+  if (code == kExitOk) fmt::print("{} removed at {} member(s)\n", args.name, removed);
+  return code;
+}
+
 }  // namespace
 
 void AddClusterCommands(CLI::App& app, int* exit_code) {
@@ -407,7 +424,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--algo", args->algo, "Planner name or auto (default auto)");
   send->add_option("--chunk", args->chunk, "Chunk size, e.g. 1MiB (default: the planner's)");
   send->add_option("--to", args->to, "Receivers, comma-separated (default: every member)");
-  send->add_option("--source", args->source, "Source member (default: the topology's source, else the first)");
+  send->add_option("--source", args->source, "Source member (default: the member on this host, else the topology's source, else the first)");
   send->add_option("--name", args->name, "Name at the receivers (default: the file's name)");
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
@@ -465,6 +482,14 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                  "Re-hash every complete payload against the chunk hashes it was received with and name each "
                  "bad chunk (reads everything; exit code 1 when a chunk is bad)");
   list->callback([args, exit_code] { *exit_code = ListCommand(*args); });
+
+  CLI::App* remove = app.add_subcommand("remove", "Remove a payload from every member (or one): a file, a directory, "
+                                                  "or what an interrupted broadcast left");
+  remove->add_option("name", args->name, "The payload's name at the members (as gridcast list shows it)")->required();
+  add_common(remove);
+  remove->add_option("--member", args->member, "Remove it at this member only");
+  remove->add_flag("--in-memory", args->in_memory, "The copy in the members' memory directories, not their data directories");
+  remove->callback([args, exit_code] { *exit_code = RemoveCommand(*args); });
 
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel a broadcast (or a serve-to) everywhere");
   cancel->add_option("plan", args->plan_id, "Plan or serve id (32 hex digits, from gridcast status)")->required();

@@ -5,6 +5,7 @@
 #include "client/cli/bench_command.h"
 #include "client/cli/cli_util.h"
 #include "client/cli/cluster_command.h"
+#include "client/cli/cluster_setup_command.h"
 #include "client/cli/collectives_command.h"
 #include "client/cli/netgrid_command.h"
 #include "client/cli/slurm_command.h"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   int exit_code = gridcast::cli::kExitOk;
   gridcast::cli::AddNetgridCommand(app, &exit_code);
   gridcast::cli::AddClusterCommands(app, &exit_code);
+  gridcast::cli::AddClusterSetupCommands(app, &exit_code);
   gridcast::cli::AddCollectivesCommands(app, &exit_code);
   gridcast::cli::AddBenchCommand(app, &exit_code);
   gridcast::cli::AddTorrentCommands(app, &exit_code);

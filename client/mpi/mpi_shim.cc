@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "client/mpi/bcast_agreement.h"
-#include "client/mpi/local_member.h"
+#include "cluster/local_member.h"
 #include "client/mpi/rank_memory_lease.h"
 #include "cluster/rank_memory_protocol.h"
 #include "cluster/cluster_file.h"
@@ -288,7 +288,7 @@ Shim::Shim() {
   }
   if (digest_.empty()) digest_ = DigestName(parsed->digest.value_or(kShimDefaultDigest));
   const char* named = std::getenv("GRIDCAST_MEMBER");
-  Result<std::string> member = LocalMember(*parsed, named == nullptr ? "" : named, HostAddresses());
+  Result<std::string> member = LocalMember(*parsed, named == nullptr ? "" : named, CurrentHost(), "GRIDCAST_MEMBER");
   if (!member.ok()) {
     off_because_ = member.status().message();
     return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "common/build_info.h"
 #include "common/hex.h"
 
 namespace gridcast {
@@ -61,6 +62,12 @@ constexpr MetricType kCounter = MetricType::Counter;
 constexpr MetricType kGauge = MetricType::Gauge;
 
 void AddCounters(const DaemonCounters::Snapshot& c, Exposition& out) {
+  // Which build answers: 1, labelled (Prometheus' usual info series), to compare nodes after an upgrade.
+  out.Add("gridcast_build_info", kGauge, "The gridcastd build: version, commit, build type",
+          {{"version", std::string(BuildVersionNumber())},
+           {"commit", std::string(BuildCommit())},
+           {"build_type", std::string(BuildType())}},
+          1);
   out.Declare("gridcast_peer_sent_bytes_total", kCounter, "Payload bytes sent to a peer");
   out.Declare("gridcast_peer_received_bytes_total", kCounter, "Payload bytes received from a peer");
   for (const DaemonCounters::PeerRow& row : c.peers) {

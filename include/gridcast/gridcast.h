@@ -16,7 +16,7 @@ extern "C" {
 typedef struct gridcast_client gridcast_client;
 typedef struct gridcast_broadcast gridcast_broadcast;
 
-/* source may be NULL (the topology's source, else the first member). */
+/* source may be NULL (the member on this host, else the topology's source, else the first member). */
 int gridcast_open(const char* cluster_file, const char* source, gridcast_client** out);
 void gridcast_close(gridcast_client* client);
 const char* gridcast_last_error(const gridcast_client* client);

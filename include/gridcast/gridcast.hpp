@@ -23,7 +23,7 @@ namespace gridcast {
 
 struct ClientOptions {
   std::string cluster_file;   // written by `gridcast netgrid up --daemons`, or by hand
-  std::string source;         // source member; empty = the topology's source, else the first
+  std::string source;         // source member; empty = the member on this host, else the topology's source, else the first
   std::string tls_ca;         // when the daemons serve TLS; empty = the cluster file's tls_ca
 };
 

@@ -62,6 +62,7 @@ TEST_F(MetricsTest, APushBroadcastIsCountedExactlyAndTheExpositionIsValid) {
     EXPECT_GE(now.Value("gridcast_store_bytes", {{"dir", "data"}, {"complete", "true"}}).value_or(0),
               i == 0 ? 0 : kBytes);
     EXPECT_GT(now.Value("gridcast_store_free_bytes", {{"dir", "data"}}).value_or(0), 0);
+    EXPECT_EQ(now.Sum("gridcast_build_info", {}), 1);  // one series, whatever the version's labels
     if (i == 0) {
       EXPECT_EQ(grew("gridcast_control_calls_total", {{"method", "Broadcast"}, {"code", "OK"}}), 1);
     } else {

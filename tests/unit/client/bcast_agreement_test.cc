@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "client/mpi/local_member.h"
+#include "cluster/local_member.h"
 
 namespace gridcast {
 namespace {
@@ -85,20 +85,29 @@ TEST(LocalMember, NamedOrTheOneWhoseAddressIsHere) {
                      {"b", "10.0.0.2:7000", "10.0.0.2:7001", "10.0.0.2:7002"},
                      {"c", "127.0.0.1:7100", "", ""},
                      {"d", "127.0.0.1:7200", "", ""},
-                     {"e", "unix:/run/e.sock", "10.0.0.5:7001", ""}};
-  EXPECT_EQ(*LocalMember(cluster, "", {"192.168.1.1", "10.0.0.2"}), "b");
-  EXPECT_EQ(*LocalMember(cluster, "a", {"10.0.0.2"}), "a");
-  EXPECT_EQ(*LocalMember(cluster, "", {"10.0.0.5"}), "e");  // by its data address
-  EXPECT_NE(LocalMember(cluster, "zz", {}).status().message().find("'zz' is not in the cluster file"), std::string::npos);
-  const Status none = LocalMember(cluster, "", {"192.168.1.1"}).status();
+                     {"e", "unix:/run/e.sock", "10.0.0.5:7001", ""},
+                     {"f", "f.grid.example.org:7000", "f.grid.example.org:7001", ""},
+                     {"node-7", "node-7.example.org:7000", "10.9.0.7:7001", ""}};
+  auto local = [&](const std::string& named, std::vector<std::string> addresses, std::string host_name = "elsewhere") {
+    return LocalMember(cluster, named, ThisHost{std::move(addresses), std::move(host_name)}, "--name");
+  };
+  EXPECT_EQ(*local("", {"192.168.1.1", "10.0.0.2"}), "b");
+  EXPECT_EQ(*local("a", {"10.0.0.2"}), "a");
+  EXPECT_EQ(*local("", {"10.0.0.5"}), "e");  // by its data address
+  EXPECT_NE(local("zz", {}).status().message().find("--name 'zz' is not in the cluster file"), std::string::npos);
+  const Status none = local("", {"192.168.1.1"}).status();
   EXPECT_EQ(none.code(), StatusCode::kNotFound);
-  EXPECT_NE(none.message().find("set GRIDCAST_MEMBER"), std::string::npos);
+  EXPECT_NE(none.message().find("(elsewhere): set --name"), std::string::npos) << none.message();
   // Members on loopback ports share an address: which one is ours cannot be guessed.
-  const Status several = LocalMember(cluster, "", {"127.0.0.1"}).status();
+  const Status several = local("", {"127.0.0.1"}).status();
   EXPECT_NE(several.message().find("several members have an address of this host (c, d)"), std::string::npos)
       << several.message();
+  // Where no address says it, the host name does: in an address, or as the member's name.
+  EXPECT_EQ(*local("", {"192.168.1.1"}, "f.grid.example.org"), "f");
+  EXPECT_EQ(*local("", {"192.168.1.1"}, "node-7"), "node-7");
+  EXPECT_EQ(*local("", {"10.0.0.1"}, "node-7"), "a");  // an address first
   // This host has at least its loopback address.
-  const std::vector<std::string> here = HostAddresses();
+  const std::vector<std::string> here = CurrentHost().addresses;
   EXPECT_NE(std::find(here.begin(), here.end(), "127.0.0.1"), here.end());
 }
 

@@ -53,6 +53,17 @@ TEST(ParseDurationSeconds, AcceptsUnits) {
   EXPECT_FALSE(ParseDurationSeconds("10min").ok());
 }
 
+TEST(ParseAgeSeconds, AcceptsDaysToSeconds) {
+  EXPECT_DOUBLE_EQ(*ParseAgeSeconds("7d"), 7 * 86400);
+  EXPECT_DOUBLE_EQ(*ParseAgeSeconds("12h"), 12 * 3600);
+  EXPECT_DOUBLE_EQ(*ParseAgeSeconds("90min"), 5400);
+  EXPECT_DOUBLE_EQ(*ParseAgeSeconds("3600s"), 3600);
+  EXPECT_DOUBLE_EQ(*ParseAgeSeconds("1.5d"), 1.5 * 86400);
+  EXPECT_FALSE(ParseAgeSeconds("10").ok());
+  EXPECT_FALSE(ParseAgeSeconds("10ms").ok());
+  EXPECT_NE(ParseAgeSeconds("2w").status().message().find("use d, h, min or s"), std::string::npos);
+}
+
 TEST(FormatRate, RoundTrips) {
   for (double bps : {4e8, 1e9, 2.5e9, 64e3, 123456789.0, 50e6, 1.0}) {
     std::string text = FormatRate(bps);

@@ -118,6 +118,32 @@ TEST_F(DaemonSettingsTest, EveryDocumentedKeyLoads) {
   EXPECT_EQ(options.torrents.upload_slots, 8);
 }
 
+// A map's keys join their parent's: retention: {max_age, max_bytes, memory_max_bytes}.
+TEST_F(DaemonSettingsTest, RetentionAsFlagsOrAsAMap) {
+  DaemonOptions options;
+  ASSERT_TRUE(Load({"--name", "a", "--cluster", cluster(), "--retention-max-age", "7d", "--retention-max-bytes", "2TiB"},
+                   &options)
+                  .ok());
+  EXPECT_EQ(options.data_retention.max_age, std::chrono::seconds(7 * 86400));
+  EXPECT_EQ(options.memory_retention.max_age, std::chrono::seconds(7 * 86400));
+  EXPECT_EQ(options.data_retention.max_bytes, uint64_t{2} << 40);
+  EXPECT_EQ(options.memory_retention.max_bytes, 0u);
+
+  DaemonOptions from_file;
+  const Status loaded = Load({"--config", WriteConfig("name: a\ncluster: " + cluster() +
+                                                      "\nretention:\n  max_age: 12h\n  memory_max_bytes: 16GiB\n")},
+                             &from_file);
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  EXPECT_EQ(from_file.data_retention.max_age, std::chrono::seconds(12 * 3600));
+  EXPECT_EQ(from_file.data_retention.max_bytes, 0u);
+  EXPECT_EQ(from_file.memory_retention.max_bytes, uint64_t{16} << 30);
+
+  DaemonOptions none;
+  ASSERT_TRUE(Load({"--name", "a", "--cluster", cluster()}, &none).ok());
+  EXPECT_FALSE(none.data_retention.any());
+  EXPECT_FALSE(none.memory_retention.any());
+}
+
 // Every key is its flag's name without the dashes, as deploy/systemd/gridcastd.yaml says; the old
 // keys still load, each with a note saying the new name.
 TEST_F(DaemonSettingsTest, KeysAreTheFlagsNamesAndOldKeysGetANote) {
@@ -213,7 +239,7 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
   };
   const std::string c = cluster();
   const std::vector<Case> cases = {
-      {{"--cluster", c}, "", "--name is required"},
+      {{"--cluster", c}, "", "several members have an address of this host (a, b): set --name"},
       {{"--name", "a"}, "", "--cluster is required"},
       {{"--name", "zz", "--cluster", c}, "", "'zz' is not a member"},
       {{"--name", "a", "--cluster", (dir_ / "missing.yaml").string()}, "", "cannot read cluster file"},
@@ -239,6 +265,11 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c}, "colour: blue\n", "unknown field 'colour'; docs/daemon-settings.md"},
       {{"--name", "a", "--cluster", c}, "window: 2\nwindow_chunks: 3\n", "'window' is given twice"},
       {{"--name", "a", "--cluster", c}, "[1, 2]\n", "not a map of settings"},
+      {{"--name", "a", "--cluster", c, "--retention-max-age", "soon"}, "", "--retention-max-age: 'soon'"},
+      {{"--name", "a", "--cluster", c, "--retention-max-age", "0.5s"}, "", "an age of a second or more"},
+      {{"--name", "a", "--cluster", c}, "retention:\n  max_bytes: 0\n", "--retention-max-bytes: '0'"},
+      {{"--name", "a", "--cluster", c}, "retention:\n  max_byte: 1GiB\n",
+       "line 2: unknown field 'retention_max_byte' (did you mean 'retention_max_bytes'?)"},
       {{"--name", "a", "--cluster", c}, "window_chunks: [\n", "daemon.yaml"},
   };
   for (const Case& test : cases) {
