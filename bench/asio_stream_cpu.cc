@@ -1,7 +1,7 @@
 // asio_stream_cpu: CPU per GiB of streaming over loopback TCP with Boost.Asio coroutines, a
 // 16-byte header and 256 KiB of data per frame, as the data plane reads and writes. Built twice
 // when liburing is installed: bench_asio_stream_cpu (epoll, as gridcastd) and
-// bench_asio_stream_cpu_uring (Asio's io_uring backend); docs/performance.md, "io_uring and
+// bench_asio_stream_cpu_uring (Asio's io_uring backend); docs/performance-history.md, "io_uring and
 // MSG_ZEROCOPY". Usage: bench_asio_stream_cpu[_uring] [GIB] (default 4)
 #include <sys/resource.h>
 

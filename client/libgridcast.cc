@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -21,6 +22,36 @@ namespace gridcast {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What this process writes into a daemon's directories is the daemon's to read: the daemon
+// runs as another user of the same group (deploy/systemd/gridcastd.service: directories 2770,
+// their group inherited), so a file is 0640 and a directory 0770, whatever this process's umask.
+Status CreateSharedDirectories(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path at = dir; !at.empty() && !fs::exists(at, ec); at = at.parent_path()) missing.push_back(at);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (mkdir(it->c_str(), 0770) != 0 && errno != EEXIST) return ErrnoStatus("cannot create " + it->string(), errno);
+    // mkdir gave it the parent's set-group-ID bit (and group) where the parent has it: keep it.
+    const bool inherits = (fs::status(it->parent_path(), ec).permissions() & fs::perms::set_gid) != fs::perms::none;
+    if (chmod(it->c_str(), inherits ? (0770 | S_ISGID) : 0770) != 0) {
+      return ErrnoStatus("cannot chmod " + it->string(), errno);
+    }
+  }
+  return Status::Ok();
+}
+
+// A file for the daemon to read, created 0640 (see CreateSharedDirectories); -1 with errno.
+int CreateSharedFile(const fs::path& path, int flags) {
+  const int fd = open(path.c_str(), flags | O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+  if (fd >= 0 && fchmod(fd, 0640) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
 
 // A call that streams BroadcastProgress (Broadcast or Allgather) until it ends.
 using ProgressCall = std::function<Status(const std::function<void(const v1::BroadcastProgress&)>&)>;
@@ -242,9 +273,8 @@ class ClientImpl : public Client {
     GRIDCAST_RETURN_IF_ERROR(client->List(&list).WithContext(member));
     if (list.memory_dir().empty()) return Status::FailedPrecondition(member + " keeps nothing in memory");
     const fs::path path = fs::path(list.memory_dir()) / name;
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    GRIDCAST_RETURN_IF_ERROR(CreateSharedDirectories(path.parent_path()));
+    const int fd = CreateSharedFile(path, 0);
     if (fd < 0) return Status::Internal("cannot open " + path.string() + ": " + std::strerror(errno));
     Status written = PwriteFull(SystemFileIo(), fd, data, offset);
     close(fd);
@@ -323,12 +353,12 @@ class ClientImpl : public Client {
     }
 
     std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
+    GRIDCAST_RETURN_IF_ERROR(CreateSharedDirectories(target.parent_path()));
     if (const fs::space_info space = fs::space(target.parent_path(), ec); !ec && space.available < data.size()) {
       return Status::ResourceExhausted(target.parent_path().string() + " has " + std::to_string(space.available) +
                                        " bytes free, not the " + std::to_string(data.size()) + " of the buffer");
     }
-    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd = CreateSharedFile(temp, O_TRUNC);
     if (fd < 0) return Status::Internal("cannot open " + temp.string() + ": " + std::strerror(errno));
     std::unique_ptr<BroadcastImpl> broadcast = fill ? StartBroadcast(request) : nullptr;
     const Status written = PwriteFull(SystemFileIo(), fd, data, 0);

@@ -9,7 +9,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/local_member.h"
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "include/gridcast/gridcast.hpp"
 #include "proto/control.pb.h"
 #include "tomography/observations.h"

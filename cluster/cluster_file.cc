@@ -1,5 +1,7 @@
 #include "cluster/cluster_file.h"
 
+#include <sys/stat.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -165,6 +167,14 @@ Result<ClusterConfig> LoadClusterFile(const std::string& path) {
   Result<ClusterConfig> cluster = ParseClusterFile(text.str(), std::filesystem::absolute(path, ec).parent_path().string());
   if (!cluster.ok()) return cluster.status().WithContext(path);
   return cluster;
+}
+
+std::string SecretExposure(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IROTH | S_IWOTH)) == 0) return "";
+  return path + " holds the cluster's secret and every user of this host can " +
+         ((st.st_mode & S_IWOTH) != 0 ? "write" : "read") +
+         " it: chmod o-rwx " + path + " (0640 for the daemon's group, docs/real-cluster.md)";
 }
 
 }  // namespace gridcast

@@ -1,6 +1,6 @@
 // The cluster file: who the members are, where they listen, and the shared secret.
 //
-//   secret: 64 hex digits          # HMAC key for control calls and data handshakes
+//   secret: 64 hex digits          # HMAC key for control calls and data handshakes (32 at least)
 //   topology: topology.yaml        # optional; relative to this file; the network model
 //   tls_ca: pki/ca.pem             # optional; relative to this file; the cluster's CA: clients
 //                                  # and daemons verify TLS peers with it (--tls-ca overrides)
@@ -14,7 +14,8 @@
 //       bt: 198.18.0.1:7702                      # optional, ip:port (BitTorrent);
 //                                                # default: the data host, data port + 1
 //
-// Written by `gridcast netgrid up --daemons`; read by gridcastd and every client command.
+// Written by `gridcast cluster init` (client/cli/cluster_init.h) and `gridcast netgrid up
+// --daemons`; read by gridcastd and every client command.
 // Pure parsing (text in); thread-safe.
 #pragma once
 
@@ -24,7 +25,7 @@
 #include <vector>
 
 #include "common/chunk_digest.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 
@@ -61,6 +62,11 @@ Result<ClusterConfig> ParseClusterFile(std::string_view yaml_text, const std::st
 Result<ClusterConfig> LoadClusterFile(const std::string& path);
 
 std::string FormatClusterFile(const ClusterConfig& config);
+
+// A warning when the file at `path` (which holds the cluster's secret) can be read or written
+// by every user of the host; empty when only its owner and group can. For programs to print:
+// the secret authenticates every control call and data connection of the cluster.
+std::string SecretExposure(const std::string& path);
 
 // Splits "host:port" (IPv4 or a name; "[v6]:port" too). InvalidArgument otherwise, and for port
 // 0 unless `any_port` (a listener's "any free port"; a member's address always names its port).

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 namespace gridcast {
 

@@ -31,8 +31,11 @@ ControlClient::ControlClient(const std::string& address, std::string secret,
   // Prepare carries one SHA-256 per chunk: allow plans of large payloads.
   arguments.SetMaxReceiveMessageSize(64 << 20);
   arguments.SetMaxSendMessageSize(64 << 20);
-  stub_ = v1::Control::NewStub(grpc::CreateCustomChannel(address, credentials, arguments));
+  channel_ = grpc::CreateCustomChannel(address, credentials, arguments);
+  stub_ = v1::Control::NewStub(channel_);
 }
+
+bool ControlClient::Connected() const { return channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY; }
 
 void ControlClient::Authorise(grpc::ClientContext* context, const char* method,
                               std::chrono::milliseconds timeout) const {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "include/gridcast/status.h"
 #include "proto/control.grpc.pb.h"
 
 namespace gridcast {
@@ -59,6 +59,10 @@ class ControlClient {
   Status DescribePart(const v1::DescribePartRequest& request, std::chrono::milliseconds timeout,
                       v1::DescribePartResponse* response);
 
+  // Whether the daemon is connected now. After a failed call: false when the daemon never
+  // answered (down, unreachable, the wrong address), true when it answered with the error.
+  bool Connected() const;
+
  private:
   void Authorise(grpc::ClientContext* context, const char* method,
                  std::chrono::milliseconds timeout) const;
@@ -81,6 +85,7 @@ class ControlClient {
 
   const std::string secret_;
   const ControlClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Control::Stub> stub_;
 };
 

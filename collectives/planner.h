@@ -11,7 +11,7 @@
 
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

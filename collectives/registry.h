@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectives/planner.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

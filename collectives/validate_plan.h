@@ -12,7 +12,7 @@
 
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 namespace gridcast {
 

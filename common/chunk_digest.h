@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/crypto.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 namespace gridcast {
 

@@ -1,4 +1,4 @@
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 namespace gridcast {
 

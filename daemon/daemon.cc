@@ -108,7 +108,7 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
     GRIDCAST_RETURN_IF_ERROR(model.status().WithContext(options.cluster.topology_path));
     if (!model->FindNode(options.name)) {
       problems.push_back(options.cluster.topology_path + ": names no node '" + options.name +
-                         "' (the planners would leave this member out)");
+                         "' (a broadcast to this member would fail)");
     }
   }
   // The hosts this member is reached at, as the cluster file says: its certificate must name

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
-#include "common/status.h"
+#include "include/gridcast/status.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/pull/torrent_session.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "include/gridcast/status.h"
 #include "daemon/daemon.h"
 
 namespace YAML {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cluster/cluster_file.h"
 #include "common/build_info.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_settings.h"
@@ -36,6 +37,11 @@ int main(int argc, char** argv) {
   for (const std::string& note : table.notes()) std::cerr << "gridcastd: note: " << note << "\n";
   gridcast::DaemonOptions options;
   if (status.ok()) status = gridcast::BuildDaemonOptions(settings, &options);
+  if (status.ok()) {
+    if (const std::string exposed = gridcast::SecretExposure(options.cluster_path); !exposed.empty()) {
+      std::cerr << "gridcastd: warning: " << exposed << "\n";
+    }
+  }
   if (status.ok() && check_config) {
     gridcast::Result<std::string> checked = gridcast::CheckDaemonOptions(options);
     if (checked.ok()) {

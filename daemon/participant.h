@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/local/rank_memory_registry.h"
 #include "daemon/store/allgather_bundle.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/transport/frame.h"
 #include "proto/control.pb.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {

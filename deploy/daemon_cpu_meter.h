@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/cpu_readings.h"
 #include "deploy/netgrid.h"
 

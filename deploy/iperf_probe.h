@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {

@@ -18,6 +18,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/cluster_pki.h"
 #include "common/crypto.h"
+#include "common/file_io.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {
@@ -59,7 +60,8 @@ class LocalCluster {
       if (!WriteClusterPki(dir_ / "pki", certified).ok()) std::abort();
       config_.tls_ca_path = (dir_ / "pki" / "ca.pem").string();
     }
-    std::ofstream(dir_ / "cluster.yaml") << FormatClusterFile(config_);
+    // 0600, as a cluster file holding a secret should be (the CLI warns otherwise).
+    if (!WriteFileAtomically((dir_ / "cluster.yaml").string(), FormatClusterFile(config_), 0600).ok()) std::abort();
     for (int i = 0; i < members; ++i) daemons_.emplace_back(Start(i));
     for (int i = 0; i < members; ++i) WaitReady(i);
   }

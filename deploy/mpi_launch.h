@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {

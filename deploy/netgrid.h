@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/netgrid_layout.h"
 
 namespace gridcast {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

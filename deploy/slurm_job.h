@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

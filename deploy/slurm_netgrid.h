@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/netgrid.h"
 
 namespace gridcast {

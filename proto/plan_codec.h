@@ -7,7 +7,7 @@
 
 #include "collectives/plan.h"
 #include "common/chunk_digest.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "proto/plan.pb.h"
 
 namespace gridcast {

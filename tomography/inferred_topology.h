@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "tomography/partition_compare.h"
 
 namespace gridcast {

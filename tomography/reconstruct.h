@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "tomography/bandwidth_estimate.h"
 #include "tomography/clustering.h"
 #include "tomography/observations.h"

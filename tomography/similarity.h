@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "tomography/dense_matrix.h"
 #include "tomography/observations.h"
 

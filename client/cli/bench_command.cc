@@ -143,7 +143,7 @@ std::optional<std::chrono::system_clock::time_point> FirstByteAt(const nlohmann:
 }
 
 Result<fs::path> MemoryDirOf(const BenchNetgrid& netgrid, const std::string& member) {
-  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(netgrid.cluster_file()));
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadCluster(netgrid.cluster_file()));
   const ClusterMember* entry = cluster.Find(member);
   if (entry == nullptr) return Status::Internal(member + " is not in " + netgrid.cluster_file());
   ControlClient client(entry->control_address, cluster.secret, {cluster.tls_ca_path});

@@ -13,7 +13,7 @@
 
 #include "collectives/network_model.h"
 #include "common/crypto.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "deploy/bench_netgrid.h"
 #include "deploy/mpi_launch.h"
 #include "deploy/process_cpu.h"

@@ -1,5 +1,6 @@
 #include "client/cli/cli_util.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -17,6 +18,14 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
   const char* from_environment = std::getenv("GRIDCAST_CLUSTER");
   if (from_environment == nullptr || *from_environment == '\0') return option->required();
   return option->default_val(std::string(from_environment));
+}
+
+Result<ClusterConfig> LoadCluster(const std::string& path) {
+  Result<ClusterConfig> cluster = LoadClusterFile(path);
+  if (const std::string exposed = SecretExposure(path); cluster.ok() && !exposed.empty()) {
+    std::fprintf(stderr, "gridcast: warning: %s\n", exposed.c_str());
+  }
+  return cluster;
 }
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path) {

@@ -7,7 +7,7 @@
 
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::cli {
 
@@ -27,6 +27,9 @@ inline constexpr const char* kDigestHelp =
 CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const std::string& description);
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path);
+
+// LoadClusterFile, and a warning on stderr when every user of this host can read the secret.
+Result<ClusterConfig> LoadCluster(const std::string& path);
 
 // Reads and parses a topology file; errors start with "PATH:".
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path);

@@ -173,7 +173,7 @@ Result<uint64_t> ChunkOption(const std::string& text) {
 }
 
 int Send(const ClusterArgs& args) {
-  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   std::error_code ec;
   const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
@@ -257,7 +257,7 @@ int Send(const ClusterArgs& args) {
 }
 
 int Allgather(const ClusterArgs& args) {
-  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   v1::AllgatherRequest request;
   request.set_name(args.name);
@@ -308,7 +308,7 @@ int Allgather(const ClusterArgs& args) {
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.
 int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
-  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   if (!args.member.empty() && cluster->Find(args.member) == nullptr) {
     return ReportError(Status::InvalidArgument("--member: '" + args.member + "' is not in the cluster"));

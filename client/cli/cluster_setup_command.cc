@@ -126,7 +126,7 @@ int Init(const InitArgs& args) {
 }
 
 int AddHost(const AddHostArgs& args) {
-  Result<ClusterConfig> config = LoadClusterFile(args.cluster);
+  Result<ClusterConfig> config = LoadCluster(args.cluster);
   if (!config.ok()) return ReportError(config.status());
   std::string topology;
   std::vector<std::string> sites;  // a member whose name starts with a site's joins it

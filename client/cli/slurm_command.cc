@@ -152,7 +152,7 @@ Result<bool> KeptDaemonsAnswer(const SlurmArgs& args, const StateFiles& state) {
   GRIDCAST_RETURN_IF_ERROR(CheckPrivate(state.dir));
   std::error_code ec;
   if (!fs::exists(state.cluster(), ec)) return false;
-  Result<ClusterConfig> cluster = LoadClusterFile(state.cluster().string());
+  Result<ClusterConfig> cluster = LoadCluster(state.cluster().string());
   if (!cluster.ok() || !Silent(*cluster, std::chrono::seconds(2)).empty()) return false;
   std::ifstream in(state.settings());
   const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

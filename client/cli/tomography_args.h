@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::cli {
 

@@ -205,7 +205,7 @@ void PrintTable(const Measurement& m, const std::optional<std::pair<double, doub
 }
 
 int Tomography(const TomographyArgs& args) {
-  Result<ClusterConfig> cluster = LoadClusterFile(args.cluster);
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   const TomographyOptions options;
   Result<Settings> settings = Resolve(args, *cluster, options);
@@ -256,7 +256,7 @@ int Tomography(const TomographyArgs& args) {
 }  // namespace
 
 Result<std::string> RetomographCluster(const std::string& cluster_file, const std::string& tls_ca) {
-  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadClusterFile(cluster_file));
+  GRIDCAST_ASSIGN_OR_RETURN(ClusterConfig cluster, LoadCluster(cluster_file));
   TomographyArgs args;
   args.tls_ca = tls_ca;
   const TomographyOptions options;

@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::cli {
 

@@ -70,7 +70,7 @@ struct Target {
 Result<Target> Resolve(const TorrentArgs& args) {
   Target target;
   GRIDCAST_ASSIGN_OR_RETURN(target.piece_bytes, PieceBytes(args.piece));
-  GRIDCAST_ASSIGN_OR_RETURN(target.cluster, LoadClusterFile(args.cluster));
+  GRIDCAST_ASSIGN_OR_RETURN(target.cluster, LoadCluster(args.cluster));
   GRIDCAST_ASSIGN_OR_RETURN(target.member, ChooseMember(target.cluster, args.payload, args.member, args.tls_ca));
   return target;
 }

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::models {
 

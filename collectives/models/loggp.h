@@ -6,7 +6,7 @@
 // Thread-safety: pure functions on values.
 #pragma once
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::models {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 namespace gridcast::models {
 

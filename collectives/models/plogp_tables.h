@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "collectives/models/plogp.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::models {
 

@@ -10,7 +10,7 @@
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
 #include "collectives/planner.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectives/reduce/reduce_schedule.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::reduce {
 

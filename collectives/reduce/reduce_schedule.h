@@ -37,7 +37,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast::reduce {
 

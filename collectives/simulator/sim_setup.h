@@ -9,7 +9,7 @@
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
 #include "collectives/simulator/simulator.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

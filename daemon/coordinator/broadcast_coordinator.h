@@ -25,7 +25,7 @@
 #include "cluster/control_client.h"
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
-#include "common/status.h"
+#include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/participant.h"
 #include "proto/control.pb.h"

@@ -228,7 +228,11 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
   request.set_control_fanout(own.control_fanout());
   v1::PrepareResponse echo;
   const std::string& name = state.Name(child);
-  Status status = Client(state, child).Prepare(request, &echo, ChildBudget(deadline));
+  ControlClient& client = Client(state, child);
+  Status status = client.Prepare(request, &echo, ChildBudget(deadline));
+  if (!status.ok() && !client.Connected()) {  // no answer at all: down, or a firewall, not a no
+    return status.WithContext("member '" + name + "' is unreachable at " + cluster_.Find(name)->control_address);
+  }
   if (!status.ok()) return status.WithContext("member '" + name + "' refused the plan");
   GRIDCAST_RETURN_IF_ERROR(CheckAgreement(name, request.plan(), state.chunk_list_digest, echo));
   const auto expected = ControlSubtree(child, state.members, state.fanout).size();

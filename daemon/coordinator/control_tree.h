@@ -34,7 +34,7 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/coordinator/call_threads.h"
 #include "daemon/participant.h"
 #include "proto/control.pb.h"

@@ -25,7 +25,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/store/rank_memory.h"
 
 namespace gridcast {

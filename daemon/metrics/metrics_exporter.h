@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/metrics/daemon_counters.h"
 #include "daemon/participant.h"
 

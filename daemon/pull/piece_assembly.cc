@@ -6,7 +6,7 @@ namespace gridcast {
 
 namespace {
 // Idle piece buffers kept for the next pieces: reused memory is cheap, fresh memory is not
-// (docs/performance.md, "CPU per byte").
+// (docs/performance-history.md, "CPU per byte").
 constexpr size_t kIdleBuffers = 16;
 }  // namespace
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string_view>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

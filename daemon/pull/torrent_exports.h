@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
 

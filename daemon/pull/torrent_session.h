@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "collectives/plan.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/crypto.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/store/payload_store.h"
 
 namespace gridcast {

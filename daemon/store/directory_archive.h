@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

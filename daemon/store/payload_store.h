@@ -39,7 +39,7 @@
 #include "common/chunk_digest.h"
 #include "common/chunk_ref.h"
 #include "common/crypto.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
 #include "daemon/store/rank_memory.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -26,7 +26,7 @@
 
 #include "common/buffer_pool.h"
 #include "common/chunk_ref.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

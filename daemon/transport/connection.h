@@ -22,7 +22,7 @@
 #include <string>
 
 #include "common/chunk_ref.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 // Like GRIDCAST_RETURN_IF_ERROR, for coroutines returning awaitable<Status>.
 #define GRIDCAST_CO_RETURN_IF_ERROR(expr)          \

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/transport/connection.h"
 #include "daemon/transport/handshake.h"
 

@@ -30,7 +30,7 @@
 
 #include "common/chunk_digest.h"
 #include "common/crypto.h"
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 #include "daemon/transport/connection.h"
 #include "daemon/transport/frame.h"
 

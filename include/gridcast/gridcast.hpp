@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "result.h"  // beside this header, in the tree and where installed
 
 namespace gridcast {
 

@@ -115,6 +115,7 @@ TEST(DigestDefaults, TheClusterFileChoosesAndBadNamesAreRefused) {
   const std::string path = cluster.MakePayload("d.bin", 300'000);
   const fs::path xxh3_file = cluster.dir() / "xxh3.yaml";
   std::ofstream(xxh3_file) << ReadFile(cluster.cluster_file()) << "digest: xxh3\n";
+  fs::permissions(xxh3_file, fs::perms::owner_read | fs::perms::owner_write);
   auto send = [&](const fs::path& cluster_file, std::vector<std::string> extra) {
     std::vector<std::string> argv = {GRIDCAST_CLI, "send", path, "--cluster", cluster_file.string(), "--json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -137,6 +138,7 @@ TEST(DigestDefaults, TheClusterFileChoosesAndBadNamesAreRefused) {
   EXPECT_NE(bad_flag.output.find("unknown chunk digest 'md5' (sha256 or xxh3)"), std::string::npos) << bad_flag.output;
   const fs::path bad_file = cluster.dir() / "bad.yaml";
   std::ofstream(bad_file) << ReadFile(cluster.cluster_file()) << "digest: crc32\n";
+  fs::permissions(bad_file, fs::perms::owner_read | fs::perms::owner_write);
   CommandOutput bad_in_file = send(bad_file, {});
   EXPECT_EQ(bad_in_file.exit_code, 2) << bad_in_file.output;
   EXPECT_NE(bad_in_file.output.find("digest: unknown chunk digest 'crc32'"), std::string::npos) << bad_in_file.output;

@@ -167,6 +167,25 @@ TEST_F(CheckConfigTest, EachProblemIsNamedWithExitCode2) {
                         "  - name: n1\n    control: 127.0.0.1:17001\n    data: 127.0.0.1:17002\n");
   Write("bad.yaml", "name: bad\nnodes: [[[\n");
   refused({"--name", "n1"}, "bad.yaml");
+  // Without --name both members are this host's (127.0.0.1): which one cannot be guessed.
+  Write("cluster.yaml", "secret: " + std::string(64, 'a') + "\nmembers:\n"
+                        "  - name: n1\n    control: 127.0.0.1:17001\n    data: 127.0.0.1:17002\n"
+                        "  - name: n2\n    control: 127.0.0.1:17011\n    data: 127.0.0.1:17012\n"
+                        "  - name: far\n    control: 192.0.2.9:17001\n    data: 192.0.2.9:17002\n");
+  refused({}, "several members have an address of this host (n1, n2): set --name");
+  // Every problem of a member at once, each a line: an address not this host's, a topology
+  // without the member, a CA named without a certificate.
+  Write("cluster.yaml", "secret: " + std::string(64, 'a') + "\ntopology: t.yaml\ntls_ca: ca.pem\nmembers:\n"
+                        "  - name: n1\n    control: 127.0.0.1:17001\n    data: 127.0.0.1:17002\n"
+                        "  - name: far\n    control: 192.0.2.9:17001\n    data: 192.0.2.9:17002\n");
+  Write("t.yaml", "name: t\nswitches:\n  - name: s\nnodes:\n  - switch: s\n    names: [n1]\n");
+  const CommandOutput far = Check({"--name", "far"});
+  EXPECT_EQ(far.exit_code, 2) << far.output;
+  EXPECT_NE(far.output.find("t.yaml: names no node 'far'"), std::string::npos) << far.output;
+  EXPECT_NE(far.output.find("member far is reached at 192.0.2.9, which is not an address of this host"),
+            std::string::npos)
+      << far.output;
+  EXPECT_NE(far.output.find("names a CA (tls_ca) but this daemon has no certificate"), std::string::npos) << far.output;
 }
 
 TEST(SystemdUnit, VerifiesAndIsHardened) {

@@ -41,6 +41,7 @@ TEST(Tls, BroadcastOverTlsControlAndDataPlanes) {
   plain.tls_ca_path.clear();
   const fs::path plain_file = cluster.dir() / "plain.yaml";
   std::ofstream(plain_file) << FormatClusterFile(plain);
+  fs::permissions(plain_file, fs::perms::owner_read | fs::perms::owner_write);
   Result<CommandOutput> listed = RunCommand({GRIDCAST_CLI, "list", "--cluster", plain_file.string()});
   ASSERT_TRUE(listed.ok());
   EXPECT_NE(listed->exit_code, 0) << listed->output;

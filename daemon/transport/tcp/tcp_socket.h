@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace boost::asio::ssl {
 class context;

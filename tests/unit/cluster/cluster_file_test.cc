@@ -4,6 +4,11 @@
 #include "cluster/cluster_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace gridcast {
 namespace {
@@ -69,6 +74,23 @@ TEST(ClusterFileTest, TheDefaultDigestIsNamedOrAbsentAndFormatsBack) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2: digest: unknown chunk digest 'crc32'"), std::string::npos)
       << bad.status().message();
+}
+
+TEST(SecretExposure, AFileEveryUserCanReadIsNamed) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("cluster-exposure-" + std::to_string(getpid()) + ".yaml")).string();
+  std::ofstream(path) << "secret: x\n";
+  chmod(path.c_str(), 0640);
+  EXPECT_EQ(SecretExposure(path), "");
+  chmod(path.c_str(), 0600);
+  EXPECT_EQ(SecretExposure(path), "");
+  chmod(path.c_str(), 0644);
+  EXPECT_EQ(SecretExposure(path), path + " holds the cluster's secret and every user of this host can read it: chmod o-rwx " +
+                                      path + " (0640 for the daemon's group, docs/real-cluster.md)");
+  chmod(path.c_str(), 0602);
+  EXPECT_NE(SecretExposure(path).find("can write it"), std::string::npos);
+  std::filesystem::remove(path);
+  EXPECT_EQ(SecretExposure(path), "");  // a file that is not there exposes nothing
 }
 
 }  // namespace

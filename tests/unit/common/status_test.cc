@@ -1,8 +1,8 @@
-#include "common/status.h"
+#include "include/gridcast/status.h"
 
 #include <gtest/gtest.h>
 
-#include "common/result.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 namespace {

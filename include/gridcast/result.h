@@ -7,7 +7,7 @@
 #include <utility>
 #include <variant>
 
-#include "common/status.h"
+#include "status.h"  // beside this header, in the tree and where installed
 
 namespace gridcast {
 

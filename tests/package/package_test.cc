@@ -1,0 +1,133 @@
+// The installed gridcast as a node and a user get it: `cmake --install` into a fresh prefix (the
+// programs, libgridcast with its SONAME, headers that stand alone, pkg-config, the unit), a C
+// program built against that prefix alone sending a buffer through real daemons, and the Debian
+// package `cpack -G DEB` makes (runtime dependencies only, installable by apt, its programs run).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "deploy/local_cluster.h"
+#include "deploy/subprocess.h"
+
+namespace gridcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs a shell command line; its output, and a failure naming it.
+std::string Shell(const std::string& line, int* exit_code = nullptr) {
+  Result<CommandOutput> out = RunCommand({"sh", "-c", line});
+  if (!out.ok()) {
+    ADD_FAILURE() << out.status().ToString();
+    return "";
+  }
+  if (exit_code != nullptr) {
+    *exit_code = out->exit_code;
+  } else {
+    EXPECT_EQ(out->exit_code, 0) << line << "\n" << out->output;
+  }
+  return out->output;
+}
+
+class PackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("gridcast-package-" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+TEST_F(PackageTest, AProgramBuiltAgainstTheInstalledPrefixSendsABuffer) {
+  const fs::path prefix = root_ / "prefix";
+  Shell("cmake --install " + ShellQuote(GRIDCAST_BUILD_DIR) + " --prefix " + ShellQuote(prefix.string()) +
+        " >/dev/null");
+  for (const char* file : {"bin/gridcast", "bin/gridcastd", "include/gridcast/gridcast.h",
+                           "include/gridcast/gridcast.hpp", "include/gridcast/result.h", "include/gridcast/status.h",
+                           "lib/systemd/system/gridcastd.service", "etc/gridcast/gridcastd.yaml"}) {
+    EXPECT_TRUE(fs::exists(prefix / file)) << file;
+  }
+  const std::string libdir = Shell("ls -d " + ShellQuote(prefix.string()) + "/lib*/pkgconfig/.. | head -1");
+  const fs::path lib = fs::canonical(fs::path(libdir.substr(0, libdir.find('\n'))));
+  EXPECT_TRUE(fs::is_symlink(lib / "libgridcast.so")) << lib;
+  EXPECT_NE(Shell("readelf -d " + ShellQuote((lib / "libgridcast.so").string())).find("[libgridcast.so.0]"),
+            std::string::npos)
+      << "no SONAME libgridcast.so.0";
+  // The unit names the programs where this prefix put them.
+  std::ifstream unit(prefix / "lib/systemd/system/gridcastd.service");
+  std::stringstream unit_text;
+  unit_text << unit.rdbuf();
+  EXPECT_NE(unit_text.str().find("ExecStart=" + (prefix / "bin/gridcastd").string()), std::string::npos);
+  EXPECT_NE(Shell(ShellQuote((prefix / "bin/gridcast").string()) + " --version").find("gridcast 0."), std::string::npos);
+
+  // Only the prefix: its pkg-config file, its headers, its library.
+  const std::string pkg = "PKG_CONFIG_PATH=" + ShellQuote((lib / "pkgconfig").string()) + " pkg-config";
+  const std::string flags = Shell(pkg + " --cflags --libs gridcast");
+  EXPECT_NE(flags.find("-lgridcast"), std::string::npos) << flags;
+  const std::string program = (root_ / "send_buffer").string();
+  Shell("cc " GRIDCAST_SANITIZE_FLAGS " -o " + ShellQuote(program) + " " + ShellQuote(GRIDCAST_PACKAGE_TEST_DIR) +
+        "/send_buffer.c $(" + pkg + " --cflags --libs gridcast)");
+  Shell("printf '#include <gridcast/gridcast.hpp>\\nint main() { gridcast::Status s; return s.ok() ? 0 : 1; }\\n' | "
+        "c++ -std=c++20 -x c++ -fsyntax-only $(" + pkg + " --cflags gridcast) -");
+
+  LocalCluster cluster(GRIDCASTD, "package", 3);
+  // (Under the sanitizers, the leak checker's findings in gRPC's process-wide state are not ours.)
+  const std::string sent = Shell("ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=" + ShellQuote(lib.string()) + " " +
+                                 ShellQuote(program) + " " +
+                                 ShellQuote(cluster.cluster_file()) + " m0 m2");
+  EXPECT_NE(sent.find("m2's copy is the buffer"), std::string::npos) << sent;
+}
+
+TEST_F(PackageTest, TheDebianPackageHoldsTheRuntimeAndAptCanInstallIt) {
+  int missing = 0;  // `command -v` fails for a program that is not there
+  if (Shell("command -v dpkg-deb >/dev/null && echo yes", &missing).find("yes") == std::string::npos) {
+    GTEST_SKIP() << "no dpkg-deb here";
+  }
+  Shell("cpack -G DEB --config " + ShellQuote(std::string(GRIDCAST_BUILD_DIR) + "/CPackConfig.cmake") + " -B " +
+        ShellQuote((root_ / "deb").string()) + " >/dev/null");
+  const std::string deb = Shell("ls " + ShellQuote((root_ / "deb").string()) + "/gridcast_*.deb");
+  ASSERT_FALSE(deb.empty());
+  const std::string package = deb.substr(0, deb.find('\n'));
+
+  const std::string depends = Shell("dpkg-deb -f " + ShellQuote(package) + " Depends");
+  EXPECT_NE(depends.find("libgrpc++"), std::string::npos) << depends;
+  EXPECT_NE(depends.find("libtorrent-rasterbar"), std::string::npos) << depends;
+  std::istringstream packages(depends);
+  for (std::string entry; std::getline(packages, entry, ',');) {
+    std::istringstream words(entry);
+    std::string name;
+    words >> name;  // "libfoo1", without its version
+    const bool build_only = name.ends_with("-dev") || name == "cmake" || name == "gcc" || name == "g++" ||
+                            name == "build-essential" || name == "googletest" || name == "prometheus" ||
+                            name.starts_with("slurm");
+    EXPECT_FALSE(build_only) << name << " in " << depends;
+  }
+  const std::string contents = Shell("dpkg-deb -c " + ShellQuote(package));
+  for (const char* file : {"/bin/gridcastd", "/bin/gridcast", "/lib/systemd/system/gridcastd.service",
+                           "/gridcast/gridcastd.yaml", "/pkgconfig/gridcast.pc", "/include/gridcast/gridcast.hpp"}) {
+    EXPECT_NE(contents.find(file), std::string::npos) << file;
+  }
+  EXPECT_NE(Shell("dpkg-deb -I " + ShellQuote(package)).find("postinst"), std::string::npos);
+
+  // Its programs run from what it unpacks to, on the libraries the system has.
+  const fs::path unpacked = root_ / "unpacked";
+  Shell("dpkg-deb -x " + ShellQuote(package) + " " + ShellQuote(unpacked.string()));
+  const std::string gridcastd = Shell("find " + ShellQuote(unpacked.string()) + " -path '*/bin/gridcastd'");
+  EXPECT_NE(Shell(gridcastd.substr(0, gridcastd.find('\n')) + " --version").find("gridcastd 0."), std::string::npos);
+
+  // apt resolves it on this machine (simulated: nothing is installed).
+  if (getuid() == 0 && Shell("command -v apt-get >/dev/null && echo yes", &missing).find("yes") != std::string::npos) {
+    const std::string plan = Shell("apt-get install --simulate -q " + ShellQuote(package));
+    EXPECT_NE(plan.find("Inst gridcast"), std::string::npos) << plan;
+  }
+}
+
+}  // namespace
+}  // namespace gridcast
