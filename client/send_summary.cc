@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "collectives/bound.h"
+#include "collectives/plan.h"
 #include "collectives/topology.h"
 #include "common/hex.h"
 #include "common/units.h"
@@ -47,7 +48,8 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   s.size_bytes = last.payload_bytes();
   s.chunk_bytes = last.chunk_bytes();
   s.lanes = last.lanes();
-  s.mode = last.mode() == v1::PLAN_MODE_PULL ? "pull" : last.mode() == v1::PLAN_MODE_HYBRID ? "hybrid" : "push";
+  // A daemon that did not say pushed (the only mode before pull): the proto's values are PlanMode's.
+  s.mode = PlanModeName(last.mode() == v1::PLAN_MODE_UNSPECIFIED ? PlanMode::kPush : static_cast<PlanMode>(last.mode()));
   if (s.mode != "push" && last.payload_bytes() > 0) {
     s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
   }

@@ -103,6 +103,9 @@ const std::vector<Entry>& Entries() {
   return entries;
 }
 
+// "knomial" of "knomial:4" (and of "knomial").
+std::string_view BaseName(std::string_view name) { return name.substr(0, name.find(':')); }
+
 std::string KnownNames() {
   std::string names;
   for (const Entry& e : Entries()) names += (names.empty() ? "" : ", ") + e.info.name;
@@ -113,10 +116,9 @@ std::string KnownNames() {
 
 Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name) {
   const size_t colon = name.find(':');
-  const std::string_view base = name.substr(0, colon);
+  const std::string_view base = BaseName(name);
   for (const Entry& e : Entries()) {
-    const std::string_view entry_base = std::string_view(e.info.name).substr(0, e.info.name.find(':'));
-    if (entry_base != base) continue;
+    if (BaseName(e.info.name) != base) continue;
     int parameter = e.default_parameter;
     if (colon != std::string_view::npos) {
       const std::string_view text = name.substr(colon + 1);
@@ -141,6 +143,13 @@ const std::vector<PlannerInfo>& ListPlanners() {
     return result;
   }();
   return infos;
+}
+
+const PlannerInfo* FindPlanner(std::string_view name) {
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (BaseName(info.name) == BaseName(name)) return &info;
+  }
+  return nullptr;
 }
 
 }  // namespace gridcast

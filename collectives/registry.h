@@ -30,4 +30,8 @@ Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name);
 // Every registered planner, broadcast ones first.
 const std::vector<PlannerInfo>& ListPlanners();
 
+// The registered planner `name` names ("knomial:4" names knomial), parameter unchecked
+// (MakePlanner checks it); nullptr for an unknown name.
+const PlannerInfo* FindPlanner(std::string_view name);
+
 }  // namespace gridcast

@@ -17,5 +17,7 @@ Result<std::string> FromHex(std::string_view text);
 inline std::span<const uint8_t> AsBytes(std::string_view text) {
   return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
 }
+// The inverse: bytes (a digest, a plan id) as a protobuf `bytes` field holds them.
+inline std::string AsString(std::span<const uint8_t> bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 }  // namespace gridcast

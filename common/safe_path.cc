@@ -88,4 +88,35 @@ Result<std::pair<DirFd, std::string>> OpenParentDir(const std::string& data_dir,
   return std::make_pair(std::move(dir), std::string(parts.back()));
 }
 
+bool IsWithin(const std::filesystem::path& path, const std::filesystem::path& root) {
+  const std::string p = path.string();
+  const std::string r = root.string();
+  if (r.empty()) return false;
+  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 && (r.back() == '/' || p[r.size()] == '/'));
+}
+
+Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
+                                              const std::string& memory_dir,
+                                              const std::vector<std::string>& send_roots, bool in_memory) {
+  namespace fs = std::filesystem;
+  if (in_memory && memory_dir.empty()) return Status::FailedPrecondition("this daemon keeps nothing in memory");
+  fs::path full(path);
+  if (full.is_relative()) full = fs::path(in_memory ? memory_dir : data_dir) / full;
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(full, ec);
+  if (ec) return Status::PermissionDenied(full.string() + " cannot be resolved: " + ec.message());
+  // A root that cannot be resolved confines nothing (IsWithin of an empty root is false).
+  auto within = [&](const std::string& root) {
+    std::error_code root_ec;
+    return !root.empty() && IsWithin(canonical, fs::weakly_canonical(root, root_ec));
+  };
+  bool allowed = within(data_dir) || within(memory_dir);
+  for (const std::string& root : send_roots) allowed = allowed || within(root);
+  if (!allowed) {
+    return Status::PermissionDenied(full.string() +
+                                    " is outside the data directory, the memory directory and the send roots");
+  }
+  return canonical;
+}
+
 }  // namespace gridcast

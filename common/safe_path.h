@@ -6,8 +6,10 @@
 // symlink planted inside the data directory cannot lead out of it.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "include/gridcast/result.h"
 
@@ -35,5 +37,15 @@ class DirFd {
 // `create`), refusing symlinks. Returns the directory and the final component.
 Result<std::pair<DirFd, std::string>> OpenParentDir(const std::string& data_dir,
                                                     std::string_view name, bool create);
+
+// Whether `path` is `root` or below it (lexically: resolve links first). False for an empty root.
+bool IsWithin(const std::filesystem::path& path, const std::filesystem::path& root);
+
+// Where a payload or part named `path` by a request is read: relative paths below data_dir
+// (below memory_dir with `in_memory`), and every path (after resolving links) inside
+// data_dir, memory_dir (when there is one) or a send root. PermissionDenied otherwise.
+Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
+                                              const std::string& memory_dir,
+                                              const std::vector<std::string>& send_roots, bool in_memory = false);
 
 }  // namespace gridcast

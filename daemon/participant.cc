@@ -27,18 +27,11 @@
 namespace gridcast {
 namespace {
 
-std::string AsString(const Digest& d) { return std::string(d.begin(), d.end()); }
-
 Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
-  PayloadIdentity id;
-  id.size_bytes = payload.size_bytes();
-  id.chunk_bytes = payload.chunk_bytes();
-  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(id.chunk_bytes));
-  GRIDCAST_ASSIGN_OR_RETURN(id.digest, ChunkDigestFromProto(payload.digest()));
-  GRIDCAST_ASSIGN_OR_RETURN(id.chunk_hashes, DecodeChunkHashes(id.digest, payload.chunk_hashes(), id.NumChunks()));
-  if (payload.sha256().size() != sizeof(Digest)) return Status::InvalidArgument("payload sha256 is not 32 bytes");
-  std::memcpy(id.sha256.data(), payload.sha256().data(), sizeof(Digest));
-  return id;
+  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
+  return DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(), payload.chunk_hashes(),
+                               payload.sha256());
 }
 
 std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
@@ -47,12 +40,6 @@ std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
     parts.push_back(BundlePart{p.member(), p.name(), p.size_bytes(), p.first_chunk(), p.chunks(), p.path(), p.in_memory()});
   }
   return parts;
-}
-
-bool IsWithin(const std::filesystem::path& path, const std::filesystem::path& root) {
-  const std::string p = path.string();
-  const std::string r = root.string();
-  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 && (r.back() == '/' || p[r.size()] == '/'));
 }
 
 v1::MemberState ToMemberState(ExecutionState state) {
@@ -80,39 +67,20 @@ Result<int> OpenRegularFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
-                                              const std::string& memory_dir,
-                                              const std::vector<std::string>& send_roots, bool in_memory) {
-  namespace fs = std::filesystem;
-  if (in_memory && memory_dir.empty()) return Status::FailedPrecondition("this daemon keeps nothing in memory");
-  fs::path full(path);
-  if (full.is_relative()) full = fs::path(in_memory ? memory_dir : data_dir) / full;
-  std::error_code ec;
-  const fs::path canonical = fs::weakly_canonical(full, ec);
-  bool allowed = !ec && (IsWithin(canonical, fs::weakly_canonical(data_dir, ec)) ||
-                         (!memory_dir.empty() && IsWithin(canonical, fs::weakly_canonical(memory_dir, ec))));
-  for (const std::string& root : send_roots) allowed = allowed || IsWithin(canonical, fs::weakly_canonical(root, ec));
-  if (!allowed) {
-    return Status::PermissionDenied(full.string() +
-                                    " is outside the data directory, the memory directory and the send roots");
-  }
-  return canonical;
-}
-
 void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* ps) {
   const ExecutionSnapshot snapshot = plan.Snapshot();
-  ps->set_plan_id(std::string(plan.id().begin(), plan.id().end()));
+  ps->set_plan_id(AsString(plan.id()));
   ps->set_state(ToMemberState(snapshot.state));
   ps->set_error(snapshot.error);
   ps->set_chunks_done(snapshot.chunks_done);
   ps->set_chunks_total(snapshot.chunks_total);
   ps->set_is_source(plan.self() == 0);
   if (snapshot.state == ExecutionState::kDone) {
-    ps->set_chunk_list_sha256(std::string(snapshot.digest.begin(), snapshot.digest.end()));
+    ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);
     if (plan.self() == 0) {
       const Digest& whole = plan.store().identity().sha256;
-      ps->set_sha256(std::string(whole.begin(), whole.end()));
+      ps->set_sha256(AsString(whole));
     }
   }
   if (observations && plan.swarm()) {
@@ -515,7 +483,7 @@ Result<v1::ChunkMapResponse> Participant::ChunkMap(const std::string& name, bool
     map.set_size_bytes(store.identity().size_bytes);
     map.set_chunk_bytes(store.identity().chunk_bytes);
     const std::vector<uint8_t> bitmap = store.BitmapBytes();
-    map.set_verified(std::string(bitmap.begin(), bitmap.end()));
+    map.set_verified(AsString(bitmap));
     return map;
   }
   const std::string& dir = DirectoryOf(in_memory);

@@ -43,13 +43,6 @@ struct ParticipantOptions {
   std::shared_ptr<RankMemoryRegistry> rank_memory;
 };
 
-// Where a payload or part named `path` by a request is read: relative paths below data_dir
-// (below memory_dir with `in_memory`), and every path (after resolving links) inside
-// data_dir, memory_dir or a send root. PermissionDenied otherwise.
-Result<std::filesystem::path> ResolveSendPath(const std::string& path, const std::string& data_dir,
-                                              const std::string& memory_dir,
-                                              const std::vector<std::string>& send_roots, bool in_memory = false);
-
 class Participant {
  public:
   Participant(boost::asio::io_context& io, ParticipantOptions options);

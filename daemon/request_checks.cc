@@ -4,6 +4,7 @@
 
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
+#include "daemon/store/payload_identity.h"
 #include "proto/plan_codec.h"
 
 namespace gridcast {
@@ -36,15 +37,18 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
     const v1::PayloadFill& fill = request.fill();
     if (request.probe_bytes() > 0) return Status::InvalidArgument("a probe broadcast is not filled by its sender");
     if (request.chunk_bytes() == 0) return Status::InvalidArgument("a filled payload needs its chunk size");
-    const uint64_t chunks =
-        fill.size_bytes() / request.chunk_bytes() + (fill.size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
-    if (chunks > kMaxFilledChunks) {
+    PayloadIdentity size;  // how many chunks, before decoding their hashes
+    size.size_bytes = fill.size_bytes();
+    size.chunk_bytes = request.chunk_bytes();
+    if (size.NumChunks() > kMaxFilledChunks) {
       return Status::InvalidArgument("a filled payload has at most " + std::to_string(kMaxFilledChunks) +
                                      " chunks: use larger chunks");
     }
     const ChunkDigest digest = *ChunkDigestFromProto(request.digest());  // CheckBroadcastOptions checked it
-    GRIDCAST_RETURN_IF_ERROR(DecodeChunkHashes(digest, fill.chunk_hashes(), chunks).status().WithContext("a filled payload"));
-    if (fill.sha256().size() != 32) return Status::InvalidArgument("a filled payload's sha256 is 32 bytes");
+    GRIDCAST_RETURN_IF_ERROR(DecodePayloadIdentity(digest, fill.size_bytes(), request.chunk_bytes(),
+                                                   fill.chunk_hashes(), fill.sha256())
+                                 .status()
+                                 .WithContext("a filled payload"));
   }
   return Status::Ok();
 }

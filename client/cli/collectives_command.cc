@@ -84,19 +84,10 @@ std::string DescribeChunks(const Lane& lane) {
   return text;
 }
 
-const char* ModeName(PlanMode mode) {
-  switch (mode) {
-    case PlanMode::kPush: return "push";
-    case PlanMode::kPull: return "pull";
-    case PlanMode::kHybrid: return "hybrid";
-  }
-  return "unknown";
-}
-
 void PrintPlanText(const Plan& plan) {
   fmt::print("plan: {}, {} in {} chunks of {}, {} members, {} lanes, {}\n", plan.algorithm,
              FormatSize(plan.payload_bytes), plan.NumChunks(), FormatSize(plan.chunk_bytes),
-             plan.members.size(), plan.lanes.size(), ModeName(plan.mode));
+             plan.members.size(), plan.lanes.size(), PlanModeName(plan.mode));
   if (!plan.rationale.empty()) fmt::print("why: {}\n", plan.rationale);
   fmt::print("members:");
   for (size_t m = 0; m < plan.members.size(); ++m) fmt::print(" {}={}", m, plan.members[m]);
@@ -149,7 +140,7 @@ nlohmann::json PlanJson(const Plan& plan) {
                      {"streams", lane.streams}, {"edges", edges}});
   }
   nlohmann::json out = {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
-                        {"mode", ModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
+                        {"mode", PlanModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
                         {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
   if (plan.mode != PlanMode::kPush) {
     nlohmann::json members = nlohmann::json::array();

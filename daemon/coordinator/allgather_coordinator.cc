@@ -25,12 +25,11 @@ uint64_t ChunksOf(uint64_t bytes, uint64_t chunk_bytes) { return bytes / chunk_b
 // The all-to-all planner the request names ("auto" and "" mean auto-alltoall).
 Result<std::unique_ptr<Planner>> AllToAllPlanner(const std::string& requested) {
   const std::string name = requested.empty() || requested == "auto" ? "auto-alltoall" : requested;
-  const std::string base = name.substr(0, name.find(':'));
+  const PlannerInfo* named = FindPlanner(name);
+  if (named != nullptr && named->kind == PlannerKind::kAllToAll) return MakePlanner(name);
   std::string known;
   for (const PlannerInfo& info : ListPlanners()) {
-    if (info.kind != PlannerKind::kAllToAll) continue;
-    if (info.name.substr(0, info.name.find(':')) == base) return MakePlanner(name);
-    known += (known.empty() ? "" : ", ") + info.name;
+    if (info.kind == PlannerKind::kAllToAll) known += (known.empty() ? "" : ", ") + info.name;
   }
   return Status::InvalidArgument("'" + name + "' is not an all-to-all planner; use auto or one of " + known);
 }
@@ -153,18 +152,15 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, next_chunk * chunk_bytes, options));
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
 
-  v1::Plan proto;
-  PlanToProto(plan, &proto);
-  PlanId id{};
-  RandomBytes(id);
-  proto.set_plan_id(std::string(id.begin(), id.end()));
+  PayloadIdentity bundle;
+  bundle.size_bytes = next_chunk * chunk_bytes;
+  bundle.chunk_bytes = chunk_bytes;
+  bundle.digest = digest;
+  bundle.chunk_hashes = std::move(chunk_hashes);
+  bundle.sha256 = bundle.ListDigest();  // nobody holds the whole bundle before it is gathered
+  v1::Plan proto = BroadcastCoordinator::PlanProto(
+      plan, request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix, bundle);
   v1::Payload* payload = proto.mutable_payload();
-  payload->set_name(request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix);
-  // Nobody holds the whole bundle before it is gathered: its "whole" digest is the list's.
-  const Digest list_digest = ChunkListDigest(digest, chunk_hashes);
-  payload->set_digest(ChunkDigestToProto(digest));
-  payload->set_chunk_hashes(EncodeChunkHashes(digest, chunk_hashes));
-  payload->set_sha256(std::string(list_digest.begin(), list_digest.end()));
   std::map<std::string, uint32_t> index_of;
   for (uint32_t m = 0; m < plan.members.size(); ++m) index_of[plan.members[m]] = m;
   std::vector<v1::GatheredPart> layout;
@@ -186,8 +182,8 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     part->set_in_memory(asked.in_memory());
     next_chunk += part->chunks();
   }
-  spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(id), request.parts_size(),
-               plan.payload_bytes, chunk_bytes, plan.algorithm);
+  spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(AsBytes(proto.plan_id())),
+               request.parts_size(), plan.payload_bytes, chunk_bytes, plan.algorithm);
 
   BroadcastCoordinator::ExecuteInputs inputs;
   inputs.members = plan.members;

@@ -39,14 +39,6 @@ std::chrono::milliseconds Milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
-
-bool IsWithin(const fs::path& path, const fs::path& root) {
-  const std::string p = path.string();
-  const std::string r = root.string();
-  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 &&
-                    (r.back() == '/' || p[r.size()] == '/'));
-}
 
 // A network model over exactly the members when the cluster file names no topology: one
 // switch and equal NICs. The rate is an assumption; only ratios matter to the planners, and
@@ -91,14 +83,12 @@ namespace {
 
 // Push plans need push planners and pull plans a swarm planner.
 Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
-  const std::string base = algorithm.substr(0, algorithm.find(':'));
-  for (const PlannerInfo& info : ListPlanners()) {
-    if (info.name.substr(0, info.name.find(':')) != base) continue;
-    const bool swarm = info.kind == PlannerKind::kSwarm;
-    if (pull && !swarm) return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
-    if (!pull && swarm) return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
-  }
-  return Status::Ok();  // unknown names are MakePlanner's to report
+  const PlannerInfo* info = FindPlanner(algorithm);
+  if (info == nullptr) return Status::Ok();  // unknown names are MakePlanner's to report
+  const bool swarm = info->kind == PlannerKind::kSwarm;
+  if (pull && !swarm) return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
+  if (!pull && swarm) return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -123,18 +113,10 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePaylo
                               WriteProbePayload(node_.data_dir(), probe_name, request.probe_bytes()));
     path = written;
   }
-  if (path.is_relative()) path = fs::path(node_.data_dir()) / path;
+  Result<fs::path> resolved = ResolveSendPath(path.string(), node_.data_dir(), node_.memory_dir(), options_.send_roots);
+  if (!resolved.ok()) return resolved.status().WithContext("payload");
+  const fs::path canonical = *resolved;
   std::error_code ec;
-  const fs::path canonical = fs::weakly_canonical(path, ec);
-  bool allowed = !ec && (IsWithin(canonical, fs::weakly_canonical(node_.data_dir(), ec)) ||
-                         IsWithin(canonical, fs::weakly_canonical(node_.memory_dir(), ec)));
-  for (const std::string& root : options_.send_roots) {
-    allowed = allowed || IsWithin(canonical, fs::weakly_canonical(root, ec));
-  }
-  if (!allowed) {
-    return Status::PermissionDenied("payload " + path.string() +
-                                    " is outside the data directory, the memory directory and the send roots");
-  }
   std::string name = !probe_name.empty()       ? probe_name
                      : request.name().empty() ? canonical.filename().string()
                                               : request.name();
@@ -301,13 +283,9 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(con
     return Status::Internal("the plan cuts the payload into chunks of " + std::to_string(plan.chunk_bytes) +
                             " bytes, not the " + std::to_string(request.chunk_bytes()) + " its sender hashed");
   }
-  PayloadIdentity identity;
-  identity.size_bytes = fill.size_bytes();
-  identity.chunk_bytes = plan.chunk_bytes;
-  GRIDCAST_ASSIGN_OR_RETURN(identity.digest, ChunkDigestFromProto(request.digest()));
-  GRIDCAST_ASSIGN_OR_RETURN(identity.chunk_hashes,
-                            DecodeChunkHashes(identity.digest, fill.chunk_hashes(), identity.NumChunks()));
-  std::memcpy(identity.sha256.data(), fill.sha256().data(), identity.sha256.size());
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, DecodePayloadIdentity(digest, fill.size_bytes(), plan.chunk_bytes,
+                                                                            fill.chunk_hashes(), fill.sha256()));
   if (request.from_registered_memory()) return OpenLentSource(request, std::move(identity), plan);
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));
@@ -455,17 +433,8 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
     GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
     GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest));
   }
-  const PayloadIdentity identity = store->identity();
-  v1::Plan proto;
-  PlanToProto(plan, &proto);
-  PlanId id{};
-  RandomBytes(id);
-  proto.set_plan_id(std::string(id.begin(), id.end()));
-  proto.mutable_payload()->set_name(name);
+  v1::Plan proto = PlanProto(plan, name, store->identity());
   proto.mutable_payload()->set_directory(!payload.directory.empty());
-  proto.mutable_payload()->set_digest(ChunkDigestToProto(identity.digest));
-  proto.mutable_payload()->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
-  proto.mutable_payload()->set_sha256(Bytes(identity.sha256));
   if (pull || hybrid) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
@@ -480,9 +449,23 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   inputs.into_registered_memory = request.in_memory() && request.into_registered_memory();
   inputs.source_store = std::move(store);
   inputs.received = received;
-  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(id), name, size,
+  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(AsBytes(proto.plan_id())), name, size,
                members.size() - 1, plan.algorithm);
   return Execute(std::move(proto), std::move(inputs), report);
+}
+
+v1::Plan BroadcastCoordinator::PlanProto(const Plan& plan, const std::string& name, const PayloadIdentity& identity) {
+  v1::Plan proto;
+  PlanToProto(plan, &proto);
+  PlanId id{};
+  RandomBytes(id);
+  proto.set_plan_id(AsString(id));
+  v1::Payload* payload = proto.mutable_payload();
+  payload->set_name(name);
+  payload->set_digest(ChunkDigestToProto(identity.digest));
+  payload->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
+  payload->set_sha256(AsString(identity.sha256));
+  return proto;
 }
 
 Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
@@ -495,7 +478,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   const std::chrono::milliseconds stall_after =
       inputs.stall_timeout_s > 0 ? Milliseconds(inputs.stall_timeout_s) : options_.stall_after;
   GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));
-  const std::string chunk_list_digest = Bytes(list_digest);
+  const std::string chunk_list_digest = AsString(list_digest);
   // PlanChunkListDigest checked that the chunk size is positive and the list has every chunk.
   const uint64_t chunk_bytes = proto.payload().chunk_bytes();
   const uint64_t chunks = size / chunk_bytes + (size % chunk_bytes != 0 ? 1 : 0);

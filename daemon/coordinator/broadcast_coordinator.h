@@ -76,6 +76,11 @@ class BroadcastCoordinator {
   // but not run (PlanBroadcast: the library plans a buffer before hashing it).
   Result<v1::PlanBroadcastResponse> PlanOnly(const v1::PlanBroadcastRequest& request) const;
 
+  // `plan` as the wire carries it, with a fresh id and the payload `name` with `identity`
+  // (its digest, chunk hashes and whole digest): what Execute() takes, for broadcasts and
+  // allgathers alike.
+  static v1::Plan PlanProto(const Plan& plan, const std::string& name, const PayloadIdentity& identity);
+
   // A plan ready to run from here, and how.
   struct ExecuteInputs {
     std::vector<std::string> members;  // plan order, this daemon first

@@ -16,8 +16,6 @@ namespace {
 // Far more than any useful fanout; bounds the threads one call may start.
 constexpr uint32_t kMaxControlFanout = 1024;
 
-std::string Bytes(const Digest& d) { return std::string(d.begin(), d.end()); }
-
 // What a call to a child may take of the time left: three quarters, so that the caller has
 // time to step around a child that does not answer (ask its children itself).
 std::chrono::milliseconds ChildBudget(ControlDeadline deadline) {
@@ -105,7 +103,7 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std
   if (echo.plan_id() != plan.plan_id()) return differs("plan id");
   if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
   if (echo.chunk_hashes_sha256() != chunk_list_digest) return differs("chunk hashes");
-  if (echo.members_sha256() != Bytes(MembersDigest(plan))) return differs("member list");
+  if (echo.members_sha256() != AsString(MembersDigest(plan))) return differs("member list");
   return Status::Ok();
 }
 
@@ -158,7 +156,7 @@ Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& reque
   // this member parsed, which needs no preparing.
   GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PlanChunkListDigest(request.plan()));
   auto own = std::async(std::launch::async, [this, &request] { return node_.Prepare(request); });
-  Result<uint32_t> below = PrepareChildren(request, std::string(digest.begin(), digest.end()), nullptr, deadline);
+  Result<uint32_t> below = PrepareChildren(request, AsString(digest), nullptr, deadline);
   GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse response, own.get());
   if (!below.ok()) return below.status();
   response.set_subtree_agreed(1 + *below);

@@ -43,7 +43,7 @@ ControlDeadline DeadlineOf(const grpc::ServerContext* context) {
 }
 
 void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
-  out->set_serve_id(std::string(serve.id.begin(), serve.id.end()));
+  out->set_serve_id(AsString(serve.id));
   out->set_name(serve.name);
   out->set_address(serve.address);
   out->set_state(serve.state);

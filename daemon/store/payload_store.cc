@@ -111,26 +111,6 @@ std::string PayloadStatePath(const std::string& data_dir, const std::string& nam
   return (state_dir / (ToHex(Sha256(AsBytes(name))) + suffix)).string();
 }
 
-uint64_t PayloadIdentity::NumChunks() const {
-  return chunk_bytes == 0 ? 0 : (size_bytes + chunk_bytes - 1) / chunk_bytes;
-}
-
-uint64_t PayloadIdentity::LargestChunk() const { return std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(size_bytes, 1)); }
-
-uint64_t PayloadIdentity::ChunkSize(uint64_t chunk) const {
-  const uint64_t offset = chunk * chunk_bytes;
-  return offset >= size_bytes ? 0 : std::min(chunk_bytes, size_bytes - offset);
-}
-
-Digest PayloadIdentity::Fingerprint() const {
-  Sha256Stream stream;
-  const uint64_t header[3] = {size_bytes, chunk_bytes, static_cast<uint64_t>(digest)};
-  stream.Update({reinterpret_cast<const uint8_t*>(header), sizeof header});
-  for (const Digest& d : chunk_hashes) stream.Update(d);
-  stream.Update(sha256);
-  return stream.Finish();
-}
-
 PayloadStore::~PayloadStore() {
   if (mapped_ != nullptr) munmap(mapped_, mapped_bytes_);
   if (fd_ >= 0) close(fd_);

@@ -42,26 +42,10 @@
 #include "include/gridcast/result.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
+#include "daemon/store/payload_identity.h"
 #include "daemon/store/rank_memory.h"
 
 namespace gridcast {
-
-struct PayloadIdentity {
-  uint64_t size_bytes = 0;
-  uint64_t chunk_bytes = 0;
-  ChunkDigest digest = ChunkDigest::kSha256;  // what chunk_hashes are
-  std::vector<Digest> chunk_hashes;
-  Digest sha256{};  // of the whole payload, whatever the chunk digest
-
-  uint64_t NumChunks() const;
-  uint64_t ChunkSize(uint64_t chunk) const;
-  // The size of the largest chunk (at least 1): what a buffer for any one chunk needs.
-  uint64_t LargestChunk() const;
-  // Digest of everything above: two stores hold the same payload iff fingerprints match.
-  Digest Fingerprint() const;
-  // ChunkListDigest of chunk_hashes: what Prepare agrees on and what a finished member reports.
-  Digest ListDigest() const { return ChunkListDigest(digest, chunk_hashes); }
-};
 
 // What Scrub() found in one held payload.
 struct ScrubReport {

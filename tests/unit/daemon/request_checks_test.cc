@@ -65,7 +65,7 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
       {[](auto& r) { r.set_digest(v1::CHUNK_DIGEST_XXH3); }, "3 xxh3 digests of 16 bytes"},
       {[](auto& r) { r.set_digest(static_cast<v1::ChunkDigest>(7)); }, "unknown chunk digest 7"},
       {[](auto& r) { r.mutable_fill()->set_size_bytes(uint64_t{1} << 62); }, "use larger chunks"},
-      {[](auto& r) { r.mutable_fill()->set_sha256("short"); }, "sha256 is 32 bytes"},
+      {[](auto& r) { r.mutable_fill()->set_sha256("short"); }, "a filled payload: a payload's sha256 has 5 bytes, not 32"},
       {[](auto& r) { r.clear_payload_path(), r.set_probe_bytes(1); }, "not filled by its sender"},
   };
   for (const auto& [change, expected] : cases) {

@@ -1,0 +1,39 @@
+// PayloadIdentity: what a payload is known by before it moves (its size, its chunks' digests,
+// the digest of the whole), and how a plan or a sender declares it on the wire. Pure; shared by
+// the stores, the coordinators and the request checks.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/chunk_digest.h"
+#include "common/crypto.h"
+#include "include/gridcast/result.h"
+
+namespace gridcast {
+
+struct PayloadIdentity {
+  uint64_t size_bytes = 0;
+  uint64_t chunk_bytes = 0;
+  ChunkDigest digest = ChunkDigest::kSha256;  // what chunk_hashes are
+  std::vector<Digest> chunk_hashes;
+  Digest sha256{};  // of the whole payload, whatever the chunk digest
+
+  uint64_t NumChunks() const;
+  uint64_t ChunkSize(uint64_t chunk) const;
+  // The size of the largest chunk (at least 1): what a buffer for any one chunk needs.
+  uint64_t LargestChunk() const;
+  // Digest of everything above: two stores hold the same payload iff fingerprints match.
+  Digest Fingerprint() const;
+  // ChunkListDigest of chunk_hashes: what Prepare agrees on and what a finished member reports.
+  Digest ListDigest() const { return ChunkListDigest(digest, chunk_hashes); }
+};
+
+// The identity a plan or a sender declares, as it travels: `chunk_hashes` as
+// EncodeChunkHashes writes them, `sha256` the whole payload's 32 bytes. InvalidArgument naming
+// what is wrong: no chunk size, a list of another length, a digest that is not 32 bytes.
+Result<PayloadIdentity> DecodePayloadIdentity(ChunkDigest digest, uint64_t size_bytes, uint64_t chunk_bytes,
+                                              std::string_view chunk_hashes, std::string_view sha256);
+
+}  // namespace gridcast
