@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "cluster/cluster_file.h"
+
 namespace gridcast {
 namespace {
 
@@ -30,10 +32,6 @@ CertPtr ReadCertificate(const std::string& path) {
   CertPtr cert(file ? PEM_read_X509(file.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
   ERR_clear_error();
   return cert;
-}
-
-bool IsIpAddress(const std::string& host) {
-  return host.find_first_not_of("0123456789.") == std::string::npos || host.find(':') != std::string::npos;
 }
 
 }  // namespace

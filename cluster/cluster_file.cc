@@ -10,6 +10,7 @@
 #include <sstream>
 #include <set>
 
+#include "common/crypto.h"
 #include "common/hex.h"
 
 namespace gridcast {
@@ -167,6 +168,17 @@ Result<ClusterConfig> LoadClusterFile(const std::string& path) {
   Result<ClusterConfig> cluster = ParseClusterFile(text.str(), std::filesystem::absolute(path, ec).parent_path().string());
   if (!cluster.ok()) return cluster.status().WithContext(path);
   return cluster;
+}
+
+bool IsIpAddress(std::string_view host) {
+  const bool ipv4 = !host.empty() && host.find_first_not_of("0123456789.") == std::string_view::npos;
+  return ipv4 || host.find(':') != std::string_view::npos;
+}
+
+std::string NewClusterSecret() {
+  std::string secret(32, '\0');
+  RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
+  return secret;
 }
 
 std::string SecretExposure(const std::string& path) {

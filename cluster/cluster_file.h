@@ -63,6 +63,12 @@ Result<ClusterConfig> LoadClusterFile(const std::string& path);
 
 std::string FormatClusterFile(const ClusterConfig& config);
 
+// Whether `host` (of a host:port) is an IP address, IPv4 or IPv6, rather than a DNS name.
+bool IsIpAddress(std::string_view host);
+
+// A fresh secret for a cluster file (32 random bytes).
+std::string NewClusterSecret();
+
 // A warning when the file at `path` (which holds the cluster's secret) can be read or written
 // by every user of the host; empty when only its owner and group can. For programs to print:
 // the secret authenticates every control call and data connection of the cluster.

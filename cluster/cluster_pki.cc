@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cluster/cluster_file.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast {
@@ -86,8 +87,7 @@ Status WritePem(const fs::path& path, X509* cert, EVP_PKEY* key) {
 Status IssueMemberCertificate(const fs::path& dir, const PkiMember& member, X509* ca, EVP_PKEY* ca_key, int days) {
   std::string names;
   for (const std::string& host : member.hosts) {
-    const bool ip = host.find_first_not_of("0123456789.") == std::string::npos || host.find(':') != std::string::npos;
-    names += (names.empty() ? "" : ",") + std::string(ip ? "IP:" : "DNS:") + host;
+    names += (names.empty() ? "" : ",") + std::string(IsIpAddress(host) ? "IP:" : "DNS:") + host;
   }
   if (names.empty()) return Status::InvalidArgument("member '" + member.name + "' has no host for its certificate");
   KeyPtr key(EVP_EC_gen("P-256"), EVP_PKEY_free);

@@ -26,6 +26,15 @@ std::vector<std::string> MembersWhere(const ClusterConfig& cluster, const std::f
   return here;
 }
 
+// An IPv4 or IPv6 address as text; empty for another family.
+std::string AddressText(const sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* bytes = nullptr;
+  if (address->sa_family == AF_INET) bytes = &reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+  if (address->sa_family == AF_INET6) bytes = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  return bytes != nullptr && inet_ntop(address->sa_family, bytes, text, sizeof text) != nullptr ? text : "";
+}
+
 }  // namespace
 
 ThisHost CurrentHost() {
@@ -36,12 +45,7 @@ ThisHost CurrentHost() {
   if (getifaddrs(&list) != 0) return host;
   for (const ifaddrs* entry = list; entry != nullptr; entry = entry->ifa_next) {
     if (entry->ifa_addr == nullptr) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    const int family = entry->ifa_addr->sa_family;
-    const void* address = nullptr;
-    if (family == AF_INET) address = &reinterpret_cast<const sockaddr_in*>(entry->ifa_addr)->sin_addr;
-    if (family == AF_INET6) address = &reinterpret_cast<const sockaddr_in6*>(entry->ifa_addr)->sin6_addr;
-    if (address != nullptr && inet_ntop(family, address, text, sizeof(text)) != nullptr) host.addresses.emplace_back(text);
+    if (std::string text = AddressText(entry->ifa_addr); !text.empty()) host.addresses.push_back(std::move(text));
   }
   freeifaddrs(list);
   return host;
@@ -58,11 +62,8 @@ bool IsAddressOfThisHost(const std::string& host, const ThisHost& here) {
   if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
   bool any = false;
   for (const addrinfo* entry = found; entry != nullptr && !any; entry = entry->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {};
-    const void* address = nullptr;
-    if (entry->ai_family == AF_INET) address = &reinterpret_cast<const sockaddr_in*>(entry->ai_addr)->sin_addr;
-    if (entry->ai_family == AF_INET6) address = &reinterpret_cast<const sockaddr_in6*>(entry->ai_addr)->sin6_addr;
-    any = address != nullptr && inet_ntop(entry->ai_family, address, text, sizeof text) != nullptr && local(text);
+    const std::string text = AddressText(entry->ai_addr);
+    any = !text.empty() && local(text);
   }
   freeaddrinfo(found);
   return any;

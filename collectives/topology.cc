@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -37,16 +38,12 @@ Result<std::string> ScalarString(const YAML::Node& node, const std::string& fiel
   return node.Scalar();
 }
 
-// Names become namespace, interface-group and file names: keep them to a safe alphabet.
 Status CheckName(const YAML::Node& node, const std::string& field, const std::string& name) {
   if (name.empty() || name.size() > 64) {
     return ErrorAt(node, field, "name '" + name + "' must have 1 to 64 characters");
   }
-  for (char c : name) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-    if (!ok) {
-      return ErrorAt(node, field, "name '" + name + "' may only use letters, digits, '-', '_', '.'");
-    }
+  if (!IsTopologyName(name)) {
+    return ErrorAt(node, field, "name '" + name + "' may only use letters, digits, '-', '_', '.'");
   }
   return Status::Ok();
 }
@@ -256,6 +253,12 @@ class Parser {
 };
 
 }  // namespace
+
+bool IsTopologyName(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+         });
+}
 
 Result<NetworkModel> ParseTopology(std::string_view yaml_text) {
   return Parser().Parse(yaml_text);

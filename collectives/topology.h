@@ -16,6 +16,10 @@ namespace gridcast {
 
 Result<NetworkModel> ParseTopology(std::string_view yaml_text);
 
+// Whether a switch or node may be named `name`: 1 to 64 letters, digits, '-', '_', '.' (names
+// become namespace, interface-group and file names).
+bool IsTopologyName(std::string_view name);
+
 // Writes `model` back as a topology file that ParseTopology() reads to an equal model (one
 // group per node, names explicit). Used to save inferred topologies.
 std::string FormatTopology(const NetworkModel& model);

@@ -544,8 +544,7 @@ Status Participant::Remove(const std::string& name, bool in_memory) {
   return Status::Ok();
 }
 
-size_t Participant::SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory) {
-  size_t removed = 0;
+void Participant::SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory) {
   for (const bool in_memory : {false, true}) {
     const RetentionPolicy& policy = in_memory ? memory : data;
     if (!policy.any() || DirectoryOf(in_memory).empty()) continue;
@@ -554,14 +553,12 @@ size_t Participant::SweepRetention(const RetentionPolicy& data, const RetentionP
     for (const std::string& name : chosen) {
       const Status status = Remove(name, in_memory);
       if (status.ok()) {
-        ++removed;
         spdlog::info("retention: removed {}{}", name, in_memory ? " (in memory)" : "");
       } else if (status.code() != StatusCode::kNotFound) {
         spdlog::info("retention: {} stays for now: {}", name, status.message());
       }
     }
   }
-  return removed;
 }
 
 }  // namespace gridcast

@@ -89,8 +89,8 @@ class Participant {
   Status Remove(const std::string& name, bool in_memory);
 
   // Removes what the policies let go (store/retention.h) from the data and the memory
-  // directory. Returns how many payloads went; what cannot go now (in use) stays for later.
-  size_t SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
+  // directory, logging each; what cannot go now (in use) stays for a later sweep.
+  void SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
 
   // Which chunks of `name` are verified here: from the plan receiving it, else all of a
   // complete copy. NotFound when there is neither.

@@ -17,7 +17,6 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/cluster_pki.h"
-#include "common/crypto.h"
 #include "common/file_io.h"
 #include "deploy/subprocess.h"
 
@@ -41,9 +40,7 @@ class LocalCluster {
     dir_ = fs::temp_directory_path() / ("gridcast-it-" + test_name + "-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "payloads");
-    std::string secret(32, '\0');
-    RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
-    config_.secret = secret;
+    config_.secret = NewClusterSecret();
     // Ports from the pid keep parallel test processes apart. They stay below Linux's ephemeral
     // range (32768 and up): a port in it can be taken by an outgoing connection meanwhile.
     // Data ports are base + i, BitTorrent ports base + 8 + i: at most 8 members.

@@ -14,7 +14,6 @@
 #include "cluster/cluster_file.h"
 #include "cluster/cluster_pki.h"
 #include "collectives/topology.h"
-#include "common/crypto.h"
 #include "common/file_io.h"
 #include "deploy/subprocess.h"
 
@@ -240,9 +239,7 @@ Result<std::string> StartNetgridDaemons(const NetworkModel& model, const Netgrid
   GRIDCAST_RETURN_IF_ERROR(WriteFileAtomically(root / "topology.yaml", FormatTopology(model), 0644));
 
   ClusterConfig cluster;
-  std::string secret(32, '\0');
-  RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
-  cluster.secret = secret;
+  cluster.secret = NewClusterSecret();
   cluster.topology_path = (root / "topology.yaml").string();
   if (options.tls) {
     std::vector<PkiMember> certified;

@@ -13,18 +13,7 @@ namespace {
 
 constexpr std::string_view kRootSwitch = "core";
 
-bool IsIpv4(std::string_view host) {
-  return !host.empty() && host.find_first_not_of("0123456789.") == std::string_view::npos;
-}
-
 bool IsIpv6(std::string_view host) { return host.find(':') != std::string_view::npos; }
-
-// What a topology accepts as a node or switch name (collectives/topology.cc).
-bool IsTopologyName(std::string_view name) {
-  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-         });
-}
 
 Status CheckHost(std::string_view host) {
   if (IsIpv6(host)) {
@@ -101,7 +90,7 @@ Result<ClusterHost> ParseHost(std::string_view line, const std::vector<std::stri
   GRIDCAST_RETURN_IF_ERROR(CheckHost(host.host));
   if (words.size() >= 2) {
     host.name = words[1];
-  } else if (IsIpv4(host.host) || IsIpv6(host.host)) {
+  } else if (IsIpAddress(host.host)) {
     return Status::InvalidArgument("the address " + host.host + " needs a member name after it (HOST NAME)");
   } else {
     host.name = host.host.substr(0, host.host.find('.'));

@@ -10,7 +10,7 @@
 #include "client/cli/cli_util.h"
 #include "client/cli/cluster_init.h"
 #include "cluster/cluster_pki.h"
-#include "common/crypto.h"
+#include "collectives/topology.h"
 #include "common/file_io.h"
 
 namespace gridcast::cli {
@@ -82,9 +82,7 @@ int Init(const InitArgs& args) {
   if (ec) return ReportError(Status::Unavailable("cannot create " + dir.string() + ": " + ec.message()));
 
   ClusterConfig config;
-  std::string secret(32, '\0');
-  RandomBytes(std::span<uint8_t>(reinterpret_cast<uint8_t*>(secret.data()), secret.size()));
-  config.secret = secret;
+  config.secret = NewClusterSecret();
   config.topology_path = "topology.yaml";
   if (!args.digest.empty()) {
     Result<ChunkDigest> digest = ParseChunkDigest(args.digest);
@@ -132,12 +130,12 @@ int AddHost(const AddHostArgs& args) {
   std::string topology;
   std::vector<std::string> sites;  // a member whose name starts with a site's joins it
   if (!config->topology_path.empty()) {
-    Result<NetworkModel> model = LoadTopology(config->topology_path);
-    if (!model.ok()) return ReportError(model.status());
-    for (size_t s = 1; s < model->switches.size(); ++s) sites.push_back(model->switches[s].name);
     Result<std::string> text = ReadTextFile(config->topology_path);
     if (!text.ok()) return ReportError(text.status());
     topology = std::move(*text);
+    Result<NetworkModel> model = ParseTopology(topology);
+    if (!model.ok()) return ReportError(model.status().WithContext(config->topology_path));
+    for (size_t s = 1; s < model->switches.size(); ++s) sites.push_back(model->switches[s].name);
   }
   std::string line;
   for (const std::string& word : args.host) line += word + " ";
@@ -162,15 +160,20 @@ int AddHost(const AddHostArgs& args) {
   if (bt->second != data->second + 1) ports.bt = bt->second;
   const ClusterMember member = MemberFor(*host, ports);
 
+  // Everything that can be refused first; then the certificate, the topology, the cluster file.
+  std::string added;
   if (!config->topology_path.empty()) {
-    Result<std::string> added = AddHostToTopology(topology, *host);
-    if (!added.ok()) return ReportError(added.status().WithContext(config->topology_path));
-    Status written = WriteFileAtomically(config->topology_path, *added, 0644);
-    if (!written.ok()) return ReportError(written);
+    Result<std::string> with_host = AddHostToTopology(topology, *host);
+    if (!with_host.ok()) return ReportError(with_host.status().WithContext(config->topology_path));
+    added = std::move(*with_host);
   }
   if (!config->tls_ca_path.empty()) {
     Status issued = AddClusterPkiMember(fs::path(config->tls_ca_path).parent_path(), PkiMemberFor(member), args.days);
     if (!issued.ok()) return ReportError(issued.WithContext("a certificate for " + host->name));
+  }
+  if (!config->topology_path.empty()) {
+    Status written = WriteFileAtomically(config->topology_path, added, 0644);
+    if (!written.ok()) return ReportError(written);
   }
   config->members.push_back(member);
   config->topology_path = RelativeWithin(config->topology_path, dir);

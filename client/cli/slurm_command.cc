@@ -26,7 +26,6 @@
 #include "client/cli/cli_util.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
-#include "common/crypto.h"
 #include "deploy/slurm_job.h"
 #include "deploy/subprocess.h"
 
@@ -206,9 +205,7 @@ Status StartDaemons(const SlurmArgs& args, const SlurmJob& job, const StateFiles
     return Status::FailedPrecondition("cannot make " + state.dir.string() + ": " + std::strerror(errno));
   }
   const auto base = static_cast<uint16_t>(args.port_base > 0 ? args.port_base : JobPortBase(job.job_id));
-  std::string secret(32, '\0');
-  RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
-  ClusterConfig cluster = SlurmClusterConfig(job, base, std::move(secret));
+  ClusterConfig cluster = SlurmClusterConfig(job, base, NewClusterSecret());
   if (!args.topology.empty()) cluster.topology_path = fs::absolute(args.topology).string();
   GRIDCAST_RETURN_IF_ERROR(WritePrivateFile(state.cluster(), FormatClusterFile(cluster)));
   GRIDCAST_RETURN_IF_ERROR(WritePrivateFile(state.settings(), DaemonSettingsOf(args)));

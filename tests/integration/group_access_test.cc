@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
-#include "common/crypto.h"
 #include "deploy/subprocess.h"
 
 namespace gridcast {
@@ -50,9 +49,7 @@ class GroupAccessTest : public ::testing::Test {
       ASSERT_EQ(chmod(path.c_str(), 02770), 0);
     }
     ClusterConfig cluster;
-    std::string secret(32, '\0');
-    RandomBytes({reinterpret_cast<uint8_t*>(secret.data()), secret.size()});
-    cluster.secret = secret;
+    cluster.secret = NewClusterSecret();
     const int base = 24000 + static_cast<int>(getpid() % 500) * 4;
     for (int i = 0; i < 2; ++i) {
       const std::string name = "m" + std::to_string(i);

@@ -93,5 +93,15 @@ TEST(SecretExposure, AFileEveryUserCanReadIsNamed) {
   EXPECT_EQ(SecretExposure(path), "");  // a file that is not there exposes nothing
 }
 
+TEST(ClusterFileHelpers, AddressesAreToldFromNamesAndSecretsAreFresh) {
+  EXPECT_TRUE(IsIpAddress("10.2.0.7"));
+  EXPECT_TRUE(IsIpAddress("fd00::9"));
+  EXPECT_FALSE(IsIpAddress("lyon-0.grid.example.org"));
+  EXPECT_FALSE(IsIpAddress(""));
+  const std::string secret = NewClusterSecret();
+  EXPECT_EQ(secret.size(), 32u);
+  EXPECT_NE(secret, NewClusterSecret());
+}
+
 }  // namespace
 }  // namespace gridcast
