@@ -23,8 +23,8 @@
 #include "common/crypto.h"
 #include "common/hex.h"
 #include "collectives/topology.h"
-#include "daemon/metrics/metrics_exporter.h"
-#include "daemon/participant.h"
+#include "daemon/service/metrics_exporter.h"
+#include "daemon/participant/participant.h"
 #include "daemon/service/control_service.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/tcp/tcp_transport.h"
@@ -194,31 +194,30 @@ Status RunDaemon(const DaemonOptions& options) {
       io, RankMemorySocketName(options.name,
                                self != options.cluster.members.end() ? self->data_address : options.data_address));
   if (!rank_memory.ok()) spdlog::warn("{}", rank_memory.status().ToString());
-  Participant node(io, ParticipantOptions{options.name, data_dir, memory_dir, execution, torrents->get(),
-                                          options.workers, options.send_roots,
+  Participant participant(io, ParticipantOptions{options.name, PayloadDirectories{data_dir, memory_dir, options.send_roots},
+                                                execution, torrents->get(), options.workers,
                                           rank_memory.ok() ? *rank_memory : nullptr});
   DataPlane data_plane(io, execution.transport, options.cluster.secret,
-                       [&node](const PlanId& id) { return node.FindPlan(id); },
+                       [&participant](const PlanId& id) { return participant.plans().Find(id); },
                        options.execution.connect_timeout);
   Result<uint16_t> data_port = data_plane.Listen(options.data_address);
   if (!data_port.ok()) return data_port.status();
   std::thread io_thread([&io] { io.run(); });
 
   CoordinatorOptions coordinator_options;
-  coordinator_options.send_roots = options.send_roots;
   coordinator_options.client.tls_ca = options.tls_ca;
   coordinator_options.data_tls = tls != nullptr;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
-  ControlTree tree(node, options.cluster, coordinator_options.client);
-  BroadcastCoordinator coordinator(node, tree, options.cluster, coordinator_options);
-  AllgatherCoordinator allgathers(node, coordinator, options.cluster, coordinator_options.client);
+  ControlTree tree(participant, options.cluster, coordinator_options.client);
+  BroadcastCoordinator coordinator(participant, tree, options.cluster, coordinator_options);
+  AllgatherCoordinator allgathers(participant, coordinator, options.cluster, coordinator_options.client);
   TorrentExports exports(data_dir, **torrents);
-  ControlService service(node, tree, coordinator, allgathers, exports, options.cluster.secret, *counters);
+  ControlService service(participant, tree, coordinator, allgathers, exports, options.cluster.secret, *counters);
 
   std::unique_ptr<MetricsExporter> metrics;
   if (!options.metrics_address.empty()) {
-    Result<std::unique_ptr<MetricsExporter>> exporter = MetricsExporter::Start(options.metrics_address, node, *counters);
+    Result<std::unique_ptr<MetricsExporter>> exporter = MetricsExporter::Start(options.metrics_address, participant, *counters);
     if (!exporter.ok()) {
       io.stop();
       io_thread.join();
@@ -274,7 +273,7 @@ Status RunDaemon(const DaemonOptions& options) {
       std::unique_lock<std::mutex> lock(sweep_mutex);
       while (!stopping) {
         lock.unlock();
-        node.SweepRetention(options.data_retention, options.memory_retention);
+        participant.holdings().SweepRetention(options.data_retention, options.memory_retention);
         lock.lock();
         sweep_wake.wait_for(lock, every, [&] { return stopping; });
       }
@@ -291,7 +290,7 @@ Status RunDaemon(const DaemonOptions& options) {
   sweep_wake.notify_all();
   if (sweeper.joinable()) sweeper.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  for (const auto& plan : node.Plans()) plan->RequestStop("daemon shutting down");
+  for (const auto& plan : participant.plans().All()) plan->RequestStop("daemon shutting down");
   work.reset();
   io.stop();
   io_thread.join();

@@ -14,7 +14,7 @@
 #include "cluster/local_member.h"
 #include "common/spelling.h"
 #include "common/units.h"
-#include "daemon/request_checks.h"
+#include "daemon/participant/request_checks.h"
 #include "daemon/transport/tcp/tcp_socket.h"
 
 namespace gridcast {

@@ -1,4 +1,4 @@
-// The control requests whose checks need only the message (daemon/request_checks.h: Broadcast,
+// The control requests whose checks need only the message (daemon/participant/request_checks.h: Broadcast,
 // Start, Cancel, Status, Allgather, DescribePart; fuzz_plan has Prepare), as any caller holding the secret could send
 // them: the first byte picks the message, the rest is its protobuf encoding. What the checks
 // accept must be what the code after them relies on.
@@ -10,7 +10,7 @@
 
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
-#include "daemon/request_checks.h"
+#include "daemon/participant/request_checks.h"
 #include "proto/plan_codec.h"
 
 using namespace gridcast;

@@ -10,7 +10,7 @@
 #include "collectives/registry.h"
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
-#include "daemon/request_checks.h"
+#include "daemon/participant/request_checks.h"
 #include "daemon/store/allgather_bundle.h"
 #include "proto/plan_codec.h"
 
@@ -36,9 +36,9 @@ Result<std::unique_ptr<Planner>> AllToAllPlanner(const std::string& requested) {
 
 }  // namespace
 
-AllgatherCoordinator::AllgatherCoordinator(Participant& node, BroadcastCoordinator& broadcasts,
+AllgatherCoordinator::AllgatherCoordinator(Participant& participant, BroadcastCoordinator& broadcasts,
                                            const ClusterConfig& cluster, ControlClientOptions client)
-    : node_(node), broadcasts_(broadcasts), cluster_(cluster), client_(std::move(client)) {}
+    : participant_(participant), broadcasts_(broadcasts), cluster_(cluster), client_(std::move(client)) {}
 
 uint64_t AllgatherCoordinator::ChooseChunkBytes(const Planner& planner, const std::vector<uint64_t>& part_sizes) {
   uint64_t total = 0, smallest = UINT64_MAX;
@@ -65,7 +65,7 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
         describe.set_in_memory(part.in_memory());
         describe.set_digest(request.digest());
         Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
-          if (clients[i] == nullptr) return node_.DescribePart(describe);
+          if (clients[i] == nullptr) return participant_.holdings().DescribePart(describe);
           // Hashing a large part takes a while: the call's timeout, plus a second per 100 MB.
           const auto hashing = std::chrono::milliseconds(sizes.empty() ? 0 : static_cast<int64_t>(sizes[i] / 100'000));
           v1::DescribePartResponse response;
@@ -99,13 +99,13 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     const std::string& part_name = part.name().empty() ? part.member() : part.name();
     if (!part_names.insert(part_name).second) return Status::InvalidArgument("two parts are named '" + part_name + "'");
     members.push_back(part.member());
-    holds_part = holds_part || part.member() == node_.name();
+    holds_part = holds_part || part.member() == participant_.name();
   }
   if (!holds_part) {
-    return Status::FailedPrecondition("this daemon '" + node_.name() +
+    return Status::FailedPrecondition("this daemon '" + participant_.name() +
                                       "' holds no part: ask a member that contributes one");
   }
-  std::rotate(members.begin(), std::find(members.begin(), members.end(), node_.name()), members.end());
+  std::rotate(members.begin(), std::find(members.begin(), members.end(), participant_.name()), members.end());
 
   // Sizes, then the chunk size, then the hashes at it; each other holder over one client.
   ControlTraffic describe_traffic;
@@ -113,7 +113,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   describing.traffic = &describe_traffic;
   std::vector<std::unique_ptr<ControlClient>> clients;
   for (const v1::AllgatherPart& part : request.parts()) {
-    clients.push_back(part.member() == node_.name() ? nullptr
+    clients.push_back(part.member() == participant_.name() ? nullptr
                                                     : std::make_unique<ControlClient>(
                                                           cluster_.Find(part.member())->control_address,
                                                           cluster_.secret, describing));
@@ -148,7 +148,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     chunk_hashes.insert(chunk_hashes.end(), part_hashes->begin(), part_hashes->end());
     next_chunk += chunks;
   }
-  options.source = *net.FindNode(node_.name());
+  options.source = *net.FindNode(participant_.name());
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, next_chunk * chunk_bytes, options));
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
 

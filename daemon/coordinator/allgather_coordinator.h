@@ -20,14 +20,14 @@
 #include "collectives/planner.h"
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/call_threads.h"
-#include "daemon/participant.h"
+#include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
 
 class AllgatherCoordinator {
  public:
-  AllgatherCoordinator(Participant& node, BroadcastCoordinator& broadcasts, const ClusterConfig& cluster,
+  AllgatherCoordinator(Participant& participant, BroadcastCoordinator& broadcasts, const ClusterConfig& cluster,
                        ControlClientOptions client);
 
   // `report` receives progress as for a broadcast; the last call has finished = true.
@@ -46,7 +46,7 @@ class AllgatherCoordinator {
                                                          const std::vector<uint64_t>& sizes,
                                                          const std::vector<std::unique_ptr<ControlClient>>& clients);
 
-  Participant& node_;
+  Participant& participant_;
   BroadcastCoordinator& broadcasts_;
   const ClusterConfig& cluster_;
   const ControlClientOptions client_;

@@ -23,7 +23,8 @@
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
-#include "daemon/request_checks.h"
+#include "daemon/participant/plan_payload.h"
+#include "daemon/participant/request_checks.h"
 #include "daemon/store/directory_archive.h"
 #include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
@@ -93,9 +94,9 @@ Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
 
 }  // namespace
 
-BroadcastCoordinator::BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
+BroadcastCoordinator::BroadcastCoordinator(Participant& participant, ControlTree& tree, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
-    : node_(node), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
+    : participant_(participant), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
 
 // The payload: inside the data directory, the memory directory or an allowed send root, or a
 // fresh probe written into the data directory.
@@ -110,10 +111,10 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePaylo
   if (request.probe_bytes() > 0) {
     probe_name = request.name().empty() ? kDefaultProbeName : request.name();
     GRIDCAST_ASSIGN_OR_RETURN(std::string written,
-                              WriteProbePayload(node_.data_dir(), probe_name, request.probe_bytes()));
+                              WriteProbePayload(participant_.directories().data_dir, probe_name, request.probe_bytes()));
     path = written;
   }
-  Result<fs::path> resolved = ResolveSendPath(path.string(), node_.data_dir(), node_.memory_dir(), options_.send_roots);
+  Result<fs::path> resolved = participant_.directories().ResolveSend(path.string());
   if (!resolved.ok()) return resolved.status().WithContext("payload");
   const fs::path canonical = *resolved;
   std::error_code ec;
@@ -143,7 +144,7 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::PackDirector
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
   const std::string archive_name = name + kDirectoryArchiveSuffix;
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(archive_name));
-  const fs::path packs = fs::path(node_.data_dir()) / ".gridcast" / "packs";
+  const fs::path packs = fs::path(participant_.directories().data_dir) / ".gridcast" / "packs";
   std::error_code ec;
   if (IsWithin(fs::weakly_canonical(packs, ec), directory)) {
     return Status::InvalidArgument(directory.string() + " holds this daemon's data directory: send a directory inside it");
@@ -166,13 +167,13 @@ Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::PackDirector
 
 // The source first, then the receivers: the request's, or every other member of the cluster.
 Result<std::vector<std::string>> BroadcastCoordinator::ChooseMembers(const v1::BroadcastRequest& request) const {
-  std::vector<std::string> members = {node_.name()};
-  if (cluster_.Find(node_.name()) == nullptr) {
-    return Status::FailedPrecondition("this daemon '" + node_.name() + "' is not in the cluster file");
+  std::vector<std::string> members = {participant_.name()};
+  if (cluster_.Find(participant_.name()) == nullptr) {
+    return Status::FailedPrecondition("this daemon '" + participant_.name() + "' is not in the cluster file");
   }
   if (request.members().empty()) {
     for (const ClusterMember& m : cluster_.members) {
-      if (m.name != node_.name()) members.push_back(m.name);
+      if (m.name != participant_.name()) members.push_back(m.name);
     }
   } else {
     for (const std::string& m : request.members()) {
@@ -264,8 +265,8 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const
                                    request.name() + " declares another");
   }
   std::vector<std::shared_ptr<ProcessRegion>> regions =
-      node_.rank_memory() == nullptr ? std::vector<std::shared_ptr<ProcessRegion>>{}
-                                     : node_.rank_memory()->Bind(request.name(), identity.size_bytes);
+      participant_.rank_memory() == nullptr ? std::vector<std::shared_ptr<ProcessRegion>>{}
+                                     : participant_.rank_memory()->Bind(request.name(), identity.size_bytes);
   if (regions.empty()) {
     return Status::FailedPrecondition("no process on this host lent " + std::to_string(identity.size_bytes) +
                                       " bytes for " + request.name());
@@ -386,7 +387,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   if (!key.empty()) {
     std::unique_lock<std::mutex> lock(running_mutex_);
     // One broadcast of a name at a time from here: members take a newer plan of a name from
-    // its source as replacing the older one (Participant::ClaimName).
+    // its source as replacing the older one (RunningPlans::ClaimName).
     if (auto other = running_names_.find(payload.name); other != running_names_.end() && other->second != key) {
       return Status::FailedPrecondition("a different broadcast of '" + payload.name +
                                         "' runs from this daemon; wait for it, cancel it, or send under another name");
@@ -519,9 +520,9 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   // control children prepare.
   std::future<Result<v1::PrepareResponse>> own_prepare;
   if (source_receives) {
-    own_prepare = std::async(std::launch::async, [&] { return node_.Prepare(prepare_request); });
+    own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(prepare_request); });
   } else {
-    GRIDCAST_RETURN_IF_ERROR(node_.PrepareSource(prepare_request.plan(), std::move(inputs.source_store)));
+    GRIDCAST_RETURN_IF_ERROR(participant_.PrepareSource(prepare_request.plan(), std::move(inputs.source_store)));
   }
   ControlTraffic traffic;
   std::shared_ptr<PlanExecution> own;  // its first send time is read after release_all() let the node forget it
@@ -538,7 +539,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
     return std::chrono::steady_clock::now() + budget;
   };
   auto release_all = [&](const std::string& reason) {
-    if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)node_.Stop(id, reason);
+    if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)participant_.Stop(id, reason);
   };
   // Deeper members get less of it (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed = tree_.PrepareFromSource(prepare_request, chunk_list_digest, &traffic,
@@ -549,9 +550,9 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   }
   if (own_prepare.valid()) {
     Result<v1::PrepareResponse> prepared = own_prepare.get();
-    if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + node_.name() + "'");
+    if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + participant_.name() + "'");
   }
-  own = node_.FindPlan(id);
+  own = participant_.plans().Find(id);
   if (!agreed.ok()) {
     release_all("aborted: " + agreed.status().message());
     return agreed.status();

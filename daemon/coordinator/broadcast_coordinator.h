@@ -27,14 +27,12 @@
 #include "collectives/plan.h"
 #include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
-#include "daemon/participant.h"
+#include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
 
 struct CoordinatorOptions {
-  // Directories a source may read payloads from, besides its data directory.
-  std::vector<std::string> send_roots;
   ControlClientOptions client;
   // How often the source asks for progress. Completion times come from the members' own clocks,
   // not from when the source heard of them, so this only bounds how soon a change is noticed.
@@ -63,7 +61,7 @@ Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std:
 
 class BroadcastCoordinator {
  public:
-  BroadcastCoordinator(Participant& node, ControlTree& tree, const ClusterConfig& cluster,
+  BroadcastCoordinator(Participant& participant, ControlTree& tree, const ClusterConfig& cluster,
                        CoordinatorOptions options);
 
   // `report` receives progress; the last call has finished = true. A request identical to a
@@ -127,7 +125,7 @@ class BroadcastCoordinator {
 
   struct Running;
 
-  Participant& node_;
+  Participant& participant_;
   ControlTree& tree_;
   const ClusterConfig& cluster_;
   const CoordinatorOptions options_;

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "common/hex.h"
+#include "daemon/participant/plan_payload.h"
+#include "daemon/participant/plan_status.h"
 #include "proto/plan_slice.h"
 
 namespace gridcast {
@@ -124,8 +126,8 @@ struct ControlTree::PlanState {
   const std::string& Name(int member) const { return FindMember(request.plan(), member)->name(); }
 };
 
-ControlTree::ControlTree(Participant& node, const ClusterConfig& cluster, ControlClientOptions client_options)
-    : node_(node), cluster_(cluster), client_options_(std::move(client_options)) {}
+ControlTree::ControlTree(Participant& participant, const ClusterConfig& cluster, ControlClientOptions client_options)
+    : participant_(participant), cluster_(cluster), client_options_(std::move(client_options)) {}
 
 ControlTree::~ControlTree() = default;
 
@@ -155,7 +157,7 @@ Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& reque
   // down the tree, 15 members' 256 MiB took 6 s on netgrid. The children match the chunk list
   // this member parsed, which needs no preparing.
   GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PlanChunkListDigest(request.plan()));
-  auto own = std::async(std::launch::async, [this, &request] { return node_.Prepare(request); });
+  auto own = std::async(std::launch::async, [this, &request] { return participant_.Prepare(request); });
   Result<uint32_t> below = PrepareChildren(request, AsString(digest), nullptr, deadline);
   GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse response, own.get());
   if (!below.ok()) return below.status();
@@ -248,7 +250,7 @@ Status ControlTree::Start(const PlanId& id, std::chrono::steady_clock::time_poin
   state->source_started = source_started;
   state->started = true;  // from now on a child prepared again is started too
   // This member first: its children are prepared and take its connections before their Start.
-  GRIDCAST_RETURN_IF_ERROR(node_.Start(id, source_started));
+  GRIDCAST_RETURN_IF_ERROR(participant_.Start(id, source_started));
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   for (const Status& s : calls_.ForEach<Status>(children, [&](int child) { return StartSubtree(*state, child, deadline); })) {
     GRIDCAST_RETURN_IF_ERROR(s);
@@ -279,7 +281,7 @@ bool ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDea
     CancelSubtree(*state, child, reason, deadline);
     return true;
   });
-  (void)node_.Stop(id, reason);
+  (void)participant_.Stop(id, reason);
   return true;
 }
 
@@ -314,13 +316,13 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail
 
 Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
-  std::shared_ptr<PlanExecution> execution = node_.FindPlan(id);
+  std::shared_ptr<PlanExecution> execution = participant_.plans().Find(id);
   if (state == nullptr || execution == nullptr) return Status::NotFound("plan " + ToHex(id) + " does not run here");
   v1::PlanStatus status;
   PlanStatusOf(*execution, detail == PollDetail::kEveryMemberWithObservations, &status);
   const v1::Plan& plan = state->request.plan();
   v1::MemberProgress entry =
-      EntryFromStatus(node_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());
+      EntryFromStatus(participant_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());
   SubtreeReport all;
   Count(entry, state->chunk_list_digest, &all.progress);
   if (detail != PollDetail::kSums) all.detail.push_back(std::move(entry));

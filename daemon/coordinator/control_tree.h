@@ -36,7 +36,7 @@
 #include "cluster/control_client.h"
 #include "include/gridcast/result.h"
 #include "daemon/coordinator/call_threads.h"
-#include "daemon/participant.h"
+#include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
@@ -67,7 +67,7 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std
 
 class ControlTree {
  public:
-  ControlTree(Participant& node, const ClusterConfig& cluster, ControlClientOptions client_options);
+  ControlTree(Participant& participant, const ClusterConfig& cluster, ControlClientOptions client_options);
   ~ControlTree();
 
   // A member's side of a Prepare with control_fanout > 0: prepares this member, then its
@@ -115,7 +115,7 @@ class ControlTree {
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
   void PollSubtree(PlanState& state, int child, PollDetail detail, ControlDeadline deadline, SubtreeReport* out);
 
-  Participant& node_;
+  Participant& participant_;
   const ClusterConfig& cluster_;
   const ControlClientOptions client_options_;
   mutable std::mutex mutex_;

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "common/hex.h"
-#include "daemon/request_checks.h"
+#include "daemon/participant/plan_status.h"
+#include "daemon/participant/request_checks.h"
 
 namespace gridcast {
 namespace {
@@ -56,10 +57,10 @@ void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
 
 }  // namespace
 
-ControlService::ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
+ControlService::ControlService(Participant& participant, ControlTree& tree, BroadcastCoordinator& coordinator,
                                AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret,
                                DaemonCounters& counters)
-    : node_(node),
+    : participant_(participant),
       tree_(tree),
       coordinator_(coordinator),
       allgathers_(allgathers),
@@ -109,7 +110,7 @@ grpc::Status ControlService::DescribePart(grpc::ServerContext* context, const v1
                                           v1::DescribePartResponse* response) {
   return Guarded(counters_, "DescribePart", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/DescribePart"));
-    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.DescribePart(*request));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.holdings().DescribePart(*request));
     return gridcast::Status::Ok();
   });
 }
@@ -121,7 +122,7 @@ grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::Pre
     if (request->control_fanout() > 0) {
       GRIDCAST_ASSIGN_OR_RETURN(*response, tree_.Prepare(*request, DeadlineOf(context)));
     } else {
-      GRIDCAST_ASSIGN_OR_RETURN(*response, node_.Prepare(*request));
+      GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.Prepare(*request));
     }
     return gridcast::Status::Ok();
   });
@@ -135,7 +136,7 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
     const auto source_started = std::chrono::steady_clock::now() -
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(request->source_started_ago_s()));
-    return tree_.Carries(id) ? tree_.Start(id, source_started, DeadlineOf(context)) : node_.Start(id, source_started);
+    return tree_.Carries(id) ? tree_.Start(id, source_started, DeadlineOf(context)) : participant_.Start(id, source_started);
   });
 }
 
@@ -146,7 +147,7 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckCancelRequest(*request));
     const std::string reason = CancelReason(*request);
     if (tree_.Cancel(id, reason, DeadlineOf(context))) return gridcast::Status::Ok();
-    gridcast::Status stopped = node_.Stop(id, reason);
+    gridcast::Status stopped = participant_.Stop(id, reason);
     if (stopped.code() != StatusCode::kNotFound) return stopped;
     // Serve ids (Status lists them) are 16 random bytes too: Cancel ends serves as well.
     if (exports_.Stop(id).ok()) return gridcast::Status::Ok();
@@ -159,13 +160,13 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
   return Guarded(counters_, "Status", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Status"));
     GRIDCAST_RETURN_IF_ERROR(CheckStatusRequest(*request));
-    response->set_member(node_.name());
+    response->set_member(participant_.name());
     std::vector<std::shared_ptr<PlanExecution>> plans;
     if (request->plan_id().empty()) {
-      plans = node_.Plans();
+      plans = participant_.plans().All();
     } else {
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
-      std::shared_ptr<PlanExecution> plan = node_.FindPlan(id);
+      std::shared_ptr<PlanExecution> plan = participant_.plans().Find(id);
       if (plan == nullptr) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
       plans.push_back(plan);
     }
@@ -188,7 +189,7 @@ grpc::Status ControlService::List(grpc::ServerContext* context, const v1::ListRe
                                   v1::ListResponse* response) {
   return Guarded(counters_, "List", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/List"));
-    *response = node_.List(request->verify());
+    *response = participant_.holdings().List(request->verify());
     return gridcast::Status::Ok();
   });
 }
@@ -197,7 +198,7 @@ grpc::Status ControlService::Remove(grpc::ServerContext* context, const v1::Remo
                                     v1::RemoveResponse*) {
   return Guarded(counters_, "Remove", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Remove"));
-    return node_.Remove(request->name(), request->in_memory());
+    return participant_.holdings().Remove(HeldName{request->name(), request->in_memory()});
   });
 }
 
@@ -205,7 +206,7 @@ grpc::Status ControlService::ChunkMap(grpc::ServerContext* context, const v1::Ch
                                       v1::ChunkMapResponse* response) {
   return Guarded(counters_, "ChunkMap", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ChunkMap"));
-    GRIDCAST_ASSIGN_OR_RETURN(*response, node_.ChunkMap(request->name(), request->in_memory()));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.holdings().ChunkMap(HeldName{request->name(), request->in_memory()}));
     return gridcast::Status::Ok();
   });
 }

@@ -12,7 +12,7 @@
 #include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/metrics/daemon_counters.h"
-#include "daemon/participant.h"
+#include "daemon/participant/participant.h"
 #include "daemon/pull/torrent_exports.h"
 #include "proto/control.grpc.pb.h"
 
@@ -20,7 +20,7 @@ namespace gridcast {
 
 class ControlService final : public v1::Control::Service {
  public:
-  ControlService(Participant& node, ControlTree& tree, BroadcastCoordinator& coordinator,
+  ControlService(Participant& participant, ControlTree& tree, BroadcastCoordinator& coordinator,
                  AllgatherCoordinator& allgathers, TorrentExports& exports, std::string secret,
                  DaemonCounters& counters);
 
@@ -54,7 +54,7 @@ class ControlService final : public v1::Control::Service {
  private:
   gridcast::Status Authenticate(grpc::ServerContext* context, const char* method);
 
-  Participant& node_;
+  Participant& participant_;
   ControlTree& tree_;
   BroadcastCoordinator& coordinator_;
   AllgatherCoordinator& allgathers_;

@@ -1,5 +1,5 @@
 // RankMemory: where a payload received "into registered memory" goes: the receive buffers that
-// processes of this host (the MPI shim's ranks) lent the daemon (daemon/local/rank_memory_registry.h),
+// processes of this host (the MPI shim's ranks) lent the daemon (daemon/store/rank_memory_registry.h),
 // instead of a file in the memory directory that each rank would copy out of.
 //
 // Why: a copy in the daemon's memory directory costs a node fresh memory for the whole payload

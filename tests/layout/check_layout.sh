@@ -28,5 +28,54 @@ forbid "collectives tomography" 'daemon/|cluster/|client/|deploy/|proto/' \
 forbid "collectives tomography" 'thread>|mutex>|chrono>|future>|condition_variable>|boost/asio|grpc|sys/socket|netinet/|libtorrent/' \
   "collectives/ and tomography/ are pure: no threads, clocks or sockets"
 
+# The daemon's layers, lowest first (daemon/CMakeLists.txt builds one target per layer). A layer
+# includes only the layers before it; the files directly in daemon/ (which wire them into
+# gridcastd) may include any.
+layers=(metrics transport store executor pull participant coordinator service)
+for ((i = 0; i < ${#layers[@]}; ++i)); do
+  above=$(IFS='|'; echo "${layers[*]:i+1}")
+  if [ -n "$above" ]; then
+    forbid "daemon/${layers[i]}" "daemon/($above)/" \
+      "daemon/${layers[i]}/ is below ($above): it includes none of them"
+  fi
+  forbid "daemon/${layers[i]}" 'daemon/[a-z_]+\.h' "daemon/${layers[i]}/ includes no file of the daemon's top"
+done
+for dir in daemon/*/; do
+  dir=${dir%/}
+  if [[ ! " ${layers[*]} " == *" ${dir#daemon/} "* ]]; then
+    echo "layout: $dir/ is no layer of the daemon; add it to check_layout.sh's layers and to daemon/CMakeLists.txt"
+    failures=$((failures + 1))
+  fi
+done
+
+# The same order in the build: target gridcast_LAYER links no gridcast_ target of a layer above.
+layer_index() {
+  local i
+  for ((i = 0; i < ${#layers[@]}; ++i)); do
+    if [ "${layers[i]}" = "$1" ]; then echo "$i"; return; fi
+  done
+  echo -1
+}
+links=$(tr '\n' ' ' < daemon/CMakeLists.txt | grep -oE 'target_link_libraries\([^)]*\)')
+while read -r target linked; do
+  [ -n "$target" ] || continue
+  from=$(layer_index "${target#gridcast_}")
+  [ "$from" -ge 0 ] || continue
+  for dependency in $linked; do
+    [[ $dependency == gridcast_* ]] || continue
+    to=$(layer_index "${dependency#gridcast_}")
+    if [ "$to" -ge "$from" ]; then
+      echo "layout: daemon/CMakeLists.txt links $target to $dependency, a layer not below it"
+      failures=$((failures + 1))
+    fi
+  done
+done < <(echo "$links" | sed -E 's/target_link_libraries\(//; s/\)$//; s/ (PUBLIC|PRIVATE|INTERFACE) / /g')
+for layer in "${layers[@]}"; do
+  if ! grep -q "add_library(gridcast_$layer " daemon/CMakeLists.txt; then
+    echo "layout: daemon/CMakeLists.txt builds no target gridcast_$layer for the layer daemon/$layer/"
+    failures=$((failures + 1))
+  fi
+done
+
 if [ "$failures" -gt 0 ]; then exit 1; fi
 echo "layout: every include keeps to its floor"

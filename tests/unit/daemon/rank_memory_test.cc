@@ -17,7 +17,7 @@
 
 #include "client/mpi/rank_memory_lease.h"
 #include "cluster/rank_memory_protocol.h"
-#include "daemon/local/rank_memory_registry.h"
+#include "daemon/store/rank_memory_registry.h"
 #include "daemon/store/payload_store.h"
 #include "payload_store_fixture.h"
 

@@ -1,6 +1,6 @@
-// The control requests' own checks (daemon/request_checks.h): every field a caller could make
+// The control requests' own checks (daemon/participant/request_checks.h): every field a caller could make
 // absurd is named in the error; well-formed requests pass.
-#include "daemon/request_checks.h"
+#include "daemon/participant/request_checks.h"
 
 #include <gtest/gtest.h>
 

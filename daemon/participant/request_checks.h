@@ -2,7 +2,7 @@
 // numbers, enums. Handlers run them before anything else; what needs the daemon's state (does
 // the plan exist, the file, the member) comes after. Pure, so fuzz_control runs them on
 // arbitrary bytes (docs/reliability.md). Prepare's plan has its own (collectives/validate_plan.h);
-// Remove, ExportTorrent and ServeTo are checked by what serves them (Participant::Remove,
+// Remove, ExportTorrent and ServeTo are checked by what serves them (Holdings::Remove,
 // TorrentExports), and a probe's size by WriteProbePayload.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "daemon/request_checks.h"
+#include "daemon/participant/request_checks.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "daemon/local/rank_memory_registry.h"
+#include "daemon/store/rank_memory_registry.h"
 
 #include <sys/socket.h>
 #include <unistd.h>

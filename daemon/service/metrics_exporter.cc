@@ -1,4 +1,4 @@
-#include "daemon/metrics/metrics_exporter.h"
+#include "daemon/service/metrics_exporter.h"
 
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
@@ -107,14 +107,14 @@ void AddCounters(const DaemonCounters::Snapshot& c, Exposition& out) {
   }
 }
 
-void AddPlans(const Participant& node, Exposition& out) {
+void AddPlans(const Participant& participant, Exposition& out) {
   std::array<int, kPlanModes> active{};
   out.Declare("gridcast_plan_sent_bytes_total", kCounter, "Payload bytes this member sent in a plan it holds");
   out.Declare("gridcast_plan_received_bytes_total", kCounter, "Payload bytes this member received in a plan it holds");
   out.Declare("gridcast_plan_chunks", kGauge, "Chunks in a plan's payload");
   out.Declare("gridcast_plan_chunks_verified", kGauge, "Chunks of a plan's payload this member holds, verified");
   out.Declare("gridcast_plan_progress_ratio", kGauge, "Share of a plan's payload this member holds, verified");
-  for (const Participant::NamedPlan& held : node.NamedPlans()) {
+  for (const RunningPlans::Named& held : participant.plans().AllNamed()) {
     const PlanExecution& plan = *held.execution;
     const ExecutionSnapshot snapshot = plan.Snapshot();
     uint64_t sent = snapshot.pushed_sent_bytes, received = snapshot.pushed_received_bytes;
@@ -128,7 +128,7 @@ void AddPlans(const Participant& node, Exposition& out) {
       if (mode >= 0 && mode < kPlanModes) ++active[mode];
     }
     const std::vector<ClientMetric::Label> labels = {{"plan", ToHex(plan.id())},
-                                                     {"payload", held.payload},
+                                                     {"payload", held.payload.name},
                                                      {"mode", PlanModeName(plan.plan().mode)},
                                                      {"role", plan.self() == 0 ? "source" : "member"}};
     out.Add("gridcast_plan_sent_bytes_total", kCounter, "", labels, static_cast<double>(sent));
@@ -146,10 +146,10 @@ void AddPlans(const Participant& node, Exposition& out) {
   }
 }
 
-void AddStore(const Participant& node, Exposition& out) {
+void AddStore(const Participant& participant, Exposition& out) {
   // [in_memory][complete]
   std::array<std::array<double, 2>, 2> bytes{}, payloads{};
-  const v1::ListResponse listed = node.List(/*verify=*/false);
+  const v1::ListResponse listed = participant.holdings().List(/*verify=*/false);
   for (const v1::HeldPayload& held : listed.payloads()) {
     bytes[held.in_memory()][held.complete()] += static_cast<double>(held.size_bytes());
     payloads[held.in_memory()][held.complete()] += 1;
@@ -163,35 +163,35 @@ void AddStore(const Participant& node, Exposition& out) {
       out.Add("gridcast_store_payloads", kGauge, "Payloads held", labels, payloads[memory][complete]);
     }
     struct statvfs fs {};
-    if (statvfs((memory ? node.memory_dir() : node.data_dir()).c_str(), &fs) == 0) {
+    if (statvfs(participant.directories().Of(memory != 0).c_str(), &fs) == 0) {
       out.Add("gridcast_store_free_bytes", kGauge, "Bytes free to this user on the directory's filesystem",
               {{"dir", dir}}, static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize));
     }
   }
 }
 
-std::vector<MetricFamily> Collect(const Participant& node, const DaemonCounters& counters) {
+std::vector<MetricFamily> Collect(const Participant& participant, const DaemonCounters& counters) {
   Exposition out;
   AddCounters(counters.Read(), out);
-  AddPlans(node, out);
-  AddStore(node, out);
+  AddPlans(participant, out);
+  AddStore(participant, out);
   return out.Take();
 }
 
 class DaemonCollectable final : public prometheus::Collectable {
  public:
-  DaemonCollectable(const Participant& node, const DaemonCounters& counters) : node_(node), counters_(counters) {}
-  std::vector<MetricFamily> Collect() const override { return gridcast::Collect(node_, counters_); }
+  DaemonCollectable(const Participant& participant, const DaemonCounters& counters) : participant_(participant), counters_(counters) {}
+  std::vector<MetricFamily> Collect() const override { return gridcast::Collect(participant_, counters_); }
 
  private:
-  const Participant& node_;
+  const Participant& participant_;
   const DaemonCounters& counters_;
 };
 
 }  // namespace
 
-std::string MetricsText(const Participant& node, const DaemonCounters& counters) {
-  return prometheus::TextSerializer().Serialize(Collect(node, counters));
+std::string MetricsText(const Participant& participant, const DaemonCounters& counters) {
+  return prometheus::TextSerializer().Serialize(Collect(participant, counters));
 }
 
 struct MetricsExporter::Impl {
@@ -199,11 +199,11 @@ struct MetricsExporter::Impl {
   std::unique_ptr<prometheus::Exposer> exposer;
 };
 
-Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const std::string& address, const Participant& node,
+Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const std::string& address, const Participant& participant,
                                                                 const DaemonCounters& counters) {
   GRIDCAST_RETURN_IF_ERROR(SplitHostPort(address, /*any_port=*/true).status().WithContext("--metrics"));
   auto impl = std::make_unique<Impl>();
-  impl->collectable = std::make_shared<DaemonCollectable>(node, counters);
+  impl->collectable = std::make_shared<DaemonCollectable>(participant, counters);
   try {
     // One thread: scrapes come every few seconds, one at a time.
     impl->exposer = std::make_unique<prometheus::Exposer>(address, 1);

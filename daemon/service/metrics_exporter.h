@@ -20,18 +20,18 @@
 
 #include "include/gridcast/result.h"
 #include "daemon/metrics/daemon_counters.h"
-#include "daemon/participant.h"
+#include "daemon/participant/participant.h"
 
 namespace gridcast {
 
-// The whole exposition, as a scrape of `node` and `counters` would return it.
-std::string MetricsText(const Participant& node, const DaemonCounters& counters);
+// The whole exposition, as a scrape of `participant` and `counters` would return it.
+std::string MetricsText(const Participant& participant, const DaemonCounters& counters);
 
 class MetricsExporter {
  public:
   // Listens on `address` ("ip:port"; port 0 takes a free one). Unavailable when it cannot.
-  // `node` and `counters` must outlive the exporter.
-  static Result<std::unique_ptr<MetricsExporter>> Start(const std::string& address, const Participant& node,
+  // `participant` and `counters` must outlive the exporter.
+  static Result<std::unique_ptr<MetricsExporter>> Start(const std::string& address, const Participant& participant,
                                                         const DaemonCounters& counters);
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;

@@ -1,0 +1,56 @@
+// Holdings: what this daemon holds in its data and memory directories, as the control calls
+// List, ChunkMap, DescribePart and Remove (and the retention sweep) see it. Plans still
+// writing a payload are asked through RunningPlans. Thread-safe as its parts are.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "include/gridcast/result.h"
+#include "daemon/participant/payload_directories.h"
+#include "daemon/participant/running_plans.h"
+#include "daemon/store/retention.h"
+#include "proto/control.pb.h"
+
+namespace gridcast {
+
+class Holdings {
+ public:
+  // All three outlive the Holdings. `closer` closes the files of removed payloads (freeing a
+  // big in-memory payload's pages takes a while) after the answer.
+  Holdings(const PayloadDirectories& directories, const RunningPlans& running, boost::asio::thread_pool& closer)
+      : directories_(directories), running_(running), closer_(closer) {}
+
+  // Every payload in the data and memory directories; with `verify`, each complete one
+  // re-hashed against its recorded chunk list (PayloadStore::Scrub).
+  v1::ListResponse List(bool verify) const;
+
+  // Which chunks of `name` are verified here: from the plan receiving it, else all of a
+  // complete copy. NotFound when there is neither.
+  Result<v1::ChunkMapResponse> ChunkMap(const HeldName& name) const;
+
+  // An allgather part this daemon holds (DescribePartRequest): its size, and with a chunk
+  // size its padded chunk hashes (allgather_bundle.h HashPaddedChunks).
+  Result<v1::DescribePartResponse> DescribePart(const v1::DescribePartRequest& request) const;
+
+  // Deletes a payload (and its recorded chunk list): a file, a directory with all below it, or
+  // the partial copy an interrupted broadcast left (and its resume bitmap). FailedPrecondition
+  // while a broadcast of it (or of anything below it) runs here; NotFound when there is none.
+  Status Remove(const HeldName& name);
+
+  // Removes what the policies let go (store/retention.h) from the data and the memory
+  // directory, logging each; what cannot go now (in use) stays for a later sweep.
+  void SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
+
+ private:
+  void ListDirectory(bool in_memory, bool verify, const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
+                     v1::ListResponse* response) const;
+
+  const PayloadDirectories& directories_;
+  const RunningPlans& running_;
+  boost::asio::thread_pool& closer_;
+};
+
+}  // namespace gridcast

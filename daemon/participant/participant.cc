@@ -1,0 +1,214 @@
+#include "daemon/participant/participant.h"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <future>
+#include <thread>
+
+#include "cluster/cluster_file.h"
+#include "collectives/validate_plan.h"
+#include "common/hex.h"
+#include "common/safe_path.h"
+#include "daemon/participant/plan_payload.h"
+#include "daemon/store/directory_archive.h"
+#include "proto/plan_codec.h"
+#include "proto/plan_slice.h"
+
+namespace gridcast {
+
+Participant::Participant(boost::asio::io_context& io, ParticipantOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
+      holdings_(options_.directories, plans_, workers_) {}
+
+Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
+                                                      std::unique_ptr<PayloadStore> store, bool in_memory,
+                                                      std::function<Status()> after_finalize) {
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
+  // By whole-plan index; members a slice does not list (this member never deals with them)
+  // have none.
+  std::vector<std::string> addresses(plan.members.size());
+  std::vector<std::string> bt_addresses(plan.members.size());
+  for (int entry = 0; entry < proto.members_size(); ++entry) {
+    const v1::Member& m = proto.members(entry);
+    Result<std::pair<std::string, uint16_t>> address = SplitHostPort(m.data_address());
+    if (!address.ok()) return address.status().WithContext("member '" + m.name() + "'");
+    addresses[WholeIndexOf(proto, entry)] = m.data_address();
+    bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
+  }
+  ExecutionOptions execution_options = options_.execution;
+  if (in_memory) execution_options.page_cache_window_bytes = 0;  // nothing to write back
+  auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
+                                                   std::move(store), execution_options);
+  if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
+  if (execution->plan().mode != PlanMode::kPush) {
+    if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
+    std::weak_ptr<PlanExecution> weak = execution;
+    SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
+                   std::move(bt_addresses), [weak](bool newly) {
+                     if (auto e = weak.lock()) e->OnSwarmChunkVerified(newly);
+                   },
+                   {}, [weak] {
+                     if (auto e = weak.lock()) e->NotePayloadSent();
+                   }};
+    // A hybrid member's push lanes already say when a chunk may leave the page cache.
+    if (execution->plan().mode == PlanMode::kPull) {
+      join.on_chunk_shared = [weak](uint64_t chunk) {
+        if (auto e = weak.lock()) e->OnSwarmChunkShared(chunk);
+      };
+    }
+    GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, options_.torrents->Join(std::move(join)));
+    execution->AttachSwarm(std::move(swarm));
+  }
+  return plans_.Add(std::move(execution), HeldName{proto.payload().name(), in_memory});
+}
+
+Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& request) {
+  const v1::Plan& plan = request.plan();
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
+  const v1::Member* self = FindMember(plan, request.member_index());
+  if (self == nullptr || self->name() != options_.name) {
+    return Status::InvalidArgument("this daemon is '" + options_.name +
+                                   "', not the member the plan names at index " +
+                                   std::to_string(request.member_index()));
+  }
+  std::shared_ptr<PlanExecution> execution = plans_.Find(id);
+  if (execution == nullptr) {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
+    GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
+    // Validate this member's part of the plan (all it is given, through the control tree)
+    // before touching the disk.
+    GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanPartFromProto(plan, static_cast<int>(request.member_index())));
+    if (plan.payload().directory()) {
+      if (request.in_memory()) return Status::InvalidArgument("a directory payload cannot be received into memory");
+      GRIDCAST_RETURN_IF_ERROR(DirectoryOfArchive(plan.payload().name()).status());
+    }
+    const std::vector<BundlePart> parts = BundlePartsFromProto(plan.payload());
+    if (!parts.empty()) {
+      if (plan.payload().directory() || plan.mode() != v1::PLAN_MODE_PUSH) {
+        return Status::InvalidArgument("an allgather is pushed, and its parts are files");
+      }
+      GRIDCAST_RETURN_IF_ERROR(
+          CheckBundleParts(parts, WholeMemberCount(plan), identity.chunk_bytes, identity.size_bytes));
+      if (!request.in_memory()) GRIDCAST_RETURN_IF_ERROR(DirectoryOfBundle(plan.payload().name()).status());
+    }
+    GRIDCAST_ASSIGN_OR_RETURN(
+        const RunningPlans::Claim claim,
+        plans_.ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
+    uint64_t resumed = 0;
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
+                              OpenMemberStore(request, std::move(identity), parts, &resumed));
+    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
+                                                  std::move(store), request.in_memory(),
+                                                  AfterFinalize(request, id, parts)));
+    if (resumed > 0 && options_.execution.counters) options_.execution.counters->Resumed(resumed);
+    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
+                 plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
+                 execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));
+  }
+  v1::PrepareResponse response;
+  response.set_member(options_.name);
+  response.set_plan_id(plan.plan_id());
+  response.set_payload_bytes(plan.payload().size_bytes());
+  // The list this member parsed and will verify against, not the request's bytes.
+  response.set_chunk_hashes_sha256(AsString(execution->store().identity().ListDigest()));
+  response.set_members_sha256(AsString(MembersDigest(plan)));
+  response.set_chunks_held(execution->store().VerifiedCount());
+  return response;
+}
+
+Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::PrepareRequest& request,
+                                                                   PayloadIdentity identity,
+                                                                   const std::vector<BundlePart>& parts,
+                                                                   uint64_t* resumed) const {
+  const v1::Plan& plan = request.plan();
+  std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
+  GRIDCAST_ASSIGN_OR_RETURN(
+      std::unique_ptr<PayloadStore> store,
+      lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
+                      : PayloadStore::OpenForReceive(options_.directories.Of(request.in_memory()), plan.payload().name(),
+                                                     std::move(identity), SystemFileIo(),
+                                                     request.in_memory() && request.take_memory_lazily()
+                                                         ? PayloadStore::Space::kCheckFree
+                                                         : PayloadStore::Space::kReserve));
+  *resumed = store->VerifiedCount();  // before this member's own allgather part
+  for (const BundlePart& part : parts) {
+    if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
+  }
+  // In memory and pushed (one writer per chunk): chunks are received into their final pages.
+  if (lent == nullptr && request.in_memory() && plan.mode() == v1::PLAN_MODE_PUSH) {
+    GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
+  }
+  if (lent == nullptr && request.in_memory() && !request.take_memory_lazily()) {
+    GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
+  }
+  return store;
+}
+
+std::function<Status()> Participant::AfterFinalize(const v1::PrepareRequest& request, const PlanId& id,
+                                                   const std::vector<BundlePart>& parts) const {
+  const v1::Plan& plan = request.plan();
+  if (plan.payload().directory()) {
+    return [data_dir = options_.directories.data_dir, name = plan.payload().name(), tag = ToHex(id),
+            sync = options_.execution.sync_on_finish] { return UnpackDirectoryPayload(data_dir, name, tag, sync); };
+  }
+  if (!parts.empty() && !request.in_memory()) {
+    return [data_dir = options_.directories.data_dir, name = plan.payload().name(), parts, tag = ToHex(id),
+            chunk_bytes = plan.payload().chunk_bytes(), sync = options_.execution.sync_on_finish] {
+      return SplitBundle(data_dir, name, parts, chunk_bytes, tag, sync);
+    };
+  }
+  return {};
+}
+
+std::shared_ptr<RankMemory> Participant::LentMemoryFor(const v1::PrepareRequest& request, bool whole_payload) const {
+  const v1::Plan& plan = request.plan();
+  if (!request.into_registered_memory() || !request.in_memory() || plan.mode() != v1::PLAN_MODE_PUSH ||
+      plan.payload().directory() || !whole_payload || options_.rank_memory == nullptr) {
+    return nullptr;
+  }
+  std::vector<std::shared_ptr<ProcessRegion>> regions =
+      options_.rank_memory->Bind(plan.payload().name(), plan.payload().size_bytes());
+  if (regions.empty()) return nullptr;
+  spdlog::info("{} goes into the memory {} local process(es) lent", plan.payload().name(), regions.size());
+  return std::make_shared<RankMemory>(std::move(regions), RankMemory::kKeptBytes);
+}
+
+Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {
+  GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
+                            options_.directories.ResolveSend(part.path, part.in_memory));
+  GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  const Status seeded = SeedPart(store, fd, part);
+  close(fd);
+  return seeded;
+}
+
+Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {
+  GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanFromProto(plan));
+  return Register(plan, std::move(parsed), 0, std::move(store), /*in_memory=*/false).status();
+}
+
+Status Participant::Start(const PlanId& id, std::chrono::steady_clock::time_point source_started) {
+  std::shared_ptr<PlanExecution> execution = plans_.Find(id);
+  if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));
+  std::promise<void> started;
+  boost::asio::post(io_, [execution, source_started, &started] {
+    if (execution->Snapshot().state == ExecutionState::kPrepared) execution->Start(source_started);
+    started.set_value();
+  });
+  started.get_future().wait();
+  return Status::Ok();
+}
+
+Status Participant::Stop(const PlanId& id, const std::string& reason) {
+  std::shared_ptr<PlanExecution> execution = plans_.Take(id);
+  if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));
+  execution->RequestStop(reason);
+  return Status::Ok();
+}
+
+}  // namespace gridcast

@@ -1,0 +1,50 @@
+#include "daemon/participant/plan_payload.h"
+
+#include <array>
+#include <string_view>
+
+#include "collectives/validate_plan.h"
+#include "common/crypto.h"
+#include "common/hex.h"
+#include "proto/plan_codec.h"
+#include "proto/plan_slice.h"
+
+namespace gridcast {
+
+Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
+  GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
+  return DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(), payload.chunk_hashes(),
+                               payload.sha256());
+}
+
+std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
+  std::vector<BundlePart> parts;
+  for (const v1::Part& p : payload.parts()) {
+    parts.push_back(BundlePart{p.member(), p.name(), p.size_bytes(), p.first_chunk(), p.chunks(), p.path(), p.in_memory()});
+  }
+  return parts;
+}
+
+Result<Digest> PlanChunkListDigest(const v1::Plan& plan) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
+  return identity.ListDigest();
+}
+
+Digest MembersDigest(const v1::Plan& plan) {
+  Sha256Stream stream;
+  auto update_u32 = [&stream](uint32_t value) {
+    const std::array<uint8_t, 4> bytes = {static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
+                                          static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
+    stream.Update(bytes);
+  };
+  update_u32(WholeMemberCount(plan));
+  for (int entry = 0; entry < plan.members_size(); ++entry) {
+    update_u32(WholeIndexOf(plan, entry));
+    stream.Update(AsBytes(plan.members(entry).name()));
+    stream.Update(AsBytes(std::string_view("\0", 1)));
+  }
+  return stream.Finish();
+}
+
+}  // namespace gridcast

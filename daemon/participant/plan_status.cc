@@ -1,0 +1,49 @@
+#include "daemon/participant/plan_status.h"
+
+#include "common/hex.h"
+
+namespace gridcast {
+namespace {
+
+v1::MemberState ToMemberState(ExecutionState state) {
+  switch (state) {
+    case ExecutionState::kPrepared: return v1::MEMBER_STATE_PREPARED;
+    case ExecutionState::kRunning: return v1::MEMBER_STATE_RUNNING;
+    case ExecutionState::kDone: return v1::MEMBER_STATE_DONE;
+    case ExecutionState::kFailed: return v1::MEMBER_STATE_FAILED;
+    case ExecutionState::kStopped: return v1::MEMBER_STATE_STOPPED;
+  }
+  return v1::MEMBER_STATE_UNSPECIFIED;
+}
+
+}  // namespace
+
+void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* ps) {
+  const ExecutionSnapshot snapshot = plan.Snapshot();
+  ps->set_plan_id(AsString(plan.id()));
+  ps->set_state(ToMemberState(snapshot.state));
+  ps->set_error(snapshot.error);
+  ps->set_chunks_done(snapshot.chunks_done);
+  ps->set_chunks_total(snapshot.chunks_total);
+  ps->set_is_source(plan.self() == 0);
+  if (snapshot.state == ExecutionState::kDone) {
+    ps->set_chunk_list_sha256(AsString(snapshot.digest));
+    ps->set_finished_s(snapshot.finished_s);
+    if (plan.self() == 0) ps->set_sha256(AsString(plan.store().identity().sha256));
+  }
+  if (!observations || !plan.swarm()) return;
+  const SwarmReport report = plan.swarm()->Report();
+  ps->set_bin_s(report.bin_s);
+  ps->set_uploaded_bytes(report.uploaded_bytes);
+  for (const PeerReceipt& r : report.received) {
+    v1::PeerReceipt* out = ps->add_received();
+    out->set_from(r.from);
+    out->set_bytes(r.bytes);
+    out->set_blocks(r.blocks);
+    out->set_first_s(r.first_s);
+    out->set_last_s(r.last_s);
+    for (uint64_t b : r.bytes_per_bin) out->add_bytes_per_bin(b);
+  }
+}
+
+}  // namespace gridcast
