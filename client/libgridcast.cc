@@ -17,6 +17,7 @@
 #include "common/payload_digests.h"
 #include "include/gridcast/gridcast.hpp"
 #include "proto/plan_codec.h"
+#include "proto/states.h"
 
 namespace gridcast {
 namespace {
@@ -112,10 +113,21 @@ class BroadcastImpl : public Broadcast {
     if (!status_.ok()) return status_;
     if (!renamed_.ok()) return renamed_;
     if (!summary.verified) return Status::DataLoss("broadcast ended without every member verified: " + summary.error);
-    BroadcastResult result{summary.plan_id,   summary.algorithm,    summary.mode,    summary.size_bytes,
-                           summary.chunk_bytes, summary.completion_s, summary.bound_s, summary.sha256,
-                           summary.digest,    {},                   summary.verified, summary.parts};
-    for (const MemberResult& m : summary.members) result.members.push_back({m.name, m.state, m.digest_ok, m.finished_s});
+    BroadcastResult result{summary.plan_id,
+                           summary.algorithm,
+                           static_cast<Mode>(summary.mode),
+                           summary.size_bytes,
+                           summary.chunk_bytes,
+                           summary.completion_s,
+                           summary.bound_s,
+                           summary.sha256,
+                           std::string(DigestName(summary.digest)),
+                           {},
+                           summary.verified,
+                           summary.parts};
+    for (const MemberResult& m : summary.members) {
+      result.members.push_back({m.name, static_cast<MemberState>(m.state), m.error, m.digest_ok, m.finished_s});
+    }
     return result;
   }
 
@@ -492,6 +504,26 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   ClientOptions resolved = options;
   resolved.tls_ca = cluster.TlsCa(options.tls_ca);
   return std::unique_ptr<Client>(new ClientImpl(std::move(cluster), std::move(source), std::move(resolved)));
+}
+
+// The public enums carry the values of their internal twins (collectives/plan.h, the proto).
+static_assert(static_cast<int>(Mode::kPush) == static_cast<int>(PlanMode::kPush) &&
+              static_cast<int>(Mode::kPull) == static_cast<int>(PlanMode::kPull) &&
+              static_cast<int>(Mode::kHybrid) == static_cast<int>(PlanMode::kHybrid));
+static_assert(static_cast<int>(MemberState::kUnknown) == v1::MEMBER_STATE_UNSPECIFIED &&
+              static_cast<int>(MemberState::kPrepared) == v1::MEMBER_STATE_PREPARED &&
+              static_cast<int>(MemberState::kRunning) == v1::MEMBER_STATE_RUNNING &&
+              static_cast<int>(MemberState::kDone) == v1::MEMBER_STATE_DONE &&
+              static_cast<int>(MemberState::kFailed) == v1::MEMBER_STATE_FAILED &&
+              static_cast<int>(MemberState::kStopped) == v1::MEMBER_STATE_STOPPED &&
+              static_cast<int>(MemberState::kUnreachable) == v1::MEMBER_STATE_UNREACHABLE &&
+              static_cast<int>(MemberState::kResuming) == v1::MEMBER_STATE_RESUMING &&
+              static_cast<int>(MemberState::kLost) == v1::MEMBER_STATE_LOST && v1::MemberState_MAX == 8);
+
+const char* ModeName(Mode mode) { return PlanModeName(static_cast<PlanMode>(mode)); }
+
+std::string MemberStateText(MemberState state, const std::string& error) {
+  return MemberStateText(static_cast<v1::MemberState>(state), error);
 }
 
 }  // namespace gridcast

@@ -49,18 +49,19 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   s.chunk_bytes = last.chunk_bytes();
   s.lanes = last.lanes();
   // A daemon that did not say pushed (the only mode before pull): the proto's values are PlanMode's.
-  s.mode = PlanModeName(last.mode() == v1::PLAN_MODE_UNSPECIFIED ? PlanMode::kPush : static_cast<PlanMode>(last.mode()));
-  if (s.mode != "push" && last.payload_bytes() > 0) {
+  const Result<PlanMode> mode = PlanModeFromProto(last.mode());
+  s.mode = mode.ok() ? *mode : PlanMode::kPush;
+  if (s.mode != PlanMode::kPush && last.payload_bytes() > 0) {
     s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
   }
   s.sha256 = ToHex(AsBytes(last.payload_sha256()));
   // A daemon that did not say ran SHA-256, the only chunk digest before the choice.
   Result<ChunkDigest> digest = ChunkDigestFromProto(last.digest());
-  s.digest = DigestName(digest.ok() ? *digest : ChunkDigest::kSha256);
+  s.digest = digest.ok() ? *digest : ChunkDigest::kSha256;
   s.error = status.ok() ? last.error() : status.message();
   bool all_ok = status.ok() && last.finished() && last.error().empty();
   for (const v1::MemberProgress& m : last.members()) {
-    MemberResult r{m.member(), MemberStateText(m.state(), m.error()),
+    MemberResult r{m.member(), m.state(), m.error(),
                    !m.chunk_list_sha256().empty() && m.chunk_list_sha256() == last.payload_chunk_list_sha256(),
                    m.finished_s()};
     all_ok = all_ok && r.digest_ok;
@@ -104,15 +105,15 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
 nlohmann::json SummaryJson(const SendSummary& s) {
   nlohmann::json members = nlohmann::json::array();
   for (const MemberResult& m : s.members) {
-    members.push_back({{"name", m.name}, {"state", m.state}, {"digest_ok", m.digest_ok},
+    members.push_back({{"name", m.name}, {"state", MemberStateText(m.state, m.error)}, {"digest_ok", m.digest_ok},
                        {"finished_s", m.finished_s}});
   }
   nlohmann::json j = {{"plan_id", s.plan_id},       {"algorithm", s.algorithm},
                       {"source", s.source},         {"size_bytes", s.size_bytes},
-                      {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes}, {"mode", s.mode},
+                      {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes}, {"mode", PlanModeName(s.mode)},
                       {"completion_s", s.completion_s},
                       {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
-                      {"sha256", s.sha256},         {"digest", s.digest},
+                      {"sha256", s.sha256},         {"digest", DigestName(s.digest)},
                       {"verified", s.verified},
                       {"members", members}};
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
@@ -201,9 +202,9 @@ void PrintSummary(const SendSummary& s) {
                                        : std::string("never sent"));
   }
   fmt::print("  digests    {} of {} members stored every chunk with the source's {} (payload SHA-256 {})\n", ok,
-             s.members.size(), s.digest == "xxh3" ? "XXH3-128" : "SHA-256", s.sha256.substr(0, 16));
+             s.members.size(), s.digest == ChunkDigest::kXxh3 ? "XXH3-128" : "SHA-256", s.sha256.substr(0, 16));
   for (const MemberResult& m : s.members) {
-    if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, m.state);
+    if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, MemberStateText(m.state, m.error));
   }
   if (!s.error.empty()) fmt::print("  error: {}\n", s.error);
   fmt::print("  result     {}\n", s.verified ? "OK: every member holds a verified copy" : "FAILED");

@@ -9,6 +9,8 @@
 #include "cluster/cluster_file.h"
 #include "cluster/local_member.h"
 #include "collectives/network_model.h"
+#include "collectives/plan.h"
+#include "common/chunk_digest.h"
 #include "include/gridcast/result.h"
 #include "include/gridcast/gridcast.hpp"
 #include "proto/control.pb.h"
@@ -31,7 +33,8 @@ Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::strin
 
 struct MemberResult {
   std::string name;
-  std::string state;
+  v1::MemberState state = v1::MEMBER_STATE_UNSPECIFIED;
+  std::string error;  // why, when it failed or was stopped
   bool digest_ok = false;
   double finished_s = 0;
 };
@@ -44,12 +47,12 @@ struct SendSummary {
   uint64_t size_bytes = 0;
   uint64_t chunk_bytes = 0;
   uint32_t lanes = 0;
-  std::string mode;               // push, pull or hybrid
+  PlanMode mode = PlanMode::kPush;
   std::optional<double> source_copies;  // pull/hybrid: payloads the source uploaded
   double completion_s = 0;        // until the last member held a verified copy
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex
-  std::string digest;             // the chunk digest: sha256 or xxh3
+  ChunkDigest digest = ChunkDigest::kSha256;
   std::vector<MemberResult> members;
   bool verified = false;          // every member's final digest (its stored chunks' hashes) equals the source's
   std::string error;

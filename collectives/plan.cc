@@ -15,6 +15,13 @@ const char* PlanModeName(PlanMode mode) {
   return "unknown";
 }
 
+std::optional<PlanMode> PlanModeFromName(std::string_view name) {
+  for (const PlanMode mode : {PlanMode::kPush, PlanMode::kPull, PlanMode::kHybrid}) {
+    if (name == PlanModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
 uint64_t Lane::ChunkCount() const {
   uint64_t count = 0;
   for (const ChunkRange& range : chunks) count += range.Count();

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gridcast {
@@ -56,6 +58,8 @@ struct Lane {
 enum class PlanMode : int { kPush = 1, kPull = 2, kHybrid = 3 };
 // "push", "pull" or "hybrid", as `gridcast send --mode` names them.
 const char* PlanModeName(PlanMode mode);
+// The mode PlanModeName calls `name`; none for another name.
+std::optional<PlanMode> PlanModeFromName(std::string_view name);
 
 // Pull side of a plan (modes kPull and kHybrid): a BitTorrent swarm over the members. The
 // source seeds; each other member first takes its stripe from the source and the rest from its
@@ -91,6 +95,11 @@ struct Plan {
   std::vector<std::string> members;     // node names; member i is index i everywhere
   std::vector<Lane> lanes;               // push trees; none in kPull
   Swarm swarm;                          // kPull and kHybrid only
+
+  // What the plan holds, which is what behaviour keys on: push lanes (kPush, kHybrid), a
+  // BitTorrent swarm (kPull, kHybrid).
+  bool HasLanes() const { return mode != PlanMode::kPull; }
+  bool HasSwarm() const { return mode != PlanMode::kPush; }
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;

@@ -215,7 +215,7 @@ Status ValidateSwarm(const Plan& plan) {
 
 // Every chunk of the payload in exactly one lane (a pull plan has none).
 Status ValidateLaneChunks(const Plan& plan) {
-  if (plan.mode == PlanMode::kPull) return Status::Ok();
+  if (!plan.HasLanes()) return Status::Ok();
   const uint64_t n = plan.NumChunks();
   std::vector<int> owner(n, -1);
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
@@ -239,9 +239,9 @@ Status ValidateLaneChunks(const Plan& plan) {
 
 // What holds for a whole plan and any part of it before the lanes and the swarm.
 Status CheckModeAndLanes(const Plan& plan) {
-  GRIDCAST_RETURN_IF_ERROR(plan.mode == PlanMode::kPush ? CheckChunkBytes(plan.chunk_bytes)
+  GRIDCAST_RETURN_IF_ERROR(!plan.HasSwarm() ? CheckChunkBytes(plan.chunk_bytes)
                                                          : CheckPieceBytes(plan.chunk_bytes));
-  if (plan.mode == PlanMode::kPull) {
+  if (!plan.HasLanes()) {
     if (!plan.lanes.empty()) return Status::InvalidArgument("a pull plan has no push lanes");
   } else if (plan.lanes.empty()) {
     return Status::InvalidArgument("plan has no lanes");
@@ -268,7 +268,7 @@ Status ValidatePlan(const Plan& plan) {
     }
   }
   GRIDCAST_RETURN_IF_ERROR(CheckModeAndLanes(plan));
-  if (plan.mode != PlanMode::kPush) GRIDCAST_RETURN_IF_ERROR(ValidateSwarm(plan));
+  if (plan.HasSwarm()) GRIDCAST_RETURN_IF_ERROR(ValidateSwarm(plan));
   for (size_t l = 0; l < plan.lanes.size(); ++l) GRIDCAST_RETURN_IF_ERROR(ValidateTree(plan, l));
   return ValidateLaneChunks(plan);
 }
@@ -287,7 +287,7 @@ Status ValidatePlanPart(const Plan& plan, int member) {
     }
   }
   GRIDCAST_RETURN_IF_ERROR(CheckModeAndLanes(plan));
-  if (plan.mode != PlanMode::kPush) {
+  if (plan.HasSwarm()) {
     std::unordered_map<int, size_t> entry_of;
     GRIDCAST_RETURN_IF_ERROR(CheckSwarmEntries(plan, &entry_of));
     GRIDCAST_RETURN_IF_ERROR(RequireNamed(plan, plan.swarm.source, "the swarm's source"));

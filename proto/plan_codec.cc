@@ -36,7 +36,7 @@ void SwarmToProto(const Swarm& swarm, v1::Swarm* out) {
 void PlanToProto(const Plan& plan, v1::Plan* out) {
   out->set_algorithm(plan.algorithm);
   out->set_rationale(plan.rationale);
-  out->set_mode(static_cast<v1::PlanMode>(plan.mode));
+  out->set_mode(PlanModeToProto(plan.mode));
   v1::Payload* payload = out->mutable_payload();
   payload->set_size_bytes(plan.payload_bytes);
   payload->set_chunk_bytes(plan.chunk_bytes);
@@ -55,7 +55,7 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
       for (int streams : fanout.streams) f->add_streams(static_cast<uint32_t>(streams));
     }
   }
-  if (plan.mode == PlanMode::kPush) {
+  if (!plan.HasSwarm()) {
     out->clear_swarm();
   } else {
     SwarmToProto(plan.swarm, out->mutable_swarm());
@@ -70,12 +70,7 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
   Plan plan;
   plan.algorithm = in.algorithm();
   plan.rationale = in.rationale();
-  switch (in.mode()) {
-    case v1::PLAN_MODE_PUSH: plan.mode = PlanMode::kPush; break;
-    case v1::PLAN_MODE_PULL: plan.mode = PlanMode::kPull; break;
-    case v1::PLAN_MODE_HYBRID: plan.mode = PlanMode::kHybrid; break;
-    default: return Status::InvalidArgument("plan mode is not set");
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(plan.mode, PlanModeFromProto(in.mode()));
   plan.payload_bytes = in.payload().size_bytes();
   plan.chunk_bytes = in.payload().chunk_bytes();
   if (plan.chunk_bytes == 0) return Status::InvalidArgument("plan chunk size is 0");
@@ -137,7 +132,7 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
     }
     plan.lanes.push_back(std::move(lane));
   }
-  if (plan.mode != PlanMode::kPush) {
+  if (plan.HasSwarm()) {
     const v1::Swarm& s = in.swarm();
     if (s.members_size() > p) return Status::InvalidArgument("plan swarm has more entries than members");
     plan.swarm.source = as_index(s.source());
@@ -173,6 +168,17 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanPart(plan, member));
   return plan;
 }
+
+Result<PlanMode> PlanModeFromProto(int value) {
+  switch (value) {
+    case v1::PLAN_MODE_PUSH: return PlanMode::kPush;
+    case v1::PLAN_MODE_PULL: return PlanMode::kPull;
+    case v1::PLAN_MODE_HYBRID: return PlanMode::kHybrid;
+    default: return Status::InvalidArgument("plan mode is not set");
+  }
+}
+
+v1::PlanMode PlanModeToProto(PlanMode mode) { return static_cast<v1::PlanMode>(mode); }
 
 Result<ChunkDigest> ChunkDigestFromProto(int value) {
   if (value == v1::CHUNK_DIGEST_UNSPECIFIED) return ChunkDigest::kSha256;

@@ -28,6 +28,9 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
 
 // A chunk digest off the wire (a request's or a Payload's digest field): UNSPECIFIED is
 // SHA-256; InvalidArgument for a value no digest has.
+// The wire's mode; InvalidArgument for an unset or unknown one.
+Result<PlanMode> PlanModeFromProto(int value);
+v1::PlanMode PlanModeToProto(PlanMode mode);
 Result<ChunkDigest> ChunkDigestFromProto(int value);
 v1::ChunkDigest ChunkDigestToProto(ChunkDigest digest);
 

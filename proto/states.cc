@@ -18,6 +18,15 @@ std::string MemberStateText(v1::MemberState state, const std::string& error) {
   return error.empty() ? text : text + ": " + error;
 }
 
+std::string ScrubResultText(v1::ScrubResult result, const std::string& error) {
+  switch (result) {
+    case v1::SCRUB_RESULT_OK: return "ok";
+    case v1::SCRUB_RESULT_BAD: return "bad";
+    case v1::SCRUB_RESULT_UNKNOWN: return error.empty() ? "unknown" : "unknown: " + error;
+    default: return "";
+  }
+}
+
 std::string ServeStateText(v1::ServeState state) {
   switch (state) {
     case v1::SERVE_STATE_HASHING: return "hashing";

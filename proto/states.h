@@ -12,6 +12,8 @@ namespace gridcast {
 // "prepared", "running", "done", "failed", "stopped", "unreachable", "resuming", "lost"; with
 // `error` (FAILED, STOPPED) "failed: <error>".
 std::string MemberStateText(v1::MemberState state, const std::string& error = "");
+// "ok", "bad", "unknown: <error>"; empty when not checked.
+std::string ScrubResultText(v1::ScrubResult result, const std::string& error = "");
 // "hashing", "dialling", "serving", "done", "timed out", "cancelled".
 std::string ServeStateText(v1::ServeState state);
 

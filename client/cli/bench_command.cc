@@ -219,31 +219,33 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
 // pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
 // the plain-swarm baseline); hybrid (push with pull repair; with --kill, interior members are
 // killed mid-broadcast and only the survivors are timed and checked).
-Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
-  const std::string& mode = ctx.args.mode;
-  const bool pull = mode == "pull" || mode == "pull-default";
+Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_mode) {
+  const BenchMode mode = ctx.args.mode;
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
   daemons.tls = ctx.args.tls;
-  if (mode == "pull-default") daemons.extra_args.push_back("--bt-defaults");
+  if (mode == BenchMode::kPullDefault) daemons.extra_args.push_back("--bt-defaults");
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
   const fs::path payload = ctx.state_dir / "payloads" / kPayloadName;
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, WriteRandomPayload(payload, ctx.size_bytes));
 
   std::string algo = ctx.args.algo;
-  if (algo.empty()) algo = mode == "pull" ? "swarm" : mode == "pull-default" ? "swarm-free" : DefaultPushAlgorithm(ctx.model);
+  if (algo.empty()) {
+    algo = mode == BenchMode::kPull ? "swarm" : mode == BenchMode::kPullDefault ? "swarm-free" : DefaultPushAlgorithm(ctx.model);
+  }
   std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
                                    netgrid->cluster_file(), "--algo", algo, "--json"};
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   if (ctx.args.in_memory) argv.push_back("--in-memory");
   if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   const fs::path observations = ctx.state_dir / "observations.json";
-  if (pull) argv.insert(argv.end(), {"--mode", "pull", "--observations", observations.string()});
-  if (mode == "hybrid") argv.insert(argv.end(), {"--mode", "hybrid", "--observations", observations.string()});
+  if (send_mode != PlanMode::kPush) {
+    argv.insert(argv.end(), {"--mode", PlanModeName(send_mode), "--observations", observations.string()});
+  }
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
-    if (mode != "hybrid") return Status::InvalidArgument("--kill needs --mode hybrid");
+    if (mode != BenchMode::kHybrid) return Status::InvalidArgument("--kill needs --mode hybrid");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
@@ -294,7 +296,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx) {
     if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
     outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
-    if ((pull || mode == "hybrid") && outcome.verified) {
+    if (send_mode != PlanMode::kPush && outcome.verified) {
       outcome.source_copies = summary.at("source_copies").get<double>();
       outcome.details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome.source_copies));
       std::ifstream in(observations);
@@ -383,7 +385,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   const std::string program = ProgramBesideSelf(program_name);
   const std::string shim = LibraryBesideSelf(kMpiShimLibrary);
   if (program == program_name || shim.empty()) {
-    return Status::FailedPrecondition("--mode " + ctx.args.mode + " needs the MPI benchmark program and " +
+    return Status::FailedPrecondition(std::string("--mode ") + BenchModeName(ctx.args.mode) + " needs the MPI benchmark program and " +
                                       std::string(kMpiShimLibrary) +
                                       ", which are built only when CMake finds MPI (install libopenmpi-dev and rebuild)");
   }
@@ -451,7 +453,7 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
     if (line.find("steps (s since the call)") != std::string::npos) steps.push_back(line);
   }
   BenchOutcome outcome;
-  outcome.algo = ctx.args.mode;
+  outcome.algo = BenchModeName(ctx.args.mode);
   if (!bcast) {
     outcome.bound_s = AllgatherBoundOfBench(ctx);
     outcome.part_bytes = AllgatherPartBytes(ctx);
@@ -580,6 +582,52 @@ std::string CpuField(const std::optional<CpuPerGib>& cpu) {
              : "null";
 }
 
+// The modes of `gridcast bench`: the gridcastd broadcasts are told apart by what `gridcast send
+// --mode` they run (RunDaemonBroadcast); every other mode has a runner of its own.
+struct BenchModeInfo {
+  BenchMode mode;
+  const char* name;  // as --mode names it
+  const char* help;
+  std::optional<PlanMode> send_mode;
+  Result<BenchOutcome> (*run)(const BenchContext& ctx);
+  bool broadcast = true;  // its time is compared with the broadcast bound
+};
+
+const std::vector<BenchModeInfo>& BenchModes() {
+  static const std::vector<BenchModeInfo> modes = {
+      {BenchMode::kPush, "push", "gridcastd trees", PlanMode::kPush, nullptr},
+      {BenchMode::kPull, "pull", "gridcastd swarm", PlanMode::kPull, nullptr},
+      {BenchMode::kPullDefault, "pull-default", "libtorrent's own settings", PlanMode::kPull, nullptr},
+      {BenchMode::kHybrid, "hybrid", "push with pull repair", PlanMode::kHybrid, nullptr},
+      {BenchMode::kMpi, "mpi", "tuned MPI_Bcast", std::nullopt,
+       [](const BenchContext& ctx) { return RunMpi(ctx, /*tuned=*/true); }},
+      {BenchMode::kMpiDefault, "mpi-default", "Open MPI's own choice", std::nullopt,
+       [](const BenchContext& ctx) { return RunMpi(ctx, /*tuned=*/false); }},
+      {BenchMode::kMpiShim, "mpi-shim",
+       "the same MPI program, its MPI_Bcast through libgridcast-mpi.so and gridcastd", std::nullopt,
+       [](const BenchContext& ctx) { return RunMpiShim(ctx, MpiCollective::kBcast); }},
+      {BenchMode::kIperf, "iperf", "line rate", std::nullopt, RunIperf},
+      {BenchMode::kP2pMatrix, "p2p-matrix", "iperf3 between all pairs, the tomography baseline; --size unused",
+       std::nullopt, RunP2pMatrix, /*broadcast=*/false},
+      {BenchMode::kAllgather, "allgather", "gridcast allgather of one part of SIZE / nodes per node", std::nullopt,
+       RunAllgather},
+      {BenchMode::kMpiAllgather, "mpi-allgather", "tuned MPI_Allgather of the same parts", std::nullopt,
+       RunMpiAllgather},
+      {BenchMode::kMpiShimAllgather, "mpi-shim-allgather",
+       "its program's MPI_Allgather through libgridcast-mpi.so", std::nullopt,
+       [](const BenchContext& ctx) { return RunMpiShim(ctx, MpiCollective::kAllgather); }},
+      {BenchMode::kSbcast, "sbcast", "Slurm's sbcast in a batch job on a real Slurm over the netgrid", std::nullopt,
+       RunSbcast},
+      {BenchMode::kSlurmStage, "slurm-stage", "gridcast slurm stage in the same job", std::nullopt, RunSlurmStage},
+  };
+  return modes;
+}
+
+const BenchModeInfo& InfoOf(BenchMode mode) {
+  const std::vector<BenchModeInfo>& modes = BenchModes();
+  return *std::find_if(modes.begin(), modes.end(), [mode](const BenchModeInfo& info) { return info.mode == mode; });
+}
+
 int Bench(const BenchArgs& args) {
   Result<NetworkModel> model = LoadTopology(args.topology);
   if (!model.ok()) return ReportError(model.status());
@@ -592,33 +640,14 @@ int Bench(const BenchArgs& args) {
   const fs::path state_dir = args.state.empty() ? fs::path(fmt::format("/tmp/gridcast-bench-{}", getpid())) : fs::path(args.state);
   const BenchContext ctx{args, *model, *size, fs::absolute(state_dir)};
 
-  Result<BenchOutcome> outcome = Status::InvalidArgument("unknown mode");
-  const bool daemon_mode = args.mode == "push" || args.mode == "pull" || args.mode == "pull-default" || args.mode == "hybrid";
-  if (args.tls && !daemon_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
-  if (daemon_mode) {
-    outcome = RunDaemonBroadcast(ctx);
-  } else if (args.mode == "p2p-matrix") {
-    outcome = RunP2pMatrix(ctx);
-  } else if (args.mode == "mpi" || args.mode == "mpi-default") {
-    outcome = RunMpi(ctx, args.mode == "mpi");
-  } else if (args.mode == "mpi-shim" || args.mode == "mpi-shim-allgather") {
-    outcome = RunMpiShim(ctx, args.mode == "mpi-shim" ? MpiCollective::kBcast : MpiCollective::kAllgather);
-  } else if (args.mode == "allgather") {
-    outcome = RunAllgather(ctx);
-  } else if (args.mode == "mpi-allgather") {
-    outcome = RunMpiAllgather(ctx);
-  } else if (args.mode == "sbcast") {
-    outcome = RunSbcast(ctx);
-  } else if (args.mode == "slurm-stage") {
-    outcome = RunSlurmStage(ctx);
-  } else {
-    outcome = RunIperf(ctx);
-  }
-  if (!outcome.ok()) return ReportError(outcome.status().WithContext("bench --mode " + args.mode));
+  const BenchModeInfo& mode = InfoOf(args.mode);
+  if (args.tls && !mode.send_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
+  Result<BenchOutcome> outcome = mode.send_mode ? RunDaemonBroadcast(ctx, *mode.send_mode) : mode.run(ctx);
+  if (!outcome.ok()) return ReportError(outcome.status().WithContext(std::string("bench --mode ") + mode.name));
 
   // A matrix of pairs is no broadcast: no bound to compare with.
   const double bound_s = outcome->bound_s           ? *outcome->bound_s
-                         : args.mode == "p2p-matrix" ? 0
+                         : !mode.broadcast ? 0
                                                      : BroadcastBoundSeconds(*model, model->source, {}, *size);
   const double ratio = bound_s > 0 ? outcome->completion_s / bound_s : 0;
   // Modes that measure no CPU (iperf, p2p-matrix, sbcast) or failed to: null.
@@ -643,11 +672,11 @@ int Bench(const BenchArgs& args) {
     }
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
                "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
-               nlohmann::json(args.mode).dump(), nlohmann::json(outcome->algo).dump(), *size,
+               nlohmann::json(mode.name).dump(), nlohmann::json(outcome->algo).dump(), *size,
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
                outcome->verified ? "true" : "false", CpuField(cpu), CpuField(transfer_cpu), pull_fields);
   } else {
-    fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", args.mode,
+    fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", mode.name,
                args.tls ? " (TLS)" : "",
                outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
                ratio, outcome->verified ? "verified" : "NOT VERIFIED");
@@ -671,24 +700,29 @@ int Bench(const BenchArgs& args) {
 
 }  // namespace
 
+const char* BenchModeName(BenchMode mode) { return InfoOf(mode).name; }
+
 void AddBenchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* bench = app.add_subcommand(
       "bench", "Time one broadcast on a fresh netgrid against the physical bound (needs root)");
   bench->add_option("--topology", args->topology, "Topology YAML file")->required();
   bench->add_option("--size", args->size, "Payload size, e.g. 256MiB")->required();
-  bench->add_option("--mode", args->mode,
-                    "push (gridcastd trees), pull (gridcastd swarm), pull-default (libtorrent's own settings), "
-                    "hybrid (push with pull repair), mpi (tuned MPI_Bcast), mpi-default, mpi-shim (the same MPI program, its MPI_Bcast through libgridcast-mpi.so and gridcastd), iperf (line rate), "
-                    "p2p-matrix (iperf3 between all pairs, the tomography baseline; --size unused), "
-                    "allgather (gridcast allgather of one part of SIZE / nodes per node), "
-                    "mpi-allgather (tuned MPI_Allgather of the same parts), mpi-shim-allgather (its program's "
-                    "MPI_Allgather through libgridcast-mpi.so), sbcast (Slurm's sbcast in a batch job on a real "
-                    "Slurm over the netgrid), slurm-stage (gridcast slurm stage in the same job)")
+  std::vector<std::string> mode_names;
+  std::string modes_help;
+  for (const BenchModeInfo& mode : BenchModes()) {
+    mode_names.emplace_back(mode.name);
+    modes_help += fmt::format("{}{} ({})", modes_help.empty() ? "" : ", ", mode.name, mode.help);
+  }
+  bench->add_option_function<std::string>(
+           "--mode",
+           [args](const std::string& name) {
+             const std::vector<BenchModeInfo>& modes = BenchModes();
+             args->mode = std::find_if(modes.begin(), modes.end(), [&](const BenchModeInfo& m) { return m.name == name; })->mode;
+           },
+           modes_help)
       ->required()
-      ->check(CLI::IsMember({"push", "pull", "pull-default", "hybrid", "mpi", "mpi-default", "mpi-shim", "iperf",
-                             "p2p-matrix", "allgather", "mpi-allgather", "mpi-shim-allgather", "sbcast",
-                             "slurm-stage"}));
+      ->check(CLI::IsMember(mode_names));
   bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")

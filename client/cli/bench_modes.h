@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/network_model.h"
+#include "collectives/plan.h"
 #include "common/crypto.h"
 #include "include/gridcast/result.h"
 #include "deploy/bench_netgrid.h"
@@ -27,10 +28,32 @@ inline constexpr const char* kPayloadName = "bench.bin";
 // The program bench/mpi_allgather.c builds to (only when CMake found MPI).
 inline constexpr const char* kMpiAllgatherProgram = "gridcast-mpi-allgather";
 
+// `gridcast bench --mode`: what is timed (the table of modes, with their names, is BenchModes()
+// in bench_command.cc).
+enum class BenchMode {
+  kPush,
+  kPull,
+  kPullDefault,
+  kHybrid,
+  kMpi,
+  kMpiDefault,
+  kMpiShim,
+  kIperf,
+  kP2pMatrix,
+  kAllgather,
+  kMpiAllgather,
+  kMpiShimAllgather,
+  kSbcast,
+  kSlurmStage,
+};
+
+// The name --mode gives `mode` ("push", "pull-default", ...).
+const char* BenchModeName(BenchMode mode);
+
 struct BenchArgs {
   std::string topology;
   std::string size;
-  std::string mode;
+  BenchMode mode = BenchMode::kPush;
   std::string algo;
   std::string state;
   std::string chunk;

@@ -20,6 +20,14 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
   return option->default_val(std::string(from_environment));
 }
 
+CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode, const std::string& description) {
+  return command
+      ->add_option_function<std::string>(
+          "--mode", [mode](const std::string& name) { *mode = PlanModeFromName(name); }, description)
+      ->check(CLI::IsMember({PlanModeName(PlanMode::kPush), PlanModeName(PlanMode::kPull),
+                             PlanModeName(PlanMode::kHybrid)}));
+}
+
 Result<ClusterConfig> LoadCluster(const std::string& path) {
   Result<ClusterConfig> cluster = LoadClusterFile(path);
   if (const std::string exposed = SecretExposure(path); cluster.ok() && !exposed.empty()) {

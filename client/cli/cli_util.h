@@ -3,10 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
+#include "collectives/plan.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast::cli {
@@ -25,6 +27,9 @@ inline constexpr const char* kDigestHelp =
 // --cluster FILE on `command`, required unless the environment's GRIDCAST_CLUSTER names the
 // file (as it does for the MPI shim); the flag wins over the variable.
 CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const std::string& description);
+
+// --mode push|pull|hybrid on `command`, into `mode` (left unset when the flag is not given).
+CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode, const std::string& description);
 
 Result<std::string> ReadTextFile(const std::filesystem::path& path);
 

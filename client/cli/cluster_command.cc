@@ -42,7 +42,7 @@ struct ClusterArgs {
   double timeout_s = 0;
   double stall_timeout_s = 0;
   bool json = false;
-  std::string mode;  // empty: the source daemon decides
+  std::optional<PlanMode> mode;  // unset: the source daemon decides
   std::string observations;
   std::string plan_id;
   std::string tls_ca;
@@ -200,18 +200,8 @@ int Send(const ClusterArgs& args) {
   request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
   request.set_timeout_s(args.timeout_s);
   request.set_stall_timeout_s(args.stall_timeout_s);
-  if (args.mode.empty()) {
-    request.set_mode(v1::PLAN_MODE_UNSPECIFIED);
-  } else if (args.mode == "pull") {
-    request.set_mode(v1::PLAN_MODE_PULL);
-  } else if (args.mode == "hybrid") {
-    request.set_mode(v1::PLAN_MODE_HYBRID);
-  } else if (args.mode == "push") {
-    request.set_mode(v1::PLAN_MODE_PUSH);
-  } else {
-    return ReportError(Status::InvalidArgument("--mode: expected push, pull or hybrid, not '" + args.mode + "'"));
-  }
-  if (!args.observations.empty() && args.mode != "pull" && args.mode != "hybrid") {
+  request.set_mode(args.mode ? PlanModeToProto(*args.mode) : v1::PLAN_MODE_UNSPECIFIED);
+  if (!args.observations.empty() && (!args.mode || *args.mode == PlanMode::kPush)) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
 
@@ -360,7 +350,7 @@ int ListCommand(const ClusterArgs& args) {
       if (Result<ChunkDigest> digest = ChunkDigestFromProto(p.digest()); p.digest() != v1::CHUNK_DIGEST_UNSPECIFIED && digest.ok()) {
         line += fmt::format(", chunks {}", DigestName(*digest));
       }
-      if (!p.scrub().empty()) line += fmt::format(", verify: {}", p.scrub());
+      if (p.scrub() != v1::SCRUB_RESULT_UNSPECIFIED) line += fmt::format(", verify: {}", ScrubResultText(p.scrub(), p.scrub_error()));
       if (p.bad_chunks_size() == 0) continue;
       std::string chunks;
       for (uint64_t c : p.bad_chunks()) chunks += (chunks.empty() ? "" : ",") + std::to_string(c);
@@ -436,7 +426,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_option("--digest", args->digest, kDigestHelp);
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
-  send->add_option("--mode", args->mode,
+  AddPlanModeOption(send, &args->mode,
                    "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
                    "hybrid for auto when the cluster file names no topology and tomography inferred none");
   send->add_option("--observations", args->observations,

@@ -106,7 +106,7 @@ void PrintPlanText(const Plan& plan) {
       fmt::print("  {} -> {}\n", plan.members[f->parent], children);
     }
   }
-  if (plan.mode == PlanMode::kPush) return;
+  if (!plan.HasSwarm()) return;
   fmt::print("swarm: source {}{}\n", plan.members[plan.swarm.source],
              plan.swarm.free_choice ? ", free choice (no stripes)" : "");
   for (const SwarmMember& m : plan.swarm.members) {
@@ -142,7 +142,7 @@ nlohmann::json PlanJson(const Plan& plan) {
   nlohmann::json out = {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
                         {"mode", PlanModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
                         {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
-  if (plan.mode != PlanMode::kPush) {
+  if (plan.HasSwarm()) {
     nlohmann::json members = nlohmann::json::array();
     for (const SwarmMember& m : plan.swarm.members) {
       nlohmann::json stripe = nlohmann::json::array();

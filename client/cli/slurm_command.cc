@@ -42,7 +42,7 @@ struct SlurmArgs {
   std::string name;
   std::string algo;
   std::string chunk;
-  std::string mode;
+  std::optional<PlanMode> mode;
   std::string digest;
   std::string topology;
   double timeout_s = 0;
@@ -253,7 +253,7 @@ void AddSendOptions(const SlurmArgs& args, std::vector<std::string>* argv) {
   add("--name", args.name);
   add("--algo", args.algo);
   add("--chunk", args.chunk);
-  add("--mode", args.mode);
+  add("--mode", args.mode ? PlanModeName(*args.mode) : "");
   add("--digest", args.digest);
   if (args.timeout_s > 0) add("--timeout", fmt::format("{:g}", args.timeout_s));
   if (args.stall_timeout_s > 0) add("--stall-timeout", fmt::format("{:g}", args.stall_timeout_s));
@@ -423,7 +423,7 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   stage->add_option("--name", args->name, "Name at the nodes (default: the file's name)");
   stage->add_option("--algo", args->algo, "Planner, as for gridcast send (default auto)");
   stage->add_option("--chunk", args->chunk, "Chunk size, e.g. 4MiB (default: the planner's)");
-  stage->add_option("--mode", args->mode, "push, pull or hybrid, as for gridcast send");
+  AddPlanModeOption(stage, &args->mode, "push, pull or hybrid, as for gridcast send");
   stage->add_option("--digest", args->digest, kDigestHelp);
   stage->add_option("--topology", args->topology,
                     "Topology file whose nodes are the job's (by Slurm name), read on the node running stage: "

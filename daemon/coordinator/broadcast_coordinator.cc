@@ -257,7 +257,7 @@ Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanB
 Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const v1::BroadcastRequest& request,
                                                                            PayloadIdentity identity,
                                                                            const Plan& plan) const {
-  if (plan.mode != PlanMode::kPush) {
+  if (plan.HasSwarm()) {
     return Status::FailedPrecondition("a payload in lent memory is pushed; this broadcast's plan is not");
   }
   if (identity.sha256 != identity.ListDigest()) {
@@ -290,7 +290,7 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(con
   if (request.from_registered_memory()) return OpenLentSource(request, std::move(identity), plan);
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));
-  if (plan.mode == PlanMode::kPush) return store;  // the source's execution follows the fill
+  if (!plan.HasSwarm()) return store;  // the source's execution follows the fill
   const auto stall_after =
       request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
   auto progressed = std::chrono::steady_clock::now();
@@ -424,7 +424,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   const std::string& name = payload.name;
 
   GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size));
-  const bool pull = plan.mode == PlanMode::kPull;
+  const bool pull = !plan.HasLanes();
   const bool hybrid = plan.mode == PlanMode::kHybrid;
 
   std::unique_ptr<PayloadStore> store;

@@ -68,12 +68,13 @@ void Holdings::ListDirectory(bool in_memory, bool verify,
     if (!verify) continue;
     Result<ScrubReport> scrub = PayloadStore::Scrub(dir, name);
     if (!scrub.ok()) {
-      held->set_scrub("unknown: " + scrub.status().message());
+      held->set_scrub(v1::SCRUB_RESULT_UNKNOWN);
+      held->set_scrub_error(scrub.status().message());
       continue;
     }
     held->set_chunks_total(scrub->chunks);
     held->set_chunks_verified(scrub->chunks - scrub->bad_chunks.size());
-    held->set_scrub(scrub->bad_chunks.empty() ? "ok" : "bad");
+    held->set_scrub(scrub->bad_chunks.empty() ? v1::SCRUB_RESULT_OK : v1::SCRUB_RESULT_BAD);
     for (uint64_t c : scrub->bad_chunks) held->add_bad_chunks(c);
     if (!scrub->bad_chunks.empty()) {
       spdlog::warn("scrub: {} has {} bad chunks of {}", name, scrub->bad_chunks.size(), scrub->chunks);

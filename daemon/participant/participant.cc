@@ -45,7 +45,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), execution_options);
   if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
-  if (execution->plan().mode != PlanMode::kPush) {
+  if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
     SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
@@ -56,7 +56,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
                      if (auto e = weak.lock()) e->NotePayloadSent();
                    }};
     // A hybrid member's push lanes already say when a chunk may leave the page cache.
-    if (execution->plan().mode == PlanMode::kPull) {
+    if (!execution->plan().HasLanes()) {
       join.on_chunk_shared = [weak](uint64_t chunk) {
         if (auto e = weak.lock()) e->OnSwarmChunkShared(chunk);
       };
@@ -89,7 +89,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     }
     const std::vector<BundlePart> parts = BundlePartsFromProto(plan.payload());
     if (!parts.empty()) {
-      if (plan.payload().directory() || plan.mode() != v1::PLAN_MODE_PUSH) {
+      if (plan.payload().directory() || parsed.HasSwarm()) {
         return Status::InvalidArgument("an allgather is pushed, and its parts are files");
       }
       GRIDCAST_RETURN_IF_ERROR(

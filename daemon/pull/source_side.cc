@@ -198,7 +198,7 @@ std::shared_ptr<SourceSide> MakeSourceSide(const Plan& plan, const std::vector<l
                                            const std::map<lt::peer_id, std::string>& names) {
   const Swarm& swarm = plan.swarm;
   const std::vector<int> group = swarm.GroupOfEachMember();
-  if (plan.mode == PlanMode::kPull) {
+  if (!plan.HasLanes()) {
     std::map<lt::peer_id, int> index;
     std::vector<PieceDealer::Member> members(swarm.members.size());
     for (size_t i = 0; i < swarm.members.size(); ++i) index[PeerIdOf(plan.members[swarm.members[i].member])] = static_cast<int>(i);

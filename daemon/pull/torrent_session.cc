@@ -502,7 +502,7 @@ Result<std::string> TorrentSession::MagnetLink(const std::string& torrent) {
 Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   const Plan& plan = join.plan;
   const int p = static_cast<int>(plan.members.size());
-  if (plan.mode == PlanMode::kPush) return Status::InvalidArgument("a push plan has no swarm");
+  if (!plan.HasSwarm()) return Status::InvalidArgument("a push plan has no swarm");
   if (join.self < 0 || join.self >= p || static_cast<int>(join.bt_addresses.size()) != p) {
     return Status::InvalidArgument("swarm member index or addresses do not match the plan");
   }

@@ -94,17 +94,38 @@ struct Progress {
   double elapsed_s = 0;
 };
 
+// How a broadcast moves its payload (gridcast send --mode).
+enum class Mode { kPush = 1, kPull = 2, kHybrid = 3 };
+// "push", "pull" or "hybrid".
+const char* ModeName(Mode mode);
+
+// Where a member of a broadcast stands.
+enum class MemberState {
+  kUnknown = 0,
+  kPrepared = 1,     // has the plan, not started
+  kRunning = 2,      // receiving (and forwarding)
+  kDone = 3,         // holds every chunk
+  kFailed = 4,       // Member::error says why
+  kStopped = 5,      // cancelled; Member::error says why
+  kUnreachable = 6,  // did not answer this round
+  kResuming = 7,     // restarted and lost the plan: being prepared again
+  kLost = 8,         // given up on (pull, hybrid): the others finish without it
+};
+// What `gridcast send` prints for a member: "done", "failed: <error>", "lost", ...
+std::string MemberStateText(MemberState state, const std::string& error = "");
+
 // How one broadcast ended (what `gridcast send --json` prints, as plain values).
 struct BroadcastResult {
   struct Member {
     std::string name;
-    std::string state;        // "done", "failed: ...", "lost" (pull, hybrid), ...
+    MemberState state = MemberState::kUnknown;
+    std::string error;        // why, when it failed or was stopped
     bool digest_ok = false;   // the digests of the chunks it stored are the source's
     double finished_s = 0;
   };
   std::string plan_id;        // hex
   std::string algorithm;
-  std::string mode;           // push, pull or hybrid
+  Mode mode = Mode::kPush;
   uint64_t size_bytes = 0;
   uint64_t chunk_bytes = 0;
   double completion_s = 0;    // until the last member held a verified copy

@@ -122,7 +122,7 @@ TEST(CppApi, ABufferArrivesWholeWhetherItsCopyOverlapsThePlanOrPrecedesIt) {
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   std::vector<uint8_t> sent(3'000'017);
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 2246822519u >> 11);
-  for (const auto& [algorithm, mode] : {std::pair{"multilane", "push"}, std::pair{"auto", "hybrid"}}) {
+  for (const auto& [algorithm, mode] : {std::pair{"multilane", Mode::kPush}, std::pair{"auto", Mode::kHybrid}}) {
     SendOptions options;
     options.algorithm = algorithm;
     options.in_memory = true;
@@ -131,7 +131,7 @@ TEST(CppApi, ABufferArrivesWholeWhetherItsCopyOverlapsThePlanOrPrecedesIt) {
     ASSERT_TRUE(broadcast.ok()) << broadcast.status().ToString();
     Result<BroadcastResult> result = (*broadcast)->Wait();
     ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_EQ(result->mode, mode) << "a cluster file without a topology: auto pushes with pull repair";
+    EXPECT_EQ(result->mode, mode) << ModeName(result->mode) << ": a cluster file without a topology: auto pushes with pull repair";
     for (const char* member : {"m0", "m2"}) {
       std::vector<uint8_t> received(sent.size());
       ReceiveOptions keep;

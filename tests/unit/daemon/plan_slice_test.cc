@@ -70,7 +70,7 @@ void ExpectSameView(const Plan& whole, const Plan& part, int m) {
       }
     }
   }
-  if (whole.mode == PlanMode::kPush || m == whole.swarm.source) return;
+  if (!whole.HasSwarm() || m == whole.swarm.source) return;
   auto entry_of = [m](const Swarm& s) {
     return std::find_if(s.members.begin(), s.members.end(), [m](const SwarmMember& e) { return e.member == m; });
   };
