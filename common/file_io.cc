@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace gridcast {
@@ -18,6 +19,15 @@ class SystemCalls final : public FileIo {
   }
   int Reserve(int fd, off_t bytes) override { return posix_fallocate(fd, 0, bytes); }
   int Sync(int fd) override { return fdatasync(fd); }
+  int OpenAt(int dir_fd, const char* path, int flags, mode_t mode) override { return openat(dir_fd, path, flags, mode); }
+  int RenameAt(int from_dir_fd, const char* from, int to_dir_fd, const char* to) override {
+    return renameat(from_dir_fd, from, to_dir_fd, to);
+  }
+  int Truncate(int fd, off_t bytes) override { return ftruncate(fd, bytes); }
+  int SyncRange(int fd, off_t offset, off_t bytes, unsigned int flags) override {
+    return sync_file_range(fd, offset, bytes, flags);
+  }
+  int Advise(int fd, off_t offset, off_t bytes, int advice) override { return posix_fadvise(fd, offset, bytes, advice); }
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
-// FileIo: the calls PayloadStore makes on the bytes of its files, behind an interface so that
-// tests can make them fail (as LevelDB's Env lets its fault-injection tests do): errors such
-// as EIO and ENOSPC, short and interrupted transfers, and a power loss that takes the writes
-// no sync covered. The daemon uses the system's calls.
+// FileIo: the calls PayloadStore makes on its files, from opening them to renaming them into
+// place, behind an interface so that tests can make them fail (as LevelDB's Env lets its
+// fault-injection tests do): errors such as EIO and ENOSPC, short and interrupted transfers, a
+// crash between a write and a rename, and a power loss that takes the writes no sync covered.
+// The daemon uses the system's calls.
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +27,16 @@ class FileIo {
   virtual int Reserve(int fd, off_t bytes) = 0;
   // As fdatasync(2): 0, or -1 with errno set.
   virtual int Sync(int fd) = 0;
+  // As openat(2): a descriptor, or -1 with errno set.
+  virtual int OpenAt(int dir_fd, const char* path, int flags, mode_t mode) = 0;
+  // As renameat(2): 0, or -1 with errno set.
+  virtual int RenameAt(int from_dir_fd, const char* from, int to_dir_fd, const char* to) = 0;
+  // As ftruncate(2): 0, or -1 with errno set.
+  virtual int Truncate(int fd, off_t bytes) = 0;
+  // As sync_file_range(2) (start writing back, or wait for it): 0, or -1 with errno set.
+  virtual int SyncRange(int fd, off_t offset, off_t bytes, unsigned int flags) = 0;
+  // As posix_fadvise(2) (drop written pages from the page cache): 0 or an errno value.
+  virtual int Advise(int fd, off_t offset, off_t bytes, int advice) = 0;
 };
 
 // The system's calls; lives for the whole process.

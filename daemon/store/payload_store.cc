@@ -15,6 +15,7 @@
 
 #include "common/hex.h"
 #include "common/payload_digests.h"
+#include "daemon/store/state_files.h"
 
 namespace gridcast {
 namespace {
@@ -30,70 +31,6 @@ int MissingSpace(int fd, uint64_t bytes) {
   return bytes > held && bytes - held > free_bytes ? ENOSPC : 0;
 }
 
-constexpr char kStateMagic[8] = {'G', 'C', 'S', 'T', 'A', 'T', 'E', '1'};
-constexpr size_t kStateHeaderBytes = sizeof(kStateMagic) + sizeof(Digest);
-// The chunk list of a finished payload: magic | size u64 | chunk size u64 (big-endian) |
-// whole-payload SHA-256 | then in version 2 the chunk digest (ChunkDigest, 1 byte) | one chunk
-// digest per chunk (DigestBytes wide; SHA-256 in version 1, written before chunk digests
-// were chosen, and still read).
-constexpr char kChunkListMagicV1[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
-constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '2'};
-constexpr size_t kChunkListV1HeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + sizeof(Digest);
-constexpr size_t kChunkListHeaderBytes = kChunkListV1HeaderBytes + 1;
-
-void PutU64(uint8_t* out, uint64_t v) {
-  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
-}
-
-uint64_t GetU64(const uint8_t* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
-  return v;
-}
-
-// The chunk list recorded at `path` (its format above).
-Result<PayloadIdentity> ReadChunkList(const std::string& path, const std::string& name) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
-  const Status damaged = Status::DataLoss("chunk list of '" + name + "' is damaged");
-  std::vector<uint8_t> header(kChunkListHeaderBytes);
-  struct stat st {};
-  Status read = fstat(fd, &st) == 0 ? Status::Ok() : ErrnoStatus("stat " + path, errno);
-  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
-  if (read.ok() && file_bytes < kChunkListV1HeaderBytes) read = damaged;
-  if (read.ok()) read = PreadFull(SystemFileIo(), fd, {header.data(), std::min<size_t>(header.size(), file_bytes)}, 0);
-  PayloadIdentity id;
-  std::string hashes;
-  size_t header_bytes = kChunkListHeaderBytes;
-  if (read.ok() && std::memcmp(header.data(), kChunkListMagicV1, sizeof kChunkListMagicV1) == 0) {
-    header_bytes = kChunkListV1HeaderBytes;
-  } else if (read.ok() && std::memcmp(header.data(), kChunkListMagic, sizeof kChunkListMagic) == 0) {
-    Result<ChunkDigest> digest = ChunkDigestFromValue(header[kChunkListV1HeaderBytes]);
-    if (!digest.ok()) read = damaged;
-    id.digest = digest.ok() ? *digest : ChunkDigest::kSha256;
-  } else if (read.ok()) {
-    read = damaged;
-  }
-  if (read.ok()) {
-    id.size_bytes = GetU64(header.data() + 8);
-    id.chunk_bytes = GetU64(header.data() + 16);
-    std::memcpy(id.sha256.data(), header.data() + 24, sizeof(Digest));
-    const uint64_t n = id.NumChunks();
-    if (id.chunk_bytes == 0 || file_bytes < header_bytes || (file_bytes - header_bytes) / DigestBytes(id.digest) != n) {
-      read = damaged;
-    } else {
-      hashes.resize(file_bytes - header_bytes);
-      read = PreadFull(SystemFileIo(), fd, {reinterpret_cast<uint8_t*>(hashes.data()), hashes.size()}, header_bytes);
-    }
-  }
-  close(fd);
-  if (!read.ok()) return read;
-  Result<std::vector<Digest>> decoded = DecodeChunkHashes(id.digest, hashes, id.NumChunks());
-  if (!decoded.ok()) return damaged;
-  id.chunk_hashes = std::move(*decoded);
-  return id;
-}
-
 // What every store that receives needs of the identity it is given.
 Status CheckIdentity(const PayloadIdentity& identity) {
   if (identity.chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
@@ -105,11 +42,6 @@ Status CheckIdentity(const PayloadIdentity& identity) {
 }
 
 }  // namespace
-
-std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix) {
-  const std::filesystem::path state_dir = std::filesystem::path(data_dir) / ".gridcast" / "state";
-  return (state_dir / (ToHex(Sha256(AsBytes(name))) + suffix)).string();
-}
 
 PayloadStore::~PayloadStore() {
   if (mapped_ != nullptr) munmap(mapped_, mapped_bytes_);
@@ -133,7 +65,7 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path, uint64_t chunk_bytes,
                                                                ChunkDigest digest, FileIo& io) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
   return HashOpenFile(fd, path, chunk_bytes, digest, io);
 }
@@ -144,7 +76,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::strin
   if (identity.size_bytes == 0 && identity.sha256 != Sha256({})) {
     return Status::InvalidArgument("the SHA-256 declared for an empty payload is not that of no bytes");
   }
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
   std::unique_ptr<PayloadStore> store(new PayloadStore(io));
   store->fd_ = fd;
@@ -293,7 +225,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
 
   // A complete copy from an earlier broadcast of the same payload needs nothing.
-  int final_fd = openat(dir, store->base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int final_fd = store->io_->OpenAt(dir, store->base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (final_fd >= 0) {
     struct stat st {};
     if (fstat(final_fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -301,7 +233,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
       store->fd_ = final_fd;
       if (store->VerifyWholeFile()) {
         store->finalized_ = true;
-        GRIDCAST_RETURN_IF_ERROR(store->WriteChunkList());
+        GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*store->io_, store->chunks_path_, store->identity_, /*sync=*/false));
         return store;
       }
       store->fd_ = -1;
@@ -315,7 +247,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
 
   const std::string part = store->base_name_ + ".part";
   const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-  store->fd_ = openat(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  store->fd_ = store->io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (store->fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
   // just for this holds nothing verified: it goes, not to keep what space it got.
@@ -328,47 +260,32 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
       return ErrnoStatus("reserving " + name, error);
     }
   }
-  if (ftruncate(store->fd_, static_cast<off_t>(store->identity_.size_bytes)) != 0) {
+  if (store->io_->Truncate(store->fd_, static_cast<off_t>(store->identity_.size_bytes)) != 0) {
     return ErrnoStatus("sizing " + name + ".part", errno);
   }
 
   store->state_path_ = PayloadStatePath(data_dir, name, ".state");
-  store->state_fd_ = open(store->state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  store->state_fd_ =
+      store->io_->OpenAt(AT_FDCWD, store->state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (store->state_fd_ < 0) return ErrnoStatus("cannot open " + store->state_path_, errno);
-
   const Digest fingerprint = store->identity_.Fingerprint();
-  std::vector<uint8_t> header(kStateHeaderBytes);
   std::vector<uint8_t> bitmap((n + 7) / 8, 0);
-  const bool resumable = PreadFull(*store->io_, store->state_fd_, header, 0).ok() &&
-                         std::memcmp(header.data(), kStateMagic, sizeof kStateMagic) == 0 &&
-                         std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest)) == 0 &&
-                         PreadFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes).ok();
-  if (resumable) {
+  if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*store->io_, store->state_fd_, fingerprint, n)) {
     // Trust the bitmap only as far as the data on disk still hashes right.
     std::vector<uint8_t> buffer(store->identity_.LargestChunk());
     for (uint64_t c = 0; c < n; ++c) {
-      if (!(bitmap[c / 8] & (1u << (c % 8)))) continue;
+      if (!((*recorded)[c / 8] & (1u << (c % 8)))) continue;
       Result<Digest> digest = store->HashStoredChunk(c, buffer);
       if (digest.ok() && *digest == store->identity_.chunk_hashes[c]) {
         store->have_[c] = true;
         store->stored_hashes_[c] = *digest;
         ++store->verified_;
+        bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
       }
     }
-    for (auto& byte : bitmap) byte = 0;
-    for (uint64_t c = 0; c < n; ++c) {
-      if (store->have_[c]) bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
-    }
-  } else {
-    std::fill(bitmap.begin(), bitmap.end(), 0);
   }
-  std::memcpy(header.data(), kStateMagic, sizeof kStateMagic);
-  std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest));
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, header, 0));
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(*store->io_, store->state_fd_, bitmap, kStateHeaderBytes));
-  if (ftruncate(store->state_fd_, static_cast<off_t>(kStateHeaderBytes + bitmap.size())) != 0) {
-    return ErrnoStatus("sizing " + store->state_path_, errno);
-  }
+  GRIDCAST_RETURN_IF_ERROR(WriteResumeState(*store->io_, store->state_fd_, fingerprint, bitmap)
+                               .WithContext(store->state_path_));
   return store;
 }
 
@@ -389,26 +306,6 @@ bool PayloadStore::VerifyWholeFile() {
   have_.assign(n, true);
   verified_ = n;
   return true;
-}
-
-Status PayloadStore::WriteChunkList() const {
-  const std::string temporary = chunks_path_ + ".tmp";
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot write " + temporary, errno);
-  std::vector<uint8_t> bytes(kChunkListHeaderBytes);
-  std::memcpy(bytes.data(), kChunkListMagic, sizeof kChunkListMagic);
-  PutU64(bytes.data() + 8, identity_.size_bytes);
-  PutU64(bytes.data() + 16, identity_.chunk_bytes);
-  std::memcpy(bytes.data() + 24, identity_.sha256.data(), sizeof(Digest));
-  bytes[kChunkListV1HeaderBytes] = static_cast<uint8_t>(identity_.digest);
-  const std::string hashes = EncodeChunkHashes(identity_.digest, identity_.chunk_hashes);
-  bytes.insert(bytes.end(), hashes.begin(), hashes.end());
-  Status written = PwriteFull(*io_, fd, bytes, 0);
-  close(fd);
-  if (written.ok() && rename(temporary.c_str(), chunks_path_.c_str()) != 0) {
-    written = ErrnoStatus("cannot rename " + temporary, errno);
-  }
-  return written;
 }
 
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified) {
@@ -487,7 +384,7 @@ Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& di
     // Start the writeback early, so chunks are clean (droppable) once they have been forwarded;
     // in batches, since each submission costs a disk kick.
     unsubmitted_bytes_ = 0;
-    sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+    io_->SyncRange(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
   Status marked = MarkVerified(chunk, digest);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
@@ -543,7 +440,7 @@ Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
   for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
     if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
-  return PwriteFull(*io_, state_fd_, {&byte, 1}, kStateHeaderBytes + chunk / 8);
+  return PwriteFull(*io_, state_fd_, {&byte, 1}, ResumeBitmapByteOffset(chunk));
 }
 
 Status PayloadStore::TouchUnheldChunks() {
@@ -638,8 +535,8 @@ void PayloadStore::ChunkForwarded(uint64_t chunk) {
     const auto length = static_cast<off_t>(ChunkOffset(oldest[j - 1]) + identity_.ChunkSize(oldest[j - 1])) - offset;
     // Pages still dirty or under writeback are not dropped: wait for them (a disk slower than
     // the network holds the workers here, and the windows hold the parent).
-    sync_file_range(fd_, offset, length, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-    posix_fadvise(fd_, offset, length, POSIX_FADV_DONTNEED);
+    io_->SyncRange(fd_, offset, length, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    io_->Advise(fd_, offset, length, POSIX_FADV_DONTNEED);
     i = j;
   }
 }
@@ -676,9 +573,9 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
     return digest;
   }
   if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
-  GRIDCAST_RETURN_IF_ERROR(WriteChunkList());
+  GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, identity_, sync));
   const std::string part = base_name_ + ".part";
-  if (renameat(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
+  if (io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);
   }
   if (sync) fsync(dir_.get());
@@ -699,7 +596,7 @@ Result<ChunkRef> PayloadStore::ChunkAt(uint64_t chunk) const {
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ReadChunkList(PayloadStatePath(data_dir, name, ".chunks"), name);
+  return ReadChunkList(SystemFileIo(), PayloadStatePath(data_dir, name, ".chunks"), name);
 }
 
 Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {

@@ -44,6 +44,7 @@
 #include "common/file_io.h"
 #include "daemon/store/payload_identity.h"
 #include "daemon/store/rank_memory.h"
+#include "daemon/store/state_files.h"
 
 namespace gridcast {
 
@@ -52,10 +53,6 @@ struct ScrubReport {
   uint64_t chunks = 0;
   std::vector<uint64_t> bad_chunks;  // whose stored bytes no longer hash to the recorded digest
 };
-
-// Where a payload of `data_dir` keeps its resume bitmap ("<key>.state") and, once finished,
-// its chunk list ("<key>.chunks"): <data_dir>/.gridcast/state/<key>.
-std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix);
 
 class PayloadStore {
  public:
@@ -250,7 +247,6 @@ class PayloadStore {
   Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
   // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
   bool VerifyWholeFile();
-  Status WriteChunkList() const;
 
   FileIo* io_;
   PayloadIdentity identity_;

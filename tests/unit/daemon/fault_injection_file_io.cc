@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 namespace gridcast {
 
@@ -30,6 +31,16 @@ void FaultInjectionFileIo::FailReads(const std::string& path_part, int error, in
   read_rules_.push_back({path_part, error, after});
 }
 
+void FaultInjectionFileIo::FailOpens(const std::string& path_part, int error, int after) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_rules_.push_back({path_part, error, after});
+}
+
+void FaultInjectionFileIo::FailRenames(const std::string& path_part, int error, int after) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  rename_rules_.push_back({path_part, error, after});
+}
+
 void FaultInjectionFileIo::FailReserve(int error) {
   std::lock_guard<std::mutex> lock(mutex_);
   reserve_error_ = error;
@@ -44,6 +55,8 @@ void FaultInjectionFileIo::ClearFaults() {
   std::lock_guard<std::mutex> lock(mutex_);
   write_rules_.clear();
   read_rules_.clear();
+  open_rules_.clear();
+  rename_rules_.clear();
   reserve_error_ = 0;
   short_transfers_ = false;
 }
@@ -54,8 +67,10 @@ int FaultInjectionFileIo::failed_calls() const {
 }
 
 int FaultInjectionFileIo::Triggered(std::vector<Rule>& rules, int fd) {
-  if (rules.empty()) return 0;
-  const std::string path = PathOfDescriptor(fd);
+  return rules.empty() ? 0 : TriggeredByPath(rules, PathOfDescriptor(fd));
+}
+
+int FaultInjectionFileIo::TriggeredByPath(std::vector<Rule>& rules, const std::string& path) {
   for (Rule& rule : rules) {
     if (path.find(rule.path_part) == std::string::npos) continue;
     if (rule.after > 0) {
@@ -128,6 +143,34 @@ int FaultInjectionFileIo::Sync(int fd) {
     if (it != written_.end()) it->second.undo.clear();
   }
   return fdatasync(fd);
+}
+
+int FaultInjectionFileIo::OpenAt(int dir_fd, const char* path, int flags, mode_t mode) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const int error = TriggeredByPath(open_rules_, path); error != 0) {
+    errno = error;
+    return -1;
+  }
+  return openat(dir_fd, path, flags, mode);
+}
+
+int FaultInjectionFileIo::RenameAt(int from_dir_fd, const char* from, int to_dir_fd, const char* to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const int error = TriggeredByPath(rename_rules_, from); error != 0) {
+    errno = error;
+    return -1;
+  }
+  return renameat(from_dir_fd, from, to_dir_fd, to);
+}
+
+int FaultInjectionFileIo::Truncate(int fd, off_t bytes) { return ftruncate(fd, bytes); }
+
+int FaultInjectionFileIo::SyncRange(int fd, off_t offset, off_t bytes, unsigned int flags) {
+  return sync_file_range(fd, offset, bytes, flags);
+}
+
+int FaultInjectionFileIo::Advise(int fd, off_t offset, off_t bytes, int advice) {
+  return posix_fadvise(fd, offset, bytes, advice);
 }
 
 bool FaultInjectionFileIo::LoseUnsyncedWrites(const std::string& path_part, int keep_one_in) {

@@ -1,7 +1,8 @@
 // A FileIo that fails on request, in the style of LevelDB's FaultInjectionTestEnv: errors
-// (EIO, ENOSPC, ...) on the reads or writes of chosen files, short and interrupted transfers,
-// a reservation the file system refuses, and a power loss that takes back the writes no Sync
-// covered. Files are chosen by a part of their current path (so a rule on ".part" follows the
+// (EIO, ENOSPC, ...) on the reads, writes, opens or renames of chosen files (a failed rename is
+// a crash between a file's last write and its rename into place), short and interrupted
+// transfers, a reservation the file system refuses, and a power loss that takes back the
+// writes no Sync covered. Files are chosen by a part of their current path (so a rule on ".part" follows the
 // payload being received, and one on ".state" its bitmap). Thread-safe.
 #pragma once
 
@@ -25,6 +26,10 @@ class FaultInjectionFileIo final : public FileIo {
   // more of them have succeeded, until ClearFaults().
   void FailWrites(const std::string& path_part, int error, int after = 0);
   void FailReads(const std::string& path_part, int error, int after = 0);
+  // Opens (or renames) of paths containing `path_part` (a rename: its source) fail with
+  // `error` once `after` more of them have succeeded, until ClearFaults().
+  void FailOpens(const std::string& path_part, int error, int after = 0);
+  void FailRenames(const std::string& path_part, int error, int after = 0);
   // Reserve() answers `error` (e.g. ENOSPC, or EOPNOTSUPP as some file systems do).
   void FailReserve(int error);
   // Every transfer moves at most a third of what was asked (at least one byte), and every
@@ -45,6 +50,11 @@ class FaultInjectionFileIo final : public FileIo {
   ssize_t Pwrite(int fd, const void* buffer, size_t bytes, off_t offset) override;
   int Reserve(int fd, off_t bytes) override;
   int Sync(int fd) override;
+  int OpenAt(int dir_fd, const char* path, int flags, mode_t mode) override;
+  int RenameAt(int from_dir_fd, const char* from, int to_dir_fd, const char* to) override;
+  int Truncate(int fd, off_t bytes) override;
+  int SyncRange(int fd, off_t offset, off_t bytes, unsigned int flags) override;
+  int Advise(int fd, off_t offset, off_t bytes, int advice) override;
 
  private:
   struct Rule {
@@ -66,6 +76,7 @@ class FaultInjectionFileIo final : public FileIo {
 
   // REQUIRES: mutex_ held. The errno an injected rule fails the call with, or 0.
   int Triggered(std::vector<Rule>& rules, int fd);
+  int TriggeredByPath(std::vector<Rule>& rules, const std::string& path);
   // REQUIRES: mutex_ held. Triggered(), or EINTR for an interrupted transfer, or 0.
   int FailureFor(std::vector<Rule>& rules, int fd);
   size_t Shorten(size_t bytes) const;
@@ -73,6 +84,8 @@ class FaultInjectionFileIo final : public FileIo {
   mutable std::mutex mutex_;
   std::vector<Rule> write_rules_;
   std::vector<Rule> read_rules_;
+  std::vector<Rule> open_rules_;
+  std::vector<Rule> rename_rules_;
   int reserve_error_ = 0;
   bool short_transfers_ = false;
   int calls_ = 0;

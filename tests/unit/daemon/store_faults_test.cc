@@ -99,6 +99,64 @@ TEST_F(StoreFaultTest, ACrashBetweenTheWriteAndTheBitmapCostsOnlyAReReceive) {
   EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
 }
 
+// The process died after the last write and before the renames into place: first before the
+// chunk list's, then before the payload's. Each time the restarted store resumes every chunk
+// from its bitmap and finishes without receiving one again.
+TEST_F(StoreFaultTest, ACrashBetweenTheWritesAndTheRenamesResumesFromTheBitmap) {
+  for (const char* renamed : {".chunks.tmp", "p.bin.part"}) {
+    {
+      auto store = OpenFaulty();
+      WriteAll(*store);
+      io_.FailRenames(renamed, EIO);
+      EXPECT_FALSE(store->Finalize(/*sync=*/true).ok()) << renamed;
+    }
+    io_.ClearFaults();
+    EXPECT_FALSE(fs::exists(dir_ / "p.bin")) << renamed;
+    EXPECT_EQ(PayloadStore::RecordedIdentity(dir_.string(), "p.bin").ok(), std::string(renamed) != ".chunks.tmp");
+    auto store = OpenFaulty();
+    EXPECT_TRUE(store->Complete()) << renamed;
+    Result<Digest> digest = store->Finalize(/*sync=*/true);
+    ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+    EXPECT_EQ(*digest, identity_.ListDigest());
+    EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+    Result<ScrubReport> scrub = PayloadStore::Scrub(dir_.string(), "p.bin");
+    ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
+    EXPECT_TRUE(scrub->bad_chunks.empty());
+    fs::remove(dir_ / "p.bin");
+    fs::remove(PayloadStatePath(dir_.string(), "p.bin", ".chunks"));
+  }
+}
+
+// The same crash with a power loss: the payload's bytes were synced, the bitmap never was.
+// Nothing counts, nothing bad is kept: the chunks are received again.
+TEST_F(StoreFaultTest, APowerLossBeforeTheRenameCostsAReReceiveNeverABadChunk) {
+  {
+    auto store = OpenFaulty();
+    WriteAll(*store);
+    io_.FailRenames("p.bin.part", EIO);
+    EXPECT_FALSE(store->Finalize(/*sync=*/true).ok());
+  }
+  io_.ClearFaults();
+  ASSERT_TRUE(io_.LoseUnsyncedWrites(".state"));
+  auto store = OpenFaulty();
+  EXPECT_EQ(store->VerifiedCount(), 0u);
+  WriteAll(*store);
+  ASSERT_TRUE(store->Finalize(/*sync=*/true).ok());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+}
+
+// A state file that cannot be opened fails the open with its path; nothing is left half made.
+TEST_F(StoreFaultTest, AnUnopenableBitmapFailsTheOpenNamingIt) {
+  io_.FailOpens(".state", EACCES);
+  Result<std::unique_ptr<PayloadStore>> store =
+      PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, io_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find(".state"), std::string::npos) << store.status().ToString();
+  io_.ClearFaults();
+  auto again = OpenFaulty();
+  EXPECT_EQ(again->VerifiedCount(), 0u);
+}
+
 // A power loss kept the bitmap's writes but lost some of the payload's: the bitmap claims
 // chunks whose bytes are gone. The resume checks them and keeps only those that survived.
 TEST_F(StoreFaultTest, PayloadWritesLostInAPowerLossAreNotCountedOnResume) {

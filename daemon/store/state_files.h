@@ -1,0 +1,49 @@
+// The two files a store keeps about a payload under <data_dir>/.gridcast/state/ (named by
+// PayloadStatePath), their formats and nothing else:
+//
+//   <key>.state   the resume bitmap of a payload being received:
+//                 "GCSTATE1" | the identity's Fingerprint (32 bytes) | one bit per chunk
+//                 (chunk c at bit c % 8 of byte c / 8), set once the chunk's stored bytes
+//                 hashed right. A bitmap for another identity is ignored.
+//   <key>.chunks  the chunk list of a finished payload, for Scrub and RecordedIdentity:
+//                 "GCCHUNK2" | size u64 | chunk size u64 (big-endian) | whole-payload SHA-256 |
+//                 the chunk digest (ChunkDigest, 1 byte) | one chunk digest per chunk
+//                 (DigestBytes wide). Version 1 ("GCCHUNK1", written before chunk digests were
+//                 chosen) has no digest byte and SHA-256 chunk digests; it is still read.
+//
+// Every call goes through the FileIo it is given, so fault tests see these files too.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/crypto.h"
+#include "common/file_io.h"
+#include "daemon/store/payload_identity.h"
+#include "include/gridcast/result.h"
+
+namespace gridcast {
+
+// Where a payload of `data_dir` keeps its resume bitmap ("<key>.state") and, once finished,
+// its chunk list ("<key>.chunks"): <data_dir>/.gridcast/state/<key>.
+std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix);
+
+// The bitmap recorded in the state file `fd` for the identity with `fingerprint` (of `chunks`
+// chunks); none when the file holds another identity's, or nothing readable.
+std::optional<std::vector<uint8_t>> ReadResumeBitmap(FileIo& io, int fd, const Digest& fingerprint, uint64_t chunks);
+// Replaces the state file's contents with `bitmap` for the identity with `fingerprint`.
+Status WriteResumeState(FileIo& io, int fd, const Digest& fingerprint, std::span<const uint8_t> bitmap);
+// Where in the state file the byte holding `chunk`'s bit lies.
+uint64_t ResumeBitmapByteOffset(uint64_t chunk);
+
+// The chunk list recorded at `path`; NotFound when there is none, DataLoss when it is damaged.
+// `name` names the payload in errors.
+Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name);
+// Records `identity`'s chunk list at `path` all at once (a temporary file beside it, renamed
+// over it); with `sync`, on the disk before the rename.
+Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync);
+
+}  // namespace gridcast
