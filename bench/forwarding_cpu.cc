@@ -37,6 +37,7 @@ double CpuSeconds(int pid) {
 
 }  // namespace
 
+// Stays whole: the measurement in the order it runs, as docs/performance.md describes it.
 int main(int argc, char** argv) {
   uint64_t size = uint64_t{1} << 30;
   std::string algo = "multilane";

@@ -146,18 +146,70 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
          (options.tls_cert.empty() ? "" : "; TLS");
 }
 
-Status RunDaemon(const DaemonOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(options.data_dir, ec);
-  if (ec || !fs::is_directory(options.data_dir)) {
-    return Status::FailedPrecondition("data directory " + options.data_dir + " is unusable");
-  }
-  const std::string data_dir = fs::canonical(options.data_dir).string();
-  const std::string memory_dir = MemoryDirOf(options, data_dir);
-  GRIDCAST_RETURN_IF_ERROR(ResetMemoryDir(memory_dir));
+namespace {
 
-  // Signals are taken by sigwait below, not by whichever thread happens to run.
+// Runs `io` on a thread of its own until Stop() or destruction.
+class IoThread {
+ public:
+  explicit IoThread(boost::asio::io_context& io)
+      : io_(io), work_(boost::asio::make_work_guard(io)), thread_([&io] { io.run(); }) {}
+  ~IoThread() { Stop(); }
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+  void Stop() {
+    if (!thread_.joinable()) return;
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+ private:
+  boost::asio::io_context& io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::thread thread_;
+};
+
+// Retention sweeps on a thread of their own: at once, then every minute, or every tenth of a
+// shorter maximum age (at least 10 s), until destroyed. None when neither policy limits anything.
+class RetentionSweeper {
+ public:
+  RetentionSweeper(Holdings& holdings, const RetentionPolicy& data, const RetentionPolicy& memory) {
+    if (!data.any() && !memory.any()) return;
+    std::chrono::seconds every(60);
+    for (const RetentionPolicy* policy : {&data, &memory}) {
+      if (policy->max_age) every = std::min(every, std::max(*policy->max_age / 10, std::chrono::seconds(10)));
+    }
+    thread_ = std::thread([this, &holdings, data, memory, every] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!stopping_) {
+        lock.unlock();
+        holdings.SweepRetention(data, memory);
+        lock.lock();
+        wake_.wait_for(lock, every, [this] { return stopping_; });
+      }
+    });
+  }
+  ~RetentionSweeper() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  RetentionSweeper(const RetentionSweeper&) = delete;
+  RetentionSweeper& operator=(const RetentionSweeper&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_
+  std::thread thread_;
+};
+
+// Signals are taken by sigwait (WaitForShutdownSignal), not by whichever thread happens to run;
+// call before starting any thread.
+sigset_t BlockShutdownSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -166,6 +218,69 @@ Status RunDaemon(const DaemonOptions& options) {
   // A peer that went away makes a write fail with EPIPE; sendfile(2), unlike send(2), has no
   // MSG_NOSIGNAL, so without this the whole daemon would die of SIGPIPE when one child does.
   signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+// The data and memory directories, made ready (the memory one emptied of an earlier run's).
+Result<PayloadDirectories> OpenDirectories(const DaemonOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec || !fs::is_directory(options.data_dir)) {
+    return Status::FailedPrecondition("data directory " + options.data_dir + " is unusable");
+  }
+  PayloadDirectories directories;
+  directories.data_dir = fs::canonical(options.data_dir).string();
+  directories.memory_dir = MemoryDirOf(options, directories.data_dir);
+  directories.send_roots = options.send_roots;
+  GRIDCAST_RETURN_IF_ERROR(ResetMemoryDir(directories.memory_dir));
+  return directories;
+}
+
+// The memory local processes lend this member (rank_memory_registry.h); null, with a warning,
+// when another daemon of this member and data address on this host listens already: then
+// every in-memory payload goes to the memory directory.
+std::shared_ptr<RankMemoryRegistry> ListenForLentMemory(boost::asio::io_context& io, const DaemonOptions& options) {
+  const ClusterMember* self = options.cluster.Find(options.name);
+  Result<std::shared_ptr<RankMemoryRegistry>> rank_memory = RankMemoryRegistry::Listen(
+      io, RankMemorySocketName(options.name, self != nullptr ? self->data_address : options.data_address));
+  if (rank_memory.ok()) return *rank_memory;
+  spdlog::warn("{}", rank_memory.status().ToString());
+  return nullptr;
+}
+
+// The gRPC server of the control calls, listening (over TLS when the daemon has a certificate).
+Result<std::unique_ptr<grpc::Server>> StartControlServer(const DaemonOptions& options, ControlService& service) {
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.tls_cert.empty()) {
+    Result<std::string> cert = ReadPem(options.tls_cert);
+    Result<std::string> key = ReadPem(options.tls_key);
+    if (!cert.ok() || !key.ok()) return Status::InvalidArgument("TLS needs readable --tls-cert and --tls-key");
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  if (options.control_address.rfind("unix:", 0) == 0) {
+    std::error_code ec;
+    std::filesystem::remove(options.control_address.substr(options.control_address.find(':') + 1), ec);
+  }
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.control_address, credentials);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) return Status::Unavailable("cannot listen for control calls on " + options.control_address);
+  return server;
+}
+
+}  // namespace
+
+Status RunDaemon(const DaemonOptions& options) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadDirectories directories, OpenDirectories(options));
+  const std::string data_dir = directories.data_dir;
+  const std::string memory_dir = directories.memory_dir;
+  sigset_t signals = BlockShutdownSignals();
 
   auto counters = std::make_shared<DaemonCounters>();
   ExecutionOptions execution = options.execution;
@@ -176,33 +291,21 @@ Status RunDaemon(const DaemonOptions& options) {
   }
   TorrentSessionOptions torrent_options = options.torrents;
   torrent_options.counters = counters;
-  Result<std::unique_ptr<TorrentSession>> torrents = TorrentSession::Start(torrent_options);
-  if (!torrents.ok()) return torrents.status();
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<TorrentSession> torrents, TorrentSession::Start(torrent_options));
 
   boost::asio::io_context io(1);
-  auto work = boost::asio::make_work_guard(io);
   if (tls) {
     execution.transport = std::make_shared<TlsTransport>(io, tls, options.tcp, options.execution.connect_timeout);
   } else {
     execution.transport = std::make_shared<TcpTransport>(io, options.tcp);
   }
-  // Without it (another daemon of this member and data address here) every payload
-  // goes to the memory directory, as before the MPI shim could lend memory.
-  const auto self = std::find_if(options.cluster.members.begin(), options.cluster.members.end(),
-                                 [&](const ClusterMember& m) { return m.name == options.name; });
-  Result<std::shared_ptr<RankMemoryRegistry>> rank_memory = RankMemoryRegistry::Listen(
-      io, RankMemorySocketName(options.name,
-                               self != options.cluster.members.end() ? self->data_address : options.data_address));
-  if (!rank_memory.ok()) spdlog::warn("{}", rank_memory.status().ToString());
-  Participant participant(io, ParticipantOptions{options.name, PayloadDirectories{data_dir, memory_dir, options.send_roots},
-                                                execution, torrents->get(), options.workers,
-                                          rank_memory.ok() ? *rank_memory : nullptr});
+  Participant participant(io, ParticipantOptions{options.name, std::move(directories), execution, torrents.get(),
+                                                 options.workers, ListenForLentMemory(io, options)});
   DataPlane data_plane(io, execution.transport, options.cluster.secret,
                        [&participant](const PlanId& id) { return participant.plans().Find(id); },
                        options.execution.connect_timeout);
-  Result<uint16_t> data_port = data_plane.Listen(options.data_address);
-  if (!data_port.ok()) return data_port.status();
-  std::thread io_thread([&io] { io.run(); });
+  GRIDCAST_ASSIGN_OR_RETURN(const uint16_t data_port, data_plane.Listen(options.data_address));
+  IoThread io_thread(io);
 
   CoordinatorOptions coordinator_options;
   coordinator_options.client.tls_ca = options.tls_ca;
@@ -212,89 +315,29 @@ Status RunDaemon(const DaemonOptions& options) {
   ControlTree tree(participant, options.cluster, coordinator_options.client);
   BroadcastCoordinator coordinator(participant, tree, options.cluster, coordinator_options);
   AllgatherCoordinator allgathers(participant, coordinator, options.cluster, coordinator_options.client);
-  TorrentExports exports(data_dir, **torrents);
+  TorrentExports exports(data_dir, *torrents);
   ControlService service(participant, tree, coordinator, allgathers, exports, options.cluster.secret, *counters);
-
   std::unique_ptr<MetricsExporter> metrics;
   if (!options.metrics_address.empty()) {
-    Result<std::unique_ptr<MetricsExporter>> exporter = MetricsExporter::Start(options.metrics_address, participant, *counters);
-    if (!exporter.ok()) {
-      io.stop();
-      io_thread.join();
-      return exporter.status();
-    }
-    metrics = std::move(*exporter);
+    GRIDCAST_ASSIGN_OR_RETURN(metrics, MetricsExporter::Start(options.metrics_address, participant, *counters));
   }
-
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!options.tls_cert.empty()) {
-    Result<std::string> cert = ReadPem(options.tls_cert);
-    Result<std::string> key = ReadPem(options.tls_key);
-    if (!cert.ok() || !key.ok()) {
-      io.stop();
-      io_thread.join();
-      return Status::InvalidArgument("TLS needs readable --tls-cert and --tls-key");
-    }
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
-    credentials = grpc::SslServerCredentials(ssl);
-  }
-  if (options.control_address.rfind("unix:", 0) == 0) {
-    fs::remove(options.control_address.substr(options.control_address.find(':') + 1), ec);
-  }
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.control_address, credentials);
-  builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.SetMaxSendMessageSize(64 << 20);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) {
-    io.stop();
-    io_thread.join();
-    return Status::Unavailable("cannot listen for control calls on " + options.control_address);
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, StartControlServer(options, service));
   spdlog::info("gridcastd '{}' up: control {}{}, data {} (port {}{}), BitTorrent {}, data dir {}{}", options.name,
-               options.control_address, tls ? " (TLS)" : "", options.data_address, *data_port,
+               options.control_address, tls ? " (TLS)" : "", options.data_address, data_port,
                tls ? ", TLS" : "", options.torrents.listen_address, data_dir,
                metrics ? fmt::format(", metrics port {}", metrics->port()) : "");
 
-  // Retention sweeps: at once, then every minute, or every tenth of a shorter maximum age (at
-  // least 10 s).
-  std::mutex sweep_mutex;
-  std::condition_variable sweep_wake;
-  bool stopping = false;
-  std::thread sweeper;
-  if (options.data_retention.any() || options.memory_retention.any()) {
-    std::chrono::seconds every(60);
-    for (const RetentionPolicy* policy : {&options.data_retention, &options.memory_retention}) {
-      if (policy->max_age) every = std::min(every, std::max(*policy->max_age / 10, std::chrono::seconds(10)));
-    }
-    sweeper = std::thread([&, every] {
-      std::unique_lock<std::mutex> lock(sweep_mutex);
-      while (!stopping) {
-        lock.unlock();
-        participant.holdings().SweepRetention(options.data_retention, options.memory_retention);
-        lock.lock();
-        sweep_wake.wait_for(lock, every, [&] { return stopping; });
-      }
-    });
-  }
-
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  spdlog::info("gridcastd '{}': signal {}, shutting down", options.name, signal_number);
   {
-    std::lock_guard<std::mutex> lock(sweep_mutex);
-    stopping = true;
+    RetentionSweeper sweeper(participant.holdings(), options.data_retention, options.memory_retention);
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    spdlog::info("gridcastd '{}': signal {}, shutting down", options.name, signal_number);
   }
-  sweep_wake.notify_all();
-  if (sweeper.joinable()) sweeper.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   for (const auto& plan : participant.plans().All()) plan->RequestStop("daemon shutting down");
-  work.reset();
-  io.stop();
-  io_thread.join();
-  fs::remove_all(memory_dir, ec);  // marked as ours by ResetMemoryDir
+  io_thread.Stop();
+  std::error_code ec;
+  std::filesystem::remove_all(memory_dir, ec);  // marked as ours by ResetMemoryDir
   return Status::Ok();
 }
 

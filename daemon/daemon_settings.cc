@@ -195,6 +195,7 @@ std::string SettingsTable::Reference() const {
   return table;
 }
 
+// Stays whole: one check or assignment per setting, in the order the settings are declared.
 Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   if (kLogLevels.count(s.log_level) == 0) {

@@ -64,6 +64,83 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
 
 namespace {
 
+// Indices are validated by ValidatePlan; the parsers only keep them from overflowing int:
+// an index at or past the `members` count becomes -1.
+int AsIndex(uint32_t value, int64_t members) { return value < members ? static_cast<int>(value) : -1; }
+// More upload slots than members is the same as one per member.
+int AsSlots(uint32_t value, int64_t members) { return static_cast<int>(std::min<int64_t>(value, members)); }
+
+// The member names by whole-plan index; a slice's unlisted members get empty names.
+Result<std::vector<std::string>> ParseMembers(const v1::Plan& in, int64_t members) {
+  std::vector<std::string> names;
+  if (in.member_count() == 0) {
+    if (in.member_index_size() > 0) return Status::InvalidArgument("plan lists member indices but no member count");
+    for (const v1::Member& member : in.members()) names.push_back(member.name());
+    return names;
+  }
+  if (in.member_index_size() != in.members_size()) {
+    return Status::InvalidArgument("plan slice lists " + std::to_string(in.members_size()) + " members and " +
+                                   std::to_string(in.member_index_size()) + " indices");
+  }
+  names.resize(static_cast<size_t>(members));
+  for (int i = 0; i < in.members_size(); ++i) {
+    const uint32_t index = in.member_index(i);
+    if (index >= members || (i > 0 && index <= in.member_index(i - 1))) {
+      return Status::InvalidArgument("plan slice member indices are not increasing below the member count");
+    }
+    if (in.members(i).name().empty()) return Status::InvalidArgument("plan has a member without a name");
+    names[index] = in.members(i).name();
+  }
+  return names;
+}
+
+Result<Lane> ParseLane(const v1::Lane& l, int64_t members) {
+  Lane lane;
+  lane.source = AsIndex(l.source(), members);
+  lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), kMaxStreamsPerEdge));
+  if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
+    return Status::InvalidArgument("plan lane has too many chunk ranges");
+  }
+  for (const v1::ChunkRange& r : l.chunks()) lane.chunks.push_back(RangeFromProto(r));
+  if (l.fanouts_size() > members) return Status::InvalidArgument("plan lane has more fanouts than members");
+  for (const v1::Fanout& f : l.fanouts()) {
+    Fanout fanout;
+    fanout.parent = AsIndex(f.parent(), members);
+    if (f.children_size() > members) return Status::InvalidArgument("plan fanout has too many children");
+    for (uint32_t child : f.children()) fanout.children.push_back(AsIndex(child, members));
+    for (uint32_t streams : f.streams()) {
+      if (streams > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
+        return Status::InvalidArgument("plan asks for more than " + std::to_string(kMaxStreamsPerEdge) +
+                                       " streams per edge");
+      }
+      fanout.streams.push_back(static_cast<int>(streams));
+    }
+    lane.fanouts.push_back(std::move(fanout));
+  }
+  return lane;
+}
+
+Result<Swarm> ParseSwarm(const v1::Swarm& s, int64_t members) {
+  if (s.members_size() > members) return Status::InvalidArgument("plan swarm has more entries than members");
+  Swarm swarm;
+  swarm.source = AsIndex(s.source(), members);
+  swarm.free_choice = s.free_choice();
+  swarm.source_upload_slots = AsSlots(s.source_upload_slots(), members);
+  for (const v1::SwarmMember& sm : s.members()) {
+    if (sm.peers_size() > members) return Status::InvalidArgument("plan swarm member has too many peers");
+    if (sm.stripe_size() > static_cast<int>(kMaxPlanChunks)) {
+      return Status::InvalidArgument("plan swarm member has too many chunk ranges");
+    }
+    SwarmMember m;
+    m.member = AsIndex(sm.member(), members);
+    for (const v1::ChunkRange& r : sm.stripe()) m.stripe.push_back(RangeFromProto(r));
+    for (uint32_t peer : sm.peers()) m.peers.push_back(AsIndex(peer, members));
+    m.upload_slots = AsSlots(sm.upload_slots(), members);
+    swarm.members.push_back(std::move(m));
+  }
+  return swarm;
+}
+
 // Bounds every count and index, and expands a slice to the whole plan's indices (members it
 // does not list get empty names); does not validate.
 Result<Plan> ParsePlan(const v1::Plan& in) {
@@ -78,78 +155,20 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
     return Status::InvalidArgument("plan has " + std::to_string(plan.NumChunks()) +
                                    " chunks; the limit is " + std::to_string(kMaxPlanChunks));
   }
-  const int64_t p = WholeMemberCount(in);
-  if (static_cast<size_t>(p) > kMaxPlanMembers || in.members_size() > p) {
+  const int64_t members = WholeMemberCount(in);
+  if (static_cast<size_t>(members) > kMaxPlanMembers || in.members_size() > members) {
     return Status::InvalidArgument("plan has too many members");
   }
   if (static_cast<size_t>(in.lanes_size()) > kMaxPlanLanes) {
     return Status::InvalidArgument("plan has too many lanes");
   }
-  if (in.member_count() == 0) {
-    if (in.member_index_size() > 0) return Status::InvalidArgument("plan lists member indices but no member count");
-    for (const v1::Member& member : in.members()) plan.members.push_back(member.name());
-  } else {
-    if (in.member_index_size() != in.members_size()) {
-      return Status::InvalidArgument("plan slice lists " + std::to_string(in.members_size()) + " members and " +
-                                     std::to_string(in.member_index_size()) + " indices");
-    }
-    plan.members.resize(static_cast<size_t>(p));
-    for (int i = 0; i < in.members_size(); ++i) {
-      const uint32_t index = in.member_index(i);
-      if (index >= p || (i > 0 && index <= in.member_index(i - 1))) {
-        return Status::InvalidArgument("plan slice member indices are not increasing below the member count");
-      }
-      if (in.members(i).name().empty()) return Status::InvalidArgument("plan has a member without a name");
-      plan.members[index] = in.members(i).name();
-    }
-  }
-  // Indices are validated by ValidatePlan; here only keep them from overflowing int.
-  auto as_index = [p](uint32_t value) { return value < p ? static_cast<int>(value) : -1; };
-  // More slots than members is the same as one per member.
-  auto as_slots = [p](uint32_t value) { return static_cast<int>(std::min<int64_t>(value, p)); };
+  GRIDCAST_ASSIGN_OR_RETURN(plan.members, ParseMembers(in, members));
   for (const v1::Lane& l : in.lanes()) {
-    Lane lane;
-    lane.source = as_index(l.source());
-    lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), kMaxStreamsPerEdge));
-    if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
-      return Status::InvalidArgument("plan lane has too many chunk ranges");
-    }
-    for (const v1::ChunkRange& r : l.chunks()) lane.chunks.push_back(RangeFromProto(r));
-    if (l.fanouts_size() > p) return Status::InvalidArgument("plan lane has more fanouts than members");
-    for (const v1::Fanout& f : l.fanouts()) {
-      Fanout fanout;
-      fanout.parent = as_index(f.parent());
-      if (f.children_size() > p) return Status::InvalidArgument("plan fanout has too many children");
-      for (uint32_t child : f.children()) fanout.children.push_back(as_index(child));
-      for (uint32_t streams : f.streams()) {
-        if (streams > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
-          return Status::InvalidArgument("plan asks for more than " + std::to_string(kMaxStreamsPerEdge) +
-                                         " streams per edge");
-        }
-        fanout.streams.push_back(static_cast<int>(streams));
-      }
-      lane.fanouts.push_back(std::move(fanout));
-    }
+    GRIDCAST_ASSIGN_OR_RETURN(Lane lane, ParseLane(l, members));
     plan.lanes.push_back(std::move(lane));
   }
   if (plan.HasSwarm()) {
-    const v1::Swarm& s = in.swarm();
-    if (s.members_size() > p) return Status::InvalidArgument("plan swarm has more entries than members");
-    plan.swarm.source = as_index(s.source());
-    plan.swarm.free_choice = s.free_choice();
-    plan.swarm.source_upload_slots = as_slots(s.source_upload_slots());
-    for (const v1::SwarmMember& sm : s.members()) {
-      if (sm.peers_size() > p) return Status::InvalidArgument("plan swarm member has too many peers");
-      if (sm.stripe_size() > static_cast<int>(kMaxPlanChunks)) {
-        return Status::InvalidArgument("plan swarm member has too many chunk ranges");
-      }
-      SwarmMember m;
-      m.member = as_index(sm.member());
-      for (const v1::ChunkRange& r : sm.stripe()) m.stripe.push_back(RangeFromProto(r));
-      for (uint32_t peer : sm.peers()) m.peers.push_back(as_index(peer));
-      m.upload_slots = as_slots(sm.upload_slots());
-      plan.swarm.members.push_back(std::move(m));
-    }
+    GRIDCAST_ASSIGN_OR_RETURN(plan.swarm, ParseSwarm(in.swarm(), members));
   }
   return plan;
 }

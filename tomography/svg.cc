@@ -61,6 +61,7 @@ std::string Text(double x, double y, const std::string& text, const std::string&
 
 }  // namespace
 
+// Stays whole: one picture drawn top to bottom, whose parts share every coordinate.
 std::string RenderSvg(const TomographyResult& result) {
   const Similarity& sim = result.similarity;
   std::map<std::string, int> index;

@@ -63,6 +63,7 @@ double AllgatherBoundOfBench(const BenchContext& ctx) {
   return AllgatherBoundSeconds(ctx.model, nodes, std::vector<uint64_t>(nodes.size(), AllgatherPartBytes(ctx)));
 }
 
+// Stays whole: the measurement in the order it runs (netgrid, parts, allgather, checks, CPU).
 Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");

@@ -214,6 +214,63 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   return victims;
 }
 
+// The `gridcast send` RunDaemonBroadcast times, with the bench's options.
+std::vector<std::string> SendCommand(const BenchContext& ctx, PlanMode send_mode, const std::string& algo,
+                                     const fs::path& payload, const std::string& cluster_file,
+                                     const fs::path& observations) {
+  std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
+                                   cluster_file, "--algo", algo, "--json"};
+  if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
+  if (ctx.args.in_memory) argv.push_back("--in-memory");
+  if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
+  if (send_mode != PlanMode::kPush) {
+    argv.insert(argv.end(), {"--mode", PlanModeName(send_mode), "--observations", observations.string()});
+  }
+  return argv;
+}
+
+// What `gridcast send --json` said of a broadcast RunDaemonBroadcast timed, into `outcome`;
+// `victims` were killed on purpose, and `observations` is where the send wrote its own.
+Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const BenchContext& ctx, PlanMode send_mode,
+                       const std::vector<std::string>& victims, const fs::path& observations, BenchOutcome* outcome) {
+  try {
+    outcome->algo = summary.at("algorithm").get<std::string>();
+    outcome->completion_s = summary.at("completion_s").get<double>();
+    outcome->verified = summary.at("verified").get<bool>() && exit_code == 0;
+    if (!victims.empty()) {
+      // The victims are lost by design; every survivor must hold a verified copy.
+      outcome->verified = true;
+      for (const auto& m : summary.at("members")) {
+        const std::string name = m.at("name").get<std::string>();
+        const bool victim = std::find(victims.begin(), victims.end(), name) != victims.end();
+        outcome->verified = outcome->verified && (victim || m.at("digest_ok").get<bool>());
+      }
+      outcome->details.push_back(fmt::format("killed {} after {:.0f}% of the bound", fmt::join(victims, ", "),
+                                            100 * ctx.args.kill_at));
+    }
+    if (summary.contains("control")) outcome->control = summary["control"];
+    if (summary.contains("digest")) outcome->digest = summary["digest"].get<std::string>();
+    if (summary.contains("error")) outcome->details.push_back("send error: " + summary["error"].get<std::string>());
+    outcome->details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
+                                          summary.at("lanes").get<uint32_t>()));
+    if (send_mode != PlanMode::kPush && outcome->verified) {
+      outcome->source_copies = summary.at("source_copies").get<double>();
+      outcome->details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome->source_copies));
+      std::ifstream in(observations);
+      const nlohmann::json seen = nlohmann::json::parse(in, nullptr, false);
+      if (seen.is_discarded()) return Status::Internal("unreadable observations " + observations.string());
+      outcome->uplink_copies = UplinkCopies(ctx.model, seen, ctx.size_bytes);
+      for (const auto& [name, copies] : outcome->uplink_copies) {
+        outcome->details.push_back(fmt::format("{:.3f} copies entered {} over its uplink", copies, name));
+      }
+      if (!ctx.args.observations.empty()) fs::copy_file(observations, ctx.args.observations, fs::copy_options::overwrite_existing);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
+  }
+  return Status::Ok();
+}
+
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
 // code path as a user's send), then every receiver's file hashed again here. Modes: push;
 // pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
@@ -234,15 +291,8 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   if (algo.empty()) {
     algo = mode == BenchMode::kPull ? "swarm" : mode == BenchMode::kPullDefault ? "swarm-free" : DefaultPushAlgorithm(ctx.model);
   }
-  std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "send", payload.string(), "--cluster",
-                                   netgrid->cluster_file(), "--algo", algo, "--json"};
-  if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
-  if (ctx.args.in_memory) argv.push_back("--in-memory");
-  if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   const fs::path observations = ctx.state_dir / "observations.json";
-  if (send_mode != PlanMode::kPush) {
-    argv.insert(argv.end(), {"--mode", PlanModeName(send_mode), "--observations", observations.string()});
-  }
+  const std::vector<std::string> argv = SendCommand(ctx, send_mode, algo, payload, netgrid->cluster_file(), observations);
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
     if (mode != BenchMode::kHybrid) return Status::InvalidArgument("--kill needs --mode hybrid");
@@ -276,41 +326,7 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
 
   BenchOutcome outcome;
-  try {
-    outcome.algo = summary.at("algorithm").get<std::string>();
-    outcome.completion_s = summary.at("completion_s").get<double>();
-    outcome.verified = summary.at("verified").get<bool>() && out.exit_code == 0;
-    if (!victims.empty()) {
-      // The victims are lost by design; every survivor must hold a verified copy.
-      outcome.verified = true;
-      for (const auto& m : summary.at("members")) {
-        const std::string name = m.at("name").get<std::string>();
-        const bool victim = std::find(victims.begin(), victims.end(), name) != victims.end();
-        outcome.verified = outcome.verified && (victim || m.at("digest_ok").get<bool>());
-      }
-      outcome.details.push_back(fmt::format("killed {} after {:.0f}% of the bound", fmt::join(victims, ", "),
-                                            100 * ctx.args.kill_at));
-    }
-    if (summary.contains("control")) outcome.control = summary["control"];
-    if (summary.contains("digest")) outcome.digest = summary["digest"].get<std::string>();
-    if (summary.contains("error")) outcome.details.push_back("send error: " + summary["error"].get<std::string>());
-    outcome.details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
-                                          summary.at("lanes").get<uint32_t>()));
-    if (send_mode != PlanMode::kPush && outcome.verified) {
-      outcome.source_copies = summary.at("source_copies").get<double>();
-      outcome.details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome.source_copies));
-      std::ifstream in(observations);
-      const nlohmann::json seen = nlohmann::json::parse(in, nullptr, false);
-      if (seen.is_discarded()) return Status::Internal("unreadable observations " + observations.string());
-      outcome.uplink_copies = UplinkCopies(ctx.model, seen, ctx.size_bytes);
-      for (const auto& [name, copies] : outcome.uplink_copies) {
-        outcome.details.push_back(fmt::format("{:.3f} copies entered {} over its uplink", copies, name));
-      }
-      if (!ctx.args.observations.empty()) fs::copy_file(observations, ctx.args.observations, fs::copy_options::overwrite_existing);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Status::Internal(std::string("unexpected gridcast send summary: ") + e.what());
-  }
+  GRIDCAST_RETURN_IF_ERROR(ReadSendSummary(summary, out.exit_code, ctx, send_mode, victims, observations, &outcome));
   // From a moment a little before the first byte (the command's own start is in it): a member's
   // Prepare may count a little, never its transfer less.
   const auto first_byte = FirstByteAt(summary, requested);
@@ -379,6 +395,7 @@ Result<BenchOutcome> RunMpi(const BenchContext& ctx, bool tuned) {
 // The same bench/mpi_bcast.c (mpi_allgather.c), unmodified, with libgridcast-mpi.so preloaded
 // into every rank and a gridcastd per node: MPI_Bcast (MPI_Allgather) as an MPI program gets it
 // through the shim (docs/mpi.md).
+// Stays whole: the measurement in the order it runs (netgrid, daemons, MPI program, checks, CPU).
 Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collective) {
   const bool bcast = collective == MpiCollective::kBcast;
   const char* const program_name = bcast ? kMpiBcastProgram : kMpiAllgatherProgram;

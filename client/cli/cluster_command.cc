@@ -397,6 +397,7 @@ int RemoveCommand(const ClusterArgs& args) {
 
 }  // namespace
 
+// Stays whole: the cluster commands and their flags in one place, in the order --help lists them.
 void AddClusterCommands(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ClusterArgs>();
   auto add_common = [args](CLI::App* command) {

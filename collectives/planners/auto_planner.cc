@@ -181,6 +181,54 @@ std::string ChunkReason(const Candidate& best, const std::vector<Candidate>& tri
          " per chunk per hop against pipeline fill): " + neighbours;
 }
 
+// The chunk sizes auto compares: the options' first (the walk starts there), then, when it
+// may choose, those of kChunkSizes that make sense for the payload.
+// `default_chunk_bytes`: Planner::DefaultChunkBytes of the payload.
+std::vector<uint64_t> ChunkSizesToTry(const PlanOptions& options, uint64_t payload_bytes, uint64_t default_chunk_bytes) {
+  std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
+  if (!options.choose_chunk_bytes) return chunk_sizes;
+  const uint64_t smallest = std::min<uint64_t>(256 << 10, default_chunk_bytes);
+  for (uint64_t size : AutoPlanner::kChunkSizes) {
+    // Chunks beyond the payload all plan the same single chunk; keep the smallest of them.
+    if (size != options.chunk_bytes && size >= smallest && (size <= payload_bytes || size == smallest)) {
+      chunk_sizes.push_back(size);
+    }
+  }
+  return chunk_sizes;
+}
+
+// The stream counts auto compares: the options' first; more only where uplinks are shared.
+std::vector<int> StreamCountsToTry(const NetworkModel& net, const PlanOptions& options) {
+  std::vector<int> stream_counts = {options.streams};
+  if (!options.choose_streams || !HasUplinks(net)) return stream_counts;
+  for (int streams : {1, 2, 4}) {
+    if (streams != options.streams) stream_counts.push_back(streams);
+  }
+  return stream_counts;
+}
+
+// What auto records of its choice: the winner (tried.front()) against the bound, the best
+// variants of two other planners, why its chunk size, and how many the bounds ruled out.
+std::string Rationale(const std::vector<Candidate>& tried, double bound_s, const std::vector<uint64_t>& chunk_sizes,
+                      int ruled_out) {
+  const Candidate& best = tried.front();
+  const double efficiency = best.time_s > 0 ? bound_s / best.time_s : 1.0;
+  char efficiency_text[16];
+  std::snprintf(efficiency_text, sizeof(efficiency_text), "%.2f", efficiency);
+  std::string rationale = Describe(best) + ": " + Seconds(best.time_s) + " predicted, efficiency " + efficiency_text;
+  std::vector<std::string> named = {best.algorithm};
+  std::string next;
+  for (const Candidate& c : tried) {
+    if (named.size() == 3) break;
+    if (std::find(named.begin(), named.end(), c.algorithm) != named.end()) continue;
+    named.push_back(c.algorithm);
+    next += (next.empty() ? "; next: " : ", ") + c.algorithm + " " + Seconds(c.time_s);
+  }
+  rationale += next + ChunkReason(best, tried, chunk_sizes);
+  if (ruled_out > 0) rationale += "; " + std::to_string(ruled_out) + " ruled out by their lower bound";
+  return rationale;
+}
+
 }  // namespace
 
 Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
@@ -203,22 +251,9 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   for (const Candidate& c : search.Run()) leaders.push_back(c.algorithm);
   if (leaders.empty()) return Status::InvalidArgument("no broadcast planner serves these inputs");
 
-  std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
-  if (options.choose_chunk_bytes) {
-    const uint64_t smallest = std::min<uint64_t>(256 << 10, Planner::DefaultChunkBytes(payload_bytes));
-    for (uint64_t size : kChunkSizes) {
-      // Chunks beyond the payload all plan the same single chunk; keep the smallest of them.
-      if (size != options.chunk_bytes && size >= smallest && (size <= payload_bytes || size == smallest)) {
-        chunk_sizes.push_back(size);
-      }
-    }
-  }
-  std::vector<int> stream_counts = {options.streams};
-  if (options.choose_streams && HasUplinks(net)) {
-    for (int streams : {1, 2, 4}) {
-      if (streams != options.streams) stream_counts.push_back(streams);
-    }
-  }
+  std::vector<uint64_t> chunk_sizes =
+      ChunkSizesToTry(options, payload_bytes, Planner::DefaultChunkBytes(payload_bytes));
+  const std::vector<int> stream_counts = StreamCountsToTry(net, options);
   // Each finalist at each stream count walks the chunk sizes from the first guess: down while
   // that is faster, else up while that is faster. The time is unimodal in the chunk size
   // (pipeline fill against per-chunk work), so the walk finds the best size with a fraction of
@@ -255,24 +290,9 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   const int ruled_out = search.ruled_out();
 
   const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
-  const Candidate& best = tried.front();
-  const double efficiency = best.time_s > 0 ? bound_s / best.time_s : 1.0;
-  char efficiency_text[16];
-  std::snprintf(efficiency_text, sizeof(efficiency_text), "%.2f", efficiency);
-  std::string rationale =
-      Describe(best) + ": " + Seconds(best.time_s) + " predicted, efficiency " + efficiency_text;
-  // The runners-up: the best variant of each other planner, two of them.
-  std::vector<std::string> named = {best.algorithm};
-  std::string next;
-  for (const Candidate& c : tried) {
-    if (named.size() == 3) break;
-    if (std::find(named.begin(), named.end(), c.algorithm) != named.end()) continue;
-    named.push_back(c.algorithm);
-    next += (next.empty() ? "; next: " : ", ") + c.algorithm + " " + Seconds(c.time_s);
-  }
+  std::string rationale = Rationale(tried, bound_s, chunk_sizes, ruled_out);
   Plan plan = std::move(tried.front().plan);
-  plan.rationale = rationale + next + ChunkReason(best, tried, chunk_sizes);
-  if (ruled_out > 0) plan.rationale += "; " + std::to_string(ruled_out) + " ruled out by their lower bound";
+  plan.rationale = std::move(rationale);
   return plan;
 }
 

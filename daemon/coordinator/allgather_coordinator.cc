@@ -83,12 +83,8 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
   return described;
 }
 
-Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
-                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
-  const auto received = std::chrono::steady_clock::now();
-  GRIDCAST_RETURN_IF_ERROR(CheckAllgatherRequest(request));
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, AllToAllPlanner(request.algorithm()));
-  std::vector<std::string> members;  // this daemon first: it coordinates, as a broadcast's source
+Result<std::vector<std::string>> AllgatherCoordinator::MembersOf(const v1::AllgatherRequest& request) const {
+  std::vector<std::string> members;
   std::set<std::string> part_names;
   bool holds_part = false;
   for (const v1::AllgatherPart& part : request.parts()) {
@@ -106,18 +102,66 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
                                       "' holds no part: ask a member that contributes one");
   }
   std::rotate(members.begin(), std::find(members.begin(), members.end(), participant_.name()), members.end());
+  return members;
+}
+
+std::vector<std::unique_ptr<ControlClient>> AllgatherCoordinator::HolderClients(const v1::AllgatherRequest& request,
+                                                                                 ControlTraffic* traffic) const {
+  ControlClientOptions describing = client_;
+  describing.traffic = traffic;
+  std::vector<std::unique_ptr<ControlClient>> clients;
+  for (const v1::AllgatherPart& part : request.parts()) {
+    clients.push_back(part.member() == participant_.name()
+                          ? nullptr
+                          : std::make_unique<ControlClient>(cluster_.Find(part.member())->control_address,
+                                                            cluster_.secret, describing));
+  }
+  return clients;
+}
+
+namespace {
+
+// Adds the parts of `request` to the bundle `payload` of `plan` (back to back in request
+// order, each padded to whole chunks) and returns where each lies, as the progress reports it.
+std::vector<v1::GatheredPart> PlaceParts(const v1::AllgatherRequest& request, const Plan& plan,
+                                         const std::vector<uint64_t>& part_sizes, uint64_t chunk_bytes,
+                                         v1::Payload* payload) {
+  std::map<std::string, uint32_t> index_of;
+  for (uint32_t m = 0; m < plan.members.size(); ++m) index_of[plan.members[m]] = m;
+  std::vector<v1::GatheredPart> layout;
+  uint64_t next_chunk = 0;
+  for (int i = 0; i < request.parts_size(); ++i) {
+    const v1::AllgatherPart& asked = request.parts(i);
+    v1::GatheredPart& placed = layout.emplace_back();
+    placed.set_member(asked.member());
+    placed.set_name(asked.name().empty() ? asked.member() : asked.name());
+    placed.set_size_bytes(part_sizes[i]);
+    placed.set_offset(next_chunk * chunk_bytes);
+    v1::Part* part = payload->add_parts();
+    part->set_member(index_of.at(asked.member()));
+    part->set_name(placed.name());
+    part->set_size_bytes(part_sizes[i]);
+    part->set_first_chunk(next_chunk);
+    part->set_chunks(ChunksOf(part_sizes[i], chunk_bytes));
+    part->set_path(asked.path());
+    part->set_in_memory(asked.in_memory());
+    next_chunk += part->chunks();
+  }
+  return layout;
+}
+
+}  // namespace
+
+Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
+                                 const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const auto received = std::chrono::steady_clock::now();
+  GRIDCAST_RETURN_IF_ERROR(CheckAllgatherRequest(request));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, AllToAllPlanner(request.algorithm()));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, MembersOf(request));
 
   // Sizes, then the chunk size, then the hashes at it; each other holder over one client.
   ControlTraffic describe_traffic;
-  ControlClientOptions describing = client_;
-  describing.traffic = &describe_traffic;
-  std::vector<std::unique_ptr<ControlClient>> clients;
-  for (const v1::AllgatherPart& part : request.parts()) {
-    clients.push_back(part.member() == participant_.name() ? nullptr
-                                                    : std::make_unique<ControlClient>(
-                                                          cluster_.Find(part.member())->control_address,
-                                                          cluster_.secret, describing));
-  }
+  const std::vector<std::unique_ptr<ControlClient>> clients = HolderClients(request, &describe_traffic);
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> sizes, Describe(request, 0, {}, clients));
   std::vector<uint64_t> part_sizes;
   for (const v1::DescribePartResponse& d : sizes) part_sizes.push_back(d.size_bytes());
@@ -161,27 +205,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   v1::Plan proto = BroadcastCoordinator::PlanProto(
       plan, request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix, bundle);
   v1::Payload* payload = proto.mutable_payload();
-  std::map<std::string, uint32_t> index_of;
-  for (uint32_t m = 0; m < plan.members.size(); ++m) index_of[plan.members[m]] = m;
-  std::vector<v1::GatheredPart> layout;
-  next_chunk = 0;
-  for (int i = 0; i < request.parts_size(); ++i) {
-    const v1::AllgatherPart& asked = request.parts(i);
-    v1::GatheredPart& placed = layout.emplace_back();
-    placed.set_member(asked.member());
-    placed.set_name(asked.name().empty() ? asked.member() : asked.name());
-    placed.set_size_bytes(part_sizes[i]);
-    placed.set_offset(next_chunk * chunk_bytes);
-    v1::Part* part = payload->add_parts();
-    part->set_member(index_of.at(asked.member()));
-    part->set_name(asked.name().empty() ? asked.member() : asked.name());
-    part->set_size_bytes(part_sizes[i]);
-    part->set_first_chunk(next_chunk);
-    part->set_chunks(ChunksOf(part_sizes[i], chunk_bytes));
-    part->set_path(asked.path());
-    part->set_in_memory(asked.in_memory());
-    next_chunk += part->chunks();
-  }
+  const std::vector<v1::GatheredPart> layout = PlaceParts(request, plan, part_sizes, chunk_bytes, payload);
   spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(AsBytes(proto.plan_id())),
                request.parts_size(), plan.payload_bytes, chunk_bytes, plan.algorithm);
 

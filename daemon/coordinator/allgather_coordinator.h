@@ -39,6 +39,13 @@ class AllgatherCoordinator {
   static uint64_t ChooseChunkBytes(const Planner& planner, const std::vector<uint64_t>& part_sizes);
 
  private:
+  // The members of the allgather `request` asks for, this daemon first (it coordinates, as a
+  // broadcast's source); InvalidArgument for unknown or repeated members and part names.
+  Result<std::vector<std::string>> MembersOf(const v1::AllgatherRequest& request) const;
+  // A client of each part's holder, in request order (MembersOf checked them); nullptr for this
+  // daemon's own part. Their calls are counted in `traffic`.
+  std::vector<std::unique_ptr<ControlClient>> HolderClients(const v1::AllgatherRequest& request,
+                                                            ControlTraffic* traffic) const;
   // Every part's DescribePart answer, in request order: the size only, or with chunk_bytes
   // the hashes too (`sizes`, the parts' sizes, then give each call time to hash). clients[i]
   // calls part i's holder; nullptr for this daemon's own part.

@@ -469,6 +469,98 @@ v1::Plan BroadcastCoordinator::PlanProto(const Plan& plan, const std::string& na
   return proto;
 }
 
+Status BroadcastCoordinator::AddressMembers(v1::Plan* proto) const {
+  for (v1::Member& m : *proto->mutable_members()) {
+    const ClusterMember* entry = cluster_.Find(m.name());
+    if (entry == nullptr) return Status::FailedPrecondition("member '" + m.name() + "' is not in the cluster file");
+    m.set_control_address(entry->control_address);
+    m.set_data_address(entry->data_address);
+    m.set_bt_address(entry->bt_address);
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// What every progress report of `proto` says before anything moved. REQUIRES: the plan's
+// chunk list decoded (PlanChunkListDigest), to `chunk_list_digest`.
+v1::BroadcastProgress FirstProgress(const v1::Plan& proto, const std::string& chunk_list_digest) {
+  v1::BroadcastProgress progress;
+  progress.set_plan_id(proto.plan_id());
+  progress.set_algorithm(proto.algorithm());
+  progress.set_rationale(proto.rationale());
+  progress.set_payload_bytes(proto.payload().size_bytes());
+  progress.set_payload_sha256(proto.payload().sha256());
+  progress.set_payload_chunk_list_sha256(chunk_list_digest);
+  progress.set_chunk_bytes(proto.payload().chunk_bytes());
+  progress.set_digest(proto.payload().digest());
+  progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
+  progress.set_mode(proto.mode());
+  return progress;
+}
+
+// The Prepare the source sends down the control tree (and, when it receives too, runs itself).
+v1::PrepareRequest PrepareRequestOf(v1::Plan proto, const BroadcastCoordinator::ExecuteInputs& inputs, double timeout_s,
+                                    const CoordinatorOptions& options) {
+  v1::PrepareRequest request;
+  request.set_member_index(0);
+  request.set_timeout_s(timeout_s);
+  request.set_in_memory(inputs.in_memory);
+  request.set_take_memory_lazily(inputs.take_memory_lazily);
+  request.set_into_registered_memory(inputs.into_registered_memory);
+  request.set_control_fanout(std::max<uint32_t>(options.control_fanout, 1));
+  *request.mutable_plan() = std::move(proto);
+  return request;
+}
+
+// How Execute follows a broadcast it started: `own` is the source's execution, `deadline`
+// when the whole broadcast must be over.
+FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_timeout_s,
+                               std::chrono::steady_clock::time_point deadline, double timeout_s,
+                               const std::shared_ptr<PlanExecution>& own, bool source_receives) {
+  FollowOptions follow;
+  follow.poll_interval = options.poll_interval;
+  follow.poll_timeout = options.poll_timeout;
+  follow.member_lost_after = options.member_lost_after;
+  follow.stall_after = stall_timeout_s > 0 ? Milliseconds(stall_timeout_s) : options.stall_after;
+  follow.deadline = deadline;
+  follow.timeout_s = timeout_s;
+  follow.swarm_routes_around = own->plan().HasSwarm();
+  follow.source_receives = source_receives;
+  if (own->store().filling()) {
+    follow.source_failure = [own] {
+      const ExecutionSnapshot source = own->Snapshot();
+      return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();
+    };
+  }
+  return follow;
+}
+
+}  // namespace
+
+Status BroadcastCoordinator::Agree(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+                                   size_t members, std::unique_ptr<PayloadStore> source_store,
+                                   ControlTraffic* traffic) {
+  // A source that receives prepares itself as a member does, while its control children prepare.
+  std::future<Result<v1::PrepareResponse>> own_prepare;
+  if (source_store == nullptr) {
+    own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(request); });
+  } else {
+    GRIDCAST_RETURN_IF_ERROR(participant_.PrepareSource(request.plan(), std::move(source_store)));
+  }
+  // Deeper members get less of the time (each level keeps a quarter to step around a silent child).
+  Result<uint32_t> agreed = tree_.PrepareFromSource(request, chunk_list_digest, traffic,
+                                                    std::chrono::steady_clock::now() + 2 * options_.client.call_timeout);
+  if (agreed.ok() && *agreed != members - 1) {
+    agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members - 1) + " members agreed");
+  }
+  if (own_prepare.valid()) {
+    Result<v1::PrepareResponse> prepared = own_prepare.get();
+    if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + participant_.name() + "'");
+  }
+  return agreed.status();
+}
+
 Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
                                      const std::function<void(const v1::BroadcastProgress&)>& report) {
   const std::vector<std::string>& members = inputs.members;
@@ -476,54 +568,15 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanIdFromBytes(proto.plan_id()));
   const double timeout_s = inputs.timeout_s > 0 ? inputs.timeout_s : 120.0 + static_cast<double>(size) / 1e6;
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
-  const std::chrono::milliseconds stall_after =
-      inputs.stall_timeout_s > 0 ? Milliseconds(inputs.stall_timeout_s) : options_.stall_after;
   GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));
   const std::string chunk_list_digest = AsString(list_digest);
-  // PlanChunkListDigest checked that the chunk size is positive and the list has every chunk.
-  const uint64_t chunk_bytes = proto.payload().chunk_bytes();
-  const uint64_t chunks = size / chunk_bytes + (size % chunk_bytes != 0 ? 1 : 0);
   // The source receives too when it holds no whole payload (an allgather).
   const bool source_receives = inputs.source_store == nullptr;
+  GRIDCAST_RETURN_IF_ERROR(AddressMembers(&proto));
+  v1::BroadcastProgress progress = FirstProgress(proto, chunk_list_digest);
 
-  for (v1::Member& m : *proto.mutable_members()) {
-    const ClusterMember* entry = cluster_.Find(m.name());
-    if (entry == nullptr) return Status::FailedPrecondition("member '" + m.name() + "' is not in the cluster file");
-    m.set_control_address(entry->control_address);
-    m.set_data_address(entry->data_address);
-    m.set_bt_address(entry->bt_address);
-  }
+  const v1::PrepareRequest prepare_request = PrepareRequestOf(std::move(proto), inputs, timeout_s, options_);
 
-  v1::BroadcastProgress progress;
-  progress.set_plan_id(proto.plan_id());
-  progress.set_algorithm(proto.algorithm());
-  progress.set_rationale(proto.rationale());
-  progress.set_payload_bytes(size);
-  progress.set_payload_sha256(proto.payload().sha256());
-  progress.set_payload_chunk_list_sha256(chunk_list_digest);
-  progress.set_chunk_bytes(proto.payload().chunk_bytes());
-  // PlanChunkListDigest checked the digest too.
-  progress.set_digest(ChunkDigestToProto(*ChunkDigestFromProto(proto.payload().digest())));
-  progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
-  progress.set_mode(proto.mode());
-
-  v1::PrepareRequest prepare_request;
-  prepare_request.set_member_index(0);
-  prepare_request.set_timeout_s(timeout_s);
-  prepare_request.set_in_memory(inputs.in_memory);
-  prepare_request.set_take_memory_lazily(inputs.take_memory_lazily);
-  prepare_request.set_into_registered_memory(inputs.into_registered_memory);
-  prepare_request.set_control_fanout(std::max<uint32_t>(options_.control_fanout, 1));
-  *prepare_request.mutable_plan() = std::move(proto);
-
-  // --- Agreement. A source that receives prepares itself as a member does, while its
-  // control children prepare.
-  std::future<Result<v1::PrepareResponse>> own_prepare;
-  if (source_receives) {
-    own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(prepare_request); });
-  } else {
-    GRIDCAST_RETURN_IF_ERROR(participant_.PrepareSource(prepare_request.plan(), std::move(inputs.source_store)));
-  }
   ControlTraffic traffic;
   std::shared_ptr<PlanExecution> own;  // its first send time is read after release_all() let the node forget it
   // Every report carries the control plane's cost so far.
@@ -541,21 +594,12 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   auto release_all = [&](const std::string& reason) {
     if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)participant_.Stop(id, reason);
   };
-  // Deeper members get less of it (each level keeps a quarter to step around a silent child).
-  Result<uint32_t> agreed = tree_.PrepareFromSource(prepare_request, chunk_list_digest, &traffic,
-                                                    control_deadline(2 * options_.client.call_timeout));
-  if (agreed.ok() && *agreed != members.size() - 1) {
-    agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members.size() - 1) +
-                              " members agreed");
-  }
-  if (own_prepare.valid()) {
-    Result<v1::PrepareResponse> prepared = own_prepare.get();
-    if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + participant_.name() + "'");
-  }
+  Status agreed = Agree(prepare_request, chunk_list_digest, members.size(), std::move(inputs.source_store), &traffic);
   own = participant_.plans().Find(id);
+  if (agreed.ok() && own == nullptr) agreed = Status::Aborted("the broadcast was cancelled while it was prepared");
   if (!agreed.ok()) {
-    release_all("aborted: " + agreed.status().message());
-    return agreed.status();
+    release_all("aborted: " + agreed.message());
+    return agreed;
   }
 
   // --- Start (the source first, then down the tree while the data flows), then follow.
@@ -565,24 +609,11 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
     return s;
   }
 
-  FollowOptions follow;
-  follow.poll_interval = options_.poll_interval;
-  follow.poll_timeout = options_.poll_timeout;
-  follow.member_lost_after = options_.member_lost_after;
-  follow.stall_after = stall_after;
-  follow.deadline = deadline;
-  follow.timeout_s = timeout_s;
-  follow.swarm_routes_around = progress.mode() == v1::PLAN_MODE_HYBRID || progress.mode() == v1::PLAN_MODE_PULL;
-  follow.source_receives = source_receives;
-  if (own && own->store().filling()) {
-    follow.source_failure = [own] {
-      const ExecutionSnapshot source = own->Snapshot();
-      return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();
-    };
-  }
-  BroadcastFollower follower(tree_, id, members, chunks, follow);
+  BroadcastFollower follower(
+      tree_, id, members, own->store().identity().NumChunks(),
+      FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, own, source_receives));
   const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
-  if (own && own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
+  if (own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
   release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());
   progress.set_finished(true);
   if (!outcome.status.ok()) progress.set_error(outcome.status.message());

@@ -98,6 +98,12 @@ class BroadcastCoordinator {
                  const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
+  // Gives each member of `proto` its addresses from the cluster file.
+  Status AddressMembers(v1::Plan* proto) const;
+  // Execute's agreement on `request`: every one of `members` prepared it, this daemon with
+  // `source_store` (or, when that is null, as a member receiving too).
+  Status Agree(const v1::PrepareRequest& request, const std::string& chunk_list_digest, size_t members,
+               std::unique_ptr<PayloadStore> source_store, ControlTraffic* traffic);
   struct ResolvedPayload {
     std::filesystem::path path;  // canonical; for a directory, the archive packed for this request
     uint64_t size = 0;

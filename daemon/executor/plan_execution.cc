@@ -388,6 +388,8 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
   SenderFinished();
 }
 
+// Stays whole: one connection to a child, from the dial to its last acknowledgement, as one
+// coroutine in the order it happens.
 asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
   Result<ConnectionPtr> connected = co_await options_.transport->Connect(data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected.status().WithContext("child " + plan_.members[child]);
@@ -523,6 +525,8 @@ void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello&
                     static_cast<int>(hello.stream_count)));
 }
 
+// Stays whole: one connection from a parent, from the handshake to the last chunk stored, as one
+// coroutine in the order it happens.
 asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, int lane, int stream,
                                                  int stream_count) {
   auto conn = std::make_shared<ReceiverConnection>(io_, std::move(connection_ptr));

@@ -264,29 +264,32 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     return ErrnoStatus("sizing " + name + ".part", errno);
   }
 
-  store->state_path_ = PayloadStatePath(data_dir, name, ".state");
-  store->state_fd_ =
-      store->io_->OpenAt(AT_FDCWD, store->state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (store->state_fd_ < 0) return ErrnoStatus("cannot open " + store->state_path_, errno);
-  const Digest fingerprint = store->identity_.Fingerprint();
+  GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
+  return store;
+}
+
+Status PayloadStore::ResumeFromBitmap(const std::string& state_path) {
+  state_path_ = state_path;
+  const uint64_t n = identity_.NumChunks();
+  state_fd_ = io_->OpenAt(AT_FDCWD, state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (state_fd_ < 0) return ErrnoStatus("cannot open " + state_path_, errno);
+  const Digest fingerprint = identity_.Fingerprint();
   std::vector<uint8_t> bitmap((n + 7) / 8, 0);
-  if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*store->io_, store->state_fd_, fingerprint, n)) {
+  if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n)) {
     // Trust the bitmap only as far as the data on disk still hashes right.
-    std::vector<uint8_t> buffer(store->identity_.LargestChunk());
+    std::vector<uint8_t> buffer(identity_.LargestChunk());
     for (uint64_t c = 0; c < n; ++c) {
       if (!((*recorded)[c / 8] & (1u << (c % 8)))) continue;
-      Result<Digest> digest = store->HashStoredChunk(c, buffer);
-      if (digest.ok() && *digest == store->identity_.chunk_hashes[c]) {
-        store->have_[c] = true;
-        store->stored_hashes_[c] = *digest;
-        ++store->verified_;
+      Result<Digest> digest = HashStoredChunk(c, buffer);
+      if (digest.ok() && *digest == identity_.chunk_hashes[c]) {
+        have_[c] = true;
+        stored_hashes_[c] = *digest;
+        ++verified_;
         bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
       }
     }
   }
-  GRIDCAST_RETURN_IF_ERROR(WriteResumeState(*store->io_, store->state_fd_, fingerprint, bitmap)
-                               .WithContext(store->state_path_));
-  return store;
+  return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
 }
 
 Result<Digest> PayloadStore::HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const {

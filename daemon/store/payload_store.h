@@ -243,6 +243,9 @@ class PayloadStore {
   Status MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified);
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
+  // OpenForReceive's resume: holds the chunks the bitmap at `state_path` marks whose bytes in
+  // fd_ still hash right, and records just those there.
+  Status ResumeFromBitmap(const std::string& state_path);
   // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its digest.
   Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
   // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
