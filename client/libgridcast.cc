@@ -15,6 +15,7 @@
 #include "common/safe_path.h"
 #include "common/file_io.h"
 #include "common/payload_digests.h"
+#include "common/units.h"
 #include "include/gridcast/gridcast.hpp"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -101,7 +102,7 @@ class BroadcastImpl : public Broadcast {
       progress->members_done = static_cast<int>(last_.members_done());
       progress->chunks_done = last_.chunks_done_total();
       const uint64_t chunk = last_.chunk_bytes();
-      progress->chunks_total = chunk == 0 ? 0 : (last_.payload_bytes() + chunk - 1) / chunk * last_.members_total();
+      progress->chunks_total = CeilDiv(last_.payload_bytes(), chunk) * last_.members_total();
     }
     return ended_;
   }
@@ -179,7 +180,7 @@ class PayloadCopierImpl : public PayloadCopier {
     }
     if (map.chunk_bytes() > 0 && chunk_bytes_ == 0) {
       chunk_bytes_ = map.chunk_bytes();
-      copied_.assign((out_.size() + chunk_bytes_ - 1) / chunk_bytes_, false);
+      copied_.assign(CeilDiv(out_.size(), chunk_bytes_), false);
     }
     if (fd_ < 0) GRIDCAST_RETURN_IF_ERROR(OpenFile());
     if (map.complete()) {

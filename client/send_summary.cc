@@ -9,6 +9,7 @@
 #include "collectives/bound.h"
 #include "collectives/plan.h"
 #include "collectives/topology.h"
+#include "common/file_io.h"
 #include "common/hex.h"
 #include "common/units.h"
 #include "proto/plan_codec.h"
@@ -19,10 +20,8 @@ namespace gridcast {
 Result<SourceChoice> ChooseSource(const ClusterConfig& cluster, const std::string& requested, const ThisHost& here) {
   SourceChoice choice;
   if (!cluster.topology_path.empty()) {
-    std::ifstream in(cluster.topology_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<NetworkModel> model = ParseTopology(text.str());
+    GRIDCAST_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(cluster.topology_path));
+    Result<NetworkModel> model = ParseTopology(text);
     if (!model.ok()) return model.status().WithContext(cluster.topology_path);
     choice.model = std::move(*model);
   }

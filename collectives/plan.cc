@@ -1,4 +1,5 @@
 #include "collectives/plan.h"
+#include "common/units.h"
 
 #include <algorithm>
 #include <map>
@@ -67,7 +68,7 @@ int Lane::StreamsOn(const Fanout& fanout, size_t child_position) const {
 }
 
 uint64_t Plan::NumChunks() const {
-  return chunk_bytes == 0 ? 0 : (payload_bytes + chunk_bytes - 1) / chunk_bytes;
+  return CeilDiv(payload_bytes, chunk_bytes);
 }
 
 uint64_t Plan::ChunkSize(uint64_t chunk) const {

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace gridcast {
 namespace {
@@ -65,6 +67,14 @@ Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t of
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view text, mode_t mode) {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "include/gridcast/status.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 
@@ -50,6 +50,9 @@ Status ErrnoStatus(const std::string& what, int error);
 Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset);
 // All of `data` at `offset`, through short and interrupted writes.
 Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset);
+
+// The whole of the file at `path`; InvalidArgument "cannot read PATH" when it cannot be read.
+Result<std::string> ReadTextFile(const std::string& path);
 
 // Replaces `path` with `text` all at once (a temporary file beside it, synced, renamed over it):
 // a reader sees the old file or the new one. The file has `mode` from its creation on, so a

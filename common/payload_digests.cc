@@ -1,4 +1,5 @@
 #include "common/payload_digests.h"
+#include "common/units.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +11,7 @@ namespace gridcast {
 Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
                                      const ReadPayloadPiece& read, WholeDigest whole) {
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
-  const uint64_t n = size_bytes / chunk_bytes + (size_bytes % chunk_bytes != 0 ? 1 : 0);
+  const uint64_t n = CeilDiv(size_bytes, chunk_bytes);
   PayloadDigests digests;
   digests.chunk_hashes.resize(n);
   Status whole_status;

@@ -13,6 +13,10 @@
 
 namespace gridcast {
 
+// ceil(a / b), without the overflow of (a + b - 1) / b: how many chunks of b bytes hold a.
+// 0 when b is 0.
+constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0 ? 1 : 0); }
+
 // "100mbit" -> 1e8. Accepts a non-negative decimal number followed by bit, kbit, mbit or gbit.
 Result<double> ParseRateBps(std::string_view text);
 

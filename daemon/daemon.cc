@@ -20,6 +20,7 @@
 #include "cluster/certificate_check.h"
 #include "cluster/local_member.h"
 #include "cluster/rank_memory_protocol.h"
+#include "common/file_io.h"
 #include "common/crypto.h"
 #include "common/hex.h"
 #include "collectives/topology.h"
@@ -32,14 +33,6 @@
 
 namespace gridcast {
 namespace {
-
-Result<std::string> ReadPem(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Memory payloads do not outlive the daemon: what an earlier run left goes. Only a directory
 // this daemon marked as its own is ever emptied.
@@ -103,7 +96,7 @@ Result<std::string> CheckDaemonOptions(const DaemonOptions& options) {
   std::vector<std::string> problems;
   const ClusterMember* self = options.cluster.Find(options.name);
   if (!options.cluster.topology_path.empty()) {
-    GRIDCAST_ASSIGN_OR_RETURN(const std::string yaml, ReadPem(options.cluster.topology_path));
+    GRIDCAST_ASSIGN_OR_RETURN(const std::string yaml, ReadTextFile(options.cluster.topology_path));
     Result<NetworkModel> model = ParseTopology(yaml);
     GRIDCAST_RETURN_IF_ERROR(model.status().WithContext(options.cluster.topology_path));
     if (!model->FindNode(options.name)) {
@@ -253,8 +246,8 @@ std::shared_ptr<RankMemoryRegistry> ListenForLentMemory(boost::asio::io_context&
 Result<std::unique_ptr<grpc::Server>> StartControlServer(const DaemonOptions& options, ControlService& service) {
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {
-    Result<std::string> cert = ReadPem(options.tls_cert);
-    Result<std::string> key = ReadPem(options.tls_key);
+    Result<std::string> cert = ReadTextFile(options.tls_cert);
+    Result<std::string> key = ReadTextFile(options.tls_key);
     if (!cert.ok() || !key.ok()) return Status::InvalidArgument("TLS needs readable --tls-cert and --tls-key");
     grpc::SslServerCredentialsOptions ssl;
     ssl.pem_key_cert_pairs.push_back({*key, *cert});

@@ -36,7 +36,7 @@ Result<double> SimulatedSeconds(const BenchContext& ctx, const std::string& algo
   PlanOptions options;
   options.source = 0;
   options.chunk_bytes = chunk_bytes;
-  const uint64_t chunks_per_part = (AllgatherPartBytes(ctx) + chunk_bytes - 1) / chunk_bytes;
+  const uint64_t chunks_per_part = CeilDiv(AllgatherPartBytes(ctx), chunk_bytes);
   for (uint64_t v = 0; v < ctx.model.nodes.size(); ++v) {
     options.parts.push_back(ChunkRange{v * chunks_per_part, (v + 1) * chunks_per_part, 1});
   }
@@ -50,7 +50,7 @@ Result<double> SimulatedSeconds(const BenchContext& ctx, const std::string& algo
 
 uint64_t AllgatherPartBytes(const BenchContext& ctx) {
   const uint64_t nodes = ctx.model.nodes.size();
-  return (ctx.size_bytes + nodes - 1) / nodes;
+  return CeilDiv(ctx.size_bytes, nodes);
 }
 
 uint64_t AllgatherReceivedBytes(const BenchContext& ctx) {

@@ -36,16 +36,8 @@ Result<ClusterConfig> LoadCluster(const std::string& path) {
   return cluster;
 }
 
-Result<std::string> ReadTextFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 Result<NetworkModel> LoadTopology(const std::filesystem::path& path) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path.string()));
   Result<NetworkModel> model = ParseTopology(text);
   if (!model.ok()) return model.status().WithContext(path.string());
   return model;

@@ -9,6 +9,7 @@
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
+#include "common/file_io.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast::cli {
@@ -30,8 +31,6 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
 
 // --mode push|pull|hybrid on `command`, into `mode` (left unset when the flag is not given).
 CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode, const std::string& description);
-
-Result<std::string> ReadTextFile(const std::filesystem::path& path);
 
 // LoadClusterFile, and a warning on stderr when every user of this host can read the secret.
 Result<ClusterConfig> LoadCluster(const std::string& path);

@@ -172,6 +172,22 @@ Result<uint64_t> ChunkOption(const std::string& text) {
   return chunk;
 }
 
+// What a send and an allgather request take alike from the command line.
+template <typename Request>
+Status SetSharedOptions(const ClusterArgs& args, const ClusterConfig& cluster, Request* request) {
+  request->set_name(args.name);
+  request->set_algorithm(args.algo);
+  request->set_in_memory(args.in_memory);
+  request->set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
+  request->set_timeout_s(args.timeout_s);
+  request->set_stall_timeout_s(args.stall_timeout_s);
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, cluster.DigestFor(args.digest));
+  request->set_digest(ChunkDigestToProto(digest));
+  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t chunk, ChunkOption(args.chunk));
+  request->set_chunk_bytes(chunk);
+  return Status::Ok();
+}
+
 int Send(const ClusterArgs& args) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
@@ -182,24 +198,13 @@ int Send(const ClusterArgs& args) {
   }
   v1::BroadcastRequest request;
   request.set_payload_path(payload.string());
-  request.set_name(args.name);
-  request.set_algorithm(args.algo);
-  request.set_in_memory(args.in_memory);
-  Result<ChunkDigest> digest = cluster->DigestFor(args.digest);
-  if (!digest.ok()) return ReportError(digest.status());
-  request.set_digest(ChunkDigestToProto(*digest));
-  Result<uint64_t> chunk = ChunkOption(args.chunk);
-  if (!chunk.ok()) return ReportError(chunk.status());
-  request.set_chunk_bytes(*chunk);
+  if (Status common = SetSharedOptions(args, *cluster, &request); !common.ok()) return ReportError(common);
   for (const std::string& member : SplitComma(args.to)) {
     if (cluster->Find(member) == nullptr) {
       return ReportError(Status::InvalidArgument("--to: '" + member + "' is not in the cluster"));
     }
     request.add_members(member);
   }
-  request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
-  request.set_timeout_s(args.timeout_s);
-  request.set_stall_timeout_s(args.stall_timeout_s);
   request.set_mode(args.mode ? PlanModeToProto(*args.mode) : v1::PLAN_MODE_UNSPECIFIED);
   if (!args.observations.empty() && (!args.mode || *args.mode == PlanMode::kPush)) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
@@ -250,18 +255,7 @@ int Allgather(const ClusterArgs& args) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   v1::AllgatherRequest request;
-  request.set_name(args.name);
-  request.set_algorithm(args.algo);
-  request.set_in_memory(args.in_memory);
-  request.set_streams(static_cast<uint32_t>(std::max(args.streams, 0)));
-  request.set_timeout_s(args.timeout_s);
-  request.set_stall_timeout_s(args.stall_timeout_s);
-  Result<ChunkDigest> digest = cluster->DigestFor(args.digest);
-  if (!digest.ok()) return ReportError(digest.status());
-  request.set_digest(ChunkDigestToProto(*digest));
-  Result<uint64_t> chunk = ChunkOption(args.chunk);
-  if (!chunk.ok()) return ReportError(chunk.status());
-  request.set_chunk_bytes(*chunk);
+  if (Status common = SetSharedOptions(args, *cluster, &request); !common.ok()) return ReportError(common);
   if (args.parts.empty() == args.parts_dir.empty()) {
     return ReportError(Status::InvalidArgument("give the parts with --part NODE=PATH (one per member) or --parts-dir DIR"));
   }

@@ -1,4 +1,5 @@
 #include "client/mpi/bcast_agreement.h"
+#include "common/units.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -99,7 +100,7 @@ uint64_t BundleOffset(const AllgatherAgreement& agreement, int rank, uint64_t bl
   uint64_t offset = 0;
   for (int k = 0; k < node; ++k) {
     const uint64_t part = static_cast<uint64_t>(agreement.ranks_on_node[static_cast<size_t>(k)]) * block_bytes;
-    offset += (part + chunk_bytes - 1) / chunk_bytes * chunk_bytes;
+    offset += CeilDiv(part, chunk_bytes) * chunk_bytes;
   }
   return offset + static_cast<uint64_t>(agreement.slot_of_rank[static_cast<size_t>(rank)]) * block_bytes;
 }

@@ -10,6 +10,7 @@
 #include "collectives/registry.h"
 #include "collectives/validate_plan.h"
 #include "common/hex.h"
+#include "common/units.h"
 #include "daemon/participant/request_checks.h"
 #include "daemon/store/allgather_bundle.h"
 #include "proto/plan_codec.h"
@@ -20,7 +21,6 @@ namespace {
 // The smallest chunk ChooseChunkBytes halves down to, as Planner::DefaultChunkBytes's.
 constexpr uint64_t kSmallestChunk = 64 << 10;
 
-uint64_t ChunksOf(uint64_t bytes, uint64_t chunk_bytes) { return bytes / chunk_bytes + (bytes % chunk_bytes != 0); }
 
 // The all-to-all planner the request names ("auto" and "" mean auto-alltoall).
 Result<std::unique_ptr<Planner>> AllToAllPlanner(const std::string& requested) {
@@ -142,7 +142,7 @@ std::vector<v1::GatheredPart> PlaceParts(const v1::AllgatherRequest& request, co
     part->set_name(placed.name());
     part->set_size_bytes(part_sizes[i]);
     part->set_first_chunk(next_chunk);
-    part->set_chunks(ChunksOf(part_sizes[i], chunk_bytes));
+    part->set_chunks(CeilDiv(part_sizes[i], chunk_bytes));
     part->set_path(asked.path());
     part->set_in_memory(asked.in_memory());
     next_chunk += part->chunks();
@@ -180,7 +180,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   std::vector<Digest> chunk_hashes;
   uint64_t next_chunk = 0;
   for (int i = 0; i < request.parts_size(); ++i) {
-    const uint64_t chunks = ChunksOf(hashed[i].size_bytes(), chunk_bytes);
+    const uint64_t chunks = CeilDiv(hashed[i].size_bytes(), chunk_bytes);
     Result<std::vector<Digest>> part_hashes = DecodeChunkHashes(digest, hashed[i].chunk_hashes(), chunks);
     if (hashed[i].size_bytes() != part_sizes[i] || !part_hashes.ok()) {
       return Status::Aborted("the part at '" + request.parts(i).member() + "' changed while it was described");

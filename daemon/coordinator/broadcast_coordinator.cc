@@ -21,6 +21,7 @@
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
+#include "common/file_io.h"
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
 #include "daemon/participant/plan_payload.h"
@@ -71,11 +72,9 @@ Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std:
     return model;
   }
   if (cluster.topology_path.empty()) return FlatModel(members);
-  std::ifstream in(cluster.topology_path);
-  if (!in) return Status::FailedPrecondition("cannot read topology " + cluster.topology_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<NetworkModel> model = ParseTopology(text.str());
+  Result<std::string> text = ReadTextFile(cluster.topology_path);
+  if (!text.ok()) return Status::FailedPrecondition(text.status().message());
+  Result<NetworkModel> model = ParseTopology(*text);
   if (!model.ok()) return model.status().WithContext(cluster.topology_path);
   return model;
 }

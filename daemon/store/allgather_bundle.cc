@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/safe_path.h"
+#include "common/units.h"
 #include "daemon/store/directory_archive.h"
 #include "common/file_io.h"
 
@@ -52,7 +53,7 @@ Status CheckBundleParts(const std::vector<BundlePart>& parts, uint32_t members, 
     if (part.name.find('/') != std::string::npos) return Status::InvalidArgument(where + ": not one path component");
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(part.name).WithContext(where));
     if (!names.insert(part.name).second) return Status::InvalidArgument(where + ": two parts have that name");
-    if (part.chunks != part.size_bytes / chunk_bytes + (part.size_bytes % chunk_bytes != 0)) {
+    if (part.chunks != CeilDiv(part.size_bytes, chunk_bytes)) {
       return Status::InvalidArgument(where + ": " + std::to_string(part.chunks) + " chunks do not hold " +
                                      std::to_string(part.size_bytes) + " bytes");
     }

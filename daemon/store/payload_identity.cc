@@ -1,4 +1,5 @@
 #include "daemon/store/payload_identity.h"
+#include "common/units.h"
 
 #include <algorithm>
 #include <cstring>
@@ -23,7 +24,7 @@ Result<PayloadIdentity> DecodePayloadIdentity(ChunkDigest digest, uint64_t size_
 }
 
 uint64_t PayloadIdentity::NumChunks() const {
-  return chunk_bytes == 0 ? 0 : size_bytes / chunk_bytes + (size_bytes % chunk_bytes != 0);  // no overflow
+  return CeilDiv(size_bytes, chunk_bytes);
 }
 
 uint64_t PayloadIdentity::LargestChunk() const { return std::min<uint64_t>(chunk_bytes, std::max<uint64_t>(size_bytes, 1)); }

@@ -85,4 +85,15 @@ TEST(FormatSize, PicksTheLargestExactUnit) {
 }
 
 }  // namespace
+TEST(CeilDiv, CountsThePartialLastChunkAndNeverOverflows) {
+  EXPECT_EQ(CeilDiv(0, 4), 0u);
+  EXPECT_EQ(CeilDiv(1, 4), 1u);
+  EXPECT_EQ(CeilDiv(4, 4), 1u);
+  EXPECT_EQ(CeilDiv(5, 4), 2u);
+  EXPECT_EQ(CeilDiv(7, 0), 0u);
+  // (a + b - 1) / b would wrap here and say 0.
+  EXPECT_EQ(CeilDiv(UINT64_MAX, uint64_t{1} << 20), uint64_t{1} << 44);
+  static_assert(CeilDiv(10, 3) == 4);
+}
+
 }  // namespace gridcast
