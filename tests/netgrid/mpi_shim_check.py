@@ -136,11 +136,19 @@ def mismatch_case():
     allgather_case(comm, 100_000, np.uint8, 70, in_place=False)
 
 
+def kill_in_flight(pid):
+    """Kills the daemon `pid` 1.5 s after every rank is ready to call: while the payload moves
+    (at 100mbit it takes 3 s and more), never before the call reached the daemons (a daemon
+    already gone when a rank calls is no failure: the shim leaves that call to MPI)."""
+    comm.Barrier()
+    if rank == 0:
+        threading.Timer(1.5, os.kill, (pid, signal.SIGKILL)).start()
+
+
 def kill_case(pid):
     count = 48 << 20
     data = pattern(count, 9, np.uint8) if rank == 0 else np.zeros(count, np.uint8)
-    if rank == 0:
-        threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+    kill_in_flight(pid)
     code = error_class(lambda: comm.Bcast(data, root=0))
     check(code != MPI.SUCCESS, "a broadcast whose member's daemon died did not fail")
     if rank != 0:
@@ -153,9 +161,9 @@ def kill_case(pid):
 def kill_allgather_case(pid):
     block = 6 << 20
     gathered = np.zeros(block * size, np.uint8)
-    if rank == 0:
-        threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
-    code = error_class(lambda: comm.Allgather(pattern(block, 11 + rank, np.uint8), gathered))
+    mine = pattern(block, 11 + rank, np.uint8)
+    kill_in_flight(pid)
+    code = error_class(lambda: comm.Allgather(mine, gathered))
     check(code != MPI.SUCCESS, "an allgather whose member's daemon died did not fail")
     check(not np.any(gathered), "a failed allgather left bytes in the buffer")
 
