@@ -1,14 +1,15 @@
-// Daemon: wires gridcastd's layers together — the io thread (data plane), the Node, the
-// coordinator and the gRPC server — and owns nothing else.
+// Daemon: wires gridcastd's layers together — the io thread (data plane), the participant,
+// the coordinators and the gRPC server — and owns nothing else. Includes only what its
+// options need: main.cc and the settings compile without the layers above the executor.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster_file.h"
 #include "include/gridcast/status.h"
-#include "daemon/coordinator/broadcast_coordinator.h"
 #include "daemon/executor/plan_execution.h"
 #include "daemon/pull/torrent_session.h"
 #include "daemon/store/retention.h"
