@@ -19,6 +19,13 @@
 // lent it (OpenForRankMemory, rank_memory.h: the MPI shim's ranks), keeping no file; a source
 // may send from such memory (OpenLentSource).
 //
+// The kinds are types behind this one interface, each in a file of its own: SourceFile
+// (source_file.h: a complete file read, or one its sender still fills), ReceivedFile
+// (received_file.h: a receiver's .part file with its resume bitmap), both on FileStore
+// (file_store.h: chunks at their offsets in a file), and LentMemoryStore (lent_memory_store.h).
+// This class keeps what they share: which chunks are verified, with what digests, and how a
+// received chunk becomes verified. The factories below choose the kind.
+//
 // Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
 // swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
 // blocks only ever land in chunks the bitmap does not mark, and marking happens only after
@@ -28,7 +35,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -39,12 +45,12 @@
 #include "common/chunk_digest.h"
 #include "common/chunk_ref.h"
 #include "common/crypto.h"
-#include "include/gridcast/result.h"
-#include "common/safe_path.h"
 #include "common/file_io.h"
+#include "common/safe_path.h"
 #include "daemon/store/payload_identity.h"
 #include "daemon/store/rank_memory.h"
 #include "daemon/store/state_files.h"
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 
@@ -75,9 +81,9 @@ class PayloadStore {
   // declared (the chunk, or the last one for the whole SHA-256, is then never held);
   // InvalidArgument when the file grew past the declared size; Aborted when the sender removed
   // it (it gave up). Must not race with itself.
-  Result<uint64_t> VerifyFilled();
+  virtual Result<uint64_t> VerifyFilled();
   // Opened by OpenFilling (complete or not).
-  bool filling() const { return filled_whole_ != nullptr; }
+  virtual bool filling() const { return false; }
 
   // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
   // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size
@@ -113,9 +119,10 @@ class PayloadStore {
   // sent, and is checked by each receiver as always.
   static Result<std::unique_ptr<PayloadStore>> OpenLentSource(const std::string& name, PayloadIdentity identity,
                                                               std::shared_ptr<RankMemory> lent);
-  const RankMemory* rank_memory() const { return rank_memory_.get(); }
+  // The lent memory of a store from OpenForRankMemory or OpenLentSource; null otherwise.
+  virtual const RankMemory* rank_memory() const { return nullptr; }
 
-  ~PayloadStore();
+  virtual ~PayloadStore() = default;
   PayloadStore(const PayloadStore&) = delete;
   PayloadStore& operator=(const PayloadStore&) = delete;
 
@@ -135,12 +142,12 @@ class PayloadStore {
 
   // Writes unverified bytes at `offset` inside a chunk that is not verified yet (a BitTorrent
   // block); a no-op for a verified chunk. VerifyStoredChunk() later decides whether they count.
-  Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data);
+  virtual Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) = 0;
 
   // Hashes what is stored for the chunk and marks it verified when it matches; DataLoss when
   // it does not (the bytes stay unmarked and will be overwritten). OK if already verified;
   // `newly_verified` as for WriteChunk.
-  Status VerifyStoredChunk(uint64_t chunk, bool* newly_verified = nullptr);
+  virtual Status VerifyStoredChunk(uint64_t chunk, bool* newly_verified = nullptr) = 0;
 
   // REQUIRES: Has(chunk). Reads the chunk into `out` (sized ChunkSize(chunk)).
   Status ReadChunk(uint64_t chunk, std::span<uint8_t> out) const;
@@ -151,25 +158,25 @@ class PayloadStore {
   // is taken at Prepare (as an MPI program allocates and touches its receive buffer before the
   // broadcast), not chunk by chunk while data arrives. Harmless elsewhere: those bytes are
   // unverified anyway. A mapped store (MapForReceiving) takes its pages without writing them.
-  Status TouchUnheldChunks();
+  virtual Status TouchUnheldChunks() { return Status::Ok(); }
 
   // In-memory receivers: maps the payload, when it is on a tmpfs, so that chunks are received
   // straight into their final pages (ClaimPlace, VerifyInPlace) and forwarded from them: one
   // copy in per hop, where a buffer and a pwrite make two. Elsewhere (a disk) it does nothing.
   // Only for a store with one writer per chunk at a time (push plans: a swarm's blocks go
   // through WriteBlock). Before the execution starts.
-  Status MapForReceiving();
-  bool mapped() const { return mapped_ != nullptr; }
+  virtual Status MapForReceiving() { return Status::Ok(); }
+  virtual bool mapped() const { return false; }
   // The final pages of `chunk`, claimed for one receiver (its memory taken now, not page by
   // page as bytes land) until VerifyInPlace or ReleasePlace. Empty when the store is not
   // mapped or the chunk is held or claimed (then receive into a buffer and WriteChunk).
-  std::span<uint8_t> ClaimPlace(uint64_t chunk);
+  virtual std::span<uint8_t> ClaimPlace(uint64_t /*chunk*/) { return {}; }
   // REQUIRES: ClaimPlace(chunk) returned its pages and they hold the received bytes. Hashes
   // them and marks the chunk as WriteChunk does (DataLoss when they are not the chunk's: the
   // bytes stay unmarked); the claim ends either way.
   Status VerifyInPlace(uint64_t chunk, bool* newly_verified = nullptr);
   // Ends a claim whose bytes did not all arrive; they stay unmarked.
-  void ReleasePlace(uint64_t chunk);
+  virtual void ReleasePlace(uint64_t /*chunk*/) {}
 
   // Chunks received, for StoreReceived: each in a buffer (`data`) or in its place (ClaimPlace).
   // StoreReceived fills `status` and `newly_verified`.
@@ -193,10 +200,10 @@ class PayloadStore {
   // `window_bytes` of such chunks are waiting. Besides bounding memory for payloads larger
   // than RAM, reusing freed pages is much cheaper than taking fresh ones (measured in
   // docs/performance.md). 0 (the default) leaves the page cache to the kernel. Not for sources.
-  void SetPageCacheWindow(uint64_t window_bytes) { page_cache_window_ = window_bytes; }
+  virtual void SetPageCacheWindow(uint64_t /*window_bytes*/) {}
   // May block until the oldest waiting chunk is on disk: call it off the io thread. A
   // rank-memory store stops keeping the chunk's buffer (at once; any thread).
-  void ChunkForwarded(uint64_t chunk);
+  virtual void ChunkForwarded(uint64_t /*chunk*/) {}
 
   // Where the bytes of `chunk` are, for sending them: a range of the payload's file (the
   // transport may send it without a copy through user space), or its mapped pages when
@@ -205,7 +212,7 @@ class PayloadStore {
   // receiver's CPU per GiB fell from 0.78-0.82 to 0.74). Valid as long as the store.
   // REQUIRES: Has(chunk) for the bytes to be the chunk's. Only a rank-memory store can fail
   // (the memory it reads back was taken back).
-  Result<ChunkRef> ChunkAt(uint64_t chunk) const;
+  virtual Result<ChunkRef> ChunkAt(uint64_t chunk) const = 0;
   uint64_t ChunkOffset(uint64_t chunk) const { return chunk * identity_.chunk_bytes; }
 
   // REQUIRES: Complete(). Compares the digests of the stored chunks with the identity's
@@ -225,15 +232,44 @@ class PayloadStore {
   // for Scrub().
   static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name);
 
- private:
-  explicit PayloadStore(FileIo& io) : io_(&io) {}
-  // Takes `fd` (a regular file, read only) and hashes it; `label` names it in errors.
-  static Result<std::unique_ptr<PayloadStore>> HashOpenFile(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                            ChunkDigest digest, FileIo& io);
+ protected:
+  // Holds no chunk yet; `base_name` names the payload in errors.
+  PayloadStore(PayloadIdentity identity, std::string base_name);
+  // What every store that receives needs of the identity it is given.
+  static Status CheckReceivable(const PayloadIdentity& identity);
+  // Every chunk held, with the identity's digests, and nothing to finalize: a source's store.
+  void HoldAll();
+
+  // Writes the bytes of a received chunk whose digest matched, at its place. REQUIRES: mutex_ held.
+  virtual Status PutVerified(const ReceivedChunk& received) = 0;
+  // Records beyond memory that `chunk` is verified (a receiver's resume bitmap). REQUIRES: mutex_ held.
+  virtual Status RecordVerified(uint64_t /*chunk*/) { return Status::Ok(); }
+  // Reads `out.size()` stored bytes at `offset` of the payload.
+  virtual Status ReadStored(uint64_t offset, std::span<uint8_t> out) const = 0;
+  // Finalize()'s work after the check: what makes the copy last (a file's chunk list and name).
+  virtual Status Persist(bool /*sync*/) { return Status::Ok(); }
+  // A chunk being received into place: whether it is claimed, its pages, and the claim's end.
+  // REQUIRES for Claimed and EndClaim: mutex_ held.
+  virtual bool Claimed(uint64_t /*chunk*/) const { return false; }
+  virtual std::span<const uint8_t> PlaceOf(uint64_t /*chunk*/) const { return {}; }
+  virtual void EndClaim(uint64_t /*chunk*/) {}
+
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
   // DataLoss: the chunk's bytes do not hash to the plan's digest.
   Status DigestMismatch(uint64_t chunk) const;
+  // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
+  Status MarkVerified(uint64_t chunk, const Digest& digest);
+
+  PayloadIdentity identity_;
+  std::string base_name_;  // final component of the name
+  mutable std::mutex mutex_;  // guards have_, stored_hashes_ and the bytes of unverified chunks
+  std::vector<bool> have_;
+  std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
+  std::atomic<uint64_t> verified_{0};
+  std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
+
+ private:
   // StoreReceived of one chunk.
   Status StoreOne(uint64_t chunk, std::span<const uint8_t> data, bool in_place, bool* newly_verified);
   // WriteChunk's checks of a chunk received into a buffer; OK with *held when it is held already.
@@ -241,42 +277,6 @@ class PayloadStore {
   // The ends of WriteChunk and VerifyInPlace, once `digest` is what the chunk's bytes hash to.
   Status StoreHashed(const ReceivedChunk& received, const Digest& digest, bool* newly_verified);
   Status MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified);
-  // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
-  Status MarkVerified(uint64_t chunk, const Digest& digest);
-  // OpenForReceive's resume: holds the chunks the bitmap at `state_path` marks whose bytes in
-  // fd_ still hash right, and records just those there.
-  Status ResumeFromBitmap(const std::string& state_path);
-  // Reads `chunk` from fd_ into `buffer` (LargestChunk() bytes) and returns its digest.
-  Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
-  // Hashes every chunk of fd_ against the identity; true when all match (then all are held).
-  bool VerifyWholeFile();
-
-  FileIo* io_;
-  PayloadIdentity identity_;
-  int fd_ = -1;            // the payload (.part while receiving)
-  int state_fd_ = -1;      // the persisted bitmap; -1 for sources and finalized payloads
-  DirFd dir_;              // holds the payload; for renameat
-  std::string base_name_;  // final component of the name
-  std::string state_path_;
-  std::string chunks_path_;  // where Finalize() records the chunk list; empty for sources
-  mutable std::mutex mutex_;  // guards have_, claimed_, stored_hashes_ and the bytes of unverified chunks
-  std::vector<bool> have_;
-  std::vector<bool> claimed_;          // being received into place (MapForReceiving)
-  std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
-  uint8_t* mapped_ = nullptr;          // the payload's pages, when MapForReceiving mapped them
-  size_t mapped_bytes_ = 0;
-  bool populated_ = false;             // TouchUnheldChunks mapped every page: ClaimPlace need not
-  std::atomic<uint64_t> verified_{0};
-  uint64_t page_cache_window_ = 0;
-  std::atomic<uint64_t> unsubmitted_bytes_{0};  // written since the last writeback submission
-  std::mutex forwarded_mutex_;           // guards the two below
-  std::deque<uint64_t> forwarded_;       // forwarded chunks still in the page cache, oldest first
-  uint64_t forwarded_bytes_ = 0;
-  std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
-  // OpenFilling: the next chunk VerifyFilled() waits for, and the whole payload's hash so far.
-  uint64_t next_filled_ = 0;
-  std::unique_ptr<Sha256Stream> filled_whole_;
-  std::shared_ptr<RankMemory> rank_memory_;  // OpenForRankMemory: where chunks go instead of fd_
 };
 
 }  // namespace gridcast

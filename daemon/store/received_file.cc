@@ -1,0 +1,254 @@
+#include "daemon/store/received_file.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+
+namespace gridcast {
+namespace {
+
+// ENOSPC when the file system holding `fd` lacks the free space that `fd` still needs to grow
+// to `bytes`, else 0 (or the errno of the check).
+int MissingSpace(int fd, uint64_t bytes) {
+  struct stat st {};
+  struct statvfs fs {};
+  if (fstat(fd, &st) != 0 || fstatvfs(fd, &fs) != 0) return errno;
+  const uint64_t held = static_cast<uint64_t>(st.st_blocks) * 512;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  return bytes > held && bytes - held > free_bytes ? ENOSPC : 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
+                                                                   const std::string& name,
+                                                                   PayloadIdentity identity, FileIo& io,
+                                                                   Space space) {
+  GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
+  std::unique_ptr<ReceivedFile> store(
+      new ReceivedFile(std::move(identity), std::move(parent.second), io, std::move(parent.first)));
+  store->chunks_path_ = PayloadStatePath(data_dir, name, ".chunks");
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(store->chunks_path_).parent_path(), ec);
+  if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
+  GRIDCAST_ASSIGN_OR_RETURN(const bool adopted, store->AdoptCompleteCopy(name));
+  if (adopted) {
+    GRIDCAST_RETURN_IF_ERROR(WriteChunkList(io, store->chunks_path_, store->identity_, /*sync=*/false));
+    return std::unique_ptr<PayloadStore>(std::move(store));
+  }
+  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
+  GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
+  return std::unique_ptr<PayloadStore>(std::move(store));
+}
+
+Result<bool> ReceivedFile::AdoptCompleteCopy(const std::string& name) {
+  const int final_fd = io_->OpenAt(dir_.get(), base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (final_fd < 0 && errno == ELOOP) return Status::InvalidArgument("payload name '" + name + "' is a symlink");
+  if (final_fd < 0) return false;
+  struct stat st {};
+  if (fstat(final_fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != identity_.size_bytes) {
+    close(final_fd);
+    return false;
+  }
+  fd_ = final_fd;
+  std::vector<uint8_t> buffer(identity_.LargestChunk());
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
+    Result<Digest> digest = HashStoredChunk(c, buffer);
+    if (!digest.ok() || *digest != identity_.chunk_hashes[c]) {
+      fd_ = -1;
+      close(final_fd);
+      return false;
+    }
+  }
+  HoldAll();
+  return true;
+}
+
+Status ReceivedFile::OpenPart(const std::string& name, Space space) {
+  const int dir = dir_.get();
+  const std::string part = base_name_ + ".part";
+  const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  fd_ = io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
+  // Reserve the space now: a full disk is reported before the broadcast starts. A file made
+  // just for this holds nothing verified: it goes, not to keep what space it got.
+  if (identity_.size_bytes > 0) {
+    const int error = space == Space::kReserve ? io_->Reserve(fd_, static_cast<off_t>(identity_.size_bytes))
+                                               : MissingSpace(fd_, identity_.size_bytes);
+    if (error != 0 && error != EOPNOTSUPP) {
+      if (!part_existed) unlinkat(dir, part.c_str(), 0);
+      return ErrnoStatus("reserving " + name, error);
+    }
+  }
+  if (io_->Truncate(fd_, static_cast<off_t>(identity_.size_bytes)) != 0) {
+    return ErrnoStatus("sizing " + name + ".part", errno);
+  }
+  return Status::Ok();
+}
+
+Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
+  state_path_ = state_path;
+  const uint64_t n = identity_.NumChunks();
+  state_fd_ = io_->OpenAt(AT_FDCWD, state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (state_fd_ < 0) return ErrnoStatus("cannot open " + state_path_, errno);
+  const Digest fingerprint = identity_.Fingerprint();
+  std::vector<uint8_t> bitmap((n + 7) / 8, 0);
+  if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n)) {
+    // Trust the bitmap only as far as the data on disk still hashes right.
+    std::vector<uint8_t> buffer(identity_.LargestChunk());
+    for (uint64_t c = 0; c < n; ++c) {
+      if (!((*recorded)[c / 8] & (1u << (c % 8)))) continue;
+      Result<Digest> digest = HashStoredChunk(c, buffer);
+      if (digest.ok() && *digest == identity_.chunk_hashes[c]) {
+        have_[c] = true;
+        stored_hashes_[c] = *digest;
+        ++verified_;
+        bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+      }
+    }
+  }
+  return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
+}
+
+ReceivedFile::~ReceivedFile() {
+  if (mapped_ != nullptr) munmap(mapped_, mapped_bytes_);
+  if (state_fd_ >= 0) close(state_fd_);
+}
+
+Status ReceivedFile::PutVerified(const ReceivedChunk& received) {
+  GRIDCAST_RETURN_IF_ERROR(FileStore::PutVerified(received));
+  const uint64_t bytes = received.data.size();
+  if (page_cache_window_ > 0 && unsubmitted_bytes_.fetch_add(bytes) + bytes >= page_cache_window_ / 8) {
+    // Start the writeback early, so chunks are clean (droppable) once they have been forwarded;
+    // in batches, since each submission costs a disk kick.
+    unsubmitted_bytes_ = 0;
+    io_->SyncRange(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+  }
+  return Status::Ok();
+}
+
+Status ReceivedFile::RecordVerified(uint64_t chunk) {
+  if (state_fd_ < 0) return Status::Ok();  // a complete copy adopted: nothing to resume
+  // One byte of the bitmap holds this chunk's bit; rewrite just that byte.
+  uint8_t byte = 0;
+  const uint64_t first = chunk / 8 * 8;
+  for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
+    if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
+  }
+  return PwriteFull(*io_, state_fd_, {&byte, 1}, ResumeBitmapByteOffset(chunk));
+}
+
+Status ReceivedFile::Persist(bool sync) {
+  if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
+  GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, identity_, sync));
+  const std::string part = base_name_ + ".part";
+  if (io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
+    return ErrnoStatus("rename to final name", errno);
+  }
+  if (sync) fsync(dir_.get());
+  close(state_fd_);
+  state_fd_ = -1;
+  unlink(state_path_.c_str());
+  return Status::Ok();
+}
+
+Status ReceivedFile::TouchUnheldChunks() {
+  // Mapped: the kernel takes every page without a byte written (fresh tmpfs pages are zero).
+  if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    populated_ = true;
+    return Status::Ok();
+  }
+  const std::vector<uint8_t> zeros(identity_.LargestChunk());
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
+    if (have_[c]) continue;
+    GRIDCAST_RETURN_IF_ERROR(PwriteFull(*io_, fd_, {zeros.data(), identity_.ChunkSize(c)}, ChunkOffset(c)));
+  }
+  return Status::Ok();
+}
+
+Status ReceivedFile::MapForReceiving() {
+  // A finalized store (a complete copy adopted) receives nothing.
+  if (identity_.size_bytes == 0 || finalized_ || mapped_ != nullptr) return Status::Ok();
+  // Only memory is received into place: a disk file's pages would be read (or zeroed) in
+  // before they are written and then written back, where a pwrite fills them directly.
+  struct statfs fs {};
+  if (fstatfs(fd_, &fs) != 0 || fs.f_type != TMPFS_MAGIC) return Status::Ok();
+  void* pages = mmap(nullptr, identity_.size_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (pages == MAP_FAILED) return ErrnoStatus("mapping " + base_name_ + ".part", errno);
+  std::lock_guard<std::mutex> lock(mutex_);
+  mapped_ = static_cast<uint8_t*>(pages);
+  mapped_bytes_ = identity_.size_bytes;
+  claimed_.assign(identity_.NumChunks(), false);
+  return Status::Ok();
+}
+
+std::span<uint8_t> ReceivedFile::ClaimPlace(uint64_t chunk) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (mapped_ == nullptr || chunk >= have_.size() || have_[chunk] || claimed_[chunk]) return {};
+    claimed_[chunk] = true;
+    if (populated_) return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
+  }
+  // Take the chunk's pages in one call (the kernel allocates and maps them at once) instead of
+  // one page fault per 4 KiB as the bytes land. Pages shared with a neighbouring chunk are
+  // only mapped, never changed. Kernels before 5.14 lack it: then the faults take them.
+  static const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t begin = ChunkOffset(chunk) / page * page;
+  const uint64_t end = std::min<uint64_t>(mapped_bytes_, ChunkOffset(chunk) + identity_.ChunkSize(chunk));
+  (void)madvise(mapped_ + begin, end - begin, MADV_POPULATE_WRITE);
+  return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
+}
+
+std::span<const uint8_t> ReceivedFile::PlaceOf(uint64_t chunk) const {
+  return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
+}
+
+void ReceivedFile::ReleasePlace(uint64_t chunk) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (chunk < claimed_.size()) claimed_[chunk] = false;
+}
+
+Result<ChunkRef> ReceivedFile::ChunkAt(uint64_t chunk) const {
+  if (mapped_ != nullptr) return ChunkRef::InMemory({mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)});
+  return FileStore::ChunkAt(chunk);
+}
+
+void ReceivedFile::ChunkForwarded(uint64_t chunk) {
+  if (page_cache_window_ == 0 || chunk >= identity_.NumChunks()) return;
+  std::lock_guard<std::mutex> lock(forwarded_mutex_);
+  forwarded_.push_back(chunk);
+  forwarded_bytes_ += identity_.ChunkSize(chunk);
+  if (forwarded_bytes_ <= page_cache_window_) return;
+  // Down to half the window at once, oldest first, in as few contiguous ranges as they form.
+  std::vector<uint64_t> oldest;
+  while (forwarded_bytes_ > page_cache_window_ / 2) {
+    oldest.push_back(forwarded_.front());
+    forwarded_bytes_ -= identity_.ChunkSize(forwarded_.front());
+    forwarded_.pop_front();
+  }
+  std::sort(oldest.begin(), oldest.end());
+  for (size_t i = 0; i < oldest.size();) {
+    size_t j = i + 1;
+    while (j < oldest.size() && oldest[j] == oldest[j - 1] + 1) ++j;
+    const auto offset = static_cast<off_t>(ChunkOffset(oldest[i]));
+    const auto length = static_cast<off_t>(ChunkOffset(oldest[j - 1]) + identity_.ChunkSize(oldest[j - 1])) - offset;
+    // Pages still dirty or under writeback are not dropped: wait for them (a disk slower than
+    // the network holds the workers here, and the windows hold the parent).
+    io_->SyncRange(fd_, offset, length, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    io_->Advise(fd_, offset, length, POSIX_FADV_DONTNEED);
+    i = j;
+  }
+}
+
+}  // namespace gridcast

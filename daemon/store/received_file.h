@@ -1,0 +1,73 @@
+// ReceivedFile: a payload a member receives into "<name>.part" below its data (or memory)
+// directory (PayloadStore::OpenForReceive). Each verified chunk is marked in a resume bitmap
+// (state_files.h); a reopened store holds the marked chunks whose bytes still hash right.
+// Finalize records the chunk list and renames the file to its name. On a tmpfs it can map the
+// file so chunks are received straight into their final pages (MapForReceiving), and on a
+// disk it keeps a window of the page cache for forwarded chunks (SetPageCacheWindow).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/safe_path.h"
+#include "daemon/store/file_store.h"
+
+namespace gridcast {
+
+class ReceivedFile final : public FileStore {
+ public:
+  ~ReceivedFile() override;
+
+  Status TouchUnheldChunks() override;
+  Status MapForReceiving() override;
+  bool mapped() const override { return mapped_ != nullptr; }
+  std::span<uint8_t> ClaimPlace(uint64_t chunk) override;
+  void ReleasePlace(uint64_t chunk) override;
+  void SetPageCacheWindow(uint64_t window_bytes) override { page_cache_window_ = window_bytes; }
+  void ChunkForwarded(uint64_t chunk) override;
+  Result<ChunkRef> ChunkAt(uint64_t chunk) const override;
+
+ private:
+  friend class PayloadStore;  // OpenForReceive makes it
+  ReceivedFile(PayloadIdentity identity, std::string base_name, FileIo& io, DirFd dir)
+      : FileStore(std::move(identity), std::move(base_name), io, -1), dir_(std::move(dir)) {}
+
+  Status PutVerified(const ReceivedChunk& received) override;
+  Status RecordVerified(uint64_t chunk) override;
+  Status Persist(bool sync) override;
+  bool Claimed(uint64_t chunk) const override { return !claimed_.empty() && claimed_[chunk]; }
+  std::span<const uint8_t> PlaceOf(uint64_t chunk) const override;
+  void EndClaim(uint64_t chunk) override { claimed_[chunk] = false; }
+
+  // A complete copy already under the final name: true when it hashes to the identity (then
+  // every chunk is held and nothing is left to do); InvalidArgument when the name is a symlink.
+  // `name` (the payload's, below the data directory) names it in errors.
+  Result<bool> AdoptCompleteCopy(const std::string& name);
+  // Opens (or makes) "<name>.part" at the payload's size, making sure of its space.
+  Status OpenPart(const std::string& name, Space space);
+  // Holds the chunks the bitmap at `state_path` marks whose bytes in the file still hash right,
+  // and records just those there.
+  Status ResumeFromBitmap(const std::string& state_path);
+
+  DirFd dir_;                // holds the payload; for renameat
+  int state_fd_ = -1;        // the resume bitmap; -1 once finalized
+  std::string state_path_;
+  std::string chunks_path_;  // where Persist records the chunk list
+  std::vector<bool> claimed_;  // being received into place (MapForReceiving); guarded by mutex_
+  uint8_t* mapped_ = nullptr;  // the payload's pages, when MapForReceiving mapped them
+  size_t mapped_bytes_ = 0;
+  bool populated_ = false;     // TouchUnheldChunks mapped every page: ClaimPlace need not
+  uint64_t page_cache_window_ = 0;
+  std::atomic<uint64_t> unsubmitted_bytes_{0};  // written since the last writeback submission
+  std::mutex forwarded_mutex_;      // guards the two below
+  std::deque<uint64_t> forwarded_;  // forwarded chunks still in the page cache, oldest first
+  uint64_t forwarded_bytes_ = 0;
+};
+
+}  // namespace gridcast

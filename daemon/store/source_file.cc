@@ -1,0 +1,165 @@
+#include "daemon/store/source_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/payload_digests.h"
+
+namespace gridcast {
+
+Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                     ChunkDigest digest, FileIo& io) {
+  struct stat st {};
+  if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return chunk_bytes == 0 ? Status::InvalidArgument("chunk size must be positive")
+                            : Status::InvalidArgument(label + " is not a regular file");
+  }
+  PayloadIdentity id;
+  id.size_bytes = static_cast<uint64_t>(st.st_size);
+  id.chunk_bytes = chunk_bytes;
+  id.digest = digest;
+  // The store owns fd from here on (and closes it on every error below).
+  std::unique_ptr<SourceFile> store(new SourceFile(id, label, io, fd));
+  // Two passes over the file before the first byte can move, on every core.
+  GRIDCAST_ASSIGN_OR_RETURN(
+      PayloadDigests digests,
+      DigestPayload(id.size_bytes, chunk_bytes, digest,
+                    [&](uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)
+                        -> Result<std::span<const uint8_t>> {
+                      scratch.resize(length);
+                      GRIDCAST_RETURN_IF_ERROR(PreadFull(io, fd, scratch, offset).WithContext(label));
+                      return std::span<const uint8_t>(scratch);
+                    }));
+  store->identity_.chunk_hashes = std::move(digests.chunk_hashes);
+  store->identity_.sha256 = digests.sha256;
+  store->HoldAll();
+  return store;
+}
+
+std::unique_ptr<SourceFile> SourceFile::Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io) {
+  std::unique_ptr<SourceFile> store(new SourceFile(std::move(identity), std::move(base_name), io, fd));
+  store->filled_whole_ = std::make_unique<Sha256Stream>();
+  // Nothing to finalize: the file is the sender's, under its own name.
+  store->finalized_ = true;
+  return store;
+}
+
+std::unique_ptr<SourceFile> SourceFile::Recorded(int fd, std::string base_name, PayloadIdentity identity) {
+  return std::unique_ptr<SourceFile>(new SourceFile(std::move(identity), std::move(base_name), SystemFileIo(), fd));
+}
+
+Result<uint64_t> SourceFile::VerifyFilled() {
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return ErrnoStatus("stat " + base_name_, errno);
+  // A sender that gives up removes the file: the rest will not come.
+  if (st.st_nlink == 0) return Status::Aborted(base_name_ + " was removed by its sender before it was whole");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > identity_.size_bytes) {
+    return Status::InvalidArgument(base_name_ + " grew to " + std::to_string(size) + " bytes, past the " +
+                                   std::to_string(identity_.size_bytes) + " its sender declared");
+  }
+  uint64_t newly = 0;
+  std::vector<uint8_t> buffer;  // taken only when a chunk is there: most polls find none
+  for (; next_filled_ < identity_.NumChunks(); ++next_filled_, ++newly) {
+    const uint64_t c = next_filled_;
+    if (ChunkOffset(c) + identity_.ChunkSize(c) > size) break;
+    buffer.resize(identity_.LargestChunk());
+    GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, HashStoredChunk(c, buffer));
+    if (digest != identity_.chunk_hashes[c]) {
+      return Status::DataLoss(ChunkName(c) + " as written differs from the " + std::string(DigestName(identity_.digest)) +
+                              " its sender declared for it");
+    }
+    filled_whole_->Update({buffer.data(), identity_.ChunkSize(c)});
+    if (c + 1 == identity_.NumChunks() && filled_whole_->Finish() != identity_.sha256) {
+      return Status::DataLoss(base_name_ + " as written differs from the whole-payload SHA-256 its sender declared");
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    GRIDCAST_RETURN_IF_ERROR(MarkVerified(c, digest));
+  }
+  return newly;
+}
+
+Result<ScrubReport> SourceFile::Scrub() const {
+  struct stat st {};
+  if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument("'" + base_name_ + "' is not a regular file");
+  }
+  ScrubReport report;
+  report.chunks = identity_.NumChunks();
+  std::vector<uint8_t> buffer(identity_.LargestChunk());
+  for (uint64_t c = 0; c < report.chunks; ++c) {
+    // A chunk cut off by a shorter file is as bad as a changed one.
+    if (ChunkOffset(c) + identity_.ChunkSize(c) > static_cast<uint64_t>(st.st_size)) {
+      report.bad_chunks.push_back(c);
+      continue;
+    }
+    Result<Digest> digest = HashStoredChunk(c, buffer);
+    if (!digest.ok()) return digest.status().WithContext(base_name_);
+    if (*digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
+  }
+  return report;
+}
+
+// The factories of the kinds a source reads.
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path, uint64_t chunk_bytes,
+                                                               ChunkDigest digest, FileIo& io) {
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, SourceFile::Hash(fd, path, chunk_bytes, digest, io));
+  return std::unique_ptr<PayloadStore>(std::move(store));
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::string& path, PayloadIdentity identity,
+                                                                FileIo& io) {
+  GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
+  if (identity.size_bytes == 0 && identity.sha256 != Sha256({})) {
+    return Status::InvalidArgument("the SHA-256 declared for an empty payload is not that of no bytes");
+  }
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument(path + " is not a regular file");
+  }
+  return std::unique_ptr<PayloadStore>(
+      SourceFile::Filling(fd, std::filesystem::path(path).filename().string(), std::move(identity), io));
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
+    const std::string& data_dir, const std::string& name,
+    const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size) {
+  if (name.ends_with(".part")) {
+    return Status::InvalidArgument("'" + name + "' is a payload still being received, not a complete one");
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
+  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return Status::InvalidArgument("payload name '" + name + "' is a symlink");
+  if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::InvalidArgument("payload '" + name + "' is not a regular file");
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
+                            SourceFile::Hash(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)),
+                                             ChunkDigest::kSha256, SystemFileIo()));
+  return std::unique_ptr<PayloadStore>(std::move(store));
+}
+
+Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, RecordedIdentity(data_dir, name));
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
+  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
+  return SourceFile::Recorded(fd, name, std::move(identity))->Scrub();
+}
+
+}  // namespace gridcast
