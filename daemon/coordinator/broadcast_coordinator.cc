@@ -423,8 +423,6 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   const std::string& name = payload.name;
 
   GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size));
-  const bool pull = !plan.HasLanes();
-  const bool hybrid = plan.mode == PlanMode::kHybrid;
 
   std::unique_ptr<PayloadStore> store;
   if (request.has_fill()) {
@@ -435,7 +433,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   }
   v1::Plan proto = PlanProto(plan, name, store->identity());
   proto.mutable_payload()->set_directory(!payload.directory.empty());
-  if (pull || hybrid) {
+  if (plan.HasSwarm()) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
     proto.mutable_swarm()->set_torrent(std::move(torrent));

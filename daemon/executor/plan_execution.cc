@@ -111,7 +111,7 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     forwarding_done_ = true;
   }
   if (swarm_) swarm_->Start();
-  if (swarm_ && plan_.mode == PlanMode::kHybrid) {
+  if (swarm_ && plan_.HasLanes()) {  // hybrid: the swarm repairs stalled lanes
     // A lane's first chunk may take a while (connections open level by level as Start travels
     // down the tree): it gets a longer grace before the lane counts as stalled.
     lane_progress_.assign(plan_.lanes.size(), std::chrono::steady_clock::now() + 2 * options_.repair_stall);

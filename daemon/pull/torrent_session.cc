@@ -540,7 +540,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       role.stripe = StripeOf(plan, m);
       role.source = endpoints[swarm.source];
     }
-    role.push_first = plan.mode == PlanMode::kHybrid;
+    role.push_first = plan.HasLanes();  // hybrid: the push lanes bring most chunks
   }
   return impl_->Add(join.torrent, std::move(join.store), std::move(role));
 }
