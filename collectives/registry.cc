@@ -23,6 +23,7 @@
 #include "collectives/planners/multilane.h"
 #include "collectives/planners/multilane_sites.h"
 #include "collectives/planners/sssmst.h"
+#include "collectives/planners/upload_packing.h"
 
 namespace gridcast {
 namespace {
@@ -73,6 +74,9 @@ const std::vector<Entry>& Entries() {
       {{"capacity", PlannerKind::kBroadcast,
         "k equal-rate lanes packed by upload capacity, each uplink crossed once per lane"}, 0, 0,
        [](int) { return std::make_unique<CapacityPlanner>(); }},
+      {{"upload-packing", PlannerKind::kBroadcast,
+        "k equal-rate lanes using every member's upload; poor sites served across uplinks"}, 0, 0,
+       [](int) { return std::make_unique<UploadPackingPlanner>(); }},
       {{"auto", PlannerKind::kBroadcast,
         "simulates the other broadcast planners (chunk sizes, streams) and keeps the fastest"},
        0, 0, [](int) { return std::make_unique<AutoPlanner>(); }},

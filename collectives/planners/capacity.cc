@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <limits>
 #include <queue>
 #include <tuple>
 
 #include "collectives/planners/planner_util.h"
+#include "collectives/planners/sites.h"
 #include "common/units.h"
 
 namespace gridcast {
@@ -19,69 +19,15 @@ constexpr double kSlowestBps = 1.0;
 // Relative slack so that a rate exactly at a multiple of r still yields that many slots.
 constexpr double kRoundingSlack = 1e-9;
 
-// The members under one switch.
-struct Site {
-  int switch_index = 0;
-  std::vector<int> members;     // ranks; the source's site lists rank 0 first
-  int feeder = -1;              // the site that feeds this one; -1 for the source's site
-  std::vector<int> fed;         // the sites this one feeds, in site order
-  double route_bps = kUnshaped; // the narrowest uplink from the feeder
-  // Children needed per lane: every member but the lane's entry, plus one entry per fed site.
-  int64_t NeedPerLane() const { return static_cast<int64_t>(members.size()) - 1 + fed.size(); }
-};
-
 struct Member {
   double up_bps = kUnshaped;
   double down_bps = kUnshaped;
   bool source = false;
 };
 
-// Sites in breadth-first order of the switch tree from the source's switch, each with its
-// feeder: the earlier site reached over the fewest uplinks, then over the widest bottleneck.
-std::vector<Site> OrderSites(const NetworkModel& net, const Ranks& ranks) {
-  const int num_switches = static_cast<int>(net.switches.size());
-  std::vector<std::vector<int>> members_of(num_switches);
-  for (int r = 0; r < ranks.size(); ++r) {
-    members_of[net.nodes[ranks.nodes[r]].switch_index].push_back(r);
-  }
-  std::vector<std::vector<int>> adjacent(num_switches);
-  for (int s = 1; s < num_switches; ++s) {
-    adjacent[s].push_back(net.switches[s].parent);
-    adjacent[net.switches[s].parent].push_back(s);
-  }
-  const int source_switch = net.nodes[ranks.nodes[0]].switch_index;
-  std::vector<bool> seen(num_switches, false);
-  std::deque<int> queue = {source_switch};
-  seen[source_switch] = true;
-  std::vector<Site> sites;
-  while (!queue.empty()) {
-    const int s = queue.front();
-    queue.pop_front();
-    for (int t : adjacent[s]) {
-      if (!seen[t]) {
-        seen[t] = true;
-        queue.push_back(t);
-      }
-    }
-    if (members_of[s].empty()) continue;
-    Site site;
-    site.switch_index = s;
-    site.members = std::move(members_of[s]);
-    size_t best_hops = std::numeric_limits<size_t>::max();
-    for (int f = 0; f < static_cast<int>(sites.size()); ++f) {
-      const std::vector<UplinkHop> route = SwitchRoute(net, sites[f].switch_index, s);
-      double bps = kUnshaped;
-      for (const UplinkHop& hop : route) bps = std::min(bps, hop.rate_bps);
-      if (route.size() < best_hops || (route.size() == best_hops && bps > site.route_bps)) {
-        best_hops = route.size();
-        site.feeder = f;
-        site.route_bps = bps;
-      }
-    }
-    if (site.feeder >= 0) sites[site.feeder].fed.push_back(static_cast<int>(sites.size()));
-    sites.push_back(std::move(site));
-  }
-  return sites;
+// Children a site needs per lane: every member but the lane's entry, plus one entry per fed site.
+int64_t NeedPerLane(const Site& site) {
+  return static_cast<int64_t>(site.members.size()) - 1 + static_cast<int64_t>(site.fed.size());
 }
 
 // Children `m` can serve over all `lanes` lanes at `lane_bps` each, capped at `cap`.
@@ -95,7 +41,7 @@ int64_t Slots(const Member& m, double lane_bps, int lanes, int64_t cap) {
 
 bool SiteCarries(const Site& site, const std::vector<Member>& members, double lane_bps,
                  int lanes) {
-  const int64_t need = site.NeedPerLane() * lanes;
+  const int64_t need = NeedPerLane(site) * lanes;
   int64_t total = 0;
   for (int r : site.members) {
     const int64_t slots = Slots(members[r], lane_bps, lanes, need);
@@ -108,7 +54,7 @@ bool SiteCarries(const Site& site, const std::vector<Member>& members, double la
 
 // The largest per-lane rate the site's slots can carry (bisection on a log scale).
 double SiteLaneBps(const Site& site, const std::vector<Member>& members, int lanes) {
-  if (site.NeedPerLane() == 0 || SiteCarries(site, members, kFastestBps, lanes)) return kUnshaped;
+  if (NeedPerLane(site) == 0 || SiteCarries(site, members, kFastestBps, lanes)) return kUnshaped;
   double lo = std::log(kSlowestBps);
   double hi = std::log(kFastestBps);
   for (int i = 0; i < 64; ++i) {
@@ -128,7 +74,7 @@ double SiteLaneBps(const Site& site, const std::vector<Member>& members, int lan
 std::vector<std::vector<int64_t>> SplitSlots(const Site& site, const std::vector<Member>& members,
                                              double lane_bps, int lanes) {
   const int size = static_cast<int>(site.members.size());
-  const int64_t need = site.NeedPerLane();
+  const int64_t need = NeedPerLane(site);
   std::vector<std::vector<int64_t>> lane_slots(lanes, std::vector<int64_t>(size, 0));
   if (need == 0) return lane_slots;
   // (slots left, -last use, -position): the largest is served next.

@@ -1,0 +1,405 @@
+#include "collectives/planners/upload_packing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <queue>
+#include <tuple>
+
+#include "collectives/max_flow.h"
+#include "collectives/planners/planner_util.h"
+#include "collectives/planners/sites.h"
+#include "common/units.h"
+
+namespace gridcast {
+namespace {
+
+// Rates above this count as unshaped: slots are then only limited by what the lanes need.
+constexpr double kFastestBps = 1e15;
+constexpr double kSlowestBps = 1.0;
+// Relative slack so that a rate exactly at a multiple of r still yields that many slots.
+constexpr double kRoundingSlack = 1e-9;
+
+struct Member {
+  double up_bps = kUnshaped;
+  double down_bps = kUnshaped;
+  int site = 0;
+};
+
+struct Network {
+  const NetworkModel& net;
+  std::vector<Member> members;  // by rank; rank 0 is the source
+  std::vector<Site> sites;      // OrderSites; the source's site first
+
+  int Receivers(int site) const {
+    return static_cast<int>(sites[site].members.size()) - (site == members[0].site ? 1 : 0);
+  }
+};
+
+// How the children of every lane are served at one rate: the result of step 2.
+struct Routing {
+  std::vector<int64_t> slots;  // per rank: children it can serve over all lanes
+  // served[a][b]: children in site b served by members of site a, summed over the lanes,
+  // besides the entries each site takes from its feeder (one per lane).
+  std::vector<std::vector<int64_t>> served;
+  std::vector<int> feeder;  // per site: where its entries come from; -1 for the source's
+};
+
+// Whole units of `rate` that `capacity` carries; MaxFlow::kInfinite when unshaped.
+int64_t Units(double capacity, double rate) {
+  if (capacity >= kFastestBps) return MaxFlow::kInfinite;
+  return static_cast<int64_t>(std::floor(capacity / rate * (1 + kRoundingSlack)));
+}
+
+// Step 2 at lane rate `lane_bps`: the routing that serves every receiver in each of `lanes`
+// lanes, or none when the slots or the uplinks fall short.
+std::optional<Routing> Route(const Network& network, double lane_bps, int lanes) {
+  const NetworkModel& net = network.net;
+  const std::vector<Site>& sites = network.sites;
+  const int p = static_cast<int>(network.members.size());
+  const int num_sites = static_cast<int>(sites.size());
+  const int num_switches = static_cast<int>(net.switches.size());
+  Routing routing;
+  const int64_t most_children = int64_t{lanes} * (p - 1);
+  for (int r = 0; r < p; ++r) {
+    const Member& m = network.members[r];
+    if (r > 0 && m.down_bps * (1 + kRoundingSlack) < lanes * lane_bps) return std::nullopt;
+    routing.slots.push_back(std::min(most_children, Units(m.up_bps, lane_bps)));
+  }
+  // The source roots every lane.
+  if (p > 1 && routing.slots[0] < lanes) return std::nullopt;
+
+  std::vector<int64_t> supply(num_sites, 0);
+  std::vector<int64_t> demand(num_sites, 0);
+  for (int s = 0; s < num_sites; ++s) {
+    for (int r : sites[s].members) supply[s] += routing.slots[r];
+    demand[s] = int64_t{lanes} * network.Receivers(s);
+  }
+  std::vector<int64_t> up_units(num_switches, MaxFlow::kInfinite);
+  std::vector<int64_t> down_units(num_switches, MaxFlow::kInfinite);
+  for (int w = 1; w < num_switches; ++w) {
+    up_units[w] = Units(net.switches[w].uplink_up_bps, lane_bps);
+    down_units[w] = Units(net.switches[w].uplink_down_bps, lane_bps);
+  }
+  // Entries: one per lane into every site but the source's, from an earlier site (so every
+  // lane reaches every site) that has the slots and the uplinks for them: among those at most
+  // one site deeper than the shallowest (sites chained one behind the other would make deep
+  // lanes), the one over the fewest uplinks, then with the most left on them at this rate (a
+  // site two racks can feed takes its entries from the less loaded).
+  routing.feeder.assign(num_sites, -1);
+  std::vector<int> site_depth(num_sites, 0);
+  for (int s = 1; s < num_sites; ++s) {
+    struct Candidate {
+      int site;
+      size_t hops;
+      int64_t left;
+    };
+    std::vector<Candidate> candidates;
+    int shallowest = num_sites;
+    for (int f = 0; f < s; ++f) {
+      if (supply[f] < lanes) continue;
+      const std::vector<UplinkHop> route = SwitchRoute(net, sites[f].switch_index, sites[s].switch_index);
+      int64_t left = MaxFlow::kInfinite;
+      for (const UplinkHop& hop : route) {
+        left = std::min(left, hop.up ? up_units[hop.switch_index] : down_units[hop.switch_index]);
+      }
+      if (left < lanes) continue;
+      candidates.push_back({f, route.size(), left});
+      shallowest = std::min(shallowest, site_depth[f]);
+    }
+    const Candidate* best = nullptr;
+    for (const Candidate& c : candidates) {
+      if (site_depth[c.site] > shallowest + 1) continue;
+      if (!best || c.hops < best->hops || (c.hops == best->hops && c.left > best->left)) best = &c;
+    }
+    if (!best) return std::nullopt;
+    routing.feeder[s] = best->site;
+    site_depth[s] = site_depth[best->site] + 1;
+    supply[routing.feeder[s]] -= lanes;
+    demand[s] -= lanes;
+    for (const UplinkHop& hop : SwitchRoute(net, sites[routing.feeder[s]].switch_index, sites[s].switch_index)) {
+      int64_t& units = hop.up ? up_units[hop.switch_index] : down_units[hop.switch_index];
+      if (units < MaxFlow::kInfinite) units -= lanes;
+    }
+  }
+
+  // The rest: supply of site s -> its switch, up and down the switch tree -> demand of site t.
+  const int source = 0;
+  const int sink = 1;
+  auto supply_vertex = [&](int s) { return 2 + s; };
+  auto demand_vertex = [&](int s) { return 2 + num_sites + s; };
+  auto up_vertex = [&](int w) { return 2 + 2 * num_sites + w; };
+  auto down_vertex = [&](int w) { return 2 + 2 * num_sites + num_switches + w; };
+  MaxFlow flow(2 + 2 * num_sites + 2 * num_switches);
+  int64_t total_demand = 0;
+  for (int s = 0; s < num_sites; ++s) {
+    const int w = sites[s].switch_index;
+    flow.AddArc(source, supply_vertex(s), supply[s]);
+    flow.AddArc(supply_vertex(s), demand_vertex(s), MaxFlow::kInfinite);
+    flow.AddArc(demand_vertex(s), sink, demand[s]);
+    flow.AddArc(supply_vertex(s), up_vertex(w), MaxFlow::kInfinite);
+    flow.AddArc(down_vertex(w), demand_vertex(s), MaxFlow::kInfinite);
+    total_demand += demand[s];
+  }
+  for (int w = 0; w < num_switches; ++w) {
+    flow.AddArc(up_vertex(w), down_vertex(w), MaxFlow::kInfinite);
+    if (w == 0) continue;
+    flow.AddArc(up_vertex(w), up_vertex(net.switches[w].parent), up_units[w]);
+    flow.AddArc(down_vertex(net.switches[w].parent), down_vertex(w), down_units[w]);
+  }
+  if (flow.Run(source, sink) < total_demand) return std::nullopt;
+  routing.served.assign(num_sites, std::vector<int64_t>(num_sites, 0));
+  for (const MaxFlow::Path& path : flow.Paths(source, sink)) {
+    const int from = path.vertices[1] - supply_vertex(0);
+    const int to = path.vertices[path.vertices.size() - 2] - demand_vertex(0);
+    routing.served[from][to] += path.amount;
+  }
+  return routing;
+}
+
+// One lane's share of a routing: what each site serves in it.
+struct LaneBudget {
+  std::vector<std::vector<int64_t>> serves;  // [from site][to site], entries included
+  std::vector<int64_t> need;                 // per site: slots its members must give
+};
+
+// Splits routing.served over the lanes as evenly as possible (the remainders of the pairs
+// into one site go to different lanes), with each site's entries from its feeder.
+std::vector<LaneBudget> SplitOverLanes(const Network& network, const Routing& routing, int lanes) {
+  const std::vector<Site>& sites = network.sites;
+  const int num_sites = static_cast<int>(sites.size());
+  std::vector<LaneBudget> budgets(lanes);
+  for (LaneBudget& budget : budgets) {
+    budget.serves.assign(num_sites, std::vector<int64_t>(num_sites, 0));
+    budget.need.assign(num_sites, 0);
+  }
+  for (int to = 0; to < num_sites; ++to) {
+    int next_lane = 0;
+    for (int from = 0; from < num_sites; ++from) {
+      if (from == to) continue;
+      const int64_t total = routing.served[from][to];
+      for (int l = 0; l < lanes; ++l) budgets[l].serves[from][to] = total / lanes;
+      for (int64_t i = 0; i < total % lanes; ++i) {
+        budgets[next_lane].serves[from][to] += 1;
+        next_lane = (next_lane + 1) % lanes;
+      }
+    }
+    for (LaneBudget& budget : budgets) {
+      if (routing.feeder[to] >= 0) budget.serves[routing.feeder[to]][to] += 1;
+      int64_t from_outside = 0;
+      for (int from = 0; from < num_sites; ++from) from_outside += from == to ? 0 : budget.serves[from][to];
+      budget.serves[to][to] = std::max<int64_t>(0, network.Receivers(to) - from_outside);
+    }
+  }
+  for (LaneBudget& budget : budgets) {
+    for (int from = 0; from < num_sites; ++from) {
+      for (int to = 0; to < num_sites; ++to) budget.need[from] += budget.serves[from][to];
+    }
+  }
+  return budgets;
+}
+
+// lane_slots[l][rank]: the children `rank` serves in lane l. The source spreads its slots over
+// every lane (it roots them all); the other members of a site fill the lanes' needs in turn,
+// most slots first, so each is interior in one lane or two.
+std::vector<std::vector<int64_t>> AssignSlots(const Network& network, const Routing& routing,
+                                              const std::vector<LaneBudget>& budgets) {
+  const int lanes = static_cast<int>(budgets.size());
+  const int p = static_cast<int>(network.members.size());
+  std::vector<std::vector<int64_t>> lane_slots(lanes, std::vector<int64_t>(p, 0));
+  for (size_t s = 0; s < network.sites.size(); ++s) {
+    std::vector<int64_t> need(lanes);
+    for (int l = 0; l < lanes; ++l) need[l] = budgets[l].need[s];
+    std::vector<int> givers;
+    for (int r : network.sites[s].members) {
+      if (r != 0) {
+        givers.push_back(r);
+        continue;
+      }
+      for (int l = 0; l < lanes; ++l) {
+        lane_slots[l][0] = std::min(need[l], routing.slots[0] / lanes + (l < routing.slots[0] % lanes ? 1 : 0));
+        need[l] -= lane_slots[l][0];
+      }
+    }
+    std::stable_sort(givers.begin(), givers.end(),
+                     [&](int a, int b) { return routing.slots[a] > routing.slots[b]; });
+    size_t g = 0;
+    int64_t left = givers.empty() ? 0 : routing.slots[givers[0]];
+    for (int l = 0; l < lanes; ++l) {
+      while (need[l] > 0 && g < givers.size()) {
+        const int64_t take = std::min(need[l], left);
+        lane_slots[l][givers[g]] += take;
+        need[l] -= take;
+        left -= take;
+        if (left == 0 && ++g < givers.size()) left = routing.slots[givers[g]];
+      }
+    }
+  }
+  return lane_slots;
+}
+
+// Lane l's tree, filled breadth-first from the source (see the header, step 4). `depth` is
+// raised to the deepest member's depth.
+Tree BuildLane(const Network& network, const LaneBudget& budget, std::vector<int64_t> slots, int& depth) {
+  const std::vector<Site>& sites = network.sites;
+  const int num_sites = static_cast<int>(sites.size());
+  const int p = static_cast<int>(network.members.size());
+  std::vector<std::vector<int64_t>> serves = budget.serves;
+  // Per site, the members still to place: the most slots in this lane first (the first is the
+  // site's entry), the rest in rank order.
+  std::vector<std::vector<int>> waiting(num_sites);
+  std::vector<size_t> placed(num_sites, 0);
+  std::vector<std::vector<int>> targets(num_sites);  // the other sites each one serves
+  for (int s = 0; s < num_sites; ++s) {
+    for (int r : sites[s].members) {
+      if (r != 0) waiting[s].push_back(r);
+    }
+    std::stable_sort(waiting[s].begin(), waiting[s].end(), [&](int a, int b) { return slots[a] > slots[b]; });
+    for (int t = 0; t < num_sites; ++t) {
+      if (t != s && serves[s][t] > 0) targets[s].push_back(t);
+    }
+  }
+  auto has_waiting = [&](int site) { return placed[site] < waiting[site].size(); };
+  // The site whose next member a parent in site `from` serves: members with children of their
+  // own before leaves, so the lane keeps open parents; among those, its own site's first (no
+  // other parent can open it, unless it is the source's), then a site not reached yet; then
+  // the most slots. -1 when its budgets are spent.
+  auto NextSite = [&](int from) {
+    int best = -1;
+    std::tuple<bool, bool, bool, int64_t> best_key;
+    auto consider = [&](int to) {
+      if (serves[from][to] <= 0 || !has_waiting(to)) return;
+      const int64_t next_slots = slots[waiting[to][placed[to]]];
+      const bool unreached = placed[to] == 0 && to != network.members[0].site;
+      const std::tuple<bool, bool, bool, int64_t> key = {next_slots > 0, to == from, unreached, next_slots};
+      if (best < 0 || key > best_key) {
+        best = to;
+        best_key = key;
+      }
+    };
+    consider(from);
+    for (int to : targets[from]) consider(to);
+    return best;
+  };
+
+  Tree tree(p);
+  std::vector<int> depth_of(p, 0);
+  // (depth, order of arrival, rank), shallowest first: a parent gives all its slots before the
+  // next one, as in a breadth-first fill.
+  using Open = std::tuple<int, int64_t, int>;
+  std::priority_queue<Open, std::vector<Open>, std::greater<Open>> open;
+  int64_t arrivals = 0;
+  open.push({0, arrivals++, 0});
+  std::vector<int> spare;  // members left with slots no budget uses
+  auto place = [&](int parent, int site) {
+    const int child = waiting[site][placed[site]++];
+    tree[parent].push_back(child);
+    slots[parent] -= 1;
+    depth_of[child] = depth_of[parent] + 1;
+    depth = std::max(depth, depth_of[child]);
+    if (slots[child] > 0) open.push({depth_of[child], arrivals++, child});
+  };
+  while (!open.empty()) {
+    const auto [d, arrival, parent] = open.top();
+    open.pop();
+    const int from = network.members[parent].site;
+    while (slots[parent] > 0) {
+      const int to = NextSite(from);
+      if (to < 0) {
+        spare.push_back(parent);
+        break;
+      }
+      serves[from][to] -= 1;
+      place(parent, to);
+    }
+  }
+  // Rounding can leave a member no budgeted parent: it takes a spare slot, in its own site if
+  // there is one, else the source serves it.
+  for (int s = 0; s < num_sites; ++s) {
+    while (has_waiting(s)) {
+      auto it = std::find_if(spare.begin(), spare.end(),
+                             [&](int r) { return slots[r] > 0 && network.members[r].site == s; });
+      if (it == spare.end()) it = std::find_if(spare.begin(), spare.end(), [&](int r) { return slots[r] > 0; });
+      const int parent = it == spare.end() ? 0 : *it;
+      slots[parent] = std::max<int64_t>(slots[parent], 1);
+      place(parent, s);
+    }
+  }
+  return tree;
+}
+
+struct Packing {
+  double lane_bps = kUnshaped;
+  double estimate_s = kUnshaped;
+  int depth = 0;
+  std::vector<Tree> trees;
+};
+
+// The packing with `lanes` lanes at the largest rate that routes, or none when none does.
+std::optional<Packing> Pack(const Network& network, int lanes, double payload_bits, double chunk_bits) {
+  double lane_bps = kFastestBps;
+  std::optional<Routing> routing = Route(network, lane_bps, lanes);
+  if (!routing) {
+    double lo = std::log(kSlowestBps);
+    double hi = std::log(kFastestBps);
+    if (!(routing = Route(network, kSlowestBps, lanes))) return std::nullopt;
+    for (int i = 0; i < 64; ++i) {
+      const double mid = (lo + hi) / 2;
+      if (Route(network, std::exp(mid), lanes)) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    lane_bps = std::exp(lo);
+    routing = Route(network, lane_bps, lanes);
+  }
+  const std::vector<LaneBudget> budgets = SplitOverLanes(network, *routing, lanes);
+  const std::vector<std::vector<int64_t>> lane_slots = AssignSlots(network, *routing, budgets);
+  Packing packing;
+  packing.lane_bps = lane_bps >= kFastestBps ? kUnshaped : lane_bps;
+  for (int l = 0; l < lanes; ++l) {
+    packing.trees.push_back(BuildLane(network, budgets[l], lane_slots[l], packing.depth));
+  }
+  packing.estimate_s = payload_bits / (lanes * lane_bps) + packing.depth * chunk_bits / lane_bps;
+  return packing;
+}
+
+}  // namespace
+
+Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                                            const PlanOptions& options) const {
+  GRIDCAST_RETURN_IF_ERROR(CheckSwitchTree(net));
+  GRIDCAST_ASSIGN_OR_RETURN(Ranks ranks, ResolveRanks(net, options));
+  Plan plan = StartPlan(net, ranks, payload_bytes, options, name());
+  Network network{net, {}, OrderSites(net, ranks)};
+  network.members.resize(ranks.size());
+  for (int s = 0; s < static_cast<int>(network.sites.size()); ++s) {
+    for (int r : network.sites[s].members) {
+      const Node& node = net.nodes[ranks.nodes[r]];
+      network.members[r] = {node.up_bps, node.down_bps, s};
+    }
+  }
+
+  const double payload_bits = static_cast<double>(payload_bytes) * 8;
+  const double chunk_bits = static_cast<double>(std::min(payload_bytes, plan.chunk_bytes)) * 8;
+  std::optional<Packing> best;
+  const int max_lanes = LanesWithChunks(plan.NumChunks(), kMaxLanes);
+  for (int lanes = 1; lanes <= max_lanes; ++lanes) {
+    std::optional<Packing> packing = Pack(network, lanes, payload_bits, chunk_bits);
+    if (packing && (!best || packing->estimate_s < best->estimate_s * (1 - kRoundingSlack))) {
+      best = std::move(packing);
+    }
+  }
+  if (!best) return Status::InvalidArgument("upload-packing: no lane rate routes on this network");
+  const int lanes = static_cast<int>(best->trees.size());
+  for (int l = 0; l < lanes; ++l) {
+    plan.lanes.push_back(TreeLane(0, InterleavedChunks(plan.NumChunks(), lanes, l),
+                                  std::move(best->trees[l]), options.streams));
+  }
+  plan.rationale = std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " of " +
+                   FormatRate(best->lane_bps) + ", tree depth " + std::to_string(best->depth);
+  return plan;
+}
+
+}  // namespace gridcast

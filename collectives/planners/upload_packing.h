@@ -1,0 +1,41 @@
+// upload-packing: k equal-rate lanes that use every member's upload, for networks where the
+// members' upload is what binds (issue 35).
+//
+// Where every copy must leave some member's uplink, the bound is the members' total upload,
+// and two things waste it: a tree's leaves, which send nothing, and a site whose members upload
+// less than they must receive, which cannot feed itself from one copy per lane. So:
+//   1. The payload is striped over k interleaved lanes of one rate r. A member can serve
+//      floor(up / r) children summed over the lanes (its slots); a receiver must download k·r.
+//   2. Slots are routed to where children are by a max-flow over the switch tree
+//      (collectives/max_flow.h): each site first takes one entry per lane from its feeder
+//      (sites.h), then the children its own slots cannot serve from other sites' spare slots,
+//      each such child costing r on every uplink of the way. A site with spare upload thus
+//      serves part of a poorer site's members directly, in the same lanes.
+//   3. r is the largest rate for which that flow serves every receiver in every lane
+//      (bisection); for each k up to kMaxLanes, the planner keeps the k with the smallest
+//      estimate of payload / (k·r) + depth · chunk / r, the smaller k on ties.
+//   4. Each member gets its slots in as few lanes as possible (one, sometimes two), so a lane
+//      has a few interior members with many children and stays shallow, and each lane is
+//      filled breadth-first from the source: first the entries of sites still unreached, then
+//      the site's own members (those with children in this lane first), then other sites'.
+// Uplink-free networks of equal members are the fluid optimum of Kumar and Ross up to the
+// rounding of slots, as for capacity; what this adds is imports across uplinks and shallow
+// lanes. What it gives up: a member has a parent in every lane (k connections in) and all its
+// children in one or two lanes (about up / r connections out), and since a lane runs at r =
+// R / k, its pipeline fill (depth · chunk / r) asks for small chunks when k is large.
+#pragma once
+
+#include "collectives/planner.h"
+
+namespace gridcast {
+
+class UploadPackingPlanner : public Planner {
+ public:
+  static constexpr int kMaxLanes = 16;
+
+  std::string name() const override { return "upload-packing"; }
+  Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
+                        const PlanOptions& options) const override;
+};
+
+}  // namespace gridcast
