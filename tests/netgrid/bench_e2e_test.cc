@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kTestDir = "/tmp/gridcast-bench-e2e";
-constexpr const char* kStates[] = {"push", "interrupt", "mpi", "sbcast", "stage"};
+constexpr const char* kStates[] = {"push", "interrupt", "mpi", "sbcast", "stage", "upload-bound"};
 
 constexpr const char* kTopology = R"(name: bench-e2e
 switches:
@@ -40,6 +40,26 @@ nodes:
     count: 2
     up: 100mbit
     down: 100mbit
+)";
+
+// Upload-bound (issue 35): the right site's members upload a quarter of what the left's do, so
+// the left site serves part of the right one across the uplink, and upload-packing's lanes give
+// members several parents.
+constexpr const char* kUploadBoundTopology = R"(name: upload-bound-e2e
+switches:
+  - name: left
+  - name: right
+    parent: left
+    uplink: 40mbit
+nodes:
+  - switch: left
+    count: 5
+    up: 20mbit
+    down: 40mbit
+  - switch: right
+    count: 5
+    up: 5mbit
+    down: 40mbit
 )";
 
 constexpr uint64_t kSizeBytes = 8u << 20;
@@ -155,6 +175,28 @@ class BenchE2ETest : public ::testing::Test {
 
 TEST_F(BenchE2ETest, PushPrintsTheDocumentedJsonVerifiedAndCleansUp) {
   ExpectResultLine(RunBench("push", "push"), "push");
+}
+
+// The many-lane plans of upload-packing (a member with a parent in every lane, members served
+// across the uplink in every lane) run on real daemons and every copy verifies.
+TEST_F(BenchE2ETest, UploadPackingOnAnUploadBoundNetworkIsVerified) {
+  std::ofstream(dir_ / "upload-bound.yaml") << kUploadBoundTopology;
+  Result<CommandOutput> out = RunCommand({GRIDCAST_CLI, "bench", "--topology", (dir_ / "upload-bound.yaml").string(),
+                                          "--size", "4MiB", "--mode", "push", "--algo", "upload-packing", "--chunk",
+                                          "64KiB", "--state", (dir_ / "upload-bound").string(), "--json"});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  ExpectNothingLeft("upload-bound");
+  const size_t line = out->output.rfind("{\"mode\"");
+  ASSERT_NE(line, std::string::npos) << out->output;
+  const nlohmann::json result = nlohmann::json::parse(out->output.substr(line), nullptr, false);
+  ASSERT_TRUE(result.is_object()) << out->output;
+  EXPECT_EQ(result["algo"], "upload-packing");
+  EXPECT_EQ(result["verified"], true) << out->output;
+  // The bound is the right site's cut: its 5 copies of 32 Mbit over the uplink's 40mbit and its
+  // own members' 25mbit of upload.
+  EXPECT_NEAR(result["bound_s"].get<double>(), 5 * 8.0 * (4 << 20) / 65e6, 1e-5);
+  EXPECT_GT(result["ratio"].get<double>(), 1.0);
 }
 
 TEST_F(BenchE2ETest, InterruptTearsEverythingDown) {
