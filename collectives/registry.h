@@ -22,6 +22,9 @@ struct PlannerInfo {
   PlannerKind kind;
   std::string summary;   // one line for --help and docs
   bool lane_per_member = false;  // its plans have one lane per member (scatter-allgather)
+  // Its plans have up to 16 slow lanes and want small chunks (upload-packing): costly to
+  // simulate at thousands of members.
+  bool many_lanes = false;
 };
 
 // InvalidArgument for an unknown name or a bad parameter, listing the known names.

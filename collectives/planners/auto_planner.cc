@@ -158,6 +158,20 @@ class Search {
   int ruled_out_ = 0;
 };
 
+// A plan of many slow lanes (PlannerInfo::many_lanes) wins only by more than
+// AutoPlanner::kNearTie: otherwise the fastest of the others predicted within that margin moves
+// to the front. `tried` is fastest first.
+void PreferOthersOnNearTies(std::vector<Candidate>& tried) {
+  if (tried.empty() || !FindPlanner(tried.front().algorithm)->many_lanes) return;
+  const double limit_s = tried.front().time_s * (1 + AutoPlanner::kNearTie);
+  for (size_t i = 1; i < tried.size() && tried[i].time_s <= limit_s; ++i) {
+    if (FindPlanner(tried[i].algorithm)->many_lanes) continue;
+    std::rotate(tried.begin(), tried.begin() + static_cast<std::ptrdiff_t>(i),
+                tried.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    return;
+  }
+}
+
 // Why the winner's chunk size: the winner's times at the next smaller and larger sizes tried,
 // e.g. "; chunk 512KiB (50 us per chunk per hop against pipeline fill): 256KiB 86.2 s,
 // 1MiB 86.3 s". Empty when only one size was tried.
@@ -241,18 +255,30 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
     // planner memory to match: 1.7 GB at 10,000), and such plans pay twice the bandwidth term
     // of the multi-tree ones: beyond this size they are not worth predicting.
     if (info.lane_per_member && ranks.nodes.size() > kMaxLanePerMemberSize) continue;
+    if (info.many_lanes && ranks.nodes.size() > kMaxManyLanesSize) continue;
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(info.name));
     planners.push_back(std::move(planner));
   }
 
   Search search(net, payload_bytes, options);
-  for (const std::unique_ptr<Planner>& planner : planners) search.Add(*planner, options.chunk_bytes, options.streams);
-  std::vector<std::string> leaders;  // the stage's best planners, fastest first
-  for (const Candidate& c : search.Run()) leaders.push_back(c.algorithm);
+  // Planners of many slow lanes (upload-packing) also at the per-size default chunk when auto
+  // may choose it: they need small chunks and would not reach the finalists at 1 MiB.
+  const uint64_t default_chunk_bytes = Planner::DefaultChunkBytes(payload_bytes);
+  for (const std::unique_ptr<Planner>& planner : planners) {
+    search.Add(*planner, options.chunk_bytes, options.streams);
+    if (options.choose_chunk_bytes && default_chunk_bytes != options.chunk_bytes &&
+        FindPlanner(planner->name())->many_lanes) {
+      search.Add(*planner, default_chunk_bytes, options.streams);
+    }
+  }
+  std::vector<std::string> leaders;  // the stage's best planners, fastest first, once each
+  for (const Candidate& c : search.Run()) {
+    if (std::find(leaders.begin(), leaders.end(), c.algorithm) == leaders.end()) leaders.push_back(c.algorithm);
+  }
   if (leaders.empty()) return Status::InvalidArgument("no broadcast planner serves these inputs");
 
   std::vector<uint64_t> chunk_sizes =
-      ChunkSizesToTry(options, payload_bytes, Planner::DefaultChunkBytes(payload_bytes));
+      ChunkSizesToTry(options, payload_bytes, default_chunk_bytes);
   const std::vector<int> stream_counts = StreamCountsToTry(net, options);
   // Each finalist at each stream count walks the chunk sizes from the first guess: down while
   // that is faster, else up while that is faster. The time is unimodal in the chunk size
@@ -288,6 +314,7 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   }
   std::vector<Candidate> tried = search.Run();
   const int ruled_out = search.ruled_out();
+  PreferOthersOnNearTies(tried);
 
   const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
   std::string rationale = Rationale(tried, bound_s, chunk_sizes, ruled_out);

@@ -3,7 +3,9 @@
 //
 // Search, in two stages, to stay within a second or two up to 10,000 members:
 //   1. every registered broadcast planner at the first-guess chunk size and stream count
-//      (options.chunk_bytes and options.streams);
+//      (options.chunk_bytes and options.streams); planners of many slow lanes (tried up to
+//      kMaxManyLanesSize members) also at the per-size default chunk
+//      (Planner::DefaultChunkBytes) when it may choose the chunk;
 //   2. the kFinalists best of stage 1 at each stream count (the first guess, then 1, 2 and 4
 //      while they help; only with options.choose_streams and when the network has switch
 //      uplinks), walking the candidate
@@ -13,8 +15,8 @@
 //      faster, else towards larger ones.
 // A candidate is simulated only if its lower bound (PlanLowerBoundSeconds) is not above the
 // best prediction so far; the rationale says how many were ruled out that way.
-// The shortest predicted time wins; ties go to the candidate tried first, so the result is
-// deterministic. Candidates are simulated with the daemon's per-chunk overhead
+// The shortest predicted time wins (a planner of many slow lanes only by more than kNearTie);
+// ties go to the candidate tried first, so the result is deterministic. Candidates are simulated with the daemon's per-chunk overhead
 // (kDaemonPerChunkOverheadS, simulator.h): every chunk costs it on every hop, so the chunk
 // size trades pipeline fill (chunk / rate per hop, smaller is better) against chunks x
 // overhead (larger is better). The returned Plan is the winner's, with `algorithm` = the
@@ -39,8 +41,16 @@ class AutoPlanner : public Planner {
   static constexpr std::array<uint64_t, 8> kChunkSizes = {64 << 10, 128 << 10, 256 << 10, 512 << 10,
                                                           1 << 20,  2 << 20,   4 << 20,   8 << 20};
   static constexpr int kFinalists = 3;
+  // A planner of many slow lanes must be predicted faster than the others by more than this
+  // to be chosen: the model does not see the TCP stalls that cost such plans on the netgrid
+  // (two-sites, 256 MiB: upload-packing predicted 0.1% faster than multilane-sites, measured
+  // 1.052-1.061 of the bound against 1.047-1.049).
+  static constexpr double kNearTie = 0.01;
   // Above this many members, planners with one lane per member are not tried.
   static constexpr size_t kMaxLanePerMemberSize = 64;
+  // Above this many members, planners with many slow lanes (upload-packing) are not tried: at
+  // 10,000 members simulating their plans took auto from 0.9-1.5 s to 2-7 s.
+  static constexpr size_t kMaxManyLanesSize = 1000;
 
   std::string name() const override { return "auto"; }
   // The first guess, before the search (options.choose_chunk_bytes) tries kChunkSizes.

@@ -1,6 +1,7 @@
 // upload-packing on the upload-bound family of deploy/topologies/upload-*.yaml (issue 35):
 // within 0.90 of the bound where capacity and the others fall short, every member uploading,
-// a poor site served across its uplink by two richer ones, and shallow lanes.
+// a poor site served across its uplink by two richer ones, and shallow lanes with each member
+// interior in a few of them.
 #include "collectives/planners/upload_packing.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <map>
 
 #include "collectives/bound.h"
+#include "collectives/planners/auto_planner.h"
 #include "collectives/planners/capacity.h"
 #include "collectives/simulator/simulator.h"
 #include "collectives/topology.h"
@@ -136,6 +138,20 @@ TEST(UploadPacking, PoorSiteIsServedAcrossItsUplinkByTheOthers) {
   EXPECT_GT(sim.uplink_up_bytes[rome], 0u);
 }
 
+TEST(UploadPacking, AutoChoosesItWhereItWins) {
+  // As `gridcast send` asks auto when the user names no chunk size: 1 MiB as the first guess,
+  // at which upload-packing's many slow lanes would not make the finalists.
+  // (On upload-asym-64-1to8 capacity's prediction is 0.3% shorter, and auto keeps capacity.)
+  for (const char* yaml : {kThreeSites96, kAsym48, kThirdSlow128}) {
+    const NetworkModel net = Parse(yaml);
+    PlanOptions options;
+    options.choose_chunk_bytes = true;
+    Result<Plan> plan = AutoPlanner().MakePlan(net, 64 * kMiB, options);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_EQ(plan->algorithm, "upload-packing") << plan->rationale;
+  }
+}
+
 int Depth(const Lane& lane, int member) {
   int depth = 0;
   for (int m = member; m != lane.source; m = lane.ParentOf(m)) ++depth;
@@ -151,11 +167,15 @@ TEST(UploadPacking, LanesAreShallowAndMembersInteriorInFewOfThem) {
     for (const Fanout& f : lane.fanouts) interior_lanes[f.parent] += 1;
     for (int m = 1; m < static_cast<int>(plan.members.size()); ++m) EXPECT_LE(Depth(lane, m), 5);
   }
+  // Two halves of its slots, each of which may straddle two lanes; on this tight network both
+  // halves are used nearly everywhere, so a stall in one lane leaves its upload busy in another.
+  int in_two_or_more = 0;
   for (const auto& [member, lanes] : interior_lanes) {
-    if (member != 0) {
-      EXPECT_LE(lanes, 2) << plan.members[member];
-    }
+    if (member == 0) continue;
+    EXPECT_LE(lanes, 4) << plan.members[member];
+    in_two_or_more += lanes >= 2;
   }
+  EXPECT_GE(in_two_or_more, 0.9 * (plan.members.size() - 1));
 }
 
 }  // namespace
