@@ -56,6 +56,36 @@ int64_t Units(double capacity, double rate) {
   return static_cast<int64_t>(std::floor(capacity / rate * (1 + kRoundingSlack)));
 }
 
+// Rewrites `served` so that no site both serves another and is served by one: the flow may
+// carry children a -> b and b -> c where a -> c and b serving its own do the same with the same
+// slots (and over a subset of the uplinks, in a tree). A site that imports then gives its
+// slots to its own members and to its entries out only, which BuildLane relies on: the members
+// a site places itself never wait for a site it imports from (see AssignSlots).
+void CancelTransit(std::vector<std::vector<int64_t>>& served) {
+  const int num_sites = static_cast<int>(served.size());
+  auto largest = [&](int site, bool into) {
+    int best = -1;
+    for (int other = 0; other < num_sites; ++other) {
+      if (other == site) continue;
+      const int64_t amount = into ? served[other][site] : served[site][other];
+      if (amount > 0 && (best < 0 || amount > (into ? served[best][site] : served[site][best]))) best = other;
+    }
+    return best;
+  };
+  for (int via = 0; via < num_sites; ++via) {
+    for (;;) {
+      const int from = largest(via, /*into=*/true);
+      const int to = largest(via, /*into=*/false);
+      if (from < 0 || to < 0) break;
+      const int64_t amount = std::min(served[from][via], served[via][to]);
+      served[from][via] -= amount;
+      served[via][to] -= amount;
+      served[via][via] += amount;
+      served[from][to] += amount;  // from == to: the cycle's slots serve their own site
+    }
+  }
+}
+
 // Step 2 at lane rate `lane_bps`: the routing that serves every receiver in each of `lanes`
 // lanes, or none when the slots or the uplinks fall short.
 std::optional<Routing> Route(const Network& network, double lane_bps, int lanes) {
@@ -159,6 +189,7 @@ std::optional<Routing> Route(const Network& network, double lane_bps, int lanes)
     const int to = path.vertices[path.vertices.size() - 2] - demand_vertex(0);
     routing.served[from][to] += path.amount;
   }
+  CancelTransit(routing.served);
   return routing;
 }
 
@@ -202,6 +233,69 @@ std::vector<LaneBudget> SplitOverLanes(const Network& network, const Routing& ro
     }
   }
   return budgets;
+}
+
+// A site that imports places only some of its members itself: its entry and the children of
+// its own slots (budget.serves[s][s]); the others wait for a parent from another site. So that
+// none of its slots waits on a site that waits on them (its entries out), every member with
+// slots in a lane must be among those it places itself: at most serves[s][s] + 1 holders per
+// lane (serves[s][s] in the source's site, whose entry is the source). Where the parts made
+// more, a holder of few slots in lane l hands them to another holder of l, which gives as many
+// back in a lane m whose own limit allows it, or from slots it has left unused. CancelTransit
+// made every site that exports no importer, so only importers can be over.
+void LimitHolders(const Network& network, const Routing& routing, const std::vector<LaneBudget>& budgets,
+                  int site, std::vector<std::vector<int64_t>>& lane_slots) {
+  const int lanes = static_cast<int>(budgets.size());
+  std::vector<int> givers;
+  for (int r : network.sites[site].members) {
+    if (r != 0) givers.push_back(r);
+  }
+  std::vector<int64_t> unused;
+  for (int g : givers) {
+    int64_t used = 0;
+    for (int l = 0; l < lanes; ++l) used += lane_slots[l][g];
+    unused.push_back(routing.slots[g] - used);
+  }
+  const bool source_site = site == network.members[0].site;
+  auto limit = [&](int l) { return budgets[l].serves[site][site] + (source_site ? 0 : 1); };
+  auto holders = [&](int l) {
+    return std::count_if(givers.begin(), givers.end(), [&](int g) { return lane_slots[l][g] > 0; });
+  };
+  for (int l = 0; l < lanes; ++l) {
+    int64_t over = holders(l) - limit(l);
+    while (over > 0) {
+      // The holder of the fewest slots in l gives them up.
+      size_t b = givers.size();
+      for (size_t i = 0; i < givers.size(); ++i) {
+        const int64_t amount = lane_slots[l][givers[i]];
+        if (amount > 0 && (b == givers.size() || amount < lane_slots[l][givers[b]])) b = i;
+      }
+      const int64_t amount = lane_slots[l][givers[b]];
+      bool moved = false;
+      for (size_t a = 0; a < givers.size() && !moved; ++a) {
+        if (a == b || lane_slots[l][givers[a]] == 0) continue;
+        if (unused[a] >= amount) {
+          unused[a] -= amount;
+          unused[b] += amount;
+        } else {
+          int m = 0;
+          for (; m < lanes; ++m) {
+            if (m == l || lane_slots[m][givers[a]] < amount) continue;
+            const int64_t change = (lane_slots[m][givers[b]] == 0) - (lane_slots[m][givers[a]] == amount);
+            if (holders(m) + change <= limit(m)) break;
+          }
+          if (m == lanes) continue;
+          lane_slots[m][givers[a]] -= amount;
+          lane_slots[m][givers[b]] += amount;
+        }
+        lane_slots[l][givers[a]] += amount;
+        lane_slots[l][givers[b]] = 0;
+        moved = true;
+      }
+      if (!moved) break;
+      --over;
+    }
+  }
 }
 
 // lane_slots[l][rank]: the children `rank` serves in lane l. The source spreads its slots over
@@ -248,13 +342,16 @@ std::vector<std::vector<int64_t>> AssignSlots(const Network& network, const Rout
         if (left == 0) ++next;
       }
     }
+    LimitHolders(network, routing, budgets, static_cast<int>(s), lane_slots);
   }
   return lane_slots;
 }
 
 // Lane l's tree, filled breadth-first from the source (see the header, step 4). `depth` is
-// raised to the deepest member's depth.
-Tree BuildLane(const Network& network, const LaneBudget& budget, std::vector<int64_t> slots, int& depth) {
+// raised to the deepest member's depth; `unbudgeted` counts the members placed outside the
+// budgets (below).
+Tree BuildLane(const Network& network, const LaneBudget& budget, std::vector<int64_t> slots, int& depth,
+               int64_t& unbudgeted) {
   const std::vector<Site>& sites = network.sites;
   const int num_sites = static_cast<int>(sites.size());
   const int p = static_cast<int>(network.members.size());
@@ -327,10 +424,13 @@ Tree BuildLane(const Network& network, const LaneBudget& budget, std::vector<int
       place(parent, to);
     }
   }
-  // Rounding can leave a member no budgeted parent: it takes a spare slot, in its own site if
-  // there is one, else the source serves it.
+  // A member left without a budgeted parent (where the budgets still wait on each other, which
+  // CancelTransit and LimitHolders avoid but cannot always) takes a spare slot, in its own
+  // site if there is one, else the source serves it beyond its slots. Pack then tries a lower
+  // rate.
   for (int s = 0; s < num_sites; ++s) {
     while (has_waiting(s)) {
+      ++unbudgeted;
       auto it = std::find_if(spare.begin(), spare.end(),
                              [&](int r) { return slots[r] > 0 && network.members[r].site == s; });
       if (it == spare.end()) it = std::find_if(spare.begin(), spare.end(), [&](int r) { return slots[r] > 0; });
@@ -346,11 +446,30 @@ struct Packing {
   double lane_bps = kUnshaped;
   double estimate_s = kUnshaped;
   int depth = 0;
+  int64_t unbudgeted = 0;  // members placed outside the budgets, over all lanes
   std::vector<Tree> trees;
 };
 
+// The lanes at `lane_bps` that `routing` serves.
+Packing PackAt(const Network& network, const Routing& routing, int lanes, double lane_bps, double payload_bits,
+               double chunk_bits) {
+  const std::vector<LaneBudget> budgets = SplitOverLanes(network, routing, lanes);
+  const std::vector<std::vector<int64_t>> lane_slots = AssignSlots(network, routing, budgets);
+  Packing packing;
+  packing.lane_bps = lane_bps >= kFastestBps ? kUnshaped : lane_bps;
+  for (int l = 0; l < lanes; ++l) {
+    packing.trees.push_back(BuildLane(network, budgets[l], lane_slots[l], packing.depth, packing.unbudgeted));
+  }
+  packing.estimate_s = payload_bits / (lanes * lane_bps) + packing.depth * chunk_bits / lane_bps;
+  return packing;
+}
+
 // The packing with `lanes` lanes at the largest rate that routes, or none when none does.
+// Where its lanes cannot be filled within the budgets, a rate up to kMostRateGivenUp lower
+// leaves members unused slots to do it with; if none does, the first packing is kept.
 std::optional<Packing> Pack(const Network& network, int lanes, double payload_bits, double chunk_bits) {
+  constexpr int kRateSteps = 10;
+  constexpr double kMostRateGivenUp = 0.10;
   double lane_bps = kFastestBps;
   std::optional<Routing> routing = Route(network, lane_bps, lanes);
   if (!routing) {
@@ -368,15 +487,16 @@ std::optional<Packing> Pack(const Network& network, int lanes, double payload_bi
     lane_bps = std::exp(lo);
     routing = Route(network, lane_bps, lanes);
   }
-  const std::vector<LaneBudget> budgets = SplitOverLanes(network, *routing, lanes);
-  const std::vector<std::vector<int64_t>> lane_slots = AssignSlots(network, *routing, budgets);
-  Packing packing;
-  packing.lane_bps = lane_bps >= kFastestBps ? kUnshaped : lane_bps;
-  for (int l = 0; l < lanes; ++l) {
-    packing.trees.push_back(BuildLane(network, budgets[l], lane_slots[l], packing.depth));
+  Packing first = PackAt(network, *routing, lanes, lane_bps, payload_bits, chunk_bits);
+  if (first.unbudgeted == 0 || lane_bps >= kFastestBps) return first;
+  for (int step = 1; step <= kRateSteps; ++step) {
+    const double lower_bps = lane_bps * (1 - kMostRateGivenUp * step / kRateSteps);
+    if (std::optional<Routing> lower = Route(network, lower_bps, lanes)) {
+      Packing packing = PackAt(network, *lower, lanes, lower_bps, payload_bits, chunk_bits);
+      if (packing.unbudgeted == 0) return packing;
+    }
   }
-  packing.estimate_s = payload_bits / (lanes * lane_bps) + packing.depth * chunk_bits / lane_bps;
-  return packing;
+  return first;
 }
 
 }  // namespace
@@ -399,9 +519,16 @@ Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t pa
   const double chunk_bits = static_cast<double>(std::min(payload_bytes, plan.chunk_bytes)) * 8;
   std::optional<Packing> best;
   const int max_lanes = LanesWithChunks(plan.NumChunks(), kMaxLanes);
-  for (int lanes = 1; lanes <= max_lanes; ++lanes) {
+  if (lanes_ < 0 || lanes_ > max_lanes) {
+    return Status::InvalidArgument("upload-packing: " + std::to_string(lanes_) + " lanes asked, 1 to " +
+                                   std::to_string(max_lanes) + " possible with " +
+                                   std::to_string(plan.NumChunks()) + " chunks");
+  }
+  for (int lanes = lanes_ > 0 ? lanes_ : 1; lanes <= (lanes_ > 0 ? lanes_ : max_lanes); ++lanes) {
     std::optional<Packing> packing = Pack(network, lanes, payload_bits, chunk_bits);
-    if (packing && (!best || packing->estimate_s < best->estimate_s * (1 - kRoundingSlack))) {
+    // A packing within its budgets before any that is not.
+    if (packing && (!best || std::make_pair(packing->unbudgeted > 0, packing->estimate_s) <
+                                 std::make_pair(best->unbudgeted > 0, best->estimate_s * (1 - kRoundingSlack)))) {
       best = std::move(packing);
     }
   }
@@ -413,6 +540,10 @@ Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t pa
   }
   plan.rationale = std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " of " +
                    FormatRate(best->lane_bps) + ", tree depth " + std::to_string(best->depth);
+  if (best->unbudgeted > 0) {
+    plan.rationale += "; " + std::to_string(best->unbudgeted) +
+                      " placements beyond their parent's slots or routed uplinks";
+  }
   return plan;
 }
 

@@ -37,9 +37,15 @@ class UploadPackingPlanner : public Planner {
  public:
   static constexpr int kMaxLanes = 16;
 
+  // `lanes` fixes the lane count (1..kMaxLanes, at most the chunks); 0 chooses it (step 3).
+  explicit UploadPackingPlanner(int lanes = 0) : lanes_(lanes) {}
+
   std::string name() const override { return "upload-packing"; }
   Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                         const PlanOptions& options) const override;
+
+ private:
+  int lanes_;
 };
 
 }  // namespace gridcast
