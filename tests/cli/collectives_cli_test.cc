@@ -98,6 +98,27 @@ TEST(CollectivesCli, SimulateJsonHasExactlyTheDocumentedKeys) {
   EXPECT_LE(json["auto"]["efficiency"].get<double>(), 1.0 + 1e-9);
 }
 
+TEST(CollectivesCli, SimulateGoodputScalesTheTimesNotTheBound) {
+  auto run = [](const char* goodput) {
+    const CommandOutput out = RunCli({"simulate", "--topology", kFlat16, "--size", "64MiB", "--algo", "chain",
+                                      "--chunk", "1MiB", "--goodput", goodput, "--json"});
+    EXPECT_EQ(out.exit_code, 0) << out.output;
+    return nlohmann::json::parse(out.output, nullptr, false);
+  };
+  const nlohmann::json full = run("1");
+  const nlohmann::json tcp = run("0.955");
+  ASSERT_FALSE(full.is_discarded() || tcp.is_discarded());
+  EXPECT_DOUBLE_EQ(tcp["bound_s"].get<double>(), full["bound_s"].get<double>());
+  const double full_s = full["results"][0]["time_s"].get<double>();
+  const double tcp_s = tcp["results"][0]["time_s"].get<double>();
+  // The per-chunk overhead does not scale with the rates; the transfer does.
+  EXPECT_GT(tcp_s, full_s * 1.04);
+  EXPECT_LT(tcp_s, full_s / 0.955 * 1.001);
+  for (const char* bad : {"0", "1.5", "fast"}) {
+    ExpectOneLineError(RunCli({"simulate", "--topology", kFlat16, "--size", "1GiB", "--goodput", bad}), "--goodput");
+  }
+}
+
 TEST(CollectivesCli, PlanJsonAndDot) {
   const CommandOutput json_out = RunCli({"plan", "--topology", kFlat16, "--size", "8MiB", "--algo",
                                       "multilane", "--chunk", "1MiB", "--json"});
