@@ -20,13 +20,14 @@ forbid() {
 
 forbid "client deploy include cluster common proto" 'daemon/' \
   "only the daemon (and its tests and benchmarks) include daemon/; shared code lives in common/ or cluster/"
-forbid "cluster common" 'client/|deploy/|collectives/|tomography/' \
+forbid "cluster common" 'client/|deploy/|collectives/|tomography/|delta/' \
   "common/ and cluster/ are the lowest floors: they include only each other and proto/"
 forbid "common" 'cluster/|proto/' "common/ depends on nothing of ours"
-forbid "collectives tomography" 'daemon/|cluster/|client/|deploy/|proto/' \
-  "collectives/ and tomography/ are pure libraries of their own"
-forbid "collectives tomography" 'thread>|mutex>|chrono>|future>|condition_variable>|boost/asio|grpc|sys/socket|netinet/|libtorrent/' \
-  "collectives/ and tomography/ are pure: no threads, clocks or sockets"
+forbid "collectives tomography delta" 'daemon/|cluster/|client/|deploy/|proto/' \
+  "collectives/, tomography/ and delta/ are pure libraries of their own"
+forbid "delta" 'collectives/|tomography/' "delta/ uses only common/"
+forbid "collectives tomography delta" 'thread>|mutex>|chrono>|future>|condition_variable>|fstream>|boost/asio|grpc|sys/socket|netinet/|libtorrent/' \
+  "collectives/, tomography/ and delta/ are pure: no threads, clocks, files or sockets"
 
 # The daemon's layers, lowest first (daemon/CMakeLists.txt builds one target per layer). A layer
 # includes only the layers before it; the files directly in daemon/ (which wire them into
