@@ -270,6 +270,7 @@ void LimitHolders(const Network& network, const Routing& routing, const std::vec
         const int64_t amount = lane_slots[l][givers[i]];
         if (amount > 0 && (b == givers.size() || amount < lane_slots[l][givers[b]])) b = i;
       }
+      if (b == givers.size()) break;  // no holder left (cannot be while over > 0)
       const int64_t amount = lane_slots[l][givers[b]];
       bool moved = false;
       for (size_t a = 0; a < givers.size() && !moved; ++a) {
