@@ -69,7 +69,7 @@ Status ScanForSize(const ByteSource& old, ChunkDigest kind, std::span<const Chun
     }
     // Roll on while no chunk's tag matches, the common case, up to the buffer's end.
     const uint8_t* data = buffer.data() - base;
-    const uint64_t last_rollable = base + buffer.size() - size - 1;
+    const uint64_t last_rollable = base + buffer.size() > pos + size ? base + buffer.size() - size - 1 : pos;
     while (!index.MayHold(checksum.value()) && pos < last_rollable) {
       checksum.Roll(data[pos], data[pos + size]);
       ++pos;

@@ -157,6 +157,10 @@ TEST(HeldChunks, EveryBaseChangeMovesLittleBothWays) {
       ASSERT_TRUE(held.ok());
       // Each edit spoils at most the two chunks it touches, plus the short last one.
       EXPECT_LE(CheckHeld(old, payload, fixed_sizes, *held), changed + (2 * edits.size() + 1) * kChunk);
+      if (change == BaseChange::kPrepend || change == BaseChange::kInsert) {
+        // The shorter last chunk (4 KiB, or the 64 KiB insert's shift) is in the old copy.
+        EXPECT_NE(held->back(), kNotHeld);
+      }
 
       std::vector<uint64_t> content_sizes;
       const std::vector<ChunkSummary> content = SummarizeContentChunks(payload, cutter, kind, content_sizes);
@@ -188,8 +192,16 @@ TEST(HeldChunks, ACorruptOrForeignCopyHoldsOnlyWhatMatches) {
   held = FindHeldChunks(MemorySource(payload), ChunkDigest::kSha256, forged);
   ASSERT_TRUE(held.ok());
   EXPECT_EQ((*held)[3], kNotHeld);
+  // A copy exactly one chunk long holds that chunk, whichever chunk of the payload it is.
+  const std::vector<uint8_t> one(payload.begin() + 7 * 4096, payload.begin() + 8 * 4096);
+  held = FindHeldChunks(MemorySource(one), ChunkDigest::kSha256, chunks);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ((*held)[7], 0u);
+  EXPECT_EQ(std::count(held->begin(), held->end(), kNotHeld), static_cast<long>(chunks.size()) - 1);
   // Unrelated bytes, an empty copy and one shorter than a chunk hold nothing.
-  for (const std::vector<uint8_t>& other : {RandomBytes(1 << 20, 7), std::vector<uint8_t>{}, RandomBytes(100, 8)}) {
+  // (one exactly a chunk long: nothing to roll past its end)
+  for (const std::vector<uint8_t>& other :
+       {RandomBytes(1 << 20, 7), std::vector<uint8_t>{}, RandomBytes(100, 8), RandomBytes(4096, 10)}) {
     held = FindHeldChunks(MemorySource(other), ChunkDigest::kSha256, chunks);
     ASSERT_TRUE(held.ok());
     EXPECT_TRUE(std::all_of(held->begin(), held->end(), [](uint64_t h) { return h == kNotHeld; }));
