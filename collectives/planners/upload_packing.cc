@@ -258,11 +258,12 @@ void LimitHolders(const Network& network, const Routing& routing, const std::vec
   }
   const bool source_site = site == network.members[0].site;
   auto limit = [&](int l) { return budgets[l].serves[site][site] + (source_site ? 0 : 1); };
-  auto holders = [&](int l) {
-    return std::count_if(givers.begin(), givers.end(), [&](int g) { return lane_slots[l][g] > 0; });
-  };
+  std::vector<int64_t> holders(lanes);  // per lane, the givers with slots in it
   for (int l = 0; l < lanes; ++l) {
-    int64_t over = holders(l) - limit(l);
+    holders[l] = std::count_if(givers.begin(), givers.end(), [&](int g) { return lane_slots[l][g] > 0; });
+  }
+  for (int l = 0; l < lanes; ++l) {
+    int64_t over = holders[l] - limit(l);
     while (over > 0) {
       // The holder of the fewest slots in l gives them up.
       size_t b = givers.size();
@@ -283,14 +284,16 @@ void LimitHolders(const Network& network, const Routing& routing, const std::vec
           for (; m < lanes; ++m) {
             if (m == l || lane_slots[m][givers[a]] < amount) continue;
             const int64_t change = (lane_slots[m][givers[b]] == 0) - (lane_slots[m][givers[a]] == amount);
-            if (holders(m) + change <= limit(m)) break;
+            if (holders[m] + change <= limit(m)) break;
           }
           if (m == lanes) continue;
+          holders[m] += (lane_slots[m][givers[b]] == 0) - (lane_slots[m][givers[a]] == amount);
           lane_slots[m][givers[a]] -= amount;
           lane_slots[m][givers[b]] += amount;
         }
         lane_slots[l][givers[a]] += amount;
         lane_slots[l][givers[b]] = 0;
+        holders[l] -= 1;
         moved = true;
       }
       if (!moved) break;
