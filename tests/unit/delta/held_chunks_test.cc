@@ -23,6 +23,26 @@ std::vector<uint8_t> RandomBytes(size_t size, uint64_t seed) {
   return bytes;
 }
 
+// rsync's definition, a byte at a time.
+uint32_t WeakChecksumByDefinition(std::span<const uint8_t> bytes) {
+  uint32_t a = 0, b = 0;
+  for (uint8_t byte : bytes) {
+    a += byte;
+    b += a;
+  }
+  return (a & 0xffff) | (b << 16);
+}
+
+TEST(RollingChecksum, BlocksEqualTheDefinition) {
+  const std::vector<uint8_t> bytes = RandomBytes(70000, 3);
+  for (size_t size : {0u, 1u, 31u, 32u, 33u, 64u, 95u, 4096u, 65536u, 70000u}) {
+    const auto window = std::span<const uint8_t>(bytes).first(size);
+    EXPECT_EQ(WeakChecksum(window), WeakChecksumByDefinition(window)) << size;
+  }
+  const std::vector<uint8_t> ones(70001, 0xff);
+  EXPECT_EQ(WeakChecksum(ones), WeakChecksumByDefinition(ones));
+}
+
 TEST(RollingChecksum, RollingEqualsRecomputing) {
   const std::vector<uint8_t> bytes = RandomBytes(5000, 1);
   for (size_t window : {1u, 2u, 7u, 64u, 1000u}) {
