@@ -53,6 +53,8 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   if (s.mode != PlanMode::kPush && last.payload_bytes() > 0) {
     s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
   }
+  s.moved_bytes = last.moved_bytes();
+  s.reused_bytes = last.reused_bytes();
   s.sha256 = ToHex(AsBytes(last.payload_sha256()));
   // A daemon that did not say ran SHA-256, the only chunk digest before the choice.
   Result<ChunkDigest> digest = ChunkDigestFromProto(last.digest());
@@ -113,6 +115,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
                       {"completion_s", s.completion_s},
                       {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
                       {"sha256", s.sha256},         {"digest", DigestName(s.digest)},
+                      {"moved_bytes", s.moved_bytes}, {"reused_bytes", s.reused_bytes},
                       {"verified", s.verified},
                       {"members", members}};
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
@@ -177,6 +180,12 @@ void PrintSummary(const SendSummary& s) {
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
   if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
+  if (!s.members.empty() && s.size_bytes > 0) {
+    const double copies = double(s.size_bytes) * double(s.members.size());
+    fmt::print("  moved      {} over the network ({:.1f}% of {} copies); {} reused from earlier copies ({:.1f}%)\n",
+               FormatSize(s.moved_bytes), 100.0 * double(s.moved_bytes) / copies, s.members.size(),
+               FormatSize(s.reused_bytes), 100.0 * double(s.reused_bytes) / copies);
+  }
   int ok = 0;
   for (const MemberResult& m : s.members) ok += m.digest_ok;
   // A wall time, rate and efficiency describe a broadcast that reached everyone; otherwise

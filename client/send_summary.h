@@ -49,6 +49,8 @@ struct SendSummary {
   uint32_t lanes = 0;
   PlanMode mode = PlanMode::kPush;
   std::optional<double> source_copies;  // pull/hybrid: payloads the source uploaded
+  uint64_t moved_bytes = 0;   // payload bytes that crossed the network, all edges summed
+  uint64_t reused_bytes = 0;  // taken by members from earlier copies they held, summed
   double completion_s = 0;        // until the last member held a verified copy
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex

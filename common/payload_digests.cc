@@ -9,7 +9,7 @@
 namespace gridcast {
 
 Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
-                                     const ReadPayloadPiece& read, WholeDigest whole) {
+                                     const ReadPayloadPiece& read, WholeDigest whole, const VisitChunk& visit) {
   if (chunk_bytes == 0) return Status::InvalidArgument("chunk size must be positive");
   const uint64_t n = CeilDiv(size_bytes, chunk_bytes);
   PayloadDigests digests;
@@ -44,6 +44,7 @@ Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, 
         return;
       }
       digests.chunk_hashes[c] = HashChunk(digest, *bytes);
+      if (visit) visit(c, *bytes);
     }
   };
   std::vector<std::thread> threads;

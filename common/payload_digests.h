@@ -32,11 +32,16 @@ enum class WholeDigest {
 using ReadPayloadPiece =
     std::function<Result<std::span<const uint8_t>>(uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch)>;
 
+// Sees each chunk's bytes where they are hashed, for what else a caller computes per chunk
+// while they are in the cache (a source's weak checksums, docs/delta.md).
+using VisitChunk = std::function<void(uint64_t chunk, std::span<const uint8_t> bytes)>;
+
 // Hashes a payload of `size_bytes` in chunks of `chunk_bytes` (> 0) on every core: the whole
 // payload (sequential by nature) on one thread when `whole` is kSha256, the chunks (with
-// `digest`) split among the others. `read` is called from several threads at once. The first
-// error of `read` is returned.
+// `digest`) split among the others. `read` and `visit` (when given) are called from several
+// threads at once, `visit` once per chunk. The first error of `read` is returned.
 Result<PayloadDigests> DigestPayload(uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest,
-                                     const ReadPayloadPiece& read, WholeDigest whole = WholeDigest::kSha256);
+                                     const ReadPayloadPiece& read, WholeDigest whole = WholeDigest::kSha256,
+                                     const VisitChunk& visit = {});
 
 }  // namespace gridcast

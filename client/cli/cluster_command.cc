@@ -54,6 +54,7 @@ struct ClusterArgs {
   std::string parts_dir;           // allgather: DIR/NODE at every member
   std::string via;                 // allgather: the member asked to coordinate
   std::string digest;              // send, allgather: empty = the cluster file's (default sha256)
+  bool no_reuse = false;           // send: members take nothing from earlier copies
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -206,6 +207,7 @@ int Send(const ClusterArgs& args) {
     request.add_members(member);
   }
   request.set_mode(args.mode ? PlanModeToProto(*args.mode) : v1::PLAN_MODE_UNSPECIFIED);
+  request.set_no_reuse(args.no_reuse);
   if (!args.observations.empty() && (!args.mode || *args.mode == PlanMode::kPush)) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
@@ -419,6 +421,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                    "to cross the slowest link)");
   send->add_flag("--json", args->json, "Print the summary as JSON");
   send->add_option("--digest", args->digest, kDigestHelp);
+  send->add_flag("--no-reuse", args->no_reuse,
+                 "Members take nothing from an earlier copy of the payload they hold (by default each receives "
+                 "only the chunks it does not find in it; docs/delta.md)");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
   AddPlanModeOption(send, &args->mode,

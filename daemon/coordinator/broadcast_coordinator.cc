@@ -364,7 +364,8 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
   std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' +
                     std::to_string(request.mode()) + '\0' + std::to_string(request.chunk_bytes()) + '\0' +
                     std::to_string(request.streams()) + '\0' + (request.in_memory() ? "memory" : "disk") + '\0' +
-                    std::to_string(request.digest()) + '\0' + request.topology_yaml();
+                    std::to_string(request.digest()) + '\0' + (request.no_reuse() ? "fresh" : "reuse") + '\0' +
+                    request.topology_yaml();
   for (const std::string& m : members) key += '\0' + m;
   return key;
 }
@@ -429,7 +430,10 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
     GRIDCAST_ASSIGN_OR_RETURN(store, OpenFilledSource(request, canonical, plan));
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
-    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest));
+    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest,
+                                                              SystemFileIo(),
+                                                              request.no_reuse() ? WeakChecksums::kSkip
+                                                                                 : WeakChecksums::kCompute));
   }
   v1::Plan proto = PlanProto(plan, name, store->identity());
   proto.mutable_payload()->set_directory(!payload.directory.empty());
@@ -463,7 +467,20 @@ v1::Plan BroadcastCoordinator::PlanProto(const Plan& plan, const std::string& na
   payload->set_digest(ChunkDigestToProto(identity.digest));
   payload->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
   payload->set_sha256(AsString(identity.sha256));
+  payload->set_weak_checksums(EncodeWeakChecksums(identity.weak_checksums));
   return proto;
+}
+
+void BroadcastCoordinator::SumTraffic(const PlanExecution& source, bool source_listed,
+                                      v1::BroadcastProgress* progress) {
+  uint64_t moved = source_listed ? 0 : source.Snapshot().pushed_sent_bytes + progress->source_uploaded_bytes();
+  uint64_t reused = 0;
+  for (const v1::MemberProgress& m : progress->members()) {
+    moved += m.sent_bytes();
+    reused += m.reused_bytes();
+  }
+  progress->set_moved_bytes(moved);
+  progress->set_reused_bytes(reused);
 }
 
 Status BroadcastCoordinator::AddressMembers(v1::Plan* proto) const {
@@ -611,6 +628,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
       FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, own, source_receives));
   const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
   if (own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
+  SumTraffic(*own, source_receives, &progress);
   release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());
   progress.set_finished(true);
   if (!outcome.status.ok()) progress.set_error(outcome.status.message());

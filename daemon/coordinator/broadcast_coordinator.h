@@ -98,6 +98,9 @@ class BroadcastCoordinator {
                  const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
+  // The last progress's moved_bytes and reused_bytes, from its members (every one listed) and
+  // the source's execution (already among them when `source_listed`).
+  static void SumTraffic(const PlanExecution& source, bool source_listed, v1::BroadcastProgress* progress);
   // Gives each member of `proto` its addresses from the cluster file.
   Status AddressMembers(v1::Plan* proto) const;
   // Execute's agreement on `request`: every one of `members` prepared it, this daemon with

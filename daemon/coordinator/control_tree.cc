@@ -39,6 +39,8 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   *entry.mutable_received() = status.received();
   entry.set_bin_s(status.bin_s());
   entry.set_uploaded_bytes(status.uploaded_bytes());
+  entry.set_sent_bytes(status.sent_bytes());
+  entry.set_reused_bytes(status.reused_bytes());
   return entry;
 }
 

@@ -56,6 +56,7 @@ DaemonCounters::Snapshot DaemonCounters::Read() const {
   }
   s.resumes = resumes_.load(kRelaxed);
   s.resumed_chunks = resumed_chunks_.load(kRelaxed);
+  s.reused_bytes = reused_bytes_.load(kRelaxed);
   return s;
 }
 

@@ -63,6 +63,8 @@ class DaemonCounters {
     resumes_.fetch_add(1, kRelaxed);
     resumed_chunks_.fetch_add(chunks, kRelaxed);
   }
+  // A plan prepared here over an earlier copy of the payload from which it took `bytes`.
+  void Reused(uint64_t bytes) { reused_bytes_.fetch_add(bytes, kRelaxed); }
   // One control call answered with `code` (gRPC's numbering).
   void ControlCall(const std::string& method, int code);
 
@@ -77,7 +79,7 @@ class DaemonCounters {
     uint64_t chunks_resent = 0;
     // [mode - 1][outcome]
     std::array<std::array<uint64_t, kPlanOutcomes>, kPlanModes> plans_ended{};
-    uint64_t resumes = 0, resumed_chunks = 0;
+    uint64_t resumes = 0, resumed_chunks = 0, reused_bytes = 0;
     std::map<std::pair<std::string, int>, uint64_t> control_calls;  // (method, code)
   };
   Snapshot Read() const;
@@ -91,7 +93,7 @@ class DaemonCounters {
   std::array<std::atomic<uint64_t>, kTransports> verified_{}, refused_{};
   std::atomic<uint64_t> resent_{0};
   std::array<std::array<std::atomic<uint64_t>, kPlanOutcomes>, kPlanModes> plans_ended_{};
-  std::atomic<uint64_t> resumes_{0}, resumed_chunks_{0};
+  std::atomic<uint64_t> resumes_{0}, resumed_chunks_{0}, reused_bytes_{0};
 };
 
 }  // namespace gridcast

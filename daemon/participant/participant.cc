@@ -105,7 +105,10 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory(),
                                                   AfterFinalize(request, id, parts)));
-    if (resumed > 0 && options_.execution.counters) options_.execution.counters->Resumed(resumed);
+    if (options_.execution.counters) {
+      if (resumed > 0) options_.execution.counters->Resumed(resumed);
+      if (const uint64_t reused = execution->store().ReusedBytes(); reused > 0) options_.execution.counters->Reused(reused);
+    }
     spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
                  plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
                  execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));
@@ -135,7 +138,7 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
                                                      request.in_memory() && request.take_memory_lazily()
                                                          ? PayloadStore::Space::kCheckFree
                                                          : PayloadStore::Space::kReserve));
-  *resumed = store->VerifiedCount();  // before this member's own allgather part
+  *resumed = store->VerifiedCount() - store->ReusedChunks();  // before this member's own allgather part
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
   }

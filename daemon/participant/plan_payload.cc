@@ -14,8 +14,12 @@ namespace gridcast {
 Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
-  return DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(), payload.chunk_hashes(),
-                               payload.sha256());
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity,
+                            DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(),
+                                                  payload.chunk_hashes(), payload.sha256()));
+  GRIDCAST_ASSIGN_OR_RETURN(identity.weak_checksums,
+                            DecodeWeakChecksums(payload.weak_checksums(), identity.NumChunks()));
+  return identity;
 }
 
 std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {

@@ -26,6 +26,8 @@ void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* 
   ps->set_chunks_done(snapshot.chunks_done);
   ps->set_chunks_total(snapshot.chunks_total);
   ps->set_is_source(plan.self() == 0);
+  ps->set_reused_bytes(plan.store().ReusedBytes());
+  ps->set_sent_bytes(snapshot.pushed_sent_bytes + (plan.swarm() ? plan.swarm()->Report().uploaded_bytes : 0));
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);

@@ -100,6 +100,9 @@ void AddCounters(const DaemonCounters::Snapshot& c, Exposition& out) {
           static_cast<double>(c.resumes));
   out.Add("gridcast_resumed_chunks_total", kCounter, "Verified chunks found at those resumes", {},
           static_cast<double>(c.resumed_chunks));
+  out.Add("gridcast_reused_bytes_total", kCounter,
+          "Payload bytes taken at Prepare from earlier copies held here instead of received", {},
+          static_cast<double>(c.reused_bytes));
   out.Declare("gridcast_control_calls_total", kCounter, "Control calls answered, by method and gRPC code");
   for (const auto& [key, count] : c.control_calls) {
     out.Add("gridcast_control_calls_total", kCounter, "", {{"method", key.first}, {"code", GrpcCodeName(key.second)}},

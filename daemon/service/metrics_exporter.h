@@ -9,7 +9,7 @@
 //   gridcast_plan_chunks_verified{...}, gridcast_plan_progress_ratio{...}
 //   gridcast_chunks_{verified,refused}_total{transport}, gridcast_chunks_resent_total
 //   gridcast_broadcasts_active{mode}, gridcast_broadcasts_{finished,failed,stopped}_total{mode}
-//   gridcast_resumes_total, gridcast_resumed_chunks_total
+//   gridcast_resumes_total, gridcast_resumed_chunks_total, gridcast_reused_bytes_total
 //   gridcast_store_bytes{dir,complete}, gridcast_store_payloads{dir,complete}, gridcast_store_free_bytes{dir}
 //   gridcast_control_calls_total{method,code}
 #pragma once

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct PayloadIdentity {
   ChunkDigest digest = ChunkDigest::kSha256;  // what chunk_hashes are
   std::vector<Digest> chunk_hashes;
   Digest sha256{};  // of the whole payload, whatever the chunk digest
+  // The weak checksum of every chunk (delta/rolling_checksum.h), or none: what a member looks
+  // for in an earlier copy it holds. Not part of the fingerprint: it follows from the bytes.
+  std::vector<uint32_t> weak_checksums;
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;
@@ -35,5 +39,13 @@ struct PayloadIdentity {
 // what is wrong: no chunk size, a list of another length, a digest that is not 32 bytes.
 Result<PayloadIdentity> DecodePayloadIdentity(ChunkDigest digest, uint64_t size_bytes, uint64_t chunk_bytes,
                                               std::string_view chunk_hashes, std::string_view sha256);
+
+// Whether a source computes its chunks' weak checksums (the plan then offers reuse).
+enum class WeakChecksums { kSkip, kCompute };
+
+// Weak checksums as Payload.weak_checksums carries them: 4 bytes little-endian each. Decoding
+// takes none or one per chunk (InvalidArgument otherwise).
+std::string EncodeWeakChecksums(const std::vector<uint32_t>& weak_checksums);
+Result<std::vector<uint32_t>> DecodeWeakChecksums(std::string_view encoded, uint64_t chunks);
 
 }  // namespace gridcast

@@ -65,8 +65,11 @@ class PayloadStore {
   // Reads an existing file to compute its identity (chunk hashes with `digest` and the whole
   // SHA-256). The file is only read, never written.
   // `io`, here and in OpenForReceive, makes the store's reads and writes (tests inject faults).
+  // With `weak` kCompute, the identity also has every chunk's weak checksum, computed in the
+  // same pass.
   static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path, uint64_t chunk_bytes,
-                                                          ChunkDigest digest, FileIo& io = SystemFileIo());
+                                                          ChunkDigest digest, FileIo& io = SystemFileIo(),
+                                                          WeakChecksums weak = WeakChecksums::kSkip);
 
   // A payload its sender is still writing to `path`, in order (BroadcastRequest.fill): the
   // source sends each chunk as soon as it is there, instead of after a copy of the whole.
@@ -103,6 +106,10 @@ class PayloadStore {
   };
   // Prepares to receive `name` below data_dir (see safe_path.h), making sure of the space
   // (ResourceExhausted when the file system cannot hold it) and resuming verified chunks.
+  // When the identity has weak checksums and an earlier copy of `name` is there (another
+  // version, complete: only a finished copy has the name), the chunks found in it anywhere
+  // are copied into the new one, each verified, and count as held; the earlier copy stays
+  // whole until Finalize renames the new one over it.
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
                                                               PayloadIdentity identity,
@@ -129,6 +136,11 @@ class PayloadStore {
   const PayloadIdentity& identity() const { return identity_; }
   bool Has(uint64_t chunk) const;
   uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
+  // The bytes of the chunks taken at opening from an earlier copy the member held (an
+  // identical one adopted whole, or chunks found in another version: docs/delta.md), each
+  // verified like a received one; those chunks count in VerifiedCount().
+  uint64_t ReusedBytes() const { return reused_bytes_; }
+  uint64_t ReusedChunks() const { return reused_chunks_; }
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
@@ -267,6 +279,9 @@ class PayloadStore {
   std::vector<bool> have_;
   std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
   std::atomic<uint64_t> verified_{0};
+  // Set while opening, before any other thread sees the store.
+  uint64_t reused_bytes_ = 0;
+  uint64_t reused_chunks_ = 0;
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 
  private:

@@ -12,8 +12,27 @@
 #include <cerrno>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
+#include "delta/held_chunks.h"
+
 namespace gridcast {
 namespace {
+
+// The earlier copy of a payload, read through the store's FileIo for the delta search.
+class EarlierCopy : public ByteSource {
+ public:
+  EarlierCopy(FileIo& io, int fd, uint64_t size) : io_(io), fd_(fd), size_(size) {}
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    return PreadFull(io_, fd_, out, offset);
+  }
+
+ private:
+  FileIo& io_;
+  int fd_;
+  uint64_t size_;
+};
 
 // ENOSPC when the file system holding `fd` lacks the free space that `fd` still needs to grow
 // to `bytes`, else 0 (or the errno of the check).
@@ -42,11 +61,14 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
   GRIDCAST_ASSIGN_OR_RETURN(const bool adopted, store->AdoptCompleteCopy(name));
   if (adopted) {
+    store->reused_bytes_ = store->identity_.size_bytes;
+    store->reused_chunks_ = store->identity_.NumChunks();
     GRIDCAST_RETURN_IF_ERROR(WriteChunkList(io, store->chunks_path_, store->identity_, /*sync=*/false));
     return std::unique_ptr<PayloadStore>(std::move(store));
   }
   GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
+  if (!store->identity_.weak_checksums.empty() && !store->Complete()) store->TakeFromEarlierCopy();
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
@@ -117,6 +139,42 @@ Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
     }
   }
   return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
+}
+
+void ReceivedFile::TakeFromEarlierCopy() {
+  const int earlier_fd = io_->OpenAt(dir_.get(), base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (earlier_fd < 0) return;
+  struct stat st {};
+  if (fstat(earlier_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(earlier_fd);
+    return;
+  }
+  const EarlierCopy earlier(*io_, earlier_fd, static_cast<uint64_t>(st.st_size));
+  std::vector<ChunkSummary> chunks(identity_.NumChunks());
+  for (uint64_t c = 0; c < chunks.size(); ++c) {
+    chunks[c] = {identity_.ChunkSize(c), identity_.weak_checksums[c], identity_.chunk_hashes[c]};
+  }
+  Result<std::vector<uint64_t>> found = FindHeldChunks(earlier, identity_.digest, chunks);
+  if (!found.ok()) {
+    spdlog::warn("{}: the earlier copy could not be searched, receiving every chunk: {}", base_name_,
+                 found.status().ToString());
+  } else {
+    std::vector<uint8_t> buffer(identity_.LargestChunk());
+    for (uint64_t c = 0; c < chunks.size(); ++c) {
+      const uint64_t offset = (*found)[c];
+      if (offset == kNotHeld || Has(c)) continue;
+      const std::span<uint8_t> bytes = std::span(buffer).first(chunks[c].size);
+      // Hashed again as it is written: the earlier copy may have changed since the search.
+      bool newly = false;
+      if (earlier.ReadAt(offset, bytes).ok() && WriteChunk(c, bytes, &newly).ok() && newly) {
+        ++reused_chunks_;
+        reused_bytes_ += bytes.size();
+      }
+    }
+  }
+  close(earlier_fd);
+  spdlog::info("{}: {} of {} chunks taken from the earlier copy ({} bytes)", base_name_, reused_chunks_,
+               chunks.size(), st.st_size);
 }
 
 ReceivedFile::~ReceivedFile() {

@@ -9,11 +9,12 @@
 #include <filesystem>
 
 #include "common/payload_digests.h"
+#include "delta/rolling_checksum.h"
 
 namespace gridcast {
 
 Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                     ChunkDigest digest, FileIo& io) {
+                                                     ChunkDigest digest, FileIo& io, WeakChecksums weak) {
   struct stat st {};
   if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -26,6 +27,11 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
   id.digest = digest;
   // The store owns fd from here on (and closes it on every error below).
   std::unique_ptr<SourceFile> store(new SourceFile(id, label, io, fd));
+  std::vector<uint32_t> weak_checksums(weak == WeakChecksums::kCompute ? id.NumChunks() : 0);
+  VisitChunk summarize;
+  if (weak == WeakChecksums::kCompute) {
+    summarize = [&](uint64_t c, std::span<const uint8_t> bytes) { weak_checksums[c] = WeakChecksum(bytes); };
+  }
   // Two passes over the file before the first byte can move, on every core.
   GRIDCAST_ASSIGN_OR_RETURN(
       PayloadDigests digests,
@@ -35,7 +41,9 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
                       scratch.resize(length);
                       GRIDCAST_RETURN_IF_ERROR(PreadFull(io, fd, scratch, offset).WithContext(label));
                       return std::span<const uint8_t>(scratch);
-                    }));
+                    },
+                    WholeDigest::kSha256, summarize));
+  store->identity_.weak_checksums = std::move(weak_checksums);
   store->identity_.chunk_hashes = std::move(digests.chunk_hashes);
   store->identity_.sha256 = digests.sha256;
   store->HoldAll();
@@ -109,10 +117,11 @@ Result<ScrubReport> SourceFile::Scrub() const {
 // The factories of the kinds a source reads.
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string& path, uint64_t chunk_bytes,
-                                                               ChunkDigest digest, FileIo& io) {
+                                                               ChunkDigest digest, FileIo& io, WeakChecksums weak) {
   const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, SourceFile::Hash(fd, path, chunk_bytes, digest, io));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
+                            SourceFile::Hash(fd, path, chunk_bytes, digest, io, weak));
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 

@@ -16,9 +16,10 @@ namespace gridcast {
 class SourceFile final : public FileStore {
  public:
   // Takes `fd` (a regular file, read only) and hashes it into a complete store; `label` names
-  // it in errors.
+  // it in errors. `weak` as for PayloadStore::OpenSource.
   static Result<std::unique_ptr<SourceFile>> Hash(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                  ChunkDigest digest, FileIo& io);
+                                                  ChunkDigest digest, FileIo& io,
+                                                  WeakChecksums weak = WeakChecksums::kSkip);
   // Takes `fd`, a file its sender fills with the payload `identity` declares; nothing held yet.
   static std::unique_ptr<SourceFile> Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace gridcast {
@@ -52,6 +53,31 @@ TEST(PayloadDigestsTest, APayloadKnownByItsChunkListIsNotHashedWhole) {
     EXPECT_EQ(listed->chunk_hashes, whole->chunk_hashes);
     EXPECT_EQ(listed->sha256, ChunkListDigest(digest, whole->chunk_hashes));
     EXPECT_NE(listed->sha256, whole->sha256);
+  }
+}
+
+TEST(PayloadDigestsTest, TheVisitorSeesEveryChunkOnceWithItsBytes) {
+  std::vector<uint8_t> bytes(37 * 4096 + 5);
+  RandomBytes(bytes);
+  std::vector<int> visits((bytes.size() + 4095) / 4096);
+  std::vector<bool> right(visits.size());
+  Result<PayloadDigests> digests = DigestPayload(
+      bytes.size(), 4096, ChunkDigest::kXxh3,
+      [&bytes](uint64_t offset, uint64_t length, std::vector<uint8_t>& scratch) {
+        scratch.assign(bytes.begin() + static_cast<ptrdiff_t>(offset), bytes.begin() + static_cast<ptrdiff_t>(offset + length));
+        return Result<std::span<const uint8_t>>(std::span<const uint8_t>(scratch));
+      },
+      WholeDigest::kSha256,
+      [&](uint64_t chunk, std::span<const uint8_t> seen) {
+        ++visits[chunk];  // each chunk is one thread's
+        const uint64_t offset = chunk * 4096;
+        right[chunk] = std::ranges::equal(seen, std::span<const uint8_t>(bytes).subspan(
+                                                    offset, std::min<uint64_t>(4096, bytes.size() - offset)));
+      });
+  ASSERT_TRUE(digests.ok());
+  for (size_t c = 0; c < visits.size(); ++c) {
+    EXPECT_EQ(visits[c], 1) << c;
+    EXPECT_TRUE(right[c]) << c;
   }
 }
 

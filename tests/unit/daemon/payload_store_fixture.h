@@ -9,6 +9,7 @@
 #include <random>
 
 #include "daemon/store/payload_store.h"
+#include "delta/rolling_checksum.h"
 #include "test_dir.h"
 
 namespace gridcast {
@@ -55,6 +56,27 @@ class PayloadStoreFixture : public ::testing::Test {
     std::vector<uint8_t> out(identity_.ChunkSize(c));
     EXPECT_TRUE(store.ReadChunk(c, out).ok());
     return out;
+  }
+
+  // The identity with every chunk's weak checksum: a plan that offers reuse.
+  void OfferReuse() {
+    identity_.weak_checksums.clear();
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.weak_checksums.push_back(WeakChecksum(Chunk(c)));
+  }
+  static void WriteFileBytes(const fs::path& file, std::span<const uint8_t> bytes) {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  static std::vector<uint8_t> FileBytes(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  // payload_ with 1000 bytes in front and chunk 2 rewritten: every chunk but 2 sits elsewhere.
+  std::vector<uint8_t> EarlierVersion() const {
+    std::vector<uint8_t> earlier(1000 + payload_.size(), 0x33);
+    std::copy(payload_.begin(), payload_.end(), earlier.begin() + 1000);
+    for (uint64_t i = 0; i < 100; ++i) earlier[1000 + 2 * kChunk + 7 * i] ^= 0xa5;
+    return earlier;
   }
 
   static void FlipByte(const fs::path& file, uint64_t offset) {

@@ -310,6 +310,76 @@ class FilledSourceTest : public PayloadStoreFixture {
   int fd_ = -1;
 };
 
+TEST(WeakChecksums, EncodeAndDecodeAndRefuseAnotherCount) {
+  const std::vector<uint32_t> weak = {0, 1, 0xdeadbeef, 0xffffffff};
+  const std::string encoded = EncodeWeakChecksums(weak);
+  EXPECT_EQ(encoded.size(), 16u);
+  EXPECT_EQ(encoded.substr(8, 4), std::string("\xef\xbe\xad\xde", 4));
+  Result<std::vector<uint32_t>> decoded = DecodeWeakChecksums(encoded, 4);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, weak);
+  EXPECT_TRUE(DecodeWeakChecksums("", 4)->empty());
+  EXPECT_EQ(DecodeWeakChecksums(encoded, 3).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeWeakChecksums(encoded + "x", 4).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeWeakChecksums(encoded.substr(0, 15), 4).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Re-staging (docs/delta.md): an earlier version under the payload's name gives every chunk
+// found in it, wherever it moved; it stays whole until the new copy replaces it.
+TEST_P(PayloadStoreTest, AnEarlierVersionGivesTheChunksFoundInItAndStaysWholeUntilFinalize) {
+  OfferReuse();
+  const std::vector<uint8_t> earlier = EarlierVersion();
+  WriteFileBytes(dir_ / "p.bin", earlier);
+  {
+    auto store = Open();
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) EXPECT_EQ(store->Has(c), c != 2) << c;
+    EXPECT_EQ(store->ReusedChunks(), identity_.NumChunks() - 1);
+    EXPECT_EQ(store->ReusedBytes(), payload_.size() - kChunk);
+    EXPECT_EQ(store->VerifiedCount(), identity_.NumChunks() - 1);
+  }
+  // A crash here: the earlier copy is untouched, and a reopened store resumes what it took.
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), earlier);
+  auto store = Open();
+  EXPECT_EQ(store->VerifiedCount(), identity_.NumChunks() - 1);
+  EXPECT_EQ(store->ReusedChunks(), 0u);
+  ASSERT_TRUE(store->WriteChunk(2, Chunk(2)).ok());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), earlier);
+  Result<Digest> digest = store->Finalize(false);
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, identity_.ListDigest());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+}
+
+// Without weak checksums (--no-reuse) nothing is taken; an identical copy is adopted whole
+// either way, and counts as reused.
+TEST_P(PayloadStoreTest, WithoutWeakChecksumsOnlyAnIdenticalCopyIsKept) {
+  WriteFileBytes(dir_ / "p.bin", EarlierVersion());
+  {
+    auto store = Open();
+    EXPECT_EQ(store->VerifiedCount(), 0u);
+    EXPECT_EQ(store->ReusedBytes(), 0u);
+  }
+  fs::remove(dir_ / "p.bin.part");
+  WriteFileBytes(dir_ / "p.bin", payload_);
+  auto store = Open();
+  EXPECT_TRUE(store->Complete());
+  EXPECT_EQ(store->ReusedBytes(), payload_.size());
+}
+
+// An earlier copy that is not a regular file is no base: a symlink is refused by name, a
+// directory gives nothing.
+TEST_P(PayloadStoreTest, AnEarlierCopyMustBeARegularFile) {
+  OfferReuse();
+  WriteFileBytes(dir_ / "elsewhere.bin", payload_);
+  fs::create_symlink(dir_ / "elsewhere.bin", dir_ / "p.bin");
+  Result<std::unique_ptr<PayloadStore>> linked = PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_);
+  EXPECT_EQ(linked.status().code(), StatusCode::kInvalidArgument);
+  fs::remove(dir_ / "p.bin");
+  fs::create_directories(dir_ / "p.bin");
+  auto store = Open();
+  EXPECT_EQ(store->VerifiedCount(), 0u);
+}
+
 TEST_F(FilledSourceTest, EachChunkIsHeldOnceItIsWholeInTheFileAndHashesRight) {
   auto store = OpenFilling(identity_);
   ASSERT_NE(store, nullptr);

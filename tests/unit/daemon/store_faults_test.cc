@@ -21,11 +21,6 @@ class StoreFaultTest : public PayloadStoreFixture {
   void WriteAll(PayloadStore& store) {
     for (uint64_t c = 0; c < identity_.NumChunks(); ++c) ASSERT_TRUE(store.WriteChunk(c, Chunk(c)).ok()) << c;
   }
-  std::vector<uint8_t> FileBytes(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-
   FaultInjectionFileIo io_;
 };
 
@@ -268,6 +263,22 @@ TEST_F(StoreFaultTest, CheckingFreeSpaceTakesNoneNowAndRefusesWhatCannotFit) {
   EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(refused.status().message().find("disk full"), std::string::npos) << refused.status().message();
   EXPECT_FALSE(fs::exists(dir_ / "huge.bin.part"));
+}
+
+// An earlier copy that cannot be read only saves less: the store opens, takes what it read
+// before the fault, and receives the rest.
+TEST_F(StoreFaultTest, AnEarlierCopyThatFailsToReadGivesWhatItGaveBeforeTheFault) {
+  OfferReuse();
+  const std::vector<uint8_t> earlier = EarlierVersion();
+  WriteFileBytes(dir_ / "p.bin", earlier);
+  io_.FailReads("p.bin", EIO);
+  auto store = OpenFaulty();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->ReusedChunks(), 0u);
+  io_.ClearFaults();
+  WriteAll(*store);
+  ASSERT_TRUE(store->Finalize(/*sync=*/false).ok());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
 }
 
 }  // namespace

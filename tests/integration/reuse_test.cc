@@ -1,0 +1,159 @@
+// Re-staging what changed (docs/delta.md), with real daemons on loopback: after each base change
+// of `gridcast bench --base-change` every member holds the new payload, having received only
+// what its earlier copy lacked; `--no-reuse` moves everything; a corrupt earlier copy, members
+// holding different versions and an earlier copy that is a directory each get what they lack.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/splitmix64.h"
+#include "delta/base_change.h"
+#include "deploy/local_cluster.h"
+#include "tests/integration/send_helpers.h"
+
+namespace gridcast {
+namespace {
+
+constexpr uint64_t kChunk = 64 << 10;
+constexpr uint64_t kSize = 6 << 20;
+
+std::vector<uint8_t> RandomPayload(uint64_t size, uint64_t seed) {
+  std::vector<uint8_t> bytes(size);
+  SplitMix64 random(seed);
+  FillPseudoRandom(bytes, random);
+  return bytes;
+}
+
+void WriteBytes(const fs::path& path, std::span<const uint8_t> bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Chunks of `payload` whose bytes appear nowhere in `old` at a chunk's size: what a member
+// holding `old` must receive (the last chunk may be shorter).
+uint64_t BytesToMove(std::span<const uint8_t> old, std::span<const uint8_t> payload) {
+  const std::string_view haystack(reinterpret_cast<const char*>(old.data()), old.size());
+  uint64_t missing = 0;
+  for (uint64_t offset = 0; offset < payload.size(); offset += kChunk) {
+    const uint64_t size = std::min<uint64_t>(kChunk, payload.size() - offset);
+    const std::string_view chunk(reinterpret_cast<const char*>(payload.data() + offset), size);
+    if (haystack.find(chunk) == std::string_view::npos) missing += size;
+  }
+  return missing;
+}
+
+class ReuseTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(GRIDCASTD, "reuse", 4); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static int receivers() { return cluster_->size() - 1; }
+  // Sends `bytes` as `name` (from the source's payload directory), checking every copy.
+  static SendResult SendBytes(const std::string& name, std::span<const uint8_t> bytes,
+                              std::vector<std::string> extra = {}) {
+    const fs::path path = cluster_->dir() / "payloads" / name;
+    WriteBytes(path, bytes);
+    std::vector<std::string> args = {path.string(), "--chunk", "64KiB"};
+    // Pushes run one plan whatever the host: no swarm, resends only after a loss.
+    if (std::find(extra.begin(), extra.end(), "--mode") == extra.end()) args.insert(args.end(), {"--algo", "multilane"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    SendResult r = Send(*cluster_, args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(r.json.is_object() && r.json["verified"].get<bool>()) << r.output;
+    ExpectEverywhere(*cluster_, path.string(), name);
+    return r;
+  }
+  static LocalCluster* cluster_;
+};
+LocalCluster* ReuseTest::cluster_ = nullptr;
+
+TEST_F(ReuseTest, EveryBaseChangeMovesOnlyWhatChanged) {
+  for (BaseChange kind : kAllBaseChanges) {
+    const std::string name = "change-" + std::string(BaseChangeName(kind)) + ".bin";
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> base = RandomPayload(kSize, 7);
+    const SendResult first = SendBytes(name, base);
+    EXPECT_EQ(first.json["moved_bytes"].get<uint64_t>(), kSize * receivers()) << first.output;
+    EXPECT_EQ(first.json["reused_bytes"].get<uint64_t>(), 0u) << first.output;
+
+    const std::vector<Edit> edits = BaseChangeEdits(kind, kSize);
+    const std::vector<uint8_t> changed = ApplyEdits(base, edits, 11);
+    const SendResult second = SendBytes(name, changed);
+    const uint64_t to_move = BytesToMove(base, changed) * receivers();
+    // Each member receives each chunk it lacks once (a resend on loopback is rare: one allowed).
+    EXPECT_GE(second.json["moved_bytes"].get<uint64_t>(), to_move) << second.output;
+    EXPECT_LE(second.json["moved_bytes"].get<uint64_t>(), to_move + kChunk) << second.output;
+    EXPECT_EQ(second.json["reused_bytes"].get<uint64_t>(), changed.size() * receivers() - to_move) << second.output;
+    // The search finds all but the chunks an edit touches.
+    uint64_t touched = 0;
+    for (const Edit& edit : edits) touched += edit.inserted + 2 * kChunk;
+    EXPECT_LE(to_move, touched * receivers());
+  }
+}
+
+// Pull and hybrid members announce the pieces they took instead of downloading them.
+TEST_F(ReuseTest, PullAndHybridMembersAnnounceWhatTheyTook) {
+  for (const char* mode : {"pull", "hybrid"}) {
+    SCOPED_TRACE(mode);
+    const std::string name = std::string("swarm-") + mode + ".bin";
+    const std::vector<uint8_t> base = RandomPayload(kSize, 15);
+    SendBytes(name, base, {"--mode", mode});
+    const std::vector<uint8_t> changed = ApplyEdits(base, BaseChangeEdits(BaseChange::kScattered, kSize), 16);
+    const SendResult second = SendBytes(name, changed, {"--mode", mode});
+    const uint64_t to_move = BytesToMove(base, changed) * receivers();
+    EXPECT_EQ(second.json["reused_bytes"].get<uint64_t>(), changed.size() * receivers() - to_move) << second.output;
+    // BitTorrent requests blocks, and a piece may come twice near the end: bounded, not exact.
+    EXPECT_GE(second.json["moved_bytes"].get<uint64_t>(), to_move) << second.output;
+    EXPECT_LE(second.json["moved_bytes"].get<uint64_t>(), 2 * to_move) << second.output;
+  }
+}
+
+TEST_F(ReuseTest, NoReuseMovesEveryByte) {
+  const std::vector<uint8_t> base = RandomPayload(kSize, 8);
+  SendBytes("fresh.bin", base);
+  const std::vector<uint8_t> changed = ApplyEdits(base, BaseChangeEdits(BaseChange::kInsert, kSize), 12);
+  const SendResult second = SendBytes("fresh.bin", changed, {"--no-reuse"});
+  EXPECT_GE(second.json["moved_bytes"].get<uint64_t>(), changed.size() * receivers()) << second.output;
+  EXPECT_EQ(second.json["reused_bytes"].get<uint64_t>(), 0u) << second.output;
+}
+
+// m1's earlier copy is corrupt in its first chunk, m2 holds another version than m3, and m3's
+// is whole: each takes only chunks whose bytes hash right and receives the rest.
+TEST_F(ReuseTest, MembersWithCorruptOrDifferentEarlierCopiesEachGetWhatTheyLack) {
+  const std::string name = "mixed.bin";
+  const std::vector<uint8_t> base = RandomPayload(kSize, 9);
+  SendBytes(name, base);
+  std::vector<uint8_t> corrupt = base;
+  for (uint64_t i = 0; i < 100; ++i) corrupt[1000 + i] ^= 0x5a;
+  WriteBytes(cluster_->data_dir(1) / name, corrupt);
+  const std::vector<uint8_t> other = ApplyEdits(base, BaseChangeEdits(BaseChange::kPrepend, kSize), 13);
+  WriteBytes(cluster_->data_dir(2) / name, other);
+
+  const std::vector<uint8_t> changed = ApplyEdits(base, BaseChangeEdits(BaseChange::kScattered, kSize), 14);
+  const SendResult r = SendBytes(name, changed);
+  const uint64_t to_move = BytesToMove(corrupt, changed) + BytesToMove(other, changed) + BytesToMove(base, changed);
+  EXPECT_GT(BytesToMove(corrupt, changed), BytesToMove(base, changed));
+  EXPECT_GE(r.json["moved_bytes"].get<uint64_t>(), to_move) << r.output;
+  EXPECT_LE(r.json["moved_bytes"].get<uint64_t>(), to_move + kChunk) << r.output;
+  EXPECT_EQ(r.json["reused_bytes"].get<uint64_t>(), changed.size() * receivers() - to_move) << r.output;
+}
+
+// A directory where the earlier copy would be is not read as one (nor replaced): that member
+// fails naming it, the others take what they hold.
+TEST_F(ReuseTest, AnEarlierCopyThatIsADirectoryIsNotABase) {
+  const std::string name = "dir-base.bin";
+  fs::create_directories(cluster_->data_dir(3) / name / "inside");
+  const fs::path path = cluster_->dir() / "payloads" / name;
+  WriteBytes(path, RandomPayload(kSize / 4, 10));
+  SendResult r = Send(*cluster_, {path.string(), "--chunk", "64KiB"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(r.json.is_object()) << r.output;
+  EXPECT_NE(r.json["error"].get<std::string>().find("m3"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_directory(cluster_->data_dir(3) / name / "inside"));
+  fs::remove_all(cluster_->data_dir(3) / name);
+}
+
+}  // namespace
+}  // namespace gridcast
