@@ -37,7 +37,8 @@ class WeakIndex {
 
 // Rolls a window of `size` bytes over all of `old` for the chunks in `indices`.
 Status ScanForSize(const ByteSource& old, ChunkDigest kind, std::span<const ChunkSummary> chunks,
-                   const std::vector<size_t>& indices, uint64_t size, std::vector<uint64_t>& held) {
+                   const std::vector<size_t>& indices, uint64_t size, std::vector<uint64_t>& held,
+                   const OnHeldChunk& on_found) {
   const uint64_t total = old.size();
   if (size == 0 || size > total) return Status::Ok();
   const WeakIndex index(chunks, indices);
@@ -90,6 +91,7 @@ Status ScanForSize(const ByteSource& old, ChunkDigest kind, std::span<const Chun
           held[i] = pos;
           --unmatched;
           matched = true;
+          if (on_found) on_found(i, window);
         }
       }
     }
@@ -108,7 +110,7 @@ Status ScanForSize(const ByteSource& old, ChunkDigest kind, std::span<const Chun
 }  // namespace
 
 Result<std::vector<uint64_t>> FindHeldChunks(const ByteSource& old, ChunkDigest kind,
-                                             std::span<const ChunkSummary> chunks) {
+                                             std::span<const ChunkSummary> chunks, const OnHeldChunk& on_found) {
   std::map<uint64_t, std::vector<size_t>> by_size;
   for (size_t i = 0; i < chunks.size(); ++i) by_size[chunks[i].size].push_back(i);
   std::vector<uint64_t> held(chunks.size(), kNotHeld);
@@ -118,7 +120,7 @@ Result<std::vector<uint64_t>> FindHeldChunks(const ByteSource& old, ChunkDigest 
   // the copy's end, instead of rolling a second window over all of it for one chunk.
   const auto common = std::max_element(by_size.begin(), by_size.end(),
                                        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  GRIDCAST_RETURN_IF_ERROR(ScanForSize(old, kind, chunks, common->second, common->first, held));
+  GRIDCAST_RETURN_IF_ERROR(ScanForSize(old, kind, chunks, common->second, common->first, held, on_found));
   std::vector<uint8_t> bytes;
   for (size_t i = 0; i < chunks.size(); ++i) {
     const uint64_t size = chunks[i].size;
@@ -134,6 +136,7 @@ Result<std::vector<uint64_t>> FindHeldChunks(const ByteSource& old, ChunkDigest 
       GRIDCAST_RETURN_IF_ERROR(old.ReadAt(at, bytes));
       if (HashChunk(kind, bytes) == chunks[i].digest) {
         held[i] = at;
+        if (on_found) on_found(i, bytes);
         break;
       }
     }

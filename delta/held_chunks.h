@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -38,10 +39,15 @@ struct ChunkSummary {
 inline constexpr uint64_t kNotHeld = UINT64_MAX;
 inline constexpr size_t kScanWindowBytes = 8 << 20;
 
+// Sees a chunk found in the old copy with the bytes that hashed to its digest (valid during
+// the call): a caller that keeps them need not read and hash them again.
+using OnHeldChunk = std::function<void(size_t chunk, std::span<const uint8_t> bytes)>;
+
 // Per chunk, the offset in `old` of bytes with its digest, or kNotHeld. The first match in the
-// old copy wins.
+// old copy wins; `on_found` (when given) sees each chunk once, as it is found.
 Result<std::vector<uint64_t>> FindHeldChunks(const ByteSource& old, ChunkDigest kind,
-                                             std::span<const ChunkSummary> chunks);
+                                             std::span<const ChunkSummary> chunks,
+                                             const OnHeldChunk& on_found = {});
 
 // The same where `chunks` were cut by `cutter` from the new payload: `old` is cut by it too.
 Result<std::vector<uint64_t>> FindHeldContentChunks(const ByteSource& old, ChunkDigest kind,

@@ -223,6 +223,7 @@ std::vector<std::string> SendCommand(const BenchContext& ctx, PlanMode send_mode
   if (!ctx.args.chunk.empty()) argv.insert(argv.end(), {"--chunk", ctx.args.chunk});
   if (ctx.args.in_memory) argv.push_back("--in-memory");
   if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
+  if (ctx.args.no_reuse) argv.push_back("--no-reuse");
   if (send_mode != PlanMode::kPush) {
     argv.insert(argv.end(), {"--mode", PlanModeName(send_mode), "--observations", observations.string()});
   }
@@ -249,7 +250,17 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
                                             100 * ctx.args.kill_at));
     }
     if (summary.contains("control")) outcome->control = summary["control"];
+    if (summary.contains("moved_bytes")) {
+      const uint64_t copies = summary.at("size_bytes").get<uint64_t>() * summary.at("members").size();
+      outcome->details.push_back(fmt::format(
+          "moved {} over the network ({:.2f}% of the copies), {} reused from earlier copies",
+          FormatSize(summary["moved_bytes"].get<uint64_t>()),
+          copies > 0 ? 100.0 * summary["moved_bytes"].get<double>() / double(copies) : 0.0,
+          FormatSize(summary.at("reused_bytes").get<uint64_t>())));
+    }
     if (summary.contains("digest")) outcome->digest = summary["digest"].get<std::string>();
+    if (summary.contains("moved_bytes")) outcome->moved_bytes = summary["moved_bytes"].get<uint64_t>();
+    if (summary.contains("reused_bytes")) outcome->reused_bytes = summary["reused_bytes"].get<uint64_t>();
     if (summary.contains("error")) outcome->details.push_back("send error: " + summary["error"].get<std::string>());
     outcome->details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
@@ -271,11 +282,108 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
   return Status::Ok();
 }
 
+// Every receiver's file hashed again here (the daemons' digests agreed; this checks the stored
+// bytes independently), but the killed `victims`.
+Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const Digest& digest,
+                   const std::vector<std::string>& victims, BenchOutcome* outcome) {
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  int copies_ok = 0;
+  for (const Node& node : ctx.model.nodes) {
+    if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
+    fs::path dir = ctx.state_dir / "data" / node.name;
+    if (ctx.args.in_memory) {
+      GRIDCAST_ASSIGN_OR_RETURN(dir, MemoryDirOf(netgrid, node.name));
+    }
+    Result<Digest> copy = FileSha256(dir / kPayloadName);
+    if (copy.ok() && *copy == digest) {
+      ++copies_ok;
+    } else {
+      outcome->verified = false;
+      outcome->details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
+    }
+  }
+  outcome->details.push_back(fmt::format("{} of {} receivers' files hash to the payload's SHA-256 {}", copies_ok,
+                                         ctx.model.nodes.size() - 1 - victims.size(), ToHex(digest).substr(0, 16)));
+  return Status::Ok();
+}
+
+// One `gridcast send` (`argv`) timed on a netgrid whose payload file hashes to `digest`, with
+// the receivers' CPU over it (per `cpu_bytes` received each) and every copy checked. With
+// --kill, the interior `victims` are killed mid-broadcast and only the survivors count.
+Result<BenchOutcome> TimedSend(const BenchContext& ctx, BenchNetgrid& netgrid, PlanMode send_mode,
+                               const std::vector<std::string>& argv, const std::vector<std::string>& victims,
+                               const Digest& digest, uint64_t cpu_bytes) {
+  const std::string& source = ctx.model.nodes[ctx.model.source].name;
+  std::vector<std::string> receivers = NodeNames(ctx.model, source);
+  std::erase_if(receivers, [&](const std::string& node) {
+    return std::find(victims.begin(), victims.end(), node) != victims.end();
+  });
+  const fs::path send_log = ctx.state_dir / "send.log";
+  const fs::path observations = ctx.state_dir / "observations.json";
+  // The receivers' CPU from just before the send to its end: the broadcast, nothing of setting up.
+  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid.state(), receivers);
+  fs::remove(send_log);  // the log is appended to: one send's output in it
+  const auto requested = std::chrono::system_clock::now();
+  GRIDCAST_ASSIGN_OR_RETURN(ChildProcess send, ChildProcess::Start(argv, send_log.string()));
+  if (!victims.empty()) {
+    const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
+    std::this_thread::sleep_for(std::chrono::duration<double>(ctx.args.kill_at * bound_s));
+    for (const std::string& victim : victims) SignalNetgridNode(*netgrid.state().FindNode(victim), SIGKILL);
+  }
+  CommandOutput out;
+  out.exit_code = send.Wait();
+  const double wall_s = std::chrono::duration<double>(std::chrono::system_clock::now() - requested).count();
+  const Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
+  {
+    std::ifstream in(send_log);
+    std::stringstream text;
+    text << in.rdbuf();
+    out.output = text.str();
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
+
+  BenchOutcome outcome;
+  GRIDCAST_RETURN_IF_ERROR(ReadSendSummary(summary, out.exit_code, ctx, send_mode, victims, observations, &outcome));
+  outcome.wall_s = wall_s;
+  // From a moment a little before the first byte (the command's own start is in it): a member's
+  // Prepare may count a little, never its transfer less.
+  const auto first_byte = FirstByteAt(summary, requested);
+  RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, receivers, cpu_bytes,
+                "gridcastd", &outcome);
+  GRIDCAST_RETURN_IF_ERROR(CheckCopies(ctx, netgrid, digest, victims, &outcome));
+  return outcome;
+}
+
+// --base-change: the payload file at `path` changed by `kind`'s edits (inserted bytes fresh);
+// returns its new SHA-256 and size.
+Result<std::pair<Digest, uint64_t>> ChangePayload(const fs::path& path, BaseChange kind) {
+  std::vector<uint8_t> base(fs::file_size(path));
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(base.data()), static_cast<std::streamsize>(base.size()))) {
+      return Status::Internal("cannot read " + path.string());
+    }
+  }
+  uint64_t seed = 0;
+  RandomBytes({reinterpret_cast<uint8_t*>(&seed), sizeof seed});
+  const std::vector<uint8_t> changed = ApplyEdits(base, BaseChangeEdits(kind, base.size()), seed);
+  // A new file under the old name, as a user's tool writes one: the source hashes it afresh.
+  const fs::path fresh = path.string() + ".new";
+  {
+    std::ofstream out(fresh, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(changed.data()), static_cast<std::streamsize>(changed.size()));
+    if (!out.flush()) return Status::Internal("cannot write " + fresh.string() + " (disk full?)");
+  }
+  fs::rename(fresh, path);
+  return std::pair{Sha256(changed), static_cast<uint64_t>(changed.size())};
+}
+
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
 // code path as a user's send), then every receiver's file hashed again here. Modes: push;
 // pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
 // the plain-swarm baseline); hybrid (push with pull repair; with --kill, interior members are
-// killed mid-broadcast and only the survivors are timed and checked).
+// killed mid-broadcast and only the survivors are timed and checked). With --base-change the
+// payload is sent once, changed, and sent again: the second send is the one reported.
 Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_mode) {
   const BenchMode mode = ctx.args.mode;
   NetgridDaemonOptions daemons;
@@ -296,60 +404,26 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
     if (mode != BenchMode::kHybrid) return Status::InvalidArgument("--kill needs --mode hybrid");
+    if (ctx.args.base_change) return Status::InvalidArgument("--kill and --base-change: one at a time");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
-  const std::string& source = ctx.model.nodes[ctx.model.source].name;
-  std::vector<std::string> receivers = NodeNames(ctx.model, source);
-  std::erase_if(receivers, [&](const std::string& node) {
-    return std::find(victims.begin(), victims.end(), node) != victims.end();
-  });
-  const fs::path send_log = ctx.state_dir / "send.log";
-  // The receivers' CPU from just before the send to its end: the broadcast, nothing of setting up.
-  std::unique_ptr<DaemonCpuMeter> cpu_meter = DaemonCpuMeter::Start(netgrid->state(), receivers);
-  const auto requested = std::chrono::system_clock::now();
-  GRIDCAST_ASSIGN_OR_RETURN(ChildProcess send, ChildProcess::Start(argv, send_log.string()));
-  if (!victims.empty()) {
-    const double bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
-    std::this_thread::sleep_for(std::chrono::duration<double>(ctx.args.kill_at * bound_s));
-    for (const std::string& victim : victims) SignalNetgridNode(*netgrid->state().FindNode(victim), SIGKILL);
-  }
-  CommandOutput out;
-  out.exit_code = send.Wait();
-  const Result<std::map<std::string, double>> cpu_s = cpu_meter->Stop();
-  {
-    std::ifstream in(send_log);
-    std::stringstream text;
-    text << in.rdbuf();
-    out.output = text.str();
-  }
-  std::ofstream(ctx.state_dir / "send.log") << out.output;
-  GRIDCAST_ASSIGN_OR_RETURN(nlohmann::json summary, ParseSendJson(out));
+  if (!ctx.args.base_change) return TimedSend(ctx, *netgrid, send_mode, argv, victims, digest, ctx.size_bytes);
 
-  BenchOutcome outcome;
-  GRIDCAST_RETURN_IF_ERROR(ReadSendSummary(summary, out.exit_code, ctx, send_mode, victims, observations, &outcome));
-  // From a moment a little before the first byte (the command's own start is in it): a member's
-  // Prepare may count a little, never its transfer less.
-  const auto first_byte = FirstByteAt(summary, requested);
-  RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, receivers,
-                ctx.size_bytes, "gridcastd", &outcome);
-  // The daemons' digests agreed; check the stored bytes independently.
-  int copies_ok = 0;
-  for (const Node& node : ctx.model.nodes) {
-    if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
-    fs::path dir = ctx.state_dir / "data" / node.name;
-    if (ctx.args.in_memory) {
-      GRIDCAST_ASSIGN_OR_RETURN(dir, MemoryDirOf(*netgrid, node.name));
-    }
-    Result<Digest> copy = FileSha256(dir / kPayloadName);
-    if (copy.ok() && *copy == digest) {
-      ++copies_ok;
-    } else {
-      outcome.verified = false;
-      outcome.details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
-    }
-  }
-  outcome.details.push_back(fmt::format("{} of {} receivers' files hash to the payload's SHA-256 {}", copies_ok,
-                                        ctx.model.nodes.size() - 1 - victims.size(), ToHex(digest).substr(0, 16)));
+  GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome base, TimedSend(ctx, *netgrid, send_mode, argv, victims, digest, ctx.size_bytes));
+  if (!base.verified) return Status::Internal("the base send failed: " + fmt::format("{}", fmt::join(base.details, "; ")));
+  GRIDCAST_ASSIGN_OR_RETURN(const auto changed, ChangePayload(payload, *ctx.args.base_change));
+  // The members' CPU per GiB of the copy they searched.
+  GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome,
+                            TimedSend(ctx, *netgrid, send_mode, argv, victims, changed.first, ctx.size_bytes));
+  outcome.base_completion_s = base.completion_s;
+  outcome.base_wall_s = base.wall_s;
+  outcome.size_bytes = changed.second;
+  outcome.bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, changed.second);
+  outcome.details.push_back(fmt::format(
+      "base change {}: the base ({}) took {:.3f} s ({:.3f} s from the request), this send {:.3f} s ({:.3f} s: "
+      "{:.3f}x)",
+      BaseChangeName(*ctx.args.base_change), FormatSize(ctx.size_bytes), base.completion_s, *base.wall_s,
+      outcome.completion_s, *outcome.wall_s, *outcome.wall_s / *base.wall_s));
   return outcome;
 }
 
@@ -659,6 +733,9 @@ int Bench(const BenchArgs& args) {
 
   const BenchModeInfo& mode = InfoOf(args.mode);
   if (args.tls && !mode.send_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
+  if ((args.no_reuse || args.base_change) && !mode.send_mode) {
+    return ReportError(Status::InvalidArgument("--no-reuse, --base-change: only push, pull and hybrid send with gridcastd"));
+  }
   Result<BenchOutcome> outcome = mode.send_mode ? RunDaemonBroadcast(ctx, *mode.send_mode) : mode.run(ctx);
   if (!outcome.ok()) return ReportError(outcome.status().WithContext(std::string("bench --mode ") + mode.name));
 
@@ -682,6 +759,17 @@ int Bench(const BenchArgs& args) {
     if (outcome->simulated_s) pull_fields += fmt::format(", \"simulated_s\": {}", FormatFloat(*outcome->simulated_s));
     if (args.tls) pull_fields += ", \"tls\": true";
     if (!outcome->digest.empty()) pull_fields += ", \"digest\": " + nlohmann::json(outcome->digest).dump();
+    if (outcome->moved_bytes) {
+      pull_fields += fmt::format(", \"moved_bytes\": {}, \"reused_bytes\": {}", *outcome->moved_bytes,
+                                 outcome->reused_bytes.value_or(0));
+    }
+    if (outcome->wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*outcome->wall_s));
+    if (args.base_change) {
+      pull_fields += fmt::format(
+          ", \"base_change\": \"{}\", \"base_size_bytes\": {}, \"base_completion_s\": {}, \"base_wall_s\": {}",
+          BaseChangeName(*args.base_change), *size, FormatFloat(outcome->base_completion_s.value_or(0)),
+          FormatFloat(outcome->base_wall_s.value_or(0)));
+    }
     if (outcome->pairs) {
       pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
                                  *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
@@ -689,13 +777,14 @@ int Bench(const BenchArgs& args) {
     }
     fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
                "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
-               nlohmann::json(mode.name).dump(), nlohmann::json(outcome->algo).dump(), *size,
+               nlohmann::json(mode.name).dump(), nlohmann::json(outcome->algo).dump(), outcome->size_bytes.value_or(*size),
                FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
                outcome->verified ? "true" : "false", CpuField(cpu), CpuField(transfer_cpu), pull_fields);
   } else {
     fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", mode.name,
                args.tls ? " (TLS)" : "",
-               outcome->algo, model->name, model->nodes.size(), FormatSize(*size), outcome->completion_s, bound_s,
+               outcome->algo, model->name, model->nodes.size(), FormatSize(outcome->size_bytes.value_or(*size)),
+               outcome->completion_s, bound_s,
                ratio, outcome->verified ? "verified" : "NOT VERIFIED");
     if (cpu) {
       std::vector<std::string> per_node;
@@ -718,6 +807,12 @@ int Bench(const BenchArgs& args) {
 }  // namespace
 
 const char* BenchModeName(BenchMode mode) { return InfoOf(mode).name; }
+
+std::vector<std::string> BaseChangeNames() {
+  std::vector<std::string> names;
+  for (BaseChange kind : kAllBaseChanges) names.emplace_back(BaseChangeName(kind));
+  return names;
+}
 
 void AddBenchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BenchArgs>();
@@ -756,6 +851,15 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "push, pull, hybrid, allgather, slurm-stage, mpi-shim, mpi-shim-allgather: the chunk digest, "
                     "sha256 or xxh3 (default: sha256; the mpi-shim modes: the shim's default)")
       ->check(CLI::IsMember({"sha256", "xxh3"}));
+  bench->add_flag("--no-reuse", args->no_reuse,
+                  "push, pull, hybrid: members take nothing from earlier copies (send --no-reuse)");
+  bench->add_option_function<std::string>(
+      "--base-change",
+      [args](const std::string& name) { args->base_change = *ParseBaseChange(name); },
+      "push, pull, hybrid: send the payload, change it (same: not at all; scattered: 1% rewritten in 8 places; "
+      "insert: 64 KiB in the middle; append: 4 MiB at the end; prepend: 4 KiB at the front), send it again, "
+      "and report the second send beside the first's time (base_completion_s; docs/delta.md)")
+      ->check(CLI::IsMember(BaseChangeNames()));
   bench->add_flag("--tls", args->tls,
                   "push, pull, hybrid: daemons serve TLS on control and data (a fresh cluster CA in the state directory)");
   bench->add_option("--daemon-arg", args->daemon_args, "push: extra argument for every gridcastd (repeatable)")

@@ -14,6 +14,7 @@
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
 #include "common/crypto.h"
+#include "delta/base_change.h"
 #include "include/gridcast/result.h"
 #include "deploy/bench_netgrid.h"
 #include "deploy/mpi_launch.h"
@@ -67,6 +68,8 @@ struct BenchArgs {
   bool in_memory = false;
   bool tls = false;
   std::string digest;  // the gridcast modes' chunk digest; empty: sha256 (mpi-shim: the shim's default)
+  bool no_reuse = false;                  // push, pull, hybrid: send --no-reuse
+  std::optional<BaseChange> base_change;  // push, pull, hybrid: send a base, change it, time the second send
 };
 
 // What every mode measures; the bound is filled in by the caller unless the mode sets it.
@@ -78,6 +81,15 @@ struct BenchOutcome {
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
   nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
   std::string digest;      // gridcast modes: the chunk digest the summary names
+  // gridcast broadcasts: payload bytes that crossed the network (all edges) and that members
+  // took from earlier copies (send --json's moved_bytes and reused_bytes).
+  std::optional<uint64_t> moved_bytes, reused_bytes;
+  // gridcast broadcasts: the send command's whole time, from the request (Prepare, where a
+  // member searches an earlier copy, included) to its summary.
+  std::optional<double> wall_s;
+  // --base-change: the base send's times, and the changed payload's size (not --size).
+  std::optional<double> base_completion_s, base_wall_s;
+  std::optional<uint64_t> size_bytes;
   std::vector<std::string> details;  // extra lines for the human output
   // p2p-matrix: the pairs measured, in how many rounds, the clusters the rates imply and
   // their adjusted Rand index against the topology's bandwidth groups.

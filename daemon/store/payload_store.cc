@@ -88,6 +88,18 @@ void PayloadStore::StoreReceived(std::span<ReceivedChunk> received) {
   }
 }
 
+Status PayloadStore::WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest,
+                                      bool* newly_verified) {
+  *newly_verified = false;
+  bool held = false;
+  GRIDCAST_RETURN_IF_ERROR(CheckReceived(chunk, data, &held));
+  if (held) return Status::Ok();
+  ReceivedChunk received;
+  received.chunk = chunk;
+  received.data = data;
+  return StoreHashed(received, digest, newly_verified);
+}
+
 Status PayloadStore::CheckReceived(uint64_t chunk, std::span<const uint8_t> data, bool* held) const {
   *held = false;
   if (chunk >= identity_.NumChunks()) {

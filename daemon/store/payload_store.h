@@ -266,6 +266,9 @@ class PayloadStore {
   virtual std::span<const uint8_t> PlaceOf(uint64_t /*chunk*/) const { return {}; }
   virtual void EndClaim(uint64_t /*chunk*/) {}
 
+  // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
+  // copy: read once and hashed once): the same checks, without hashing them again.
+  Status WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
   // DataLoss: the chunk's bytes do not hash to the plan's digest.

@@ -154,23 +154,18 @@ void ReceivedFile::TakeFromEarlierCopy() {
   for (uint64_t c = 0; c < chunks.size(); ++c) {
     chunks[c] = {identity_.ChunkSize(c), identity_.weak_checksums[c], identity_.chunk_hashes[c]};
   }
-  Result<std::vector<uint64_t>> found = FindHeldChunks(earlier, identity_.digest, chunks);
+  // Each chunk is written from the very bytes that hashed to its digest in the search.
+  Result<std::vector<uint64_t>> found =
+      FindHeldChunks(earlier, identity_.digest, chunks, [&](size_t c, std::span<const uint8_t> bytes) {
+        bool newly = false;
+        if (WriteHashedChunk(c, bytes, chunks[c].digest, &newly).ok() && newly) {
+          ++reused_chunks_;
+          reused_bytes_ += bytes.size();
+        }
+      });
   if (!found.ok()) {
-    spdlog::warn("{}: the earlier copy could not be searched, receiving every chunk: {}", base_name_,
-                 found.status().ToString());
-  } else {
-    std::vector<uint8_t> buffer(identity_.LargestChunk());
-    for (uint64_t c = 0; c < chunks.size(); ++c) {
-      const uint64_t offset = (*found)[c];
-      if (offset == kNotHeld || Has(c)) continue;
-      const std::span<uint8_t> bytes = std::span(buffer).first(chunks[c].size);
-      // Hashed again as it is written: the earlier copy may have changed since the search.
-      bool newly = false;
-      if (earlier.ReadAt(offset, bytes).ok() && WriteChunk(c, bytes, &newly).ok() && newly) {
-        ++reused_chunks_;
-        reused_bytes_ += bytes.size();
-      }
-    }
+    spdlog::warn("{}: the earlier copy could not be searched to its end ({}); took what was found before",
+                 base_name_, found.status().ToString());
   }
   close(earlier_fd);
   spdlog::info("{}: {} of {} chunks taken from the earlier copy ({} bytes)", base_name_, reused_chunks_,

@@ -267,7 +267,7 @@ TEST_F(StoreFaultTest, CheckingFreeSpaceTakesNoneNowAndRefusesWhatCannotFit) {
 
 // An earlier copy that cannot be read only saves less: the store opens, takes what it read
 // before the fault, and receives the rest.
-TEST_F(StoreFaultTest, AnEarlierCopyThatFailsToReadGivesWhatItGaveBeforeTheFault) {
+TEST_F(StoreFaultTest, AnEarlierCopyThatFailsToReadOnlySavesLess) {
   OfferReuse();
   const std::vector<uint8_t> earlier = EarlierVersion();
   WriteFileBytes(dir_ / "p.bin", earlier);

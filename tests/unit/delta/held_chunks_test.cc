@@ -173,8 +173,23 @@ TEST(HeldChunks, EveryBaseChangeMovesLittleBothWays) {
       const std::vector<ChunkSummary> fixed = SummarizeFixedChunks(payload, kChunk, kind);
       std::vector<uint64_t> fixed_sizes;
       for (const ChunkSummary& c : fixed) fixed_sizes.push_back(c.size);
-      Result<std::vector<uint64_t>> held = FindHeldChunks(MemorySource(old), kind, fixed);
+      // Each chunk found is shown once, with the old bytes at its offset.
+      std::vector<int> shown(fixed.size(), 0);
+      std::vector<std::vector<uint8_t>> shown_bytes(fixed.size());
+      Result<std::vector<uint64_t>> held =
+          FindHeldChunks(MemorySource(old), kind, fixed, [&](size_t chunk, std::span<const uint8_t> bytes) {
+            ++shown[chunk];
+            shown_bytes[chunk].assign(bytes.begin(), bytes.end());
+          });
       ASSERT_TRUE(held.ok());
+      for (size_t i = 0; i < fixed.size(); ++i) {
+        ASSERT_EQ(shown[i], (*held)[i] == kNotHeld ? 0 : 1) << i;
+        if (shown[i] == 1) {
+          EXPECT_TRUE(std::equal(shown_bytes[i].begin(), shown_bytes[i].end(), old.begin() + (*held)[i]) &&
+                      shown_bytes[i].size() == fixed[i].size)
+              << i;
+        }
+      }
       // Each edit spoils at most the two chunks it touches, plus the short last one.
       EXPECT_LE(CheckHeld(old, payload, fixed_sizes, *held), changed + (2 * edits.size() + 1) * kChunk);
       if (change == BaseChange::kPrepend || change == BaseChange::kInsert) {
