@@ -10,6 +10,7 @@ struct gridcast_client {
   std::unique_ptr<gridcast::Client> client;
   std::string last_error;
   std::string digest;  // gridcast_set_digest; empty: the cluster file's
+  bool reuse = true;   // gridcast_set_reuse
 };
 
 struct gridcast_broadcast {
@@ -27,6 +28,7 @@ gridcast::SendOptions Options(const gridcast_client& client, const char* algorit
   gridcast::SendOptions options;
   if (algorithm != nullptr) options.algorithm = algorithm;
   options.digest = client.digest;
+  options.no_reuse = !client.reuse;
   return options;
 }
 
@@ -55,6 +57,12 @@ int gridcast_open(const char* cluster_file, const char* source, gridcast_client*
 }
 
 void gridcast_close(gridcast_client* client) { delete client; }
+
+int gridcast_set_reuse(gridcast_client* client, int reuse) {
+  if (client == nullptr || (reuse != 0 && reuse != 1)) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);
+  client->reuse = reuse == 1;
+  return 0;
+}
 
 int gridcast_set_digest(gridcast_client* client, const char* digest) {
   if (client == nullptr) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);

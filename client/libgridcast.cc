@@ -16,6 +16,7 @@
 #include "common/file_io.h"
 #include "common/payload_digests.h"
 #include "common/units.h"
+#include "delta/rolling_checksum.h"
 #include "include/gridcast/gridcast.hpp"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -123,6 +124,8 @@ class BroadcastImpl : public Broadcast {
                            summary.bound_s,
                            summary.sha256,
                            std::string(DigestName(summary.digest)),
+                           summary.moved_bytes,
+                           summary.reused_bytes,
                            {},
                            summary.verified,
                            summary.parts};
@@ -352,11 +355,17 @@ class ClientImpl : public Client {
       // A buffer the daemon sends from (lent) is kept by nobody after the broadcast: it is known
       // by its chunk list, which spares the source the sequential SHA-256 of the whole.
       const WholeDigest whole = options.from_registered_memory ? WholeDigest::kChunkList : WholeDigest::kSha256;
-      GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
-                                DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer, whole));
+      // Receivers holding an earlier copy look for the chunks by these (docs/delta.md).
+      std::vector<uint32_t> weak(options.no_reuse ? 0 : CeilDiv(data.size(), request.chunk_bytes()));
+      VisitChunk summarize;
+      if (!weak.empty()) summarize = [&weak](uint64_t c, std::span<const uint8_t> bytes) { weak[c] = WeakChecksum(bytes); };
+      GRIDCAST_ASSIGN_OR_RETURN(
+          const PayloadDigests digests,
+          DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer, whole, summarize));
       v1::PayloadFill* declared = request.mutable_fill();
       declared->set_size_bytes(data.size());
       declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));
+      declared->set_weak_checksums(EncodeWeakChecksums(weak));
       declared->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
       if (options.from_registered_memory) {
         request.clear_payload_path();
@@ -465,6 +474,7 @@ class ClientImpl : public Client {
     request.set_in_memory(options.in_memory);
     request.set_take_memory_lazily(options.take_memory_lazily);
     request.set_into_registered_memory(options.into_registered_memory);
+    request.set_no_reuse(options.no_reuse);
     for (const std::string& member : options.members) request.add_members(member);
     return request;
   }

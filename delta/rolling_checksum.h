@@ -6,6 +6,11 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "include/gridcast/result.h"
 
 namespace gridcast {
 
@@ -30,5 +35,10 @@ class RollingChecksum {
 
 // RollingChecksum(bytes).value().
 uint32_t WeakChecksum(std::span<const uint8_t> bytes);
+
+// Weak checksums as a plan carries them (Payload.weak_checksums): 4 bytes little-endian each.
+// Decoding takes none or one per chunk (InvalidArgument otherwise).
+std::string EncodeWeakChecksums(const std::vector<uint32_t>& weak_checksums);
+Result<std::vector<uint32_t>> DecodeWeakChecksums(std::string_view encoded, uint64_t chunks);
 
 }  // namespace gridcast

@@ -44,6 +44,7 @@ struct SlurmArgs {
   std::string chunk;
   std::optional<PlanMode> mode;
   std::string digest;
+  bool no_reuse = false;
   std::string topology;
   double timeout_s = 0;
   double stall_timeout_s = 0;
@@ -255,6 +256,7 @@ void AddSendOptions(const SlurmArgs& args, std::vector<std::string>* argv) {
   add("--chunk", args.chunk);
   add("--mode", args.mode ? PlanModeName(*args.mode) : "");
   add("--digest", args.digest);
+  if (args.no_reuse) argv->push_back("--no-reuse");
   if (args.timeout_s > 0) add("--timeout", fmt::format("{:g}", args.timeout_s));
   if (args.stall_timeout_s > 0) add("--stall-timeout", fmt::format("{:g}", args.stall_timeout_s));
   if (args.json) argv->push_back("--json");
@@ -425,6 +427,9 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   stage->add_option("--chunk", args->chunk, "Chunk size, e.g. 4MiB (default: the planner's)");
   AddPlanModeOption(stage, &args->mode, "push, pull or hybrid, as for gridcast send");
   stage->add_option("--digest", args->digest, kDigestHelp);
+  stage->add_flag("--no-reuse", args->no_reuse,
+                  "The nodes take nothing from an earlier copy they hold (by default each receives only the chunks "
+                  "it does not find in it; docs/delta.md)");
   stage->add_option("--topology", args->topology,
                     "Topology file whose nodes are the job's (by Slurm name), read on the node running stage: "
                     "auto plans by it (default: none, auto plans for an unknown network)");

@@ -286,6 +286,7 @@ Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(con
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, DecodePayloadIdentity(digest, fill.size_bytes(), plan.chunk_bytes,
                                                                             fill.chunk_hashes(), fill.sha256()));
+  GRIDCAST_ASSIGN_OR_RETURN(identity.weak_checksums, DecodeWeakChecksums(fill.weak_checksums(), identity.NumChunks()));
   if (request.from_registered_memory()) return OpenLentSource(request, std::move(identity), plan);
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));

@@ -49,6 +49,8 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
                                                    fill.chunk_hashes(), fill.sha256())
                                  .status()
                                  .WithContext("a filled payload"));
+    GRIDCAST_RETURN_IF_ERROR(
+        DecodeWeakChecksums(fill.weak_checksums(), size.NumChunks()).status().WithContext("a filled payload"));
   }
   return Status::Ok();
 }

@@ -47,6 +47,38 @@ Status FileStore::ReadStored(uint64_t offset, std::span<uint8_t> out) const {
   return PreadFull(*io_, fd_, out, offset);
 }
 
+Status FileStore::HashStoredChunks(const std::function<bool(uint64_t chunk)>& wanted,
+                                   const std::function<bool(uint64_t chunk, const Digest& digest)>& hashed) const {
+  // A batch is at most 16 chunks and 8 MiB (or one chunk): what multi-buffer SHA-256 takes.
+  const uint64_t chunk_bytes = identity_.LargestChunk();
+  const uint64_t batch = std::clamp<uint64_t>((8 << 20) / chunk_bytes, 1, kChunksHashedTogether);
+  std::vector<uint8_t> buffer(batch * chunk_bytes);
+  std::vector<uint64_t> chunks;
+  std::vector<std::span<const uint8_t>> bytes;
+  std::vector<Digest> digests(batch);
+  auto flush = [&]() -> Result<bool> {
+    HashChunks(identity_.digest, bytes, std::span(digests).first(bytes.size()));
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (!hashed(chunks[i], digests[i])) return false;
+    }
+    chunks.clear();
+    bytes.clear();
+    return true;
+  };
+  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
+    if (!wanted(c)) continue;
+    const std::span<uint8_t> slot(buffer.data() + chunks.size() * chunk_bytes, identity_.ChunkSize(c));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, slot, ChunkOffset(c)));
+    chunks.push_back(c);
+    bytes.push_back(slot);
+    if (chunks.size() == batch) {
+      GRIDCAST_ASSIGN_OR_RETURN(const bool more, flush());
+      if (!more) return Status::Ok();
+    }
+  }
+  return flush().status();
+}
+
 Result<Digest> FileStore::HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const {
   std::span<uint8_t> bytes(buffer.data(), identity_.ChunkSize(chunk));
   GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, bytes, ChunkOffset(chunk)));

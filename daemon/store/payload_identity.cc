@@ -23,30 +23,6 @@ Result<PayloadIdentity> DecodePayloadIdentity(ChunkDigest digest, uint64_t size_
   return identity;
 }
 
-std::string EncodeWeakChecksums(const std::vector<uint32_t>& weak_checksums) {
-  std::string encoded;
-  encoded.reserve(weak_checksums.size() * 4);
-  for (uint32_t weak : weak_checksums) {
-    for (int shift = 0; shift < 32; shift += 8) encoded.push_back(static_cast<char>(weak >> shift));
-  }
-  return encoded;
-}
-
-Result<std::vector<uint32_t>> DecodeWeakChecksums(std::string_view encoded, uint64_t chunks) {
-  if (encoded.empty()) return std::vector<uint32_t>{};
-  if (encoded.size() / 4 != chunks || encoded.size() % 4 != 0) {
-    return Status::InvalidArgument("a payload's weak checksums are " + std::to_string(encoded.size()) +
-                                   " bytes, not 4 for each of its " + std::to_string(chunks) + " chunks");
-  }
-  std::vector<uint32_t> weak_checksums(chunks);
-  for (uint64_t c = 0; c < chunks; ++c) {
-    for (int i = 0; i < 4; ++i) {
-      weak_checksums[c] |= static_cast<uint32_t>(static_cast<uint8_t>(encoded[c * 4 + i])) << (8 * i);
-    }
-  }
-  return weak_checksums;
-}
-
 uint64_t PayloadIdentity::NumChunks() const {
   return CeilDiv(size_bytes, chunk_bytes);
 }

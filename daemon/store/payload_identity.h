@@ -10,6 +10,7 @@
 
 #include "common/chunk_digest.h"
 #include "common/crypto.h"
+#include "delta/rolling_checksum.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast {
@@ -42,10 +43,5 @@ Result<PayloadIdentity> DecodePayloadIdentity(ChunkDigest digest, uint64_t size_
 
 // Whether a source computes its chunks' weak checksums (the plan then offers reuse).
 enum class WeakChecksums { kSkip, kCompute };
-
-// Weak checksums as Payload.weak_checksums carries them: 4 bytes little-endian each. Decoding
-// takes none or one per chunk (InvalidArgument otherwise).
-std::string EncodeWeakChecksums(const std::vector<uint32_t>& weak_checksums);
-Result<std::vector<uint32_t>> DecodeWeakChecksums(std::string_view encoded, uint64_t chunks);
 
 }  // namespace gridcast

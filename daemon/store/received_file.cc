@@ -82,14 +82,15 @@ Result<bool> ReceivedFile::AdoptCompleteCopy(const std::string& name) {
     return false;
   }
   fd_ = final_fd;
-  std::vector<uint8_t> buffer(identity_.LargestChunk());
-  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
-    Result<Digest> digest = HashStoredChunk(c, buffer);
-    if (!digest.ok() || *digest != identity_.chunk_hashes[c]) {
-      fd_ = -1;
-      close(final_fd);
-      return false;
-    }
+  bool same = true;
+  const Status read = HashStoredChunks([](uint64_t) { return true; }, [&](uint64_t c, const Digest& digest) {
+    same = digest == identity_.chunk_hashes[c];
+    return same;
+  });
+  if (!read.ok() || !same) {
+    fd_ = -1;
+    close(final_fd);
+    return false;
   }
   HoldAll();
   return true;
@@ -125,18 +126,18 @@ Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
   const Digest fingerprint = identity_.Fingerprint();
   std::vector<uint8_t> bitmap((n + 7) / 8, 0);
   if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n)) {
-    // Trust the bitmap only as far as the data on disk still hashes right.
-    std::vector<uint8_t> buffer(identity_.LargestChunk());
-    for (uint64_t c = 0; c < n; ++c) {
-      if (!((*recorded)[c / 8] & (1u << (c % 8)))) continue;
-      Result<Digest> digest = HashStoredChunk(c, buffer);
-      if (digest.ok() && *digest == identity_.chunk_hashes[c]) {
-        have_[c] = true;
-        stored_hashes_[c] = *digest;
-        ++verified_;
-        bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
-      }
-    }
+    // Trust the bitmap only as far as the data on disk still hashes right; a read error ends
+    // the trust there.
+    (void)HashStoredChunks([&](uint64_t c) { return ((*recorded)[c / 8] >> (c % 8)) & 1; },
+                           [&](uint64_t c, const Digest& digest) {
+                             if (digest == identity_.chunk_hashes[c]) {
+                               have_[c] = true;
+                               stored_hashes_[c] = digest;
+                               ++verified_;
+                               bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+                             }
+                             return true;
+                           });
   }
   return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
 }

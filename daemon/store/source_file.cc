@@ -100,17 +100,18 @@ Result<ScrubReport> SourceFile::Scrub() const {
   }
   ScrubReport report;
   report.chunks = identity_.NumChunks();
-  std::vector<uint8_t> buffer(identity_.LargestChunk());
+  const auto whole = [&](uint64_t c) {
+    return ChunkOffset(c) + identity_.ChunkSize(c) <= static_cast<uint64_t>(st.st_size);
+  };
+  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(whole, [&](uint64_t c, const Digest& digest) {
+                             if (digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
+                             return true;
+                           }).WithContext(base_name_));
+  // A chunk cut off by a shorter file is as bad as a changed one.
   for (uint64_t c = 0; c < report.chunks; ++c) {
-    // A chunk cut off by a shorter file is as bad as a changed one.
-    if (ChunkOffset(c) + identity_.ChunkSize(c) > static_cast<uint64_t>(st.st_size)) {
-      report.bad_chunks.push_back(c);
-      continue;
-    }
-    Result<Digest> digest = HashStoredChunk(c, buffer);
-    if (!digest.ok()) return digest.status().WithContext(base_name_);
-    if (*digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
+    if (!whole(c)) report.bad_chunks.push_back(c);
   }
+  std::sort(report.bad_chunks.begin(), report.bad_chunks.end());
   return report;
 }
 

@@ -23,6 +23,9 @@ const char* gridcast_last_error(const gridcast_client* client);
 /* The chunk digest of this client's later sends: "sha256" or "xxh3" (see SendOptions::digest
  * in gridcast.hpp); NULL or "" = the cluster file's digest:, else sha256. */
 int gridcast_set_digest(gridcast_client* client, const char* digest);
+/* Whether receivers of this client's later sends take what they can from an earlier copy of
+ * the payload they hold (SendOptions::no_reuse in gridcast.hpp): 1 (the default) or 0. */
+int gridcast_set_reuse(gridcast_client* client, int reuse);
 
 /* algorithm may be NULL ("auto"). Split-phase: start, then poll or wait. */
 int gridcast_send_file_start(gridcast_client* client, const char* path, const char* algorithm,

@@ -51,6 +51,10 @@ struct SendOptions {
   // lies) or "xxh3" (XXH3-128: catches corruption at a fraction of the CPU, for a cluster's own
   // authenticated network); empty = the cluster file's digest:, else sha256.
   std::string digest;
+  // Receivers take nothing from an earlier copy of the payload they hold. By default a
+  // receiver holding another version under the same name receives only the chunks it does
+  // not find in it (docs/delta.md).
+  bool no_reuse = false;
 };
 
 // One member's part of an allgather (gridcast allgather, docs/allgather.md).
@@ -132,6 +136,10 @@ struct BroadcastResult {
   std::optional<double> bound_s;  // the physical lower bound, when the topology is known
   std::string sha256;         // the source's, hex
   std::string digest;         // the chunk digest: sha256 or xxh3
+  // Payload bytes that crossed the network (every edge summed), and that receivers took from
+  // earlier copies they held instead (summed over them).
+  uint64_t moved_bytes = 0;
+  uint64_t reused_bytes = 0;
   std::vector<Member> members;
   bool verified = false;      // every member's copy verified
   // An allgather's parts, in the order asked, and where each lies in what members hold.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -27,6 +29,8 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
   EXPECT_NE(std::string(gridcast_last_error(client)).find("sha256 or xxh3"), std::string::npos)
       << gridcast_last_error(client);
   ASSERT_EQ(gridcast_set_digest(client, "xxh3"), 0) << gridcast_last_error(client);
+  EXPECT_LT(gridcast_set_reuse(client, 2), 0);
+  ASSERT_EQ(gridcast_set_reuse(client, 1), 0);
 
   std::vector<uint8_t> sent(3'000'001);
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
@@ -67,6 +71,44 @@ TEST(CApi, SendBufferSplitPhaseAndReceiveIntoBuffer) {
       << gridcast_last_error(client);
   EXPECT_LT(gridcast_receive_buffer(client, "nobody", "x", small.data(), small.size(), 1), 0);
   gridcast_close(client);
+}
+
+// A buffer sent again under its name, changed in one place: each receiver takes the rest from
+// the copy it holds (the source declares the weak checksums with the chunks' digests), unless
+// the sender says no_reuse.
+TEST(CppApi, ABufferSentAgainMovesOnlyWhatChanged) {
+  LocalCluster cluster(GRIDCASTD, "rebuffer", 4);
+  Result<std::unique_ptr<Client>> client = Client::Open({cluster.cluster_file(), "m0", ""});
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::vector<uint8_t> bytes(4 << 20);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+  SendOptions options;
+  options.algorithm = "multilane";
+  options.chunk_bytes = 64 << 10;
+  auto send = [&](const SendOptions& with) {
+    Result<std::unique_ptr<Broadcast>> broadcast = (*client)->StartSendBuffer(bytes, "again.bin", with);
+    EXPECT_TRUE(broadcast.ok()) << broadcast.status().ToString();
+    Result<BroadcastResult> result = broadcast.ok() ? (*broadcast)->Wait() : broadcast.status();
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    for (int i = 1; i < cluster.size(); ++i) {
+      std::ifstream in(cluster.data_dir(i) / "again.bin", std::ios::binary);
+      EXPECT_TRUE(std::equal(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), bytes.begin(),
+                             bytes.end(), [](char a, uint8_t b) { return static_cast<uint8_t>(a) == b; }))
+          << "m" << i;
+    }
+    return result.ok() ? *result : BroadcastResult{};
+  };
+  const uint64_t copies = bytes.size() * (cluster.size() - 1);
+  EXPECT_EQ(send(options).moved_bytes, copies);
+  bytes[3 * (64 << 10) + 5] ^= 1;
+  const BroadcastResult again = send(options);
+  EXPECT_EQ(again.moved_bytes, uint64_t{64 << 10} * (cluster.size() - 1));
+  EXPECT_EQ(again.reused_bytes, copies - uint64_t{64 << 10} * (cluster.size() - 1));
+  bytes[5] ^= 1;
+  options.no_reuse = true;
+  const BroadcastResult fresh = send(options);
+  EXPECT_EQ(fresh.moved_bytes, copies);
+  EXPECT_EQ(fresh.reused_bytes, 0u);
 }
 
 // The in-memory destination: receivers keep the payload in their daemon's memory directory

@@ -310,20 +310,6 @@ class FilledSourceTest : public PayloadStoreFixture {
   int fd_ = -1;
 };
 
-TEST(WeakChecksums, EncodeAndDecodeAndRefuseAnotherCount) {
-  const std::vector<uint32_t> weak = {0, 1, 0xdeadbeef, 0xffffffff};
-  const std::string encoded = EncodeWeakChecksums(weak);
-  EXPECT_EQ(encoded.size(), 16u);
-  EXPECT_EQ(encoded.substr(8, 4), std::string("\xef\xbe\xad\xde", 4));
-  Result<std::vector<uint32_t>> decoded = DecodeWeakChecksums(encoded, 4);
-  ASSERT_TRUE(decoded.ok());
-  EXPECT_EQ(*decoded, weak);
-  EXPECT_TRUE(DecodeWeakChecksums("", 4)->empty());
-  EXPECT_EQ(DecodeWeakChecksums(encoded, 3).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeWeakChecksums(encoded + "x", 4).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeWeakChecksums(encoded.substr(0, 15), 4).status().code(), StatusCode::kInvalidArgument);
-}
-
 // Re-staging (docs/delta.md): an earlier version under the payload's name gives every chunk
 // found in it, wherever it moved; it stays whole until the new copy replaces it.
 TEST_P(PayloadStoreTest, AnEarlierVersionGivesTheChunksFoundInItAndStaysWholeUntilFinalize) {

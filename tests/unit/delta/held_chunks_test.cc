@@ -59,6 +59,20 @@ TEST(RollingChecksum, RollingEqualsRecomputing) {
   EXPECT_EQ(wrapped.value(), WeakChecksum(std::span(ones).first(70000)));
 }
 
+TEST(WeakChecksums, EncodeAndDecodeAndRefuseAnotherCount) {
+  const std::vector<uint32_t> weak = {0, 1, 0xdeadbeef, 0xffffffff};
+  const std::string encoded = EncodeWeakChecksums(weak);
+  EXPECT_EQ(encoded.size(), 16u);
+  EXPECT_EQ(encoded.substr(8, 4), std::string("\xef\xbe\xad\xde", 4));
+  Result<std::vector<uint32_t>> decoded = DecodeWeakChecksums(encoded, 4);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, weak);
+  EXPECT_TRUE(DecodeWeakChecksums("", 4)->empty());
+  EXPECT_EQ(DecodeWeakChecksums(encoded, 3).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeWeakChecksums(encoded + "x", 4).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeWeakChecksums(encoded.substr(0, 15), 4).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ContentCutter, SizesStayWithinBoundsAndCoverTheSource) {
   const std::vector<uint8_t> bytes = RandomBytes(3 << 20, 2);
   const ContentCutter cutter(2048, 8192, 65536);
