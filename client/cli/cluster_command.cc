@@ -21,6 +21,7 @@
 #include "cluster/control_client.h"
 #include "collectives/topology.h"
 #include "common/hex.h"
+#include "common/safe_path.h"
 #include "common/units.h"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
@@ -55,6 +56,7 @@ struct ClusterArgs {
   std::string via;                 // allgather: the member asked to coordinate
   std::string digest;              // send, allgather: empty = the cluster file's (default sha256)
   bool no_reuse = false;           // send: members take nothing from earlier copies
+  std::string base;                // send: the earlier copy members search (a name)
 };
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
@@ -208,6 +210,11 @@ int Send(const ClusterArgs& args) {
   }
   request.set_mode(args.mode ? PlanModeToProto(*args.mode) : v1::PLAN_MODE_UNSPECIFIED);
   request.set_no_reuse(args.no_reuse);
+  if (!args.base.empty()) {
+    if (Status base = CheckPayloadName(args.base); !base.ok()) return ReportError(base.WithContext("--base"));
+    if (args.no_reuse) return ReportError(Status::InvalidArgument("--base searches an earlier copy: not with --no-reuse"));
+    request.set_base(args.base);
+  }
   if (!args.observations.empty() && (!args.mode || *args.mode == PlanMode::kPush)) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
@@ -424,6 +431,9 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   send->add_flag("--no-reuse", args->no_reuse,
                  "Members take nothing from an earlier copy of the payload they hold (by default each receives "
                  "only the chunks it does not find in it; docs/delta.md)");
+  send->add_option("--base", args->base,
+                   "The earlier copy receivers search instead of the one under the payload's name: a name below their "
+                   "data directory (memory directory with --in-memory), e.g. another version kept as data-v1.bin");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
   AddPlanModeOption(send, &args->mode,

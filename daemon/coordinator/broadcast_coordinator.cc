@@ -366,6 +366,7 @@ std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path
                     std::to_string(request.mode()) + '\0' + std::to_string(request.chunk_bytes()) + '\0' +
                     std::to_string(request.streams()) + '\0' + (request.in_memory() ? "memory" : "disk") + '\0' +
                     std::to_string(request.digest()) + '\0' + (request.no_reuse() ? "fresh" : "reuse") + '\0' +
+                    request.base() + '\0' +
                     request.topology_yaml();
   for (const std::string& m : members) key += '\0' + m;
   return key;
@@ -438,6 +439,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   }
   v1::Plan proto = PlanProto(plan, name, store->identity());
   proto.mutable_payload()->set_directory(!payload.directory.empty());
+  proto.mutable_payload()->set_base(request.base());
   if (plan.HasSwarm()) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));

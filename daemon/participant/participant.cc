@@ -79,6 +79,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   std::shared_ptr<PlanExecution> execution = plans_.Find(id);
   if (execution == nullptr) {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().name()));
+    if (!plan.payload().base().empty()) GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(plan.payload().base()).WithContext("the base"));
     GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
     // Validate this member's part of the plan (all it is given, through the control tree)
     // before touching the disk.
@@ -137,7 +138,8 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
                                                      std::move(identity), SystemFileIo(),
                                                      request.in_memory() && request.take_memory_lazily()
                                                          ? PayloadStore::Space::kCheckFree
-                                                         : PayloadStore::Space::kReserve));
+                                                         : PayloadStore::Space::kReserve,
+                                                     plan.payload().base()));
   *resumed = store->VerifiedCount() - store->ReusedChunks();  // before this member's own allgather part
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));

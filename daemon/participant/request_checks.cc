@@ -70,6 +70,10 @@ Status CheckBroadcastOptions(const v1::BroadcastRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("timeout_s", request.timeout_s(), kMaxRequestSeconds));
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("stall_timeout_s", request.stall_timeout_s(), kMaxRequestSeconds));
   if (!request.name().empty()) GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
+  if (!request.base().empty()) {
+    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.base()).WithContext("the base"));
+    if (request.no_reuse()) return Status::InvalidArgument("a base is searched only with reuse on");
+  }
   if (request.members_size() > kMaxRequestMembers) {
     return Status::InvalidArgument("a request names at most " + std::to_string(kMaxRequestMembers) + " members");
   }

@@ -55,7 +55,7 @@ int MissingSpace(int fd, uint64_t bytes) {
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
                                                                    PayloadIdentity identity, FileIo& io,
-                                                                   Space space) {
+                                                                   Space space, const std::string& base) {
   GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
   std::unique_ptr<ReceivedFile> store(
@@ -73,7 +73,19 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   }
   GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
-  if (!store->identity_.weak_checksums.empty() && !store->Complete()) store->TakeFromEarlierCopy();
+  if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
+    if (base.empty()) {
+      store->TakeFromEarlierCopy(store->dir_.get(), store->base_name_);
+    } else {
+      // Another name's copy: below data_dir like any payload, without a symlink on the way. A
+      // member that lacks it receives everything.
+      Result<std::pair<DirFd, std::string>> base_parent = OpenParentDir(data_dir, base, /*create=*/false);
+      if (!base_parent.ok() && base_parent.status().code() != StatusCode::kNotFound) {
+        return base_parent.status().WithContext("the base");
+      }
+      if (base_parent.ok()) store->TakeFromEarlierCopy(base_parent->first.get(), base_parent->second);
+    }
+  }
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
@@ -147,8 +159,8 @@ Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
   return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
 }
 
-void ReceivedFile::TakeFromEarlierCopy() {
-  const int earlier_fd = io_->OpenAt(dir_.get(), base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+void ReceivedFile::TakeFromEarlierCopy(int dir, const std::string& file) {
+  const int earlier_fd = io_->OpenAt(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (earlier_fd < 0) return;
   struct stat st {};
   if (fstat(earlier_fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -54,11 +54,12 @@ class ReceivedFile final : public FileStore {
   // Holds the chunks the bitmap at `state_path` marks whose bytes in the file still hash right,
   // and records just those there.
   Status ResumeFromBitmap(const std::string& state_path);
-  // Finds the chunks not held yet in the copy under the final name (an earlier version) by
-  // their weak checksums (delta/held_chunks.h) and writes each one found as a received chunk
-  // (verified, marked in the bitmap). Reuse only saves a transfer: an earlier copy that cannot
-  // be read gives nothing. Adds what it took to reused_bytes_.
-  void TakeFromEarlierCopy();
+  // Finds the chunks not held yet in the earlier copy `file` in `dir` (another version: the
+  // copy under the final name, or the request's base) by their weak checksums
+  // (delta/held_chunks.h) and writes each one found as a received chunk (verified, marked in
+  // the bitmap). Reuse only saves a transfer: an earlier copy that cannot be read, or is no
+  // regular file, gives nothing. Adds what it took to reused_bytes_.
+  void TakeFromEarlierCopy(int dir, const std::string& file);
 
   DirFd dir_;                // holds the payload; for renameat
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized

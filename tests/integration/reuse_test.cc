@@ -119,6 +119,29 @@ TEST_F(ReuseTest, NoReuseMovesEveryByte) {
   EXPECT_EQ(second.json["reused_bytes"].get<uint64_t>(), 0u) << second.output;
 }
 
+// --base names the earlier copy: another version kept under another name. A base outside the
+// data directory is refused, named; a member without the base receives everything.
+TEST_F(ReuseTest, ABaseNamesTheEarlierCopyAndMustBeBelowTheDataDirectory) {
+  const std::vector<uint8_t> v1 = RandomPayload(kSize, 17);
+  SendBytes("base-v1.bin", v1);
+  fs::remove(cluster_->data_dir(3) / "base-v1.bin");
+  const std::vector<uint8_t> v2 = ApplyEdits(v1, BaseChangeEdits(BaseChange::kInsert, kSize), 18);
+  const SendResult r = SendBytes("base-v2.bin", v2, {"--base", "base-v1.bin"});
+  const uint64_t to_move = BytesToMove(v1, v2) * 2 + v2.size();
+  EXPECT_GE(r.json["moved_bytes"].get<uint64_t>(), to_move) << r.output;
+  EXPECT_LE(r.json["moved_bytes"].get<uint64_t>(), to_move + kChunk) << r.output;
+  EXPECT_EQ(r.json["reused_bytes"].get<uint64_t>(), v2.size() * 3 - to_move) << r.output;
+  EXPECT_EQ(FileSha256(cluster_->data_dir(1) / "base-v1.bin"), FileSha256(cluster_->dir() / "payloads" / "base-v1.bin"));
+
+  for (const char* outside : {"../m0/base-v1.bin", "/etc/passwd"}) {
+    SendResult refused = Send(*cluster_, {(cluster_->dir() / "payloads" / "base-v2.bin").string(), "--name",
+                                          "base-v3.bin", "--base", outside});
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("--base"), std::string::npos) << refused.output;
+    EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "base-v3.bin"));
+  }
+}
+
 // m1's earlier copy is corrupt in its first chunk, m2 holds another version than m3, and m3's
 // is whole: each takes only chunks whose bytes hash right and receives the rest.
 TEST_F(ReuseTest, MembersWithCorruptOrDifferentEarlierCopiesEachGetWhatTheyLack) {
