@@ -109,14 +109,19 @@ class PayloadStore {
   // When the identity has weak checksums and an earlier copy of `name` is there (another
   // version, complete: only a finished copy has the name), the chunks found in it anywhere
   // are copied into the new one, each verified, and count as held; the earlier copy stays
-  // whole until Finalize renames the new one over it. `base` (a name below data_dir, by the
-  // same rules) names the earlier copy to search instead of `name`'s.
+  // whole until Finalize renames the new one over it. `earlier` may name another copy.
+  struct EarlierCopy {
+    std::string name;  // below data_dir by the same rules (BroadcastRequest.base), or empty
+    // A file this daemon wrote itself, absolute (a directory payload's tree packed again), or
+    // empty. Either replaces the copy under `name`.
+    std::string file;
+  };
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
                                                               PayloadIdentity identity,
                                                               FileIo& io = SystemFileIo(),
                                                               Space space = Space::kReserve,
-                                                              const std::string& base = "");
+                                                              const EarlierCopy& earlier = {});
 
   // A receiver whose payload goes into memory local processes lent (rank_memory.h), not into a
   // file: no file is written, nothing is resumed, and once complete the payload is theirs

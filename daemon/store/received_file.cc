@@ -23,9 +23,9 @@ namespace {
 // read leaves the page cache (the search keeps its own copy of the bytes it still needs): the
 // new copy replaces this one, and its pages are taken from those freed, not fresh ones (fresh
 // pages made the copy into the new file 9x dearer than the read, on this host's netgrid).
-class EarlierCopy : public ByteSource {
+class EarlierCopyBytes : public ByteSource {
  public:
-  EarlierCopy(FileIo& io, int fd, uint64_t size) : io_(io), fd_(fd), size_(size) {}
+  EarlierCopyBytes(FileIo& io, int fd, uint64_t size) : io_(io), fd_(fd), size_(size) {}
   uint64_t size() const override { return size_; }
   Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
     GRIDCAST_RETURN_IF_ERROR(PreadFull(io_, fd_, out, offset));
@@ -55,7 +55,7 @@ int MissingSpace(int fd, uint64_t bytes) {
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
                                                                    PayloadIdentity identity, FileIo& io,
-                                                                   Space space, const std::string& base) {
+                                                                   Space space, const EarlierCopy& earlier) {
   GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
   std::unique_ptr<ReceivedFile> store(
@@ -74,12 +74,14 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
   if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
-    if (base.empty()) {
+    if (!earlier.file.empty()) {
+      store->TakeFromEarlierCopy(AT_FDCWD, earlier.file);
+    } else if (earlier.name.empty()) {
       store->TakeFromEarlierCopy(store->dir_.get(), store->base_name_);
     } else {
       // Another name's copy: below data_dir like any payload, without a symlink on the way. A
       // member that lacks it receives everything.
-      Result<std::pair<DirFd, std::string>> base_parent = OpenParentDir(data_dir, base, /*create=*/false);
+      Result<std::pair<DirFd, std::string>> base_parent = OpenParentDir(data_dir, earlier.name, /*create=*/false);
       if (!base_parent.ok() && base_parent.status().code() != StatusCode::kNotFound) {
         return base_parent.status().WithContext("the base");
       }
@@ -167,7 +169,7 @@ void ReceivedFile::TakeFromEarlierCopy(int dir, const std::string& file) {
     close(earlier_fd);
     return;
   }
-  const EarlierCopy earlier(*io_, earlier_fd, static_cast<uint64_t>(st.st_size));
+  const EarlierCopyBytes earlier(*io_, earlier_fd, static_cast<uint64_t>(st.st_size));
   std::vector<ChunkSummary> chunks(identity_.NumChunks());
   for (uint64_t c = 0; c < chunks.size(); ++c) {
     chunks[c] = {identity_.ChunkSize(c), identity_.weak_checksums[c], identity_.chunk_hashes[c]};

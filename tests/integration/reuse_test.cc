@@ -4,6 +4,8 @@
 // holding different versions and an earlier copy that is a directory each get what they lack.
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <fstream>
 
 #include "common/splitmix64.h"
@@ -139,6 +141,48 @@ TEST_F(ReuseTest, ABaseNamesTheEarlierCopyAndMustBeBelowTheDataDirectory) {
     EXPECT_EQ(refused.exit_code, 2) << refused.output;
     EXPECT_NE(refused.output.find("--base"), std::string::npos) << refused.output;
     EXPECT_FALSE(fs::exists(cluster_->data_dir(1) / "base-v3.bin"));
+  }
+}
+
+// A directory sent again after edits: members search their unpacked tree (packed again as the
+// source packs it), so the unchanged files move nothing although the archive's offsets shift.
+TEST_F(ReuseTest, ADirectoryMovesOnlyTheFilesThatChanged) {
+  const fs::path tree = cluster_->dir() / "payloads" / "tree";
+  fs::create_directories(tree / "sub");
+  uint64_t total = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::vector<uint8_t> bytes = RandomPayload(60'000 + 3'000 * static_cast<uint64_t>(i), 100 + i);
+    WriteBytes(tree / (i % 2 ? "sub" : ".") / fmt::format("f{:02}.bin", i), bytes);
+    total += bytes.size();
+  }
+  SendResult first = Send(*cluster_, {tree.string(), "--chunk", "64KiB", "--algo", "multilane"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // One file edited in its middle, one added, one removed.
+  std::vector<uint8_t> edited = RandomPayload(60'000 + 3'000 * 10, 110);
+  edited[40'000] ^= 1;
+  WriteBytes(tree / "f10.bin", edited);
+  WriteBytes(tree / "sub" / "new.bin", RandomPayload(70'000, 200));
+  fs::remove(tree / "f20.bin");
+  SendResult second = Send(*cluster_, {tree.string(), "--chunk", "64KiB", "--algo", "multilane"});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  // The edited and the added file and the chunks around them and the removed one's place: a
+  // few chunks per change, not the tree.
+  EXPECT_LE(second.json["moved_bytes"].get<uint64_t>(), uint64_t{3} * (3 * 2 * kChunk + 70'000)) << second.output;
+  EXPECT_GE(second.json["reused_bytes"].get<uint64_t>(), uint64_t{3} * (total - 4 * kChunk)) << second.output;
+  for (int i = 1; i < cluster_->size(); ++i) {
+    const fs::path copy = cluster_->data_dir(i) / "tree";
+    EXPECT_EQ(FileSha256(copy / "f10.bin"), FileSha256(tree / "f10.bin"));
+    EXPECT_EQ(FileSha256(copy / "sub" / "new.bin"), FileSha256(tree / "sub" / "new.bin"));
+    EXPECT_FALSE(fs::exists(copy / "f20.bin"));
+    EXPECT_FALSE(fs::exists(cluster_->data_dir(i) / "tree.tar"));
+    for (const auto& state : fs::recursive_directory_iterator(cluster_->data_dir(i) / ".gridcast")) {
+      EXPECT_EQ(state.path().string().find(".earlier.tar"), std::string::npos) << state.path();
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(tree)) {
+      if (entry.is_regular_file()) {
+        EXPECT_EQ(FileSha256(copy / fs::relative(entry.path(), tree)), FileSha256(entry.path())) << entry.path();
+      }
+    }
   }
 }
 
