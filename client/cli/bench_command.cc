@@ -250,6 +250,7 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
                                             100 * ctx.args.kill_at));
     }
     if (summary.contains("control")) outcome->control = summary["control"];
+    outcome->size_bytes = summary.at("size_bytes").get<uint64_t>();
     if (summary.contains("moved_bytes")) {
       const uint64_t copies = summary.at("size_bytes").get<uint64_t>() * summary.at("members").size();
       outcome->details.push_back(fmt::format(
@@ -282,9 +283,32 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
   return Status::Ok();
 }
 
-// Every receiver's file hashed again here (the daemons' digests agreed; this checks the stored
-// bytes independently), but the killed `victims`.
-Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const Digest& digest,
+// The digest of a directory's tree: its files' relative paths and SHA-256s, in sorted order.
+Result<Digest> TreeSha256(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(fs::relative(it->path(), dir));
+  }
+  if (ec) return Status::NotFound("cannot read " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  Sha256Stream tree;
+  for (const fs::path& file : files) {
+    GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, FileSha256(dir / file));
+    tree.Update(AsBytes(file.string() + '\0'));
+    tree.Update(digest);
+  }
+  return tree.Finish();
+}
+
+// The payload's digest as CheckCopies compares it: a file's SHA-256, or TreeSha256.
+Result<Digest> PayloadSha256(const fs::path& path) {
+  return fs::is_directory(path) ? TreeSha256(path) : FileSha256(path);
+}
+
+// Every receiver's copy of `name` hashed again here (the daemons' digests agreed; this checks
+// the stored bytes independently), but the killed `victims`.
+Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const std::string& name, const Digest& digest,
                    const std::vector<std::string>& victims, BenchOutcome* outcome) {
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
   int copies_ok = 0;
@@ -294,7 +318,7 @@ Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const D
     if (ctx.args.in_memory) {
       GRIDCAST_ASSIGN_OR_RETURN(dir, MemoryDirOf(netgrid, node.name));
     }
-    Result<Digest> copy = FileSha256(dir / kPayloadName);
+    Result<Digest> copy = PayloadSha256(dir / name);
     if (copy.ok() && *copy == digest) {
       ++copies_ok;
     } else {
@@ -312,7 +336,7 @@ Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const D
 // --kill, the interior `victims` are killed mid-broadcast and only the survivors count.
 Result<BenchOutcome> TimedSend(const BenchContext& ctx, BenchNetgrid& netgrid, PlanMode send_mode,
                                const std::vector<std::string>& argv, const std::vector<std::string>& victims,
-                               const Digest& digest, uint64_t cpu_bytes) {
+                               const std::string& name, const Digest& digest, uint64_t cpu_bytes) {
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
   std::vector<std::string> receivers = NodeNames(ctx.model, source);
   std::erase_if(receivers, [&](const std::string& node) {
@@ -350,13 +374,13 @@ Result<BenchOutcome> TimedSend(const BenchContext& ctx, BenchNetgrid& netgrid, P
   const auto first_byte = FirstByteAt(summary, requested);
   RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, receivers, cpu_bytes,
                 "gridcastd", &outcome);
-  GRIDCAST_RETURN_IF_ERROR(CheckCopies(ctx, netgrid, digest, victims, &outcome));
+  GRIDCAST_RETURN_IF_ERROR(CheckCopies(ctx, netgrid, name, digest, victims, &outcome));
   return outcome;
 }
 
-// --base-change: the payload file at `path` changed by `kind`'s edits (inserted bytes fresh);
-// returns its new SHA-256 and size.
-Result<std::pair<Digest, uint64_t>> ChangePayload(const fs::path& path, BaseChange kind) {
+// --base-change KIND: the payload file at `path` changed by KIND's edits (inserted bytes
+// fresh), written as a new file under the old name as a user's tool writes one.
+Status ChangePayload(const fs::path& path, BaseChange kind) {
   std::vector<uint8_t> base(fs::file_size(path));
   {
     std::ifstream in(path, std::ios::binary);
@@ -367,7 +391,6 @@ Result<std::pair<Digest, uint64_t>> ChangePayload(const fs::path& path, BaseChan
   uint64_t seed = 0;
   RandomBytes({reinterpret_cast<uint8_t*>(&seed), sizeof seed});
   const std::vector<uint8_t> changed = ApplyEdits(base, BaseChangeEdits(kind, base.size()), seed);
-  // A new file under the old name, as a user's tool writes one: the source hashes it afresh.
   const fs::path fresh = path.string() + ".new";
   {
     std::ofstream out(fresh, std::ios::binary | std::ios::trunc);
@@ -375,7 +398,37 @@ Result<std::pair<Digest, uint64_t>> ChangePayload(const fs::path& path, BaseChan
     if (!out.flush()) return Status::Internal("cannot write " + fresh.string() + " (disk full?)");
   }
   fs::rename(fresh, path);
-  return std::pair{Sha256(changed), static_cast<uint64_t>(changed.size())};
+  return Status::Ok();
+}
+
+std::string TreeFileName(int i) { return fmt::format("d{:02}/f{:04}.bin", i % 32, i); }
+
+// --base-change tree: kTreeFiles random files of SIZE / kTreeFiles bytes in 32 directories.
+Status WriteRandomTree(const fs::path& dir, uint64_t size_bytes) {
+  for (int i = 0; i < kTreeFiles; ++i) {
+    fs::create_directories((dir / TreeFileName(i)).parent_path());
+    GRIDCAST_RETURN_IF_ERROR(WriteRandomPayload(dir / TreeFileName(i), size_bytes / kTreeFiles).status());
+  }
+  return Status::Ok();
+}
+
+// ... changed: ten files get 4 KiB rewritten in their middle, two are added, one is removed.
+Status ChangeTree(const fs::path& dir, uint64_t size_bytes) {
+  const uint64_t file_bytes = size_bytes / kTreeFiles;
+  std::vector<uint8_t> fresh(std::min<uint64_t>(4096, file_bytes));
+  for (int i = 0; i < 10; ++i) {
+    RandomBytes(fresh);
+    std::fstream file(dir / TreeFileName(i * kTreeFiles / 10), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>((file_bytes - fresh.size()) / 2));
+    file.write(reinterpret_cast<const char*>(fresh.data()), static_cast<std::streamsize>(fresh.size()));
+    if (!file.flush()) return Status::Internal("cannot edit " + (dir / TreeFileName(i * kTreeFiles / 10)).string());
+  }
+  for (int i = 0; i < 2; ++i) {
+    GRIDCAST_RETURN_IF_ERROR(WriteRandomPayload(dir / fmt::format("added-{}.bin", i), file_bytes).status());
+  }
+  std::error_code ec;
+  if (!fs::remove(dir / TreeFileName(kTreeFiles / 2 + 5), ec)) return Status::Internal("cannot remove a tree file");
+  return Status::Ok();
 }
 
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
@@ -392,8 +445,15 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   daemons.tls = ctx.args.tls;
   if (mode == BenchMode::kPullDefault) daemons.extra_args.push_back("--bt-defaults");
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<BenchNetgrid> netgrid, BenchNetgrid::Up(ctx.model, ctx.state_dir, daemons));
-  const fs::path payload = ctx.state_dir / "payloads" / kPayloadName;
-  GRIDCAST_ASSIGN_OR_RETURN(Digest digest, WriteRandomPayload(payload, ctx.size_bytes));
+  const bool tree = ctx.args.base_change == kTreeChange;
+  const std::string name = tree ? kTreeName : kPayloadName;
+  const fs::path payload = ctx.state_dir / "payloads" / name;
+  if (tree) {
+    GRIDCAST_RETURN_IF_ERROR(WriteRandomTree(payload, ctx.size_bytes));
+  } else {
+    GRIDCAST_RETURN_IF_ERROR(WriteRandomPayload(payload, ctx.size_bytes).status());
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PayloadSha256(payload));
 
   std::string algo = ctx.args.algo;
   if (algo.empty()) {
@@ -404,26 +464,33 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
     if (mode != BenchMode::kHybrid) return Status::InvalidArgument("--kill needs --mode hybrid");
-    if (ctx.args.base_change) return Status::InvalidArgument("--kill and --base-change: one at a time");
+    if (!ctx.args.base_change.empty()) return Status::InvalidArgument("--kill and --base-change: one at a time");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
-  if (!ctx.args.base_change) return TimedSend(ctx, *netgrid, send_mode, argv, victims, digest, ctx.size_bytes);
+  if (ctx.args.base_change.empty()) {
+    return TimedSend(ctx, *netgrid, send_mode, argv, victims, name, digest, ctx.size_bytes);
+  }
 
-  GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome base, TimedSend(ctx, *netgrid, send_mode, argv, victims, digest, ctx.size_bytes));
+  GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome base,
+                            TimedSend(ctx, *netgrid, send_mode, argv, victims, name, digest, ctx.size_bytes));
   if (!base.verified) return Status::Internal("the base send failed: " + fmt::format("{}", fmt::join(base.details, "; ")));
-  GRIDCAST_ASSIGN_OR_RETURN(const auto changed, ChangePayload(payload, *ctx.args.base_change));
+  if (tree) {
+    GRIDCAST_RETURN_IF_ERROR(ChangeTree(payload, ctx.size_bytes));
+  } else {
+    GRIDCAST_RETURN_IF_ERROR(ChangePayload(payload, *ParseBaseChange(ctx.args.base_change)));
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest changed, PayloadSha256(payload));
   // The members' CPU per GiB of the copy they searched.
   GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome,
-                            TimedSend(ctx, *netgrid, send_mode, argv, victims, changed.first, ctx.size_bytes));
+                            TimedSend(ctx, *netgrid, send_mode, argv, victims, name, changed, ctx.size_bytes));
   outcome.base_completion_s = base.completion_s;
   outcome.base_wall_s = base.wall_s;
-  outcome.size_bytes = changed.second;
-  outcome.bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, changed.second);
+  outcome.bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, outcome.size_bytes.value_or(ctx.size_bytes));
   outcome.details.push_back(fmt::format(
       "base change {}: the base ({}) took {:.3f} s ({:.3f} s from the request), this send {:.3f} s ({:.3f} s: "
       "{:.3f}x)",
-      BaseChangeName(*ctx.args.base_change), FormatSize(ctx.size_bytes), base.completion_s, *base.wall_s,
-      outcome.completion_s, *outcome.wall_s, *outcome.wall_s / *base.wall_s));
+      ctx.args.base_change, FormatSize(ctx.size_bytes), base.completion_s, *base.wall_s, outcome.completion_s,
+      *outcome.wall_s, *outcome.wall_s / *base.wall_s));
   return outcome;
 }
 
@@ -733,7 +800,7 @@ int Bench(const BenchArgs& args) {
 
   const BenchModeInfo& mode = InfoOf(args.mode);
   if (args.tls && !mode.send_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
-  if ((args.no_reuse || args.base_change) && !mode.send_mode) {
+  if ((args.no_reuse || !args.base_change.empty()) && !mode.send_mode) {
     return ReportError(Status::InvalidArgument("--no-reuse, --base-change: only push, pull and hybrid send with gridcastd"));
   }
   Result<BenchOutcome> outcome = mode.send_mode ? RunDaemonBroadcast(ctx, *mode.send_mode) : mode.run(ctx);
@@ -764,10 +831,10 @@ int Bench(const BenchArgs& args) {
                                  outcome->reused_bytes.value_or(0));
     }
     if (outcome->wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*outcome->wall_s));
-    if (args.base_change) {
+    if (!args.base_change.empty()) {
       pull_fields += fmt::format(
           ", \"base_change\": \"{}\", \"base_size_bytes\": {}, \"base_completion_s\": {}, \"base_wall_s\": {}",
-          BaseChangeName(*args.base_change), *size, FormatFloat(outcome->base_completion_s.value_or(0)),
+          args.base_change, *size, FormatFloat(outcome->base_completion_s.value_or(0)),
           FormatFloat(outcome->base_wall_s.value_or(0)));
     }
     if (outcome->pairs) {
@@ -811,6 +878,7 @@ const char* BenchModeName(BenchMode mode) { return InfoOf(mode).name; }
 std::vector<std::string> BaseChangeNames() {
   std::vector<std::string> names;
   for (BaseChange kind : kAllBaseChanges) names.emplace_back(BaseChangeName(kind));
+  names.emplace_back(kTreeChange);
   return names;
 }
 
@@ -853,11 +921,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"sha256", "xxh3"}));
   bench->add_flag("--no-reuse", args->no_reuse,
                   "push, pull, hybrid: members take nothing from earlier copies (send --no-reuse)");
-  bench->add_option_function<std::string>(
-      "--base-change",
-      [args](const std::string& name) { args->base_change = *ParseBaseChange(name); },
+  bench->add_option(
+      "--base-change", args->base_change,
       "push, pull, hybrid: send the payload, change it (same: not at all; scattered: 1% rewritten in 8 places; "
-      "insert: 64 KiB in the middle; append: 4 MiB at the end; prepend: 4 KiB at the front), send it again, "
+      "insert: 64 KiB in the middle; append: 4 MiB at the end; prepend: 4 KiB at the front; tree: the payload is "
+      "a directory of 1,000 files, ten edited, two added, one removed), send it again, "
       "and report the second send beside the first's time (base_completion_s; docs/delta.md)")
       ->check(CLI::IsMember(BaseChangeNames()));
   bench->add_flag("--tls", args->tls,

@@ -25,6 +25,11 @@ namespace gridcast::cli {
 
 // The payload's file name in a bench's state directory (and at every receiver).
 inline constexpr const char* kPayloadName = "bench.bin";
+// --base-change tree: the payload is a directory of kTreeFiles files (SIZE in all); ten are
+// edited, two added and one removed before the second send.
+inline constexpr const char* kTreeChange = "tree";
+inline constexpr const char* kTreeName = "bench-tree";
+inline constexpr int kTreeFiles = 1000;
 
 // The program bench/mpi_allgather.c builds to (only when CMake found MPI).
 inline constexpr const char* kMpiAllgatherProgram = "gridcast-mpi-allgather";
@@ -69,7 +74,9 @@ struct BenchArgs {
   bool tls = false;
   std::string digest;  // the gridcast modes' chunk digest; empty: sha256 (mpi-shim: the shim's default)
   bool no_reuse = false;                  // push, pull, hybrid: send --no-reuse
-  std::optional<BaseChange> base_change;  // push, pull, hybrid: send a base, change it, time the second send
+  // push, pull, hybrid: send a base, change it, time the second send. A BaseChange's name, or
+  // kTreeChange; empty: one send.
+  std::string base_change;
 };
 
 // What every mode measures; the bound is filled in by the caller unless the mode sets it.
@@ -87,7 +94,7 @@ struct BenchOutcome {
   // gridcast broadcasts: the send command's whole time, from the request (Prepare, where a
   // member searches an earlier copy, included) to its summary.
   std::optional<double> wall_s;
-  // --base-change: the base send's times, and the changed payload's size (not --size).
+  // --base-change: the base send's times, and the changed payload's size as sent (not --size).
   std::optional<double> base_completion_s, base_wall_s;
   std::optional<uint64_t> size_bytes;
   std::vector<std::string> details;  // extra lines for the human output
