@@ -1,7 +1,7 @@
 #!/bin/bash
 # The re-staging figures of docs/delta.md (issue 36), as root: on two-sites, 256 MiB, each base
 # change of `gridcast bench --base-change` and a tree of 1,000 files (a base sent, changed, sent again; every copy
-# checked), ROUNDS rounds of the five kinds, caches dropped before each run. One JSON line per
+# checked), ROUNDS rounds of the six, caches dropped before each run. One JSON line per
 # run goes to $1 (default ./delta-figures.jsonl).
 # Usage: bench/delta_figures.sh [OUT.jsonl] [ROUNDS] [TOPOLOGY] [SIZE]
 set -uo pipefail

@@ -1,16 +1,21 @@
 // Re-staging what changed (docs/delta.md), with real daemons on loopback: after each base change
 // of `gridcast bench --base-change` every member holds the new payload, having received only
-// what its earlier copy lacked; `--no-reuse` moves everything; a corrupt earlier copy, members
-// holding different versions and an earlier copy that is a directory each get what they lack.
+// what its earlier copy lacked; `--no-reuse` moves everything; pull and hybrid members announce
+// what they took; `--base` and directories; a corrupt earlier copy, members holding different
+// versions and an earlier copy that is a directory each get what they lack; a member killed
+// mid-send keeps its old copy whole and resumes.
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "common/splitmix64.h"
 #include "delta/base_change.h"
 #include "deploy/local_cluster.h"
+#include "deploy/subprocess.h"
 #include "tests/integration/send_helpers.h"
 
 namespace gridcast {
@@ -184,6 +189,79 @@ TEST_F(ReuseTest, ADirectoryMovesOnlyTheFilesThatChanged) {
       }
     }
   }
+}
+
+// Half the members hold version 1 and half version 2: all end on version 3, each having
+// received what its own version lacks.
+TEST_F(ReuseTest, MembersOnTwoVersionsAllEndOnTheThird) {
+  const std::string name = "versions.bin";
+  const std::vector<uint8_t> v1 = RandomPayload(kSize, 19);
+  SendBytes(name, v1);
+  const std::vector<uint8_t> v2 = ApplyEdits(v1, BaseChangeEdits(BaseChange::kAppend, kSize), 20);
+  WriteBytes(cluster_->data_dir(2) / name, v2);
+  WriteBytes(cluster_->data_dir(3) / name, v2);
+  const std::vector<uint8_t> v3 = ApplyEdits(v2, BaseChangeEdits(BaseChange::kPrepend, v2.size()), 21);
+  const SendResult r = SendBytes(name, v3);
+  const uint64_t to_move = BytesToMove(v1, v3) + 2 * BytesToMove(v2, v3);
+  EXPECT_GT(BytesToMove(v1, v3), BytesToMove(v2, v3));
+  EXPECT_GE(r.json["moved_bytes"].get<uint64_t>(), to_move) << r.output;
+  EXPECT_LE(r.json["moved_bytes"].get<uint64_t>(), to_move + kChunk) << r.output;
+  EXPECT_EQ(r.json["reused_bytes"].get<uint64_t>(), v3.size() * receivers() - to_move) << r.output;
+}
+
+// A member killed while it receives a new version keeps its old copy whole (the new one is
+// assembled beside it); restarted, it is prepared again, resumes from what it verified (the
+// chunks it took included) and ends on the new version.
+TEST(ReuseRestart, AKilledMemberKeepsItsOldCopyWholeAndResumes) {
+  // Small windows and a chain make the second send long enough to interrupt on loopback.
+  LocalCluster cluster(GRIDCASTD, "reuse-restart", 3, {"--window", "4"});
+  const fs::path path = cluster.dir() / "payloads" / "grown.bin";
+  const std::vector<uint8_t> v1 = RandomPayload(96 << 20, 22);
+  WriteBytes(path, v1);
+  const std::vector<std::string> send = {GRIDCAST_CLI, "send", path.string(), "--cluster", cluster.cluster_file(),
+                                         "--algo", "chain", "--chunk", "256KiB", "--json"};
+  Result<CommandOutput> first = RunCommand(send);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->exit_code, 0) << first->output;
+  std::vector<uint8_t> v2 = v1;
+  const std::vector<uint8_t> grown = RandomPayload(160 << 20, 23);
+  v2.insert(v2.end(), grown.begin(), grown.end());
+  WriteBytes(path, v2);
+
+  Result<ChildProcess> sender = ChildProcess::Start(send, (cluster.dir() / "send.out").string());
+  ASSERT_TRUE(sender.ok());
+  // m2, last in the chain, holds v1's chunks from Prepare on; kill it once it has received some.
+  ControlClient m2(cluster.config().members[2].control_address, cluster.config().secret);
+  const uint64_t taken = v1.size() / (256 << 10);
+  uint64_t done_before_kill = 0;
+  uint64_t total = 0;
+  for (int attempt = 0; attempt < 4000 && done_before_kill <= taken + 8; ++attempt) {
+    v1::StatusResponse status;
+    if (m2.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
+      done_before_kill = status.plans(0).chunks_done();
+      total = status.plans(0).chunks_total();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(done_before_kill, taken + 8);
+  ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
+  cluster.Kill(2);
+  WriteBytes(cluster.dir() / "v1.bin", v1);
+  EXPECT_EQ(FileSha256(cluster.data_dir(2) / "grown.bin"), FileSha256(cluster.dir() / "v1.bin"));
+  EXPECT_TRUE(fs::exists(cluster.data_dir(2) / "grown.bin.part"));
+  cluster.Restart(2);
+  EXPECT_EQ(sender->Wait(), 0) << ReadFile(cluster.dir() / "send.out");
+  const nlohmann::json summary = nlohmann::json::parse(ReadFile(cluster.dir() / "send.out"), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << ReadFile(cluster.dir() / "send.out");
+  EXPECT_TRUE(summary["verified"].get<bool>());
+  EXPECT_EQ(FileSha256(cluster.data_dir(2) / "grown.bin"), FileSha256(path));
+  EXPECT_FALSE(fs::exists(cluster.data_dir(2) / "grown.bin.part"));
+  // Resumed, not received again: what m2 had verified before the kill was there after it.
+  const std::string log = ReadFile(cluster.log(2));
+  const size_t at = log.rfind(" of " + std::to_string(total) + " chunks held");
+  ASSERT_NE(at, std::string::npos) << log;
+  const size_t start = log.rfind(", ", at) + 2;
+  EXPECT_GE(std::stoull(log.substr(start, at - start)) + 4, done_before_kill) << log;
 }
 
 // m1's earlier copy is corrupt in its first chunk, m2 holds another version than m3, and m3's
