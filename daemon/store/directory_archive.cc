@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -152,8 +153,101 @@ Status MakeParents(const fs::path& root, const fs::path& relative) {
   return Status::Ok();
 }
 
+// Copies the first `bytes` of `from` into `to` (the part of an earlier file that equals the
+// entry's, read before a difference was found).
+Status CopyPrefix(int from, int to, uint64_t bytes, const fs::path& out) {
+  std::vector<uint8_t> buffer(std::min<uint64_t>(bytes, kCopyBytes));
+  for (uint64_t done = 0; done < bytes;) {
+    const std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), bytes - done));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), from, piece, done).WithContext(out.string()));
+    GRIDCAST_RETURN_IF_ERROR(PwriteFull(SystemFileIo(), to, piece, done).WithContext(out.string()));
+    done += piece.size();
+  }
+  return Status::Ok();
+}
+
+// The file of the tree being replaced that an entry may leave as it is: at the same path
+// (resolving inside that tree), a regular file with one link and the entry's size, mode and
+// modification time. -1 when there is none.
+int OpenUnchangedCandidate(const fs::path& earlier_root, const fs::path& relative, struct archive_entry* entry,
+                           mode_t perm) {
+  if (earlier_root.empty()) return -1;
+  std::error_code ec;
+  const fs::path old = earlier_root / relative;
+  if (fs::is_symlink(old, ec) || !IsWithin(fs::canonical(old, ec), fs::canonical(earlier_root, ec)) || ec) return -1;
+  const int fd = open(old.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+      st.st_size == archive_entry_size(entry) && (st.st_mode & 0777) == perm &&
+      st.st_mtim.tv_sec == archive_entry_mtime(entry) && st.st_mtim.tv_nsec == archive_entry_mtime_nsec(entry)) {
+    return fd;
+  }
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// A regular file's entry, written to `out`; or, where the tree being replaced holds it
+// unchanged (OpenUnchangedCandidate, and its bytes compare equal to the entry's as they are
+// read), linked from there: re-staging a tree then rewrites only the files that changed. A
+// difference found part-way copies the equal part from the old file and writes the rest.
+Status ExtractRegularFile(struct archive* in, struct archive_entry* entry, const fs::path& out,
+                          const fs::path& relative, mode_t perm, const fs::path& earlier_root) {
+  int old_fd = OpenUnchangedCandidate(earlier_root, relative, entry, perm);
+  uint64_t same_until = 0;  // old_fd >= 0: the entry's bytes so far equal the old file's
+  int fd = -1;
+  auto create = [&]() -> Status {
+    fd = open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return Errno("cannot create " + out.string());
+    return old_fd >= 0 ? CopyPrefix(old_fd, fd, same_until, out) : Status::Ok();
+  };
+  Status written = old_fd >= 0 ? Status::Ok() : create();
+  std::vector<uint8_t> old_bytes;
+  while (written.ok()) {
+    const void* block = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    const int r = archive_read_data_block(in, &block, &size, &offset);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK) {
+      written = ArchiveError(in, "unpacking " + relative.string());
+      break;
+    }
+    const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(block), size);
+    if (fd < 0) {
+      old_bytes.resize(size);
+      const bool same = static_cast<uint64_t>(offset) == same_until &&
+                        PreadFull(SystemFileIo(), old_fd, old_bytes, same_until).ok() &&
+                        std::equal(bytes.begin(), bytes.end(), old_bytes.begin());
+      if (same) {
+        same_until += size;
+        continue;
+      }
+      written = create();
+      if (!written.ok()) break;
+    }
+    written = PwriteFull(SystemFileIo(), fd, bytes, static_cast<uint64_t>(offset)).WithContext(out.string());
+  }
+  if (written.ok() && fd < 0) {
+    // Every byte equal: the new tree takes the old file's inode (through /proc, so exactly the
+    // file compared); where linking fails (another file system), a copy of it.
+    const std::string opened = "/proc/self/fd/" + std::to_string(old_fd);
+    if (linkat(AT_FDCWD, opened.c_str(), AT_FDCWD, out.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      close(old_fd);
+      return Status::Ok();
+    }
+    written = create();
+  }
+  if (old_fd >= 0) close(old_fd);
+  if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
+  if (written.ok()) (void)futimens(fd, times);
+  if (written.ok() && fchmod(fd, perm) != 0) written = Errno("writing " + out.string());
+  if (fd >= 0) close(fd);
+  return written;
+}
+
 Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::path& scratch,
-                    std::vector<std::pair<fs::path, mode_t>>* directories) {
+                    const fs::path& earlier_root, std::vector<std::pair<fs::path, mode_t>>* directories) {
   const char* name = archive_entry_pathname(entry);
   const fs::path relative = fs::path(name != nullptr ? name : "").lexically_normal();
   if (!StaysInside(relative) || relative == ".") {
@@ -184,31 +278,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
       if (symlink(target, out.c_str()) != 0) return Errno("cannot create the link " + out.string());
       return Status::Ok();
     }
-    case AE_IFREG: {
-      const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd < 0) return Errno("cannot create " + out.string());
-      Status written = Status::Ok();
-      for (;;) {
-        const void* block = nullptr;
-        size_t size = 0;
-        la_int64_t offset = 0;
-        const int r = archive_read_data_block(in, &block, &size, &offset);
-        if (r == ARCHIVE_EOF) break;
-        if (r != ARCHIVE_OK) {
-          written = ArchiveError(in, "unpacking " + relative.string());
-          break;
-        }
-        written = PwriteFull(SystemFileIo(), fd, {static_cast<const uint8_t*>(block), size}, static_cast<uint64_t>(offset))
-                      .WithContext(out.string());
-        if (!written.ok()) break;
-      }
-      if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());
-      const struct timespec times[2] = {{0, UTIME_OMIT}, {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
-      if (written.ok()) (void)futimens(fd, times);
-      if (written.ok() && fchmod(fd, perm) != 0) written = Errno("writing " + out.string());
-      close(fd);
-      return written;
-    }
+    case AE_IFREG:
+      return ExtractRegularFile(in, entry, out, relative, perm, earlier_root);
     default:
       return Status::InvalidArgument("the archive holds " + relative.string() +
                                      ", which is not a file, directory or link");
@@ -255,9 +326,10 @@ Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& ar
   const fs::path archive = root / archive_name;
   const fs::path target = root / directory;
   const fs::path scratch = root / ".gridcast" / ("unpacking-" + tag);
-  GRIDCAST_RETURN_IF_ERROR(UnpackDirectory(archive, scratch).WithContext("unpacking " + archive_name));
-  GRIDCAST_RETURN_IF_ERROR(ReplaceDirectory(scratch, target, sync).WithContext("unpacking " + archive_name));
   std::error_code ec;
+  const fs::path earlier = fs::is_directory(fs::symlink_status(target, ec)) ? target : fs::path();
+  GRIDCAST_RETURN_IF_ERROR(UnpackDirectory(archive, scratch, earlier).WithContext("unpacking " + archive_name));
+  GRIDCAST_RETURN_IF_ERROR(ReplaceDirectory(scratch, target, sync).WithContext("unpacking " + archive_name));
   fs::remove(archive, ec);
   fs::remove(PayloadStatePath(data_dir, archive_name, ".chunks"), ec);
   return Status::Ok();
@@ -287,7 +359,7 @@ Status PackDirectory(const fs::path& dir, const fs::path& archive) {
   return packed;
 }
 
-Status UnpackDirectory(const fs::path& archive, const fs::path& scratch) {
+Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const fs::path& earlier) {
   std::error_code ec;
   fs::remove_all(scratch, ec);
   if (ec || !fs::create_directory(scratch, ec)) {
@@ -308,7 +380,7 @@ Status UnpackDirectory(const fs::path& archive, const fs::path& scratch) {
       unpacked = ArchiveError(in.get(), "reading " + archive.string());
       break;
     }
-    unpacked = ExtractEntry(in.get(), entry, scratch, &directories);
+    unpacked = ExtractEntry(in.get(), entry, scratch, earlier, &directories);
   }
   for (auto it = directories.rbegin(); unpacked.ok() && it != directories.rend(); ++it) {
     if (chmod(it->first.c_str(), it->second) != 0) unpacked = Errno("cannot set the mode of " + it->first.string());

@@ -33,8 +33,11 @@ Status PackDirectory(const std::filesystem::path& dir, const std::filesystem::pa
 
 // Unpacks `archive` into the new directory `into` (anything there first is removed). Every
 // link in the result is checked to resolve inside `into`, through other links too. On error
-// `into` is removed.
-Status UnpackDirectory(const std::filesystem::path& archive, const std::filesystem::path& into);
+// `into` is removed. `earlier`, when given, is the tree `into` will replace: a file there at
+// the same path with the entry's size, mode, modification time and bytes is hard-linked into
+// `into` instead of written again (its old name goes with the old tree).
+Status UnpackDirectory(const std::filesystem::path& archive, const std::filesystem::path& into,
+                       const std::filesystem::path& earlier = {});
 
 // Puts the new tree `scratch` at `target` in one rename, swapping out an older `target` (which
 // stays whole until then) and removing it; syncs the file system first when `sync`. On a
@@ -42,8 +45,8 @@ Status UnpackDirectory(const std::filesystem::path& archive, const std::filesyst
 Status ReplaceDirectory(const std::filesystem::path& scratch, const std::filesystem::path& target, bool sync);
 
 // A member's last step for a directory payload: unpacks its verified DATA_DIR/NAME.tar into
-// a scratch directory, swaps that with DATA_DIR/NAME in one rename (an older NAME stays whole
-// until then), syncs the file system when `sync`, and removes the old tree, the archive and
+// a scratch directory (linking the files an older NAME holds unchanged), swaps that with
+// DATA_DIR/NAME in one rename (an older NAME stays whole until then, its files' bytes too), syncs the file system when `sync`, and removes the old tree, the archive and
 // its recorded chunk list (the directory is the copy now). `tag` (the plan id) keeps
 // concurrent unpacks' scratch directories apart. Errors name the archive.
 Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& archive_name, const std::string& tag,

@@ -96,6 +96,37 @@ TEST_F(DirectoryArchiveTest, ATreePacksAndUnpacksToTheSameTree) {
   EXPECT_EQ(Listing(dir_).at("t.tar"), Listing(dir_).at("again.tar"));
 }
 
+// Unpacking over an earlier tree links each file it holds unchanged (the same inode: nothing
+// written) and writes the rest, including a file equal only up to a point and one whose bytes
+// are equal but whose mode is not.
+TEST_F(DirectoryArchiveTest, FilesTheEarlierTreeHoldsUnchangedAreLinkedNotWritten) {
+  Write("same.bin", std::string(3 << 20, 's'));
+  Write("tail-changed.bin", std::string(2 << 20, 't') + "old");
+  Write("mode-changed.bin", "mode");
+  Write("empty", "");
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "v1.tar").ok());
+  ASSERT_TRUE(UnpackDirectory(dir_ / "v1.tar", dir_ / "held").ok());
+  std::ofstream(dir_ / "tree" / "tail-changed.bin", std::ios::binary | std::ios::trunc)
+      << std::string(2 << 20, 't') + "new";
+  // The same size and time: only the bytes, compared as they are unpacked, tell it apart.
+  fs::last_write_time(dir_ / "tree" / "tail-changed.bin", fs::last_write_time(dir_ / "held" / "tail-changed.bin"));
+  fs::permissions(dir_ / "tree" / "mode-changed.bin", fs::perms::owner_read);
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "v2.tar").ok());
+  const Status unpacked = UnpackDirectory(dir_ / "v2.tar", dir_ / "copy", dir_ / "held");
+  ASSERT_TRUE(unpacked.ok()) << unpacked.message();
+  EXPECT_EQ(Listing(dir_ / "copy"), Listing(dir_ / "tree"));
+  auto inode = [](const fs::path& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  EXPECT_EQ(inode(dir_ / "copy" / "same.bin"), inode(dir_ / "held" / "same.bin"));
+  EXPECT_EQ(inode(dir_ / "copy" / "empty"), inode(dir_ / "held" / "empty"));
+  EXPECT_NE(inode(dir_ / "copy" / "tail-changed.bin"), inode(dir_ / "held" / "tail-changed.bin"));
+  EXPECT_NE(inode(dir_ / "copy" / "mode-changed.bin"), inode(dir_ / "held" / "mode-changed.bin"));
+  // The earlier tree's bytes are as they were.
+  EXPECT_EQ(Listing(dir_ / "held").at("tail-changed.bin"), "file:" + std::string(2 << 20, 't') + "old");
+}
+
 TEST_F(DirectoryArchiveTest, WhatCannotBeSentIsNamedAndNoArchiveIsLeft) {
   Write("ok.txt", "fine");
   fs::create_symlink("../../etc/passwd", dir_ / "tree" / "escape");
