@@ -68,7 +68,10 @@ Status FileStore::HashStoredChunks(const std::function<bool(uint64_t chunk)>& wa
   for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
     if (!wanted(c)) continue;
     const std::span<uint8_t> slot(buffer.data() + chunks.size() * chunk_bytes, identity_.ChunkSize(c));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, slot, ChunkOffset(c)));
+    if (Status read = PreadFull(*io_, fd_, slot, ChunkOffset(c)); !read.ok()) {
+      (void)flush();  // the chunks read before the error are shown
+      return read;
+    }
     chunks.push_back(c);
     bytes.push_back(slot);
     if (chunks.size() == batch) {
