@@ -72,6 +72,21 @@ Result<Digest> FileSha256(const fs::path& path) {
   return sha.Finish();
 }
 
+void RecordCopies(const std::vector<std::pair<std::string, Result<Digest>>>& copies, const Digest& digest,
+                  const std::string& whose, BenchOutcome* outcome) {
+  int copies_ok = 0;
+  for (const auto& [node, copy] : copies) {
+    if (copy.ok() && *copy == digest) {
+      ++copies_ok;
+    } else {
+      outcome->verified = false;
+      outcome->details.push_back(node + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
+    }
+  }
+  outcome->details.push_back(fmt::format("{} of {} {} hash to the payload's SHA-256 {}", copies_ok, copies.size(),
+                                         whose, ToHex(digest).substr(0, 16)));
+}
+
 Result<nlohmann::json> ParseSendJson(const CommandOutput& out) {
   const size_t begin = out.output.find('{');
   const size_t end = out.output.rfind('}');
@@ -311,23 +326,16 @@ Result<Digest> PayloadSha256(const fs::path& path) {
 Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const std::string& name, const Digest& digest,
                    const std::vector<std::string>& victims, BenchOutcome* outcome) {
   const std::string& source = ctx.model.nodes[ctx.model.source].name;
-  int copies_ok = 0;
+  std::vector<std::pair<std::string, Result<Digest>>> copies;
   for (const Node& node : ctx.model.nodes) {
     if (node.name == source || std::find(victims.begin(), victims.end(), node.name) != victims.end()) continue;
     fs::path dir = ctx.state_dir / "data" / node.name;
     if (ctx.args.in_memory) {
       GRIDCAST_ASSIGN_OR_RETURN(dir, MemoryDirOf(netgrid, node.name));
     }
-    Result<Digest> copy = PayloadSha256(dir / name);
-    if (copy.ok() && *copy == digest) {
-      ++copies_ok;
-    } else {
-      outcome->verified = false;
-      outcome->details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
-    }
+    copies.emplace_back(node.name, PayloadSha256(dir / name));
   }
-  outcome->details.push_back(fmt::format("{} of {} receivers' files hash to the payload's SHA-256 {}", copies_ok,
-                                         ctx.model.nodes.size() - 1 - victims.size(), ToHex(digest).substr(0, 16)));
+  RecordCopies(copies, digest, "receivers' files", outcome);
   return Status::Ok();
 }
 

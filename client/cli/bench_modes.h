@@ -130,6 +130,11 @@ struct BenchContext {
 // their SHA-256.
 Result<Digest> WriteRandomPayload(const std::filesystem::path& path, uint64_t size_bytes);
 Result<Digest> FileSha256(const std::filesystem::path& path);
+// Each node's copy (its digest, or why there is none) against the payload's `digest`: a detail
+// line for each that differs or is missing (then not verified), and one with the count,
+// "N of M `whose` hash to the payload's SHA-256 ...".
+void RecordCopies(const std::vector<std::pair<std::string, Result<Digest>>>& copies, const Digest& digest,
+                  const std::string& whose, BenchOutcome* outcome);
 // The JSON object a `gridcast send|allgather --json` printed (stderr lines may surround it).
 Result<nlohmann::json> ParseSendJson(const CommandOutput& out);
 // Where a daemon keeps in-memory payloads (its List answer says).

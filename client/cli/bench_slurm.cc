@@ -72,18 +72,11 @@ Result<TimedJob> RunTimedJob(const BenchContext& ctx, const NetgridState& netgri
 
 // Every node's copy at `relative` under its node-local directory, hashed against `digest`.
 void CheckCopies(const BenchContext& ctx, const fs::path& relative, const Digest& digest, BenchOutcome* outcome) {
-  int copies_ok = 0;
+  std::vector<std::pair<std::string, Result<Digest>>> copies;
   for (const Node& node : ctx.model.nodes) {
-    Result<Digest> copy = FileSha256(SlurmNodeDir(ctx.state_dir, node.name) / relative);
-    if (copy.ok() && *copy == digest) {
-      ++copies_ok;
-    } else {
-      outcome->verified = false;
-      outcome->details.push_back(node.name + ": " + (copy.ok() ? "copy differs from the payload" : copy.status().message()));
-    }
+    copies.emplace_back(node.name, FileSha256(SlurmNodeDir(ctx.state_dir, node.name) / relative));
   }
-  outcome->details.push_back(fmt::format("{} of {} nodes' copies hash to the payload's SHA-256 {}", copies_ok,
-                                         ctx.model.nodes.size(), ToHex(digest).substr(0, 16)));
+  RecordCopies(copies, digest, "nodes' copies", outcome);
 }
 
 struct SlurmBench {

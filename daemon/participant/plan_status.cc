@@ -1,5 +1,7 @@
 #include "daemon/participant/plan_status.h"
 
+#include <optional>
+
 #include "common/hex.h"
 
 namespace gridcast {
@@ -27,17 +29,21 @@ void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* 
   ps->set_chunks_total(snapshot.chunks_total);
   ps->set_is_source(plan.self() == 0);
   ps->set_reused_bytes(plan.store().ReusedBytes());
-  ps->set_sent_bytes(snapshot.pushed_sent_bytes + (plan.swarm() ? plan.swarm()->Report().uploaded_bytes : 0));
+  // A swarm's report asks libtorrent and copies its receipts: taken once, and only where it is
+  // read (observations, or a settled member's sent_bytes, which the last progress sums).
+  const bool settled = snapshot.state != ExecutionState::kPrepared && snapshot.state != ExecutionState::kRunning;
+  std::optional<SwarmReport> report;
+  if (plan.swarm() && (observations || settled)) report = plan.swarm()->Report();
+  ps->set_sent_bytes(snapshot.pushed_sent_bytes + (report ? report->uploaded_bytes : 0));
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);
     if (plan.self() == 0) ps->set_sha256(AsString(plan.store().identity().sha256));
   }
-  if (!observations || !plan.swarm()) return;
-  const SwarmReport report = plan.swarm()->Report();
-  ps->set_bin_s(report.bin_s);
-  ps->set_uploaded_bytes(report.uploaded_bytes);
-  for (const PeerReceipt& r : report.received) {
+  if (!observations || !report) return;
+  ps->set_bin_s(report->bin_s);
+  ps->set_uploaded_bytes(report->uploaded_bytes);
+  for (const PeerReceipt& r : report->received) {
     v1::PeerReceipt* out = ps->add_received();
     out->set_from(r.from);
     out->set_bytes(r.bytes);
