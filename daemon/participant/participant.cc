@@ -131,41 +131,27 @@ namespace {
 namespace fs = std::filesystem;
 
 // A directory payload's earlier copy is the tree the member unpacked before (the archive was
-// dropped): packed again here (PackDirectory gives the same tree the same bytes), into the
-// state directory, for the store to search; removed once searched. Empty when there is no
-// tree to search (or it cannot be packed: then everything is received).
-class PackedEarlierTree {
- public:
-  PackedEarlierTree(const std::string& data_dir, const v1::Payload& payload) {
-    if (!payload.directory() || payload.weak_checksums().empty()) return;
-    Result<std::string> dir = payload.base().empty() ? DirectoryOfArchive(payload.name()) : payload.base();
-    std::error_code ec;
-    const fs::path tree = fs::path(data_dir) / (dir.ok() ? *dir : "");
-    // Below data_dir by name (checked), and no link on the way to it or at it.
-    if (!dir.ok() || !fs::is_directory(fs::symlink_status(tree, ec)) ||
-        !IsWithin(fs::canonical(tree, ec), fs::canonical(data_dir, ec))) {
-      return;
-    }
-    const std::string packed = PayloadStatePath(data_dir, payload.name(), ".earlier.tar");
-    if (Status status = PackDirectory(tree, packed); !status.ok()) {
-      spdlog::warn("{}: the earlier tree cannot be searched, receiving every chunk: {}", payload.name(),
-                   status.ToString());
-      return;
-    }
-    file_ = packed;
+// dropped), read in place as the archive that packs it (PackDirectory gives the same tree the
+// same bytes). Null when there is no tree to search (or it cannot be read as one: then every
+// chunk is received).
+std::unique_ptr<ByteSource> EarlierTree(const std::string& data_dir, const v1::Payload& payload) {
+  if (!payload.directory() || payload.weak_checksums().empty()) return nullptr;
+  Result<std::string> dir = payload.base().empty() ? DirectoryOfArchive(payload.name()) : payload.base();
+  std::error_code ec;
+  const fs::path tree = fs::path(data_dir) / (dir.ok() ? *dir : "");
+  // Below data_dir by name (checked), and no link on the way to it or at it.
+  if (!dir.ok() || !fs::is_directory(fs::symlink_status(tree, ec)) ||
+      !IsWithin(fs::canonical(tree, ec), fs::canonical(data_dir, ec))) {
+    return nullptr;
   }
-  ~PackedEarlierTree() {
-    std::error_code ec;
-    if (!file_.empty()) fs::remove(file_, ec);
+  Result<std::unique_ptr<ByteSource>> archive = ReadDirectoryAsArchive(tree);
+  if (!archive.ok()) {
+    spdlog::warn("{}: the earlier tree cannot be searched, receiving every chunk: {}", payload.name(),
+                 archive.status().ToString());
+    return nullptr;
   }
-  PackedEarlierTree(const PackedEarlierTree&) = delete;
-  PackedEarlierTree& operator=(const PackedEarlierTree&) = delete;
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
+  return std::move(*archive);
+}
 
 }  // namespace
 
@@ -176,7 +162,7 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
   const v1::Plan& plan = request.plan();
   std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
   const std::string& dir = options_.directories.Of(request.in_memory());
-  const PackedEarlierTree tree(dir, plan.payload());
+  const std::unique_ptr<ByteSource> tree = EarlierTree(dir, plan.payload());
   GRIDCAST_ASSIGN_OR_RETURN(
       std::unique_ptr<PayloadStore> store,
       lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
@@ -184,7 +170,7 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
                                                      request.in_memory() && request.take_memory_lazily()
                                                          ? PayloadStore::Space::kCheckFree
                                                          : PayloadStore::Space::kReserve,
-                                                     {plan.payload().base(), tree.file()}));
+                                                     {plan.payload().base(), tree.get()}));
   *resumed = store->VerifiedCount() - store->ReusedChunks();  // before this member's own allgather part
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -84,8 +85,12 @@ Status ArchiveError(struct archive* a, const std::string& what) {
 // The failed call's errno, a full disk told apart (file_io.h).
 Status Errno(const std::string& what) { return ErrnoStatus(what, errno); }
 
-Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<fs::path>& entries) {
-  std::vector<char> buffer(kCopyBytes);
+// Writes a regular file's contents after its header (PackDirectory: read and copied; an
+// archive read in place: only where they go noted, libarchive writes zeros there).
+using WriteContents = std::function<Status(struct archive* out, const fs::path& full, const struct stat& st)>;
+
+Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<fs::path>& entries,
+                    const WriteContents& contents) {
   for (const fs::path& relative : entries) {
     const fs::path full = dir / relative;
     struct stat st {};
@@ -114,28 +119,182 @@ Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<
                                      ": only files, directories and links within the directory can be sent");
     }
     if (archive_write_header(out, entry.get()) != ARCHIVE_OK) return ArchiveError(out, "packing " + full.string());
-    if (!S_ISREG(st.st_mode)) continue;
-    const int fd = open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return Errno("cannot read " + full.string());
-    int64_t left = st.st_size;
-    Status copied = Status::Ok();
-    while (left > 0 && copied.ok()) {
-      const ssize_t n = read(fd, buffer.data(), static_cast<size_t>(std::min<int64_t>(left, kCopyBytes)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        copied = n == 0 ? Status::FailedPrecondition(full.string() + " shrank while it was packed")
-                        : Errno("cannot read " + full.string());
-      } else if (archive_write_data(out, buffer.data(), static_cast<size_t>(n)) != n) {
-        copied = ArchiveError(out, "packing " + full.string());
-      } else {
-        left -= n;
-      }
-    }
-    close(fd);
-    GRIDCAST_RETURN_IF_ERROR(copied);
+    if (S_ISREG(st.st_mode)) GRIDCAST_RETURN_IF_ERROR(contents(out, full, st));
   }
   return Status::Ok();
 }
+
+Status CopyContents(struct archive* out, const fs::path& full, const struct stat& st) {
+  const int fd = open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot read " + full.string());
+  std::vector<char> buffer(static_cast<size_t>(std::min<int64_t>(st.st_size, kCopyBytes)));
+  int64_t left = st.st_size;
+  Status copied = Status::Ok();
+  while (left > 0 && copied.ok()) {
+    const ssize_t n = read(fd, buffer.data(), static_cast<size_t>(std::min<int64_t>(left, kCopyBytes)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      copied = n == 0 ? Status::FailedPrecondition(full.string() + " shrank while it was packed")
+                      : Errno("cannot read " + full.string());
+    } else if (archive_write_data(out, buffer.data(), static_cast<size_t>(n)) != n) {
+      copied = ArchiveError(out, "packing " + full.string());
+    } else {
+      left -= n;
+    }
+  }
+  close(fd);
+  return copied;
+}
+
+// Every entry below `dir`, relative to it, sorted (the same tree gives the same archive).
+Result<std::vector<fs::path>> SortedEntries(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(it->path().lexically_relative(dir));
+  }
+  if (ec) return Status::InvalidArgument("cannot read the directory " + dir.string() + ": " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+// The archive's format, as PackDirectory writes it. Names as their bytes: no locale decides
+// what a name may hold.
+Status SetArchiveFormat(struct archive* out) {
+  if (archive_write_set_format_pax_restricted(out) != ARCHIVE_OK ||
+      archive_write_set_options(out, "hdrcharset=BINARY") != ARCHIVE_OK) {
+    return ArchiveError(out, "cannot set the archive format");
+  }
+  return Status::Ok();
+}
+
+// The bytes PackDirectory would write for a tree, laid out as pieces: the entries' headers
+// and padding (kept here, runs of zeros as their length) and each file's contents (read from
+// the file when asked for). Reads reuse one open file: one reader at a time.
+class ArchiveInPlace : public ByteSource {
+ public:
+  ~ArchiveInPlace() override {
+    if (open_fd_ >= 0) close(open_fd_);
+  }
+
+  uint64_t size() const override { return size_; }
+
+  Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    if (offset > size_ || out.size() > size_ - offset) return Status::InvalidArgument("read past the end of the tree");
+    // The piece holding `offset`: the last one starting at or before it.
+    auto piece = std::upper_bound(pieces_.begin(), pieces_.end(), offset,
+                                  [](uint64_t at, const Piece& p) { return at < p.at; }) -
+                 1;
+    for (; !out.empty(); ++piece) {
+      const uint64_t into = offset - piece->at;
+      const std::span<uint8_t> part = out.first(std::min<uint64_t>(out.size(), piece->length - into));
+      if (piece->file == kHeader) {
+        std::memcpy(part.data(), header_bytes_.data() + piece->from + into, part.size());
+      } else if (piece->file == kZeros) {
+        std::memset(part.data(), 0, part.size());
+      } else {
+        GRIDCAST_RETURN_IF_ERROR(ReadFile(static_cast<size_t>(piece->file), piece->from + into, part));
+      }
+      offset += part.size();
+      out = out.subspan(part.size());
+    }
+    return Status::Ok();
+  }
+
+  // A regular file's contents start at `at` (called before libarchive writes them).
+  void AddFile(const fs::path& path, uint64_t at, uint64_t bytes) {
+    if (bytes == 0) return;
+    files_.push_back({path, at, bytes});
+  }
+
+  // What libarchive wrote next: header bytes, or zeros standing for the next file's contents.
+  void Append(std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+      if (next_file_ < files_.size() && size_ >= files_[next_file_].at) {
+        const FileAt& file = files_[next_file_];
+        const uint64_t into = size_ - file.at;
+        const uint64_t n = std::min<uint64_t>(bytes.size(), file.bytes - into);
+        AddPiece(static_cast<int64_t>(next_file_), into, n);
+        if (into + n == file.bytes) ++next_file_;
+        bytes = bytes.subspan(n);
+        continue;
+      }
+      const uint64_t until = next_file_ < files_.size() ? files_[next_file_].at - size_ : bytes.size();
+      AppendHeader(bytes.first(std::min<uint64_t>(bytes.size(), until)));
+      bytes = bytes.subspan(std::min<uint64_t>(bytes.size(), until));
+    }
+  }
+
+ private:
+  static constexpr int64_t kHeader = -1;
+  static constexpr int64_t kZeros = -2;
+  static constexpr size_t kZeroRun = 64;  // shorter runs of zeros are kept as bytes
+
+  struct Piece {
+    uint64_t at;      // offset in the archive
+    uint64_t length;
+    int64_t file;     // index into files_, or kHeader / kZeros
+    uint64_t from;    // offset in header_bytes_ or in the file
+  };
+  struct FileAt {
+    fs::path path;
+    uint64_t at;
+    uint64_t bytes;
+  };
+
+  void AppendHeader(std::span<const uint8_t> bytes) {
+    size_t i = 0;
+    while (i < bytes.size()) {
+      const size_t zeros_from = static_cast<size_t>(std::find(bytes.begin() + static_cast<ptrdiff_t>(i), bytes.end(), 0) - bytes.begin());
+      size_t zeros_to = zeros_from;
+      while (zeros_to < bytes.size() && bytes[zeros_to] == 0) ++zeros_to;
+      const bool run = zeros_to - zeros_from >= kZeroRun || (zeros_to == bytes.size() && zeros_to > zeros_from);
+      const size_t literal_end = run ? zeros_from : zeros_to;
+      if (literal_end > i) {
+        AddPiece(kHeader, header_bytes_.size(), literal_end - i);
+        header_bytes_.insert(header_bytes_.end(), bytes.begin() + static_cast<ptrdiff_t>(i),
+                             bytes.begin() + static_cast<ptrdiff_t>(literal_end));
+      }
+      if (run) AddPiece(kZeros, 0, zeros_to - zeros_from);
+      i = zeros_to;
+    }
+  }
+
+  // Extends the last piece where this one continues it.
+  void AddPiece(int64_t file, uint64_t from, uint64_t length) {
+    if (length == 0) return;
+    if (!pieces_.empty()) {
+      Piece& last = pieces_.back();
+      if (last.file == file && (file == kZeros || last.from + last.length == from)) {
+        last.length += length;
+        size_ += length;
+        return;
+      }
+    }
+    pieces_.push_back({size_, length, file, from});
+    size_ += length;
+  }
+
+  Status ReadFile(size_t file, uint64_t offset, std::span<uint8_t> out) const {
+    if (open_file_ != file) {
+      if (open_fd_ >= 0) close(open_fd_);
+      open_file_ = file;
+      open_fd_ = open(files_[file].path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (open_fd_ < 0) return Errno("cannot read " + files_[file].path.string());
+    }
+    if (open_fd_ < 0) return Status::FailedPrecondition("cannot read " + files_[file].path.string());
+    return PreadFull(SystemFileIo(), open_fd_, out, offset).WithContext(files_[file].path.string());
+  }
+
+  std::vector<Piece> pieces_;
+  std::vector<uint8_t> header_bytes_;
+  std::vector<FileAt> files_;
+  size_t next_file_ = 0;  // the first file whose contents have not all been appended
+  uint64_t size_ = 0;
+  mutable size_t open_file_ = SIZE_MAX;
+  mutable int open_fd_ = -1;
+};
 
 // Creates the directories of `relative` below `root` that do not exist yet; refuses to go
 // through anything that is not a directory (a link planted by an earlier entry).
@@ -336,27 +495,44 @@ Status UnpackDirectoryPayload(const std::string& data_dir, const std::string& ar
 }
 
 Status PackDirectory(const fs::path& dir, const fs::path& archive) {
-  std::error_code ec;
-  std::vector<fs::path> entries;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    entries.push_back(it->path().lexically_relative(dir));
-  }
-  if (ec) return Status::InvalidArgument("cannot read the directory " + dir.string() + ": " + ec.message());
-  std::sort(entries.begin(), entries.end());
-  // Links as written first (WriteEntries), for the clearer message; then as they resolve.
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<fs::path> entries, SortedEntries(dir));
   ArchivePtr out(archive_write_new(), archive_write_free);
-  // Names as their bytes: no locale decides what a name may hold.
-  if (archive_write_set_format_pax_restricted(out.get()) != ARCHIVE_OK ||
-      archive_write_set_options(out.get(), "hdrcharset=BINARY") != ARCHIVE_OK ||
-      archive_write_open_filename(out.get(), archive.c_str()) != ARCHIVE_OK) {
+  GRIDCAST_RETURN_IF_ERROR(SetArchiveFormat(out.get()));
+  if (archive_write_open_filename(out.get(), archive.c_str()) != ARCHIVE_OK) {
     return ArchiveError(out.get(), "cannot create " + archive.string());
   }
-  Status packed = WriteEntries(out.get(), dir, entries);
+  // Links as written first (WriteEntries), for the clearer message; then as they resolve.
+  Status packed = WriteEntries(out.get(), dir, entries, CopyContents);
   if (packed.ok()) packed = CheckLinksResolveInside(dir, (dir / "").string());
   if (packed.ok() && archive_write_close(out.get()) != ARCHIVE_OK) packed = ArchiveError(out.get(), "packing");
+  std::error_code ec;
   if (!packed.ok()) fs::remove(archive, ec);
   return packed;
+}
+
+Result<std::unique_ptr<ByteSource>> ReadDirectoryAsArchive(const fs::path& dir) {
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<fs::path> entries, SortedEntries(dir));
+  auto layout = std::make_unique<ArchiveInPlace>();
+  ArchivePtr out(archive_write_new(), archive_write_free);
+  GRIDCAST_RETURN_IF_ERROR(SetArchiveFormat(out.get()));
+  // As written to a regular file: the last block is not padded (archive_write_open_filename).
+  archive_write_set_bytes_in_last_block(out.get(), 1);
+  auto append = [](struct archive*, void* into, const void* bytes, size_t n) -> la_ssize_t {
+    static_cast<ArchiveInPlace*>(into)->Append({static_cast<const uint8_t*>(bytes), n});
+    return static_cast<la_ssize_t>(n);
+  };
+  if (archive_write_open2(out.get(), layout.get(), nullptr, append, nullptr, nullptr) != ARCHIVE_OK) {
+    return ArchiveError(out.get(), "reading " + dir.string());
+  }
+  // Where a file's contents go: the archive's length so far (filter 0 counts what the format
+  // wrote, before blocking); libarchive writes zeros there when the entry is finished.
+  Status laid = WriteEntries(out.get(), dir, entries, [&](struct archive* a, const fs::path& full, const struct stat& st) {
+    layout->AddFile(full, static_cast<uint64_t>(archive_filter_bytes(a, 0)), static_cast<uint64_t>(st.st_size));
+    return Status::Ok();
+  });
+  if (laid.ok() && archive_write_close(out.get()) != ARCHIVE_OK) laid = ArchiveError(out.get(), "reading " + dir.string());
+  GRIDCAST_RETURN_IF_ERROR(laid);
+  return std::unique_ptr<ByteSource>(std::move(layout));
 }
 
 Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const fs::path& earlier) {

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
+#include "delta/byte_source.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast {
@@ -30,6 +32,13 @@ Result<std::string> DirectoryOfArchive(const std::string& archive_name);
 // entry for what cannot be packed (a link is checked as written and as it resolves, through
 // other links); the partial archive is removed on any error.
 Status PackDirectory(const std::filesystem::path& dir, const std::filesystem::path& archive);
+
+// The bytes PackDirectory would write for the tree at `dir`, without writing them: the
+// entries' headers are laid out now and kept (a few hundred bytes per entry), the files'
+// contents are read from the files when asked for. A re-staging member searches its tree
+// through this (it keeps the unpacked tree, not the archive). A file changed since is read as
+// it is then: the reader verifies what it reads. Errors as PackDirectory's.
+Result<std::unique_ptr<ByteSource>> ReadDirectoryAsArchive(const std::filesystem::path& dir);
 
 // Unpacks `archive` into the new directory `into` (anything there first is removed). Every
 // link in the result is checked to resolve inside `into`, through other links too. On error

@@ -50,6 +50,7 @@
 #include "daemon/store/payload_identity.h"
 #include "daemon/store/rank_memory.h"
 #include "daemon/store/state_files.h"
+#include "delta/byte_source.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast {
@@ -112,9 +113,9 @@ class PayloadStore {
   // whole until Finalize renames the new one over it. `earlier` may name another copy.
   struct EarlierCopy {
     std::string name;  // below data_dir by the same rules (BroadcastRequest.base), or empty
-    // A file this daemon wrote itself, absolute (a directory payload's tree packed again), or
-    // empty. Either replaces the copy under `name`.
-    std::string file;
+    // Bytes this daemon composed itself (a directory payload's tree read as its archive,
+    // ReadDirectoryAsArchive), or null. Either replaces the copy under `name`.
+    const ByteSource* bytes;  // no initializer: a default argument of the enclosing class ({} is null)
   };
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,

@@ -74,8 +74,8 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
   if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
-    if (!earlier.file.empty()) {
-      store->TakeFromEarlierCopy(AT_FDCWD, earlier.file);
+    if (earlier.bytes != nullptr) {
+      store->TakeFromEarlierCopy(*earlier.bytes);
     } else if (earlier.name.empty()) {
       store->TakeFromEarlierCopy(store->dir_.get(), store->base_name_);
     } else {
@@ -169,7 +169,11 @@ void ReceivedFile::TakeFromEarlierCopy(int dir, const std::string& file) {
     close(earlier_fd);
     return;
   }
-  const EarlierCopyBytes earlier(*io_, earlier_fd, static_cast<uint64_t>(st.st_size));
+  TakeFromEarlierCopy(EarlierCopyBytes(*io_, earlier_fd, static_cast<uint64_t>(st.st_size)));
+  close(earlier_fd);
+}
+
+void ReceivedFile::TakeFromEarlierCopy(const ByteSource& earlier) {
   std::vector<ChunkSummary> chunks(identity_.NumChunks());
   for (uint64_t c = 0; c < chunks.size(); ++c) {
     chunks[c] = {identity_.ChunkSize(c), identity_.weak_checksums[c], identity_.chunk_hashes[c]};
@@ -187,9 +191,8 @@ void ReceivedFile::TakeFromEarlierCopy(int dir, const std::string& file) {
     spdlog::warn("{}: the earlier copy could not be searched to its end ({}); took what was found before",
                  base_name_, found.status().ToString());
   }
-  close(earlier_fd);
   spdlog::info("{}: {} of {} chunks taken from the earlier copy ({} bytes)", base_name_, reused_chunks_,
-               chunks.size(), st.st_size);
+               chunks.size(), earlier.size());
 }
 
 ReceivedFile::~ReceivedFile() {

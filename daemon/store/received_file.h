@@ -60,6 +60,8 @@ class ReceivedFile final : public FileStore {
   // the bitmap). Reuse only saves a transfer: an earlier copy that cannot be read, or is no
   // regular file, gives nothing. Adds what it took to reused_bytes_.
   void TakeFromEarlierCopy(int dir, const std::string& file);
+  // The same over any bytes; a read error ends the search, keeping what it found before.
+  void TakeFromEarlierCopy(const ByteSource& earlier);
 
   DirFd dir_;                // holds the payload; for renameat
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized

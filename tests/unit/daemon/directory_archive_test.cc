@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "test_dir.h"
 
@@ -125,6 +127,62 @@ TEST_F(DirectoryArchiveTest, FilesTheEarlierTreeHoldsUnchangedAreLinkedNotWritte
   EXPECT_NE(inode(dir_ / "copy" / "mode-changed.bin"), inode(dir_ / "held" / "mode-changed.bin"));
   // The earlier tree's bytes are as they were.
   EXPECT_EQ(Listing(dir_ / "held").at("tail-changed.bin"), "file:" + std::string(2 << 20, 't') + "old");
+}
+
+// A re-staging member reads its tree as the archive that packs it, without writing one: every
+// byte equals PackDirectory's, read whole or in any pieces (headers with long and non-ASCII
+// names, files of every padding, empty ones, links, directories), and a file changed since is
+// read as it is now, or reported, never past what was laid out.
+TEST_F(DirectoryArchiveTest, ATreeReadAsItsArchiveHasTheArchivesBytes) {
+  std::string mixed;
+  for (int i = 0; i < (1 << 20) + 7; ++i) mixed.push_back(static_cast<char>((i * 131 + i / 977) & 0xff));
+  Write("a.bin", mixed);
+  Write("zeros.bin", std::string(70000, '\0'));
+  Write("empty", "");
+  for (int size : {1, 511, 512, 513, 1023, 1024, 10240, 10241}) {
+    Write("sizes/f" + std::to_string(size), std::string(static_cast<size_t>(size), 'p'));
+  }
+  Write(std::string(150, 'n') + "/" + std::string(120, 'm') + ".txt", "a long name, in a pax record");
+  Write("spaced \u00e9 \u6587\u4ef6/inner.txt", "hello");
+  fs::create_directories(dir_ / "tree" / "empty-dir");
+  fs::create_symlink("sizes/f1", dir_ / "tree" / "link");
+  ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "t.tar").ok());
+  const std::string packed_text = Listing(dir_).at("t.tar").substr(5);
+  const std::vector<uint8_t> packed(packed_text.begin(), packed_text.end());
+
+  Result<std::unique_ptr<ByteSource>> archive = ReadDirectoryAsArchive(dir_ / "tree");
+  ASSERT_TRUE(archive.ok()) << archive.status().message();
+  const ByteSource& read = **archive;
+  ASSERT_EQ(read.size(), packed.size());
+  std::vector<uint8_t> whole(packed.size());
+  ASSERT_TRUE(read.ReadAt(0, whole).ok());
+  EXPECT_TRUE(std::equal(whole.begin(), whole.end(), packed.begin()));
+  // Pieces of every length across every boundary, out of order.
+  uint64_t state = 7;
+  for (int i = 0; i < 2000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t at = (state >> 20) % packed.size();
+    const uint64_t length = std::min<uint64_t>((state >> 44) % 4096, packed.size() - at);
+    std::vector<uint8_t> piece(length);
+    ASSERT_TRUE(read.ReadAt(at, piece).ok());
+    ASSERT_TRUE(std::equal(piece.begin(), piece.end(), packed.begin() + static_cast<ptrdiff_t>(at))) << at;
+  }
+  std::vector<uint8_t> past(2);
+  EXPECT_FALSE(read.ReadAt(packed.size() - 1, past).ok());
+
+  // Changed since: read as it is now; shrunk: an error naming it.
+  std::ofstream(dir_ / "tree" / "a.bin", std::ios::binary | std::ios::trunc) << std::string(mixed.size(), 'c');
+  ASSERT_TRUE(read.ReadAt(0, whole).ok());
+  const std::string changed(4096, 'c');
+  EXPECT_NE(std::search(whole.begin(), whole.end(), changed.begin(), changed.end()), whole.end());
+  std::ofstream(dir_ / "tree" / "a.bin", std::ios::binary | std::ios::trunc) << "short";
+  const Status shrunk = read.ReadAt(0, whole);
+  EXPECT_FALSE(shrunk.ok());
+  EXPECT_NE(shrunk.message().find("a.bin"), std::string::npos) << shrunk.message();
+
+  // What cannot be packed cannot be read as an archive either.
+  fs::create_symlink("/etc", dir_ / "tree" / "out");
+  EXPECT_FALSE(ReadDirectoryAsArchive(dir_ / "tree").ok());
 }
 
 TEST_F(DirectoryArchiveTest, WhatCannotBeSentIsNamedAndNoArchiveIsLeft) {

@@ -345,23 +345,23 @@ TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
   {
     Result<std::unique_ptr<PayloadStore>> store =
         PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve,
-                                     {"old/v1.bin", ""});
+                                     {"old/v1.bin", nullptr});
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     EXPECT_EQ((*store)->ReusedChunks(), identity_.NumChunks() - 1);
   }
   fs::remove(dir_ / "p.bin.part");
   Result<std::unique_ptr<PayloadStore>> missing = PayloadStore::OpenForReceive(
-      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"nowhere/v0.bin", ""});
+      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"nowhere/v0.bin", nullptr});
   ASSERT_TRUE(missing.ok()) << missing.status().ToString();
   EXPECT_EQ((*missing)->VerifiedCount(), 0u);
   missing->reset();
   fs::remove(dir_ / "p.bin.part");
   fs::create_directory_symlink(dir_ / "old", dir_ / "linked");
   Result<std::unique_ptr<PayloadStore>> linked = PayloadStore::OpenForReceive(
-      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"linked/v1.bin", ""});
+      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"linked/v1.bin", nullptr});
   EXPECT_EQ(linked.status().code(), StatusCode::kInvalidArgument) << linked.status().ToString();
   EXPECT_EQ(PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, SystemFileIo(),
-                                         PayloadStore::Space::kReserve, {"../v1.bin", ""})
+                                         PayloadStore::Space::kReserve, {"../v1.bin", nullptr})
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
