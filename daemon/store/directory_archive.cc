@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -182,6 +183,7 @@ class ArchiveInPlace : public ByteSource {
 
   Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
     if (offset > size_ || out.size() > size_ - offset) return Status::InvalidArgument("read past the end of the tree");
+    if (out.empty()) return Status::Ok();
     // The piece holding `offset`: the last one starting at or before it.
     auto piece = std::upper_bound(pieces_.begin(), pieces_.end(), offset,
                                   [](uint64_t at, const Piece& p) { return at < p.at; }) -
@@ -296,6 +298,20 @@ class ArchiveInPlace : public ByteSource {
   mutable int open_fd_ = -1;
 };
 
+// An entry's access (left as it is) and modification times, for utimensat.
+using Times = std::array<struct timespec, 2>;
+Times EntryTimes(struct archive_entry* entry) {
+  return {{{0, UTIME_OMIT}, {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}}};
+}
+
+// A directory unpacked, its mode and time set once everything in it is: the tree then reads
+// as the same archive again (ReadDirectoryAsArchive), which a re-staging member searches.
+struct UnpackedDirectory {
+  fs::path path;
+  mode_t perm;
+  Times times;
+};
+
 // Creates the directories of `relative` below `root` that do not exist yet; refuses to go
 // through anything that is not a directory (a link planted by an earlier entry).
 Status MakeParents(const fs::path& root, const fs::path& relative) {
@@ -398,15 +414,14 @@ Status ExtractRegularFile(struct archive* in, struct archive_entry* entry, const
   }
   if (old_fd >= 0) close(old_fd);
   if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());
-  const struct timespec times[2] = {{0, UTIME_OMIT}, {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
-  if (written.ok()) (void)futimens(fd, times);
+  if (written.ok()) (void)futimens(fd, EntryTimes(entry).data());
   if (written.ok() && fchmod(fd, perm) != 0) written = Errno("writing " + out.string());
   if (fd >= 0) close(fd);
   return written;
 }
 
 Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::path& scratch,
-                    const fs::path& earlier_root, std::vector<std::pair<fs::path, mode_t>>* directories) {
+                    const fs::path& earlier_root, std::vector<UnpackedDirectory>* directories) {
   const char* name = archive_entry_pathname(entry);
   const fs::path relative = fs::path(name != nullptr ? name : "").lexically_normal();
   if (!StaysInside(relative) || relative == ".") {
@@ -426,7 +441,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
       if (lstat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return Status::InvalidArgument("the archive makes " + relative.string() + " twice");
       }
-      directories->emplace_back(out, perm);  // permissions last: a read-only one still gets its files
+      // Mode and time last: a read-only one still gets its files, and its time is the archive's.
+      directories->push_back({out, perm, EntryTimes(entry)});
       return Status::Ok();
     }
     case AE_IFLNK: {
@@ -435,6 +451,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
         return Status::InvalidArgument("the archive holds a link out of the directory (" + relative.string() + ")");
       }
       if (symlink(target, out.c_str()) != 0) return Errno("cannot create the link " + out.string());
+      const Times times = EntryTimes(entry);
+      (void)utimensat(AT_FDCWD, out.c_str(), times.data(), AT_SYMLINK_NOFOLLOW);
       return Status::Ok();
     }
     case AE_IFREG:
@@ -547,7 +565,7 @@ Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const f
   if (archive_read_open_filename(in.get(), archive.c_str(), kCopyBytes) != ARCHIVE_OK) {
     unpacked = ArchiveError(in.get(), "cannot read " + archive.string());
   }
-  std::vector<std::pair<fs::path, mode_t>> directories;
+  std::vector<UnpackedDirectory> directories;
   while (unpacked.ok()) {
     struct archive_entry* entry = nullptr;
     const int r = archive_read_next_header(in.get(), &entry);
@@ -559,7 +577,8 @@ Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const f
     unpacked = ExtractEntry(in.get(), entry, scratch, earlier, &directories);
   }
   for (auto it = directories.rbegin(); unpacked.ok() && it != directories.rend(); ++it) {
-    if (chmod(it->first.c_str(), it->second) != 0) unpacked = Errno("cannot set the mode of " + it->first.string());
+    if (chmod(it->path.c_str(), it->perm) != 0) unpacked = Errno("cannot set the mode of " + it->path.string());
+    (void)utimensat(AT_FDCWD, it->path.c_str(), it->times.data(), AT_SYMLINK_NOFOLLOW);
   }
   if (unpacked.ok()) unpacked = CheckLinksResolveInside(scratch, "the archive's ");
   if (!unpacked.ok()) fs::remove_all(scratch, ec);
