@@ -196,7 +196,7 @@ class ArchiveInPlace : public ByteSource {
       } else if (piece->file == kZeros) {
         std::memset(part.data(), 0, part.size());
       } else {
-        GRIDCAST_RETURN_IF_ERROR(ReadFile(static_cast<size_t>(piece->file), piece->from + into, part));
+        ReadFile(static_cast<size_t>(piece->file), piece->from + into, part);
       }
       offset += part.size();
       out = out.subspan(part.size());
@@ -204,11 +204,19 @@ class ArchiveInPlace : public ByteSource {
     return Status::Ok();
   }
 
+  ArchiveInPlace() = default;
+  ArchiveInPlace(const ArchiveInPlace&) = delete;
+  ArchiveInPlace& operator=(const ArchiveInPlace&) = delete;
+
   // A regular file's contents start at `at` (called before libarchive writes them).
-  void AddFile(const fs::path& path, uint64_t at, uint64_t bytes) {
-    if (bytes == 0) return;
-    files_.push_back({path, at, bytes});
+  void AddFile(const fs::path& path, const struct stat& st, uint64_t at) {
+    if (st.st_size == 0) return;
+    files_.push_back({path, at, static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino});
   }
+
+  // Whether what libarchive wrote is what was laid out: every file's contents reached, in
+  // order, and the length it counted.
+  bool Complete(uint64_t written) const { return next_file_ == files_.size() && size_ == written; }
 
   // What libarchive wrote next: header bytes, or zeros standing for the next file's contents.
   void Append(std::span<const uint8_t> bytes) {
@@ -243,6 +251,8 @@ class ArchiveInPlace : public ByteSource {
     fs::path path;
     uint64_t at;
     uint64_t bytes;
+    dev_t device;  // the file laid out, told apart from one put at its path since
+    ino_t inode;
   };
 
   void AppendHeader(std::span<const uint8_t> bytes) {
@@ -278,15 +288,29 @@ class ArchiveInPlace : public ByteSource {
     size_ += length;
   }
 
-  Status ReadFile(size_t file, uint64_t offset, std::span<uint8_t> out) const {
+  // The file as laid out (the same inode, a regular file) or, where it is gone, replaced or
+  // shorter now, zeros: the reader verifies every chunk, so those bytes just match nothing. A
+  // FIFO planted meanwhile cannot block the open.
+  void ReadFile(size_t file, uint64_t offset, std::span<uint8_t> out) const {
     if (open_file_ != file) {
       if (open_fd_ >= 0) close(open_fd_);
       open_file_ = file;
-      open_fd_ = open(files_[file].path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (open_fd_ < 0) return Errno("cannot read " + files_[file].path.string());
+      open_fd_ = open(files_[file].path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      struct stat st {};
+      if (open_fd_ >= 0 && (fstat(open_fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != files_[file].device ||
+                            st.st_ino != files_[file].inode)) {
+        close(open_fd_);
+        open_fd_ = -1;
+      }
     }
-    if (open_fd_ < 0) return Status::FailedPrecondition("cannot read " + files_[file].path.string());
-    return PreadFull(SystemFileIo(), open_fd_, out, offset).WithContext(files_[file].path.string());
+    size_t done = 0;
+    while (open_fd_ >= 0 && done < out.size()) {
+      const ssize_t n = pread(open_fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    std::memset(out.data() + done, 0, out.size() - done);
   }
 
   std::vector<Piece> pieces_;
@@ -442,7 +466,8 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
         return Status::InvalidArgument("the archive makes " + relative.string() + " twice");
       }
       // Mode and time last: a read-only one still gets its files, and its time is the archive's.
-      directories->push_back({out, perm, EntryTimes(entry)});
+      // A directory keeps its sticky bit (who may remove what in it), as PackDirectory packs it.
+      directories->push_back({out, static_cast<mode_t>(perm | (archive_entry_perm(entry) & S_ISVTX)), EntryTimes(entry)});
       return Status::Ok();
     }
     case AE_IFLNK: {
@@ -545,11 +570,14 @@ Result<std::unique_ptr<ByteSource>> ReadDirectoryAsArchive(const fs::path& dir) 
   // Where a file's contents go: the archive's length so far (filter 0 counts what the format
   // wrote, before blocking); libarchive writes zeros there when the entry is finished.
   Status laid = WriteEntries(out.get(), dir, entries, [&](struct archive* a, const fs::path& full, const struct stat& st) {
-    layout->AddFile(full, static_cast<uint64_t>(archive_filter_bytes(a, 0)), static_cast<uint64_t>(st.st_size));
+    layout->AddFile(full, st, static_cast<uint64_t>(archive_filter_bytes(a, 0)));
     return Status::Ok();
   });
   if (laid.ok() && archive_write_close(out.get()) != ARCHIVE_OK) laid = ArchiveError(out.get(), "reading " + dir.string());
   GRIDCAST_RETURN_IF_ERROR(laid);
+  if (!layout->Complete(static_cast<uint64_t>(archive_filter_bytes(out.get(), 0)))) {
+    return Status::Internal("reading " + dir.string() + " as an archive: libarchive wrote it in another order");
+  }
   return std::unique_ptr<ByteSource>(std::move(layout));
 }
 

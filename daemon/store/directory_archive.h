@@ -37,7 +37,10 @@ Status PackDirectory(const std::filesystem::path& dir, const std::filesystem::pa
 // entries' headers are laid out now and kept (a few hundred bytes per entry), the files'
 // contents are read from the files when asked for. A re-staging member searches its tree
 // through this (it keeps the unpacked tree, not the archive). A file changed since is read as
-// it is then: the reader verifies what it reads. Errors as PackDirectory's.
+// it is then, one gone, replaced or shorter as zeros: the reader verifies what it reads.
+// InvalidArgument naming the entry for what PackDirectory refuses as written (links are not
+// followed here, so one that leaves the tree only as it resolves is read as PackDirectory
+// would have written it).
 Result<std::unique_ptr<ByteSource>> ReadDirectoryAsArchive(const std::filesystem::path& dir);
 
 // Unpacks `archive` into the new directory `into` (anything there first is removed). Every

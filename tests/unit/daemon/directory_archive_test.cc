@@ -6,6 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,13 +87,21 @@ TEST_F(DirectoryArchiveTest, ATreePacksAndUnpacksToTheSameTree) {
   fs::create_directories(dir_ / "tree" / "empty-dir");
   fs::create_symlink("deep/er", dir_ / "tree" / "link-to-dir");
   fs::create_symlink("../a.bin", dir_ / "tree" / "deep" / "up-one");
+  fs::create_directories(dir_ / "tree" / "sticky");
+  fs::permissions(dir_ / "tree" / "sticky", fs::perms::sticky_bit, fs::perm_options::add);
   fs::permissions(dir_ / "tree" / "a.bin", fs::perms::owner_read | fs::perms::owner_exec);
+  // Times long past, so that an entry whose time unpacking did not set reads differently.
+  const struct timespec past[2] = {{1000000000, 0}, {1000000000, 0}};
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "tree")) {
+    ASSERT_EQ(utimensat(AT_FDCWD, entry.path().c_str(), past, AT_SYMLINK_NOFOLLOW), 0) << entry.path();
+  }
   ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "t.tar").ok());
   const Status unpacked = UnpackDirectory(dir_ / "t.tar", dir_ / "copy");
   ASSERT_TRUE(unpacked.ok()) << unpacked.message();
   EXPECT_EQ(Listing(dir_ / "copy"), Listing(dir_ / "tree"));
   EXPECT_EQ(fs::status(dir_ / "copy" / "a.bin").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_NE(fs::status(dir_ / "copy" / "sticky").permissions() & fs::perms::sticky_bit, fs::perms::none);
   // The same tree gives the same bytes (entries sorted, no owners).
   ASSERT_TRUE(PackDirectory(dir_ / "tree", dir_ / "again.tar").ok());
   EXPECT_EQ(Listing(dir_).at("t.tar"), Listing(dir_).at("again.tar"));
@@ -139,7 +148,7 @@ TEST_F(DirectoryArchiveTest, FilesTheEarlierTreeHoldsUnchangedAreLinkedNotWritte
 // A re-staging member reads its tree as the archive that packs it, without writing one: every
 // byte equals PackDirectory's, read whole or in any pieces (headers with long and non-ASCII
 // names, files of every padding, empty ones, links, directories), and a file changed since is
-// read as it is now, or reported, never past what was laid out.
+// read as it is now, one gone or shorter as zeros, never past what was laid out.
 TEST_F(DirectoryArchiveTest, ATreeReadAsItsArchiveHasTheArchivesBytes) {
   std::string mixed;
   for (int i = 0; i < (1 << 20) + 7; ++i) mixed.push_back(static_cast<char>((i * 131 + i / 977) & 0xff));
@@ -177,15 +186,28 @@ TEST_F(DirectoryArchiveTest, ATreeReadAsItsArchiveHasTheArchivesBytes) {
   std::vector<uint8_t> past(2);
   EXPECT_FALSE(read.ReadAt(packed.size() - 1, past).ok());
 
-  // Changed since: read as it is now; shrunk: an error naming it.
+  // Changed since: read as it is now; shorter: zeros past its end; replaced by another file or
+  // by a FIFO (which must not block the read): zeros.
+  const auto contents = std::search(packed.begin(), packed.end(), mixed.begin(), mixed.begin() + 4096,
+                                    [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); });
+  ASSERT_NE(contents, packed.end());
+  const auto at = contents - packed.begin();
+  auto a_bin = [&] { return std::string(whole.begin() + at, whole.begin() + at + static_cast<ptrdiff_t>(mixed.size())); };
   std::ofstream(dir_ / "tree" / "a.bin", std::ios::binary | std::ios::trunc) << std::string(mixed.size(), 'c');
   ASSERT_TRUE(read.ReadAt(0, whole).ok());
-  const std::string changed(4096, 'c');
-  EXPECT_NE(std::search(whole.begin(), whole.end(), changed.begin(), changed.end()), whole.end());
+  EXPECT_TRUE(a_bin() == std::string(mixed.size(), 'c'));
   std::ofstream(dir_ / "tree" / "a.bin", std::ios::binary | std::ios::trunc) << "short";
-  const Status shrunk = read.ReadAt(0, whole);
-  EXPECT_FALSE(shrunk.ok());
-  EXPECT_NE(shrunk.message().find("a.bin"), std::string::npos) << shrunk.message();
+  ASSERT_TRUE(read.ReadAt(0, whole).ok());
+  EXPECT_TRUE(a_bin() == "short" + std::string(mixed.size() - 5, '\0'));
+  std::ofstream(dir_ / "tree" / "a.bin.new", std::ios::binary) << mixed;  // made while a.bin is there: another inode
+  fs::rename(dir_ / "tree" / "a.bin.new", dir_ / "tree" / "a.bin");
+  ASSERT_TRUE(read.ReadAt(0, whole).ok());
+  EXPECT_TRUE(a_bin() == std::string(mixed.size(), '\0'));
+  fs::remove(dir_ / "tree" / "a.bin");
+  ASSERT_EQ(mkfifo((dir_ / "tree" / "a.bin").c_str(), 0600), 0);
+  ASSERT_TRUE(read.ReadAt(0, whole).ok());
+  EXPECT_TRUE(a_bin() == std::string(mixed.size(), '\0'));
+  fs::remove(dir_ / "tree" / "a.bin");
 
   // What cannot be packed cannot be read as an archive either.
   fs::create_symlink("/etc", dir_ / "tree" / "out");
