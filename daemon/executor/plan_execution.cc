@@ -1,5 +1,6 @@
 #include "daemon/executor/plan_execution.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -50,6 +51,12 @@ struct PlanExecution::ReceiverConnection {
   }
 };
 
+namespace {
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
 PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, Plan plan, PlanId id,
                              int self, std::vector<std::string> data_addresses,
                              std::shared_ptr<PayloadStore> store, ExecutionOptions options)
@@ -79,6 +86,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
     lane_chunks_.push_back(std::move(chunks));
     parent_.push_back(lane.ParentOf(self_));
   }
+  lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
   store_->SetPageCacheWindow(options_.page_cache_window_bytes);
 }
 
@@ -346,7 +354,11 @@ void PlanExecution::OnFinalized(Result<Digest> digest) {
   state_ = ExecutionState::kDone;
   CountEnd(PlanOutcome::kFinished);
   digest_ = *digest;
-  finished_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  finished_s_ = SecondsSince(started_);
+  if (parent_.size() > 1 && std::any_of(parent_.begin(), parent_.end(), [](int p) { return p >= 0; })) {
+    spdlog::info("plan {}: done at {:.3f} s; each lane's last chunk pushed here at [{:.3f}] s", ToHex(id_), finished_s_,
+                 fmt::join(lane_last_chunk_s_, ", "));
+  }
 }
 
 void PlanExecution::Track(const ConnectionPtr& connection) {
@@ -700,6 +712,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     return;
   } else {
     if (newly && options_.counters) options_.counters->ChunkVerified(Transport::kPush);
+    if (newly) lane_last_chunk_s_[header.lane] = SecondsSince(started_);
     if (swarm_ && data) swarm_->ChunkVerifiedByPush(header.chunk, *data);
     if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();

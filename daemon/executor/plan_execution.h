@@ -241,6 +241,9 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   enum class ParentTrouble { kNone, kGone, kRepairing };
   std::vector<ParentTrouble> parent_trouble_;  // the connection ended, or the parent said it pulls
   std::vector<bool> lane_repaired_; // its missing chunks were handed to the swarm
+  // When each lane's last chunk so far was verified here, seconds from the start: logged when
+  // done (the lanes' spread is what an uneven network costs a plan of many lanes).
+  std::vector<double> lane_last_chunk_s_;
 
   std::mutex waiting_mutex_;
   // Bounded: each holds one of a parent connection's window of buffers or claimed places.
