@@ -69,6 +69,19 @@ Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t of
   return Status::Ok();
 }
 
+Status CopyFileRange(int from, uint64_t offset, int to, uint64_t bytes) {
+  auto in = static_cast<off64_t>(offset);
+  off64_t out = 0;
+  while (bytes > 0) {
+    const ssize_t n = copy_file_range(from, &in, to, &out, bytes, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("copy", errno);
+    if (n == 0) return Status::DataLoss("file shorter than expected");
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
 Result<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument("cannot read " + path);

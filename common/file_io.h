@@ -50,6 +50,9 @@ Status ErrnoStatus(const std::string& what, int error);
 Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset);
 // All of `data` at `offset`, through short and interrupted writes.
 Status PwriteFull(FileIo& io, int fd, std::span<const uint8_t> data, uint64_t offset);
+// `bytes` of `from` from `offset` on, to the start of `to`, copied in the kernel
+// (copy_file_range: no pass through user space); DataLoss when `from` ends first.
+Status CopyFileRange(int from, uint64_t offset, int to, uint64_t bytes);
 
 // The whole of the file at `path`; InvalidArgument "cannot read PATH" when it cannot be read.
 Result<std::string> ReadTextFile(const std::string& path);

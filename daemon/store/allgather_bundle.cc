@@ -25,19 +25,6 @@ struct Fd {
   }
 };
 
-Status CopyRange(int from, uint64_t offset, int to, uint64_t bytes, const std::string& what) {
-  auto in = static_cast<off64_t>(offset);
-  off64_t out = 0;
-  while (bytes > 0) {
-    const ssize_t n = copy_file_range(from, &in, to, &out, bytes, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(what, errno);
-    if (n == 0) return Status::DataLoss(what + ": the bundle ends early");
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status CheckBundleParts(const std::vector<BundlePart>& parts, uint32_t members, uint64_t chunk_bytes,
@@ -130,8 +117,8 @@ Status SplitBundle(const std::string& data_dir, const std::string& bundle_name, 
       const fs::path file = scratch / part.name;
       Fd out{open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
       if (out.fd < 0) return ErrnoStatus(what + ": cannot create " + file.string(), errno);
-      GRIDCAST_RETURN_IF_ERROR(CopyRange(in.fd, part.first_chunk * chunk_bytes, out.fd, part.size_bytes,
-                                         what + ": part '" + part.name + "'"));
+      GRIDCAST_RETURN_IF_ERROR(CopyFileRange(in.fd, part.first_chunk * chunk_bytes, out.fd, part.size_bytes)
+                                   .WithContext(what + ": part '" + part.name + "'"));
     }
     return Status::Ok();
   }();

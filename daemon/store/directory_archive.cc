@@ -352,19 +352,6 @@ Status MakeParents(const fs::path& root, const fs::path& relative) {
   return Status::Ok();
 }
 
-// Copies the first `bytes` of `from` into `to` (the part of an earlier file that equals the
-// entry's, read before a difference was found).
-Status CopyPrefix(int from, int to, uint64_t bytes, const fs::path& out) {
-  std::vector<uint8_t> buffer(std::min<uint64_t>(bytes, kCopyBytes));
-  for (uint64_t done = 0; done < bytes;) {
-    const std::span<uint8_t> piece(buffer.data(), std::min<uint64_t>(buffer.size(), bytes - done));
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), from, piece, done).WithContext(out.string()));
-    GRIDCAST_RETURN_IF_ERROR(PwriteFull(SystemFileIo(), to, piece, done).WithContext(out.string()));
-    done += piece.size();
-  }
-  return Status::Ok();
-}
-
 // The file of the tree being replaced that an entry may leave as it is: at the same path
 // (resolving inside that tree), a regular file with one link and the entry's size, mode and
 // modification time. -1 when there is none.
@@ -397,7 +384,8 @@ Status ExtractRegularFile(struct archive* in, struct archive_entry* entry, const
   auto create = [&]() -> Status {
     fd = open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return Errno("cannot create " + out.string());
-    return old_fd >= 0 ? CopyPrefix(old_fd, fd, same_until, out) : Status::Ok();
+    // The part of the earlier file equal to the entry's, read before a difference was found.
+    return old_fd >= 0 ? CopyFileRange(old_fd, 0, fd, same_until).WithContext(out.string()) : Status::Ok();
   };
   Status written = old_fd >= 0 ? Status::Ok() : create();
   std::vector<uint8_t> old_bytes;

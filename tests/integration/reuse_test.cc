@@ -149,8 +149,9 @@ TEST_F(ReuseTest, ABaseNamesTheEarlierCopyAndMustBeBelowTheDataDirectory) {
   }
 }
 
-// A directory sent again after edits: members search their unpacked tree (packed again as the
-// source packs it), so the unchanged files move nothing although the archive's offsets shift.
+// A directory sent again after edits: members search their unpacked tree (read in place as
+// the archive the source packs from it), so the unchanged files move nothing although the
+// archive's offsets shift.
 TEST_F(ReuseTest, ADirectoryMovesOnlyTheFilesThatChanged) {
   const fs::path tree = cluster_->dir() / "payloads" / "tree";
   fs::create_directories(tree / "sub");
@@ -181,9 +182,6 @@ TEST_F(ReuseTest, ADirectoryMovesOnlyTheFilesThatChanged) {
     EXPECT_EQ(FileSha256(copy / "sub" / "new.bin"), FileSha256(tree / "sub" / "new.bin"));
     EXPECT_FALSE(fs::exists(copy / "f20.bin"));
     EXPECT_FALSE(fs::exists(cluster_->data_dir(i) / "tree.tar"));
-    for (const auto& state : fs::recursive_directory_iterator(cluster_->data_dir(i) / ".gridcast")) {
-      EXPECT_EQ(state.path().string().find(".earlier.tar"), std::string::npos) << state.path();
-    }
     for (const auto& entry : fs::recursive_directory_iterator(tree)) {
       if (entry.is_regular_file()) {
         EXPECT_EQ(FileSha256(copy / fs::relative(entry.path(), tree)), FileSha256(entry.path())) << entry.path();

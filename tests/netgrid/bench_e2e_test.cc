@@ -209,9 +209,10 @@ TEST_F(BenchE2ETest, ABaseChangeReportsTheSecondSendBesideTheFirst) {
     EXPECT_GT(result["base_completion_s"].get<double>(), result["completion_s"].get<double>()) << out->output;
     EXPECT_GE(result["base_wall_s"].get<double>(), result["base_completion_s"].get<double>()) << out->output;
     // 8 MiB in 1,000 files is 8 KiB a file: each 64 KiB chunk spans eight of them and their
-    // headers, so the thirteen changed files and their directories' headers spoil about a
-    // third of the chunks; one insert spoils one or two.
-    const uint64_t most_moved = std::string(kind) == "tree" ? copies * 4 / 10 : copies / 10;
+    // headers, so the thirteen changed files spoil about a tenth of the chunks (8.9%, where
+    // directories unpacked with their own times spoiled every directory's header too: a
+    // third); one insert spoils one or two.
+    const uint64_t most_moved = std::string(kind) == "tree" ? copies * 15 / 100 : copies / 10;
     EXPECT_LT(result["moved_bytes"].get<uint64_t>(), most_moved) << out->output;
     EXPECT_GT(result["reused_bytes"].get<uint64_t>(), copies - most_moved) << out->output;
   }
