@@ -95,6 +95,16 @@ struct Plan {
   std::vector<std::string> members;     // node names; member i is index i everywhere
   std::vector<Lane> lanes;               // push trees; none in kPull
   Swarm swarm;                          // kPull and kHybrid only
+  // The source hands each chunk to whichever lane drains first instead of the lane that lists
+  // it, and a lane's members pass a chunk on in the order it reached them: a lane whose edges
+  // run slower than planned carries less, so the lanes end together where a fixed partition
+  // leaves the slow lane's chunks last. Each lane's `chunks` is then its expected share (what
+  // the simulator and the renderer show). Push plans of one source only.
+  bool shared_chunks = false;
+  // At most this many unacknowledged chunks per connection where fewer keep the lanes' rates
+  // (with shared chunks, each chunk a hop holds beyond that is one committed to a lane before
+  // the lane shows how fast it drains); 0: the daemon's window. Members take the smaller.
+  int window_chunks = 0;
 
   // What the plan holds, which is what behaviour keys on: push lanes (kPush, kHybrid), a
   // BitTorrent swarm (kPull, kHybrid).

@@ -246,6 +246,17 @@ Status CheckModeAndLanes(const Plan& plan) {
   } else if (plan.lanes.empty()) {
     return Status::InvalidArgument("plan has no lanes");
   }
+  if (plan.window_chunks < 0) return Status::InvalidArgument("a plan's window is a count of chunks, not negative");
+  if (plan.shared_chunks) {
+    // A member learns a chunk's lane from the parent that sends it; a swarm or a second source
+    // would hand it chunks no lane of its own logged.
+    if (plan.HasSwarm()) return Status::InvalidArgument("a plan whose lanes share chunks is a push plan");
+    for (const Lane& lane : plan.lanes) {
+      if (lane.source != plan.lanes.front().source) {
+        return Status::InvalidArgument("lanes that share chunks have one source");
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -37,6 +37,8 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
   out->set_algorithm(plan.algorithm);
   out->set_rationale(plan.rationale);
   out->set_mode(PlanModeToProto(plan.mode));
+  out->set_shared_chunks(plan.shared_chunks);
+  out->set_window_chunks(static_cast<uint32_t>(plan.window_chunks));
   v1::Payload* payload = out->mutable_payload();
   payload->set_size_bytes(plan.payload_bytes);
   payload->set_chunk_bytes(plan.chunk_bytes);
@@ -148,6 +150,12 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
   plan.algorithm = in.algorithm();
   plan.rationale = in.rationale();
   GRIDCAST_ASSIGN_OR_RETURN(plan.mode, PlanModeFromProto(in.mode()));
+  plan.shared_chunks = in.shared_chunks();
+  if (in.window_chunks() > kMaxPlanWindowChunks) {
+    return Status::InvalidArgument("plan window of " + std::to_string(in.window_chunks()) + " chunks; the limit is " +
+                                   std::to_string(kMaxPlanWindowChunks));
+  }
+  plan.window_chunks = static_cast<int>(in.window_chunks());
   plan.payload_bytes = in.payload().size_bytes();
   plan.chunk_bytes = in.payload().chunk_bytes();
   if (plan.chunk_bytes == 0) return Status::InvalidArgument("plan chunk size is 0");

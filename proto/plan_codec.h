@@ -16,6 +16,7 @@ namespace gridcast {
 inline constexpr uint64_t kMaxPlanChunks = uint64_t{1} << 24;
 inline constexpr size_t kMaxPlanMembers = 100000;
 inline constexpr size_t kMaxPlanLanes = 4096;
+inline constexpr uint32_t kMaxPlanWindowChunks = 1 << 16;
 
 void PlanToProto(const Plan& plan, v1::Plan* out);
 
@@ -26,11 +27,17 @@ Result<Plan> PlanFromProto(const v1::Plan& in);
 // members the slice does not list left unnamed, validated with ValidatePlanPart.
 Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
 
-// A chunk digest off the wire (a request's or a Payload's digest field): UNSPECIFIED is
-// SHA-256; InvalidArgument for a value no digest has.
+// Whether a plan off the wire has a swarm writing into the members' stores beside its lanes
+// (Plan::HasSwarm of the plan it decodes to).
+inline bool PlanHasSwarm(const v1::Plan& plan) {
+  return plan.mode() == v1::PLAN_MODE_PULL || plan.mode() == v1::PLAN_MODE_HYBRID;
+}
+
 // The wire's mode; InvalidArgument for an unset or unknown one.
 Result<PlanMode> PlanModeFromProto(int value);
 v1::PlanMode PlanModeToProto(PlanMode mode);
+// A chunk digest off the wire (a request's or a Payload's digest field): UNSPECIFIED is
+// SHA-256; InvalidArgument for a value no digest has.
 Result<ChunkDigest> ChunkDigestFromProto(int value);
 v1::ChunkDigest ChunkDigestToProto(ChunkDigest digest);
 

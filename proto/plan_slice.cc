@@ -32,6 +32,8 @@ v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree) {
   slice.set_algorithm(plan.algorithm());
   slice.set_rationale(plan.rationale());
   slice.set_mode(plan.mode());
+  slice.set_shared_chunks(plan.shared_chunks());
+  slice.set_window_chunks(plan.window_chunks());
   *slice.mutable_payload() = plan.payload();
   for (const v1::Lane& lane : plan.lanes()) {
     v1::Lane* cut = slice.add_lanes();

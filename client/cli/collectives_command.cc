@@ -90,6 +90,8 @@ void PrintPlanText(const Plan& plan) {
              FormatSize(plan.payload_bytes), plan.NumChunks(), FormatSize(plan.chunk_bytes),
              plan.members.size(), plan.lanes.size(), PlanModeName(plan.mode));
   if (!plan.rationale.empty()) fmt::print("why: {}\n", plan.rationale);
+  if (plan.shared_chunks) fmt::print("lanes share chunks: the source hands each to the lane that drains first\n");
+  if (plan.window_chunks > 0) fmt::print("window: at most {} unacknowledged chunks per connection\n", plan.window_chunks);
   fmt::print("members:");
   for (size_t m = 0; m < plan.members.size(); ++m) fmt::print(" {}={}", m, plan.members[m]);
   fmt::print("\n");
@@ -142,7 +144,8 @@ nlohmann::json PlanJson(const Plan& plan) {
   }
   nlohmann::json out = {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
                         {"mode", PlanModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
-                        {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes}};
+                        {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes},
+                        {"shared_chunks", plan.shared_chunks}, {"window_chunks", plan.window_chunks}};
   if (plan.HasSwarm()) {
     nlohmann::json members = nlohmann::json::array();
     for (const SwarmMember& m : plan.swarm.members) {

@@ -24,6 +24,11 @@ constexpr double kRoundingSlack = 1e-9;
 // of upload-three-sites-96 are deep enough for auto's flow-level prediction to step them chunk
 // by chunk, 9 s instead of 0.1 s).
 constexpr int kLanesPerMember = 2;
+// The plan's window (Plan::window_chunks): what a lane sends in this long, within these bounds
+// (on upload-three-sites-96's netgrid, lanes sharing chunks: 1.15-1.16 of the bound with
+// windows of 2 and 4 chunks, 1.185 with the daemon's 8).
+constexpr double kWindowSeconds = 0.25;
+constexpr int kMaxWindowChunks = 64;
 
 struct Member {
   double up_bps = kUnshaped;
@@ -86,42 +91,28 @@ void CancelTransit(std::vector<std::vector<int64_t>>& served) {
   }
 }
 
-// Step 2 at lane rate `lane_bps`: the routing that serves every receiver in each of `lanes`
-// lanes, or none when the slots or the uplinks fall short.
-std::optional<Routing> Route(const Network& network, double lane_bps, int lanes) {
+// What step 2 routes with, in lane-rate units: per site the slots its members give and the
+// children its members need; per switch its uplink's room each way.
+struct Room {
+  std::vector<int64_t> supply, demand;
+  std::vector<int64_t> up, down;
+};
+
+// Step 2's entries at `lanes` lanes, taken out of `room`; false when a site has no feeder.
+bool ChooseFeeders(const Network& network, int lanes, Room* room, Routing* routing) {
+  std::vector<int64_t>& supply = room->supply;
+  std::vector<int64_t>& demand = room->demand;
+  std::vector<int64_t>& up_units = room->up;
+  std::vector<int64_t>& down_units = room->down;
   const NetworkModel& net = network.net;
   const std::vector<Site>& sites = network.sites;
-  const int p = static_cast<int>(network.members.size());
   const int num_sites = static_cast<int>(sites.size());
-  const int num_switches = static_cast<int>(net.switches.size());
-  Routing routing;
-  const int64_t most_children = int64_t{lanes} * (p - 1);
-  for (int r = 0; r < p; ++r) {
-    const Member& m = network.members[r];
-    if (r > 0 && m.down_bps * (1 + kRoundingSlack) < lanes * lane_bps) return std::nullopt;
-    routing.slots.push_back(std::min(most_children, Units(m.up_bps, lane_bps)));
-  }
-  // The source roots every lane.
-  if (p > 1 && routing.slots[0] < lanes) return std::nullopt;
-
-  std::vector<int64_t> supply(num_sites, 0);
-  std::vector<int64_t> demand(num_sites, 0);
-  for (int s = 0; s < num_sites; ++s) {
-    for (int r : sites[s].members) supply[s] += routing.slots[r];
-    demand[s] = int64_t{lanes} * network.Receivers(s);
-  }
-  std::vector<int64_t> up_units(num_switches, MaxFlow::kInfinite);
-  std::vector<int64_t> down_units(num_switches, MaxFlow::kInfinite);
-  for (int w = 1; w < num_switches; ++w) {
-    up_units[w] = Units(net.switches[w].uplink_up_bps, lane_bps);
-    down_units[w] = Units(net.switches[w].uplink_down_bps, lane_bps);
-  }
   // Entries: one per lane into every site but the source's, from an earlier site (so every
   // lane reaches every site) that has the slots and the uplinks for them: among those at most
   // one site deeper than the shallowest (sites chained one behind the other would make deep
   // lanes), the one over the fewest uplinks, then with the most left on them at this rate (a
   // site two racks can feed takes its entries from the less loaded).
-  routing.feeder.assign(num_sites, -1);
+  routing->feeder.assign(num_sites, -1);
   std::vector<int> site_depth(num_sites, 0);
   for (int s = 1; s < num_sites; ++s) {
     struct Candidate {
@@ -147,17 +138,28 @@ std::optional<Routing> Route(const Network& network, double lane_bps, int lanes)
       if (site_depth[c.site] > shallowest + 1) continue;
       if (!best || c.hops < best->hops || (c.hops == best->hops && c.left > best->left)) best = &c;
     }
-    if (!best) return std::nullopt;
-    routing.feeder[s] = best->site;
+    if (!best) return false;
+    routing->feeder[s] = best->site;
     site_depth[s] = site_depth[best->site] + 1;
-    supply[routing.feeder[s]] -= lanes;
+    supply[routing->feeder[s]] -= lanes;
     demand[s] -= lanes;
-    for (const UplinkHop& hop : SwitchRoute(net, sites[routing.feeder[s]].switch_index, sites[s].switch_index)) {
+    for (const UplinkHop& hop : SwitchRoute(net, sites[routing->feeder[s]].switch_index, sites[s].switch_index)) {
       int64_t& units = hop.up ? up_units[hop.switch_index] : down_units[hop.switch_index];
       if (units < MaxFlow::kInfinite) units -= lanes;
     }
   }
+  return true;
+}
 
+// Step 2's rest: the children each site's slots cannot serve at home, by a max-flow over the
+// switch tree; false when it cannot serve them all.
+bool RouteTheRest(const Network& network, const Room& left, Routing* routing) {
+  const std::vector<int64_t>& supply = left.supply;
+  const std::vector<int64_t>& demand = left.demand;
+  const NetworkModel& net = network.net;
+  const std::vector<Site>& sites = network.sites;
+  const int num_sites = static_cast<int>(sites.size());
+  const int num_switches = static_cast<int>(net.switches.size());
   // The rest: supply of site s -> its switch, up and down the switch tree -> demand of site t.
   const int source = 0;
   const int sink = 1;
@@ -179,16 +181,49 @@ std::optional<Routing> Route(const Network& network, double lane_bps, int lanes)
   for (int w = 0; w < num_switches; ++w) {
     flow.AddArc(up_vertex(w), down_vertex(w), MaxFlow::kInfinite);
     if (w == 0) continue;
-    flow.AddArc(up_vertex(w), up_vertex(net.switches[w].parent), up_units[w]);
-    flow.AddArc(down_vertex(net.switches[w].parent), down_vertex(w), down_units[w]);
+    flow.AddArc(up_vertex(w), up_vertex(net.switches[w].parent), left.up[w]);
+    flow.AddArc(down_vertex(net.switches[w].parent), down_vertex(w), left.down[w]);
   }
-  if (flow.Run(source, sink) < total_demand) return std::nullopt;
-  routing.served.assign(num_sites, std::vector<int64_t>(num_sites, 0));
+  if (flow.Run(source, sink) < total_demand) return false;
+  routing->served.assign(num_sites, std::vector<int64_t>(num_sites, 0));
   for (const MaxFlow::Path& path : flow.Paths(source, sink)) {
     const int from = path.vertices[1] - supply_vertex(0);
     const int to = path.vertices[path.vertices.size() - 2] - demand_vertex(0);
-    routing.served[from][to] += path.amount;
+    routing->served[from][to] += path.amount;
   }
+  return true;
+}
+
+// Step 2 at lane rate `lane_bps`: the routing that serves every receiver in each of `lanes`
+// lanes, or none when the slots or the uplinks fall short.
+std::optional<Routing> Route(const Network& network, double lane_bps, int lanes) {
+  const NetworkModel& net = network.net;
+  const std::vector<Site>& sites = network.sites;
+  const int p = static_cast<int>(network.members.size());
+  const int num_sites = static_cast<int>(sites.size());
+  const int num_switches = static_cast<int>(net.switches.size());
+  Routing routing;
+  const int64_t most_children = int64_t{lanes} * (p - 1);
+  for (int r = 0; r < p; ++r) {
+    const Member& m = network.members[r];
+    if (r > 0 && m.down_bps * (1 + kRoundingSlack) < lanes * lane_bps) return std::nullopt;
+    routing.slots.push_back(std::min(most_children, Units(m.up_bps, lane_bps)));
+  }
+  // The source roots every lane.
+  if (p > 1 && routing.slots[0] < lanes) return std::nullopt;
+
+  Room left{std::vector<int64_t>(num_sites, 0), std::vector<int64_t>(num_sites, 0),
+             std::vector<int64_t>(num_switches, MaxFlow::kInfinite), std::vector<int64_t>(num_switches, MaxFlow::kInfinite)};
+  for (int s = 0; s < num_sites; ++s) {
+    for (int r : sites[s].members) left.supply[s] += routing.slots[r];
+    left.demand[s] = int64_t{lanes} * network.Receivers(s);
+  }
+  for (int w = 1; w < num_switches; ++w) {
+    left.up[w] = Units(net.switches[w].uplink_up_bps, lane_bps);
+    left.down[w] = Units(net.switches[w].uplink_down_bps, lane_bps);
+  }
+  if (!ChooseFeeders(network, lanes, &left, &routing)) return std::nullopt;
+  if (!RouteTheRest(network, left, &routing)) return std::nullopt;
   CancelTransit(routing.served);
   return routing;
 }
@@ -353,7 +388,8 @@ std::vector<std::vector<int64_t>> AssignSlots(const Network& network, const Rout
 
 // Lane l's tree, filled breadth-first from the source (see the header, step 4). `depth` is
 // raised to the deepest member's depth; `unbudgeted` counts the members placed outside the
-// budgets (below).
+// budgets (below). Stays whole: its steps (order the waiting members, fill from the open
+// parents, place the rest on spare slots) share the fill's state and read in the order they run.
 Tree BuildLane(const Network& network, const LaneBudget& budget, std::vector<int64_t> slots, int& depth,
                int64_t& unbudgeted) {
   const std::vector<Site>& sites = network.sites;
@@ -542,6 +578,13 @@ Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t pa
     plan.lanes.push_back(TreeLane(0, InterleavedChunks(plan.NumChunks(), lanes, l),
                                   std::move(best->trees[l]), options.streams));
   }
+  // Lanes of one rate on paper run at what TCP gives each edge: drawing chunks from one pool
+  // lets them end together (docs/collectives.md, "The last lane decides").
+  plan.shared_chunks = lanes > 1;
+  // A window of a quarter second at the lane's rate (at least two chunks: one on the wire,
+  // one being verified) keeps a lane busy across any WAN's round trip and commits few chunks.
+  plan.window_chunks = static_cast<int>(
+      std::clamp(std::ceil(best->lane_bps * kWindowSeconds / chunk_bits), 2.0, double{kMaxWindowChunks}));
   plan.rationale = std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " of " +
                    FormatRate(best->lane_bps) + ", tree depth " + std::to_string(best->depth);
   if (best->unbudgeted > 0) {

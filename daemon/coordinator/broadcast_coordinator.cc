@@ -183,15 +183,20 @@ Result<std::vector<std::string>> BroadcastCoordinator::ChooseMembers(const v1::B
   return members;
 }
 
+Result<int> NodeOfMember(const NetworkModel& net, const std::string& name) {
+  std::optional<int> node = net.FindNode(name);
+  if (!node) return Status::FailedPrecondition("member '" + name + "' is not a node of the topology");
+  return *node;
+}
+
 // The plan of the request's planner and mode over `members`, validated on the network model.
 Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest& request,
                                                      const std::vector<std::string>& members, uint64_t size) const {
   GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));
   PlanOptions plan_options;
   for (const std::string& m : members) {
-    std::optional<int> node = net.FindNode(m);
-    if (!node) return Status::FailedPrecondition("member '" + m + "' is not a node of the topology");
-    plan_options.members.push_back(*node);
+    GRIDCAST_ASSIGN_OR_RETURN(const int node, NodeOfMember(net, m));
+    plan_options.members.push_back(node);
   }
   plan_options.source = plan_options.members.front();
   const bool pull = request.mode() == v1::PLAN_MODE_PULL;
@@ -229,6 +234,7 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
     GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, size, swarm_options));
     if (swarm.members != plan.members) return Status::Internal("push and swarm plans order members differently");
     plan.mode = PlanMode::kHybrid;
+    plan.shared_chunks = false;  // the swarm repairs the chunks a lane lists
     plan.swarm = std::move(swarm.swarm);
     plan.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
   }

@@ -33,11 +33,19 @@ struct PlanExecution::SenderConnection {
   Status error;
   std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
+  // The lane's log position this connection is to hand over next (every stream_count-th).
+  uint64_t next_position = 0;
+  int stream_count = 1;
+  PeerTraffic* traffic = nullptr;        // the daemon's counters of bytes to this child, if any
+  std::vector<bool>* sent_before = nullptr;  // PlanExecution::sent_ of this edge
 };
 
 struct PlanExecution::ReceiverConnection {
-  ReceiverConnection(asio::io_context& io, ConnectionPtr c) : connection(std::move(c)), changed(io) {}
+  ReceiverConnection(asio::io_context& io, ConnectionPtr c, int lane_index)
+      : connection(std::move(c)), lane(lane_index), changed(io) {}
   const ConnectionPtr connection;
+  const int lane;
+  std::chrono::steady_clock::time_point last_written = std::chrono::steady_clock::now();
   std::string where;            // for log lines
   std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
   uint32_t verifying = 0;       // chunks with the workers
@@ -52,6 +60,10 @@ struct PlanExecution::ReceiverConnection {
 };
 
 namespace {
+// Shared lanes: chunks that may wait at a member for one connection's window before the member
+// holds its acknowledgements back (one arriving while the window drains is no lag).
+constexpr uint64_t kLaneSlackChunks = 1;
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -70,21 +82,30 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       options_(std::move(options)),
       buffers_(BufferPool::Create(options_.cache_chunks)),
       chunk_arrived_(io),
-      hashed_together_(HashesBestTogether(store_->identity().digest)) {
+      hashed_together_(HashesBestTogether(store_->identity().digest)),
+      window_chunks_(plan_.window_chunks > 0 ? std::min<uint32_t>(options_.window_chunks, plan_.window_chunks)
+                                             : options_.window_chunks) {
   sends_left_.assign(plan_.NumChunks(), 0);
+  logged_in_.assign(plan_.NumChunks(), -1);
+  lane_log_.resize(plan_.lanes.size());
+  lane_senders_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
-    std::vector<uint64_t> chunks;
-    for (const ChunkRange& range : lane.chunks) {
-      for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
-    }
-    std::sort(chunks.begin(), chunks.end());
     uint32_t children = 0;
     for (const Fanout& fanout : lane.fanouts) {
       if (fanout.parent == self_) children += static_cast<uint32_t>(fanout.children.size());
     }
-    for (uint64_t c : chunks) sends_left_[c] += children;
-    lane_chunks_.push_back(std::move(chunks));
+    lane_children_.push_back(children);
     parent_.push_back(lane.ParentOf(self_));
+  }
+  if (!plan_.shared_chunks) {
+    for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+      std::vector<uint64_t> chunks;
+      for (const ChunkRange& range : plan_.lanes[l].chunks) {
+        for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
+      }
+      std::sort(chunks.begin(), chunks.end());
+      for (uint64_t c : chunks) Log(static_cast<int>(l), c);
+    }
   }
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
   store_->SetPageCacheWindow(options_.page_cache_window_bytes);
@@ -163,7 +184,7 @@ asio::awaitable<void> PlanExecution::WatchLanes() {
     const auto now = std::chrono::steady_clock::now();
     auto missing_of = [this](size_t lane) {
       std::vector<uint64_t> missing;
-      for (uint64_t c : lane_chunks_[lane]) {
+      for (uint64_t c : lane_log_[lane]) {
         if (!store_->Has(c)) missing.push_back(c);
       }
       return missing;
@@ -304,10 +325,39 @@ Status PlanExecution::CheckParent(const Hello& hello) const {
 }
 
 bool PlanExecution::StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const {
-  const std::vector<uint64_t>& chunks = lane_chunks_[lane];
+  const std::vector<uint64_t>& chunks = lane_log_[lane];
   auto it = std::lower_bound(chunks.begin(), chunks.end(), chunk);
   if (it == chunks.end() || *it != chunk) return false;
   return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
+}
+
+void PlanExecution::Log(int lane, uint64_t chunk) {
+  if (logged_in_[chunk] >= 0) return;
+  logged_in_[chunk] = static_cast<int16_t>(lane);
+  ++logged_count_;
+  lane_log_[lane].push_back(chunk);
+  sends_left_[chunk] += lane_children_[lane];
+  chunk_arrived_.Notify();
+}
+
+bool PlanExecution::ClaimChunk(int lane) {
+  if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= logged_in_.size()) return false;
+  const uint64_t logged = lane_log_[lane].size();
+  for (const SenderConnection* conn : lane_senders_[lane]) {
+    if (conn->next_position < logged) return false;
+  }
+  Log(lane, next_unclaimed_++);
+  return true;
+}
+
+bool PlanExecution::LaneLags(int lane) const {
+  const uint64_t logged = lane_log_[lane].size();
+  for (const SenderConnection* conn : lane_senders_[lane]) {
+    if (conn->next_position >= logged) continue;
+    const uint64_t waiting = (logged - 1 - conn->next_position) / conn->stream_count + 1;
+    if (waiting > kLaneSlackChunks) return true;
+  }
+  return false;
 }
 
 void PlanExecution::Delivered(int lane, int child, uint64_t chunk) {
@@ -400,8 +450,76 @@ asio::awaitable<void> PlanExecution::RunSender(int lane, int child, int stream, 
   SenderFinished();
 }
 
-// Stays whole: one connection to a child, from the dial to its last acknowledgement, as one
-// coroutine in the order it happens.
+asio::awaitable<Status> PlanExecution::SendChunk(SenderConnection& conn, uint64_t chunk) {
+  FrameHeader header;
+  header.type = FrameType::kData;
+  header.plan_id = id_;
+  header.lane = static_cast<uint32_t>(conn.lane);
+  header.length = static_cast<uint32_t>(store_->identity().ChunkSize(chunk));
+  header.chunk = chunk;
+  header.digest = store_->identity().digest;
+  header.hash = store_->identity().chunk_hashes[chunk];
+  const auto header_bytes = EncodeFrameHeader(header);
+  // The acknowledgement timeout counts from the oldest chunk unacknowledged, not from an ACK
+  // that came before the connection idled.
+  if (conn.in_flight.empty()) conn.last_ack = std::chrono::steady_clock::now();
+  conn.in_flight.insert(chunk);
+  conn.last_sent = std::chrono::steady_clock::now();
+  NotePayloadSent();
+  if ((*conn.sent_before)[chunk] && options_.counters) options_.counters->ChunkResent();
+  (*conn.sent_before)[chunk] = true;
+  Result<ChunkRef> bytes = store_->ChunkAt(chunk);
+  if (!bytes.ok()) co_return bytes.status();
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await conn.connection->SendChunk(header_bytes, std::move(*bytes), options_.io_timeout));
+  pushed_sent_bytes_.fetch_add(header.length, std::memory_order_relaxed);
+  if (conn.traffic != nullptr) conn.traffic->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> PlanExecution::SendHeader(SenderConnection& conn, FrameType type, uint64_t chunk) {
+  FrameHeader header;
+  header.type = type;
+  header.plan_id = id_;
+  header.lane = static_cast<uint32_t>(conn.lane);
+  header.chunk = chunk;
+  const auto header_bytes = EncodeFrameHeader(header);
+  conn.last_sent = std::chrono::steady_clock::now();
+  co_return co_await conn.connection->Write(header_bytes, {}, options_.io_timeout);
+}
+
+asio::awaitable<Status> PlanExecution::WaitUntil(SenderConnection& conn, const std::function<bool()>& ready) {
+  const auto keepalive_every = KeepaliveInterval();
+  while (!ready()) {
+    if (Stopping()) co_return Status::Cancelled("stopped");
+    if (!conn.error.ok()) co_return conn.error;
+    if (std::chrono::steady_clock::now() - conn.last_sent >= keepalive_every) {
+      const bool repairs = !lane_repaired_.empty() && lane_repaired_[conn.lane];
+      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(conn, FrameType::kKeepalive, repairs ? kKeepaliveParentRepairs : 0));
+    }
+    co_await chunk_arrived_.Wait(keepalive_every);
+  }
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> PlanExecution::WaitForWindow(SenderConnection& conn) {
+  for (;;) {
+    if (Stopping()) co_return Status::Cancelled("stopped");
+    if (!conn.error.ok()) co_return conn.error;
+    if (!conn.resend.empty()) {
+      const uint64_t chunk = conn.resend.front();
+      conn.resend.pop_front();
+      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(conn, chunk));
+      continue;
+    }
+    if (conn.in_flight.size() < window_chunks_) co_return Status::Ok();
+    if (std::chrono::steady_clock::now() - conn.last_ack > options_.io_timeout) {
+      co_return Status::DeadlineExceeded("no acknowledgement within the I/O timeout");
+    }
+    co_await conn.wake.Wait();
+  }
+}
+
+// One connection to a child, from the dial to its last acknowledgement, in the order it happens.
 asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream, int stream_count) {
   Result<ConnectionPtr> connected = co_await options_.transport->Connect(data_addresses_[child], options_.connect_timeout);
   if (!connected.ok()) co_return connected.status().WithContext("child " + plan_.members[child]);
@@ -420,84 +538,47 @@ asio::awaitable<Status> PlanExecution::SendOnce(int lane, int child, int stream,
   conn->child_has = std::move(*child_has);
 
   Spawn(ReadAcks(conn));
-
-  PeerTraffic* const traffic = PushTrafficWith(child);
-  std::vector<bool>& sent_before = sent_[{lane, child}];
-  if (sent_before.empty()) sent_before.resize(plan_.NumChunks());
-  auto send_chunk = [this, conn, lane, traffic, &sent_before](uint64_t chunk) -> asio::awaitable<Status> {
-    FrameHeader header;
-    header.type = FrameType::kData;
-    header.plan_id = id_;
-    header.lane = static_cast<uint32_t>(lane);
-    header.length = static_cast<uint32_t>(store_->identity().ChunkSize(chunk));
-    header.chunk = chunk;
-    header.digest = store_->identity().digest;
-    header.hash = store_->identity().chunk_hashes[chunk];
-    const auto header_bytes = EncodeFrameHeader(header);
-    conn->in_flight.insert(chunk);
-    conn->last_sent = std::chrono::steady_clock::now();
-    NotePayloadSent();
-    if (sent_before[chunk] && options_.counters) options_.counters->ChunkResent();
-    sent_before[chunk] = true;
-    Result<ChunkRef> bytes = store_->ChunkAt(chunk);
-    if (!bytes.ok()) co_return bytes.status();
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await conn->connection->SendChunk(header_bytes, std::move(*bytes),
-                                                                     options_.io_timeout));
-    pushed_sent_bytes_.fetch_add(header.length, std::memory_order_relaxed);
-    if (traffic != nullptr) traffic->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
-    co_return Status::Ok();
-  };
-  // While this member waits for a chunk to forward, the child hears that its parent is alive.
-  const auto keepalive_every = KeepaliveInterval();
-  auto send_keepalive = [this, conn, lane]() -> asio::awaitable<Status> {
-    FrameHeader header;
-    header.type = FrameType::kKeepalive;
-    header.plan_id = id_;
-    header.lane = static_cast<uint32_t>(lane);
-    header.chunk = !lane_repaired_.empty() && lane_repaired_[lane] ? kKeepaliveParentRepairs : 0;
-    const auto header_bytes = EncodeFrameHeader(header);
-    conn->last_sent = std::chrono::steady_clock::now();
-    co_return co_await conn->connection->Write(header_bytes, {}, options_.io_timeout);
-  };
-  // Waits until the connection can take one more chunk; resends what the child refused.
-  auto wait_for_window = [this, conn, &send_chunk]() -> asio::awaitable<Status> {
-    for (;;) {
-      if (Stopping()) co_return Status::Cancelled("stopped");
-      if (!conn->error.ok()) co_return conn->error;
-      if (!conn->resend.empty()) {
-        uint64_t chunk = conn->resend.front();
-        conn->resend.pop_front();
-        GRIDCAST_CO_RETURN_IF_ERROR(co_await send_chunk(chunk));
-        continue;
-      }
-      if (conn->in_flight.size() < options_.window_chunks) co_return Status::Ok();
-      if (std::chrono::steady_clock::now() - conn->last_ack > options_.io_timeout) {
-        co_return Status::DeadlineExceeded("no acknowledgement within the I/O timeout");
-      }
-      co_await conn->wake.Wait();
+  // Listed while open: a lane's source claims chunks at the pace of its connections, and a
+  // member holds acknowledgements while one of them lags (ClaimChunk, LaneLags).
+  conn->stream_count = stream_count;
+  struct Listed {
+    std::shared_ptr<PlanExecution> self;
+    SenderConnection* conn;
+    ~Listed() {
+      std::erase(self->lane_senders_[conn->lane], conn);
+      self->chunk_arrived_.Notify();
     }
-  };
+  } listed{shared_from_this(), conn.get()};
+  lane_senders_[lane].push_back(conn.get());
 
-  for (uint64_t chunk : lane_chunks_[lane]) {
-    if (!StreamCarries(lane, chunk, stream, stream_count)) continue;
+  conn->traffic = PushTrafficWith(child);
+  conn->sent_before = &sent_[{lane, child}];
+  if (conn->sent_before->empty()) conn->sent_before->resize(plan_.NumChunks());
+
+  const std::vector<uint64_t>& log = lane_log_[lane];
+  for (uint64_t position = stream;; position += stream_count) {
+    conn->next_position = position;
+    if (plan_.shared_chunks) chunk_arrived_.Notify();
+    // A claim may log a position of another stream of this lane (one not connected yet).
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] {
+      while (position >= log.size() && ClaimChunk(lane)) {
+      }
+      return position < log.size() || EveryChunkLogged();
+    }));
+    if (position >= log.size()) break;  // every chunk is logged: the lane is complete here
+    const uint64_t chunk = log[position];
     if (conn->child_has[chunk]) {
       Delivered(lane, child, chunk);
+      if (plan_.shared_chunks) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
       continue;
     }
-    while (!store_->Has(chunk)) {
-      if (Stopping()) co_return Status::Cancelled("stopped");
-      if (!conn->error.ok()) co_return conn->error;
-      if (std::chrono::steady_clock::now() - conn->last_sent >= keepalive_every) {
-        GRIDCAST_CO_RETURN_IF_ERROR(co_await send_keepalive());
-      }
-      co_await chunk_arrived_.Wait(keepalive_every);
-    }
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await send_chunk(chunk));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] { return store_->Has(chunk); }));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitForWindow(*conn));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(*conn, chunk));
   }
   // Drain: every chunk acknowledged (or resent until it is).
   while (!conn->in_flight.empty() || !conn->resend.empty()) {
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await wait_for_window());
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitForWindow(*conn));
     if (!conn->in_flight.empty()) co_await conn->wake.Wait();
   }
   conn->connection->Close();
@@ -541,7 +622,7 @@ void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello&
 // coroutine in the order it happens.
 asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, int lane, int stream,
                                                  int stream_count) {
-  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(connection_ptr));
+  auto conn = std::make_shared<ReceiverConnection>(io_, std::move(connection_ptr), lane);
   const ConnectionPtr& connection = conn->connection;
   Track(connection);
   conn->where = "plan " + ToHex(id_) + " lane " + std::to_string(lane);
@@ -560,14 +641,22 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
     Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(plan_.chunk_bytes));
     Status valid = header.status();
     if (valid.ok()) {
-      if ((header->type != FrameType::kData && header->type != FrameType::kKeepalive) ||
-          header->plan_id != id_ || header->lane != static_cast<uint32_t>(lane)) {
+      const bool assign = header->type == FrameType::kAssign;
+      if ((header->type != FrameType::kData && header->type != FrameType::kKeepalive && !assign) ||
+          header->plan_id != id_ || header->lane != static_cast<uint32_t>(lane) ||
+          (assign && !plan_.shared_chunks)) {
         valid = Status::InvalidArgument("frame for another plan, lane or of the wrong type");
       } else if (header->type == FrameType::kKeepalive) {
         if (header->chunk > kKeepaliveParentRepairs) valid = Status::InvalidArgument("malformed keepalive");
       } else if (header->chunk >= plan_.NumChunks() ||
-                 !StreamCarries(lane, header->chunk, stream, stream_count)) {
+                 (plan_.shared_chunks ? logged_in_[header->chunk] >= 0 && logged_in_[header->chunk] != lane
+                                      : !StreamCarries(lane, header->chunk, stream, stream_count))) {
         valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " is not carried here");
+      } else if (assign) {
+        if (!store_->Has(header->chunk)) {
+          valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) +
+                                          " is assigned to this member as held, and it is not");
+        }
       } else if (header->length != plan_.ChunkSize(header->chunk)) {
         valid = Status::InvalidArgument("chunk " + std::to_string(header->chunk) + " has the wrong length");
       } else if (header->digest != store_->identity().digest ||
@@ -590,6 +679,10 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
       }
       continue;
     }
+    if (header->type == FrameType::kAssign) {
+      Log(lane, header->chunk);
+      continue;
+    }
     // Straight into the payload's final pages where the store has them (in memory), else
     // into a pooled buffer that the store writes once verified.
     const std::span<uint8_t> place = store_->ClaimPlace(header->chunk);
@@ -607,7 +700,7 @@ asio::awaitable<void> PlanExecution::RunReceiver(ConnectionPtr connection_ptr, i
       if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
       // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
       // here, so this connection never holds more than a window of buffers.
-      while (conn->verifying >= options_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+      while (conn->verifying >= window_chunks_ && !conn->closed) co_await conn->changed.Wait();
     }
     if (!received.ok() || conn->closed) {
       if (!place.empty()) store_->ReleasePlace(header->chunk);
@@ -714,6 +807,7 @@ void PlanExecution::OnChunkStored(const std::shared_ptr<ReceiverConnection>& con
     if (newly && options_.counters) options_.counters->ChunkVerified(Transport::kPush);
     if (newly) lane_last_chunk_s_[header.lane] = SecondsSince(started_);
     if (swarm_ && data) swarm_->ChunkVerifiedByPush(header.chunk, *data);
+    if (plan_.shared_chunks) Log(static_cast<int>(header.lane), header.chunk);
     if (sends_left_[header.chunk] == 0) ReleaseFromPageCache(header.chunk);
     OnChunkVerified();
   }
@@ -728,12 +822,21 @@ asio::awaitable<void> PlanExecution::WriteReplies(std::shared_ptr<ReceiverConnec
       co_await conn->changed.Wait();
       continue;
     }
+    // Shared lanes: while this member's children in the lane fall behind, the parent hears
+    // nothing (its window fills, and the lag travels up to the source), up to half the time
+    // after which it would give up on this connection.
+    if (plan_.shared_chunks && LaneLags(conn->lane) &&
+        std::chrono::steady_clock::now() - conn->last_written < options_.io_timeout / 2) {
+      co_await chunk_arrived_.Wait();
+      continue;
+    }
     bytes.clear();
     for (const FrameHeader& reply : conn->replies) {
       const auto encoded = EncodeFrameHeader(reply);
       bytes.insert(bytes.end(), encoded.begin(), encoded.end());
     }
     conn->replies.clear();
+    conn->last_written = std::chrono::steady_clock::now();
     if (!(co_await conn->connection->Write(bytes, {}, options_.io_timeout)).ok()) {
       conn->Close();
     }

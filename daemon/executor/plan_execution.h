@@ -19,6 +19,11 @@
 // Lost connections are re-opened; the child's bitmap in the handshake says what it already
 // holds, so a restarted member re-receives only what it had not verified.
 //
+// Where the plan's lanes share chunks (Plan::shared_chunks), each lane's chunk order is a log
+// that grows: the source logs a chunk in a lane as the lane's connections drain (ClaimChunk),
+// every other member as chunks arrive, and a member holds its acknowledgements while its
+// children in a lane lag (LaneLags), so a slow edge slows its lane back to the source.
+//
 // Pull and hybrid plans also have a Swarm (BitTorrent) writing into the same store; a pull plan
 // has no lanes, and the execution then only follows the store until it is complete.
 //
@@ -60,7 +65,8 @@ struct ExecutionOptions {
   // What connections to children are opened on (tcp, tls or loopback); the daemon's, shared
   // with its DataPlane. Required.
   std::shared_ptr<DataTransport> transport;
-  // Unacknowledged chunks per connection. More hides latency; each costs a chunk on restart.
+  // Unacknowledged chunks per connection (or the plan's window, if smaller). More hides
+  // latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
   // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
   size_t cache_chunks = 32;
@@ -155,6 +161,15 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   void Spawn(boost::asio::awaitable<void> task);
   boost::asio::awaitable<void> RunSender(int lane, int child, int stream, int stream_count);
   boost::asio::awaitable<Status> SendOnce(int lane, int child, int stream, int stream_count);
+  // One chunk to the child of `conn`, counted (a second send of it counts as a resend).
+  boost::asio::awaitable<Status> SendChunk(SenderConnection& conn, uint64_t chunk);
+  // A frame without payload: a keepalive, or (shared lanes) a chunk the child holds assigned
+  // to the connection's lane.
+  boost::asio::awaitable<Status> SendHeader(SenderConnection& conn, FrameType type, uint64_t chunk);
+  // Returns once `ready()`, telling the child meanwhile that its parent is alive (keepalives).
+  boost::asio::awaitable<Status> WaitUntil(SenderConnection& conn, const std::function<bool()>& ready);
+  // Returns once the connection can take one more chunk; resends what the child refused.
+  boost::asio::awaitable<Status> WaitForWindow(SenderConnection& conn);
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<SenderConnection> conn);
   boost::asio::awaitable<void> RunReceiver(ConnectionPtr connection, int lane, int stream, int stream_count);
   // Writes the ACK and NACK frames of a parent connection as the workers finish chunks.
@@ -184,8 +199,19 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   std::chrono::milliseconds KeepaliveInterval() const;
   // Hybrid: bytes or a keepalive arrived on `lane` from its parent.
   void MarkLaneProgress(int lane);
-  // Positions in the lane's chunk order carried by `stream` of `stream_count`.
+  // Positions in the lane's chunk order carried by `stream` of `stream_count` (fixed lanes).
   bool StreamCarries(int lane, uint64_t chunk, int stream, int stream_count) const;
+  // Logs `chunk` in `lane` (its children in that lane wait for it) unless it is logged already.
+  void Log(int lane, uint64_t chunk);
+  bool EveryChunkLogged() const { return logged_count_ == logged_in_.size(); }
+  // At the source of shared lanes: logs the next unclaimed chunk in `lane` once every open
+  // connection of the lane has been handed all it logged, so a lane takes chunks as fast as
+  // its slowest edge from here drains them. False when it may not (yet).
+  bool ClaimChunk(int lane);
+  // Shared lanes: chunks of `lane` wait here for a child's window (more than kLaneSlackChunks
+  // for one connection). Acknowledgements to the parent are then held back, so a slow edge slows
+  // its lane all the way up to the source, which gives the lane fewer chunks.
+  bool LaneLags(int lane) const;
   void OnChunkVerified();
   // At a source whose sender still writes the payload (PayloadStore::OpenFilling): the
   // workers verify what the file holds now, and each chunk is sent once they have. Polled
@@ -218,9 +244,23 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   std::shared_ptr<PullSwarm> swarm_;
   std::function<Status()> after_finalize_;
   const ExecutionOptions options_;
-  // Per lane: its chunks in order, and this member's parent (-1 at the source).
-  std::vector<std::vector<uint64_t>> lane_chunks_;
+  // Per lane: the chunks this member passes on in it, in the order it does (its log), and this
+  // member's parent (-1 at the source). A plan of fixed lanes logs every lane's chunks at the
+  // start; where lanes share chunks (Plan::shared_chunks) the source logs a chunk in the lane
+  // that claims it (ClaimChunk) and every other member as it arrives (or is assigned), and a
+  // lane's log is final once every chunk is logged somewhere.
+  std::vector<std::vector<uint64_t>> lane_log_;
   std::vector<int> parent_;
+  // io thread only. Per chunk, the lane it is logged in (-1: none yet; a plan has at most
+  // kMaxPlanLanes, 4,096); how many are.
+  std::vector<int16_t> logged_in_;
+  uint64_t logged_count_ = 0;
+  // Per lane, this member's children in it (each chunk logged there waits for them all).
+  std::vector<uint32_t> lane_children_;
+  // At the source of shared lanes: the next chunk no lane has claimed.
+  uint64_t next_unclaimed_ = 0;
+  // io thread only. Per lane, this member's open connections to its children in it.
+  std::vector<std::vector<SenderConnection*>> lane_senders_;
   // io thread only. Per chunk, the children of this member that do not hold it yet; per
   // (lane, child) edge, which chunks the child holds.
   std::vector<uint32_t> sends_left_;
@@ -232,6 +272,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
 
   // io thread only.
+  // A chunk was stored or logged, or (shared lanes) a connection to a child was handed its next.
   Notifier chunk_arrived_;
   int senders_running_ = 0;
   bool finalizing_ = false;
@@ -250,6 +291,7 @@ class PlanExecution final : public LaneReceiver, public std::enable_shared_from_
   std::deque<WaitingChunk> waiting_;  // guarded by waiting_mutex_
   bool draining_ = false;             // a worker is in StoreWaitingChunks; guarded by waiting_mutex_
   const bool hashed_together_;        // HashesBestTogether(the plan's digest)
+  const uint32_t window_chunks_;      // the smaller of the daemon's and the plan's
 
   mutable std::mutex mutex_;
   ExecutionState state_ = ExecutionState::kPrepared;  // guarded by mutex_

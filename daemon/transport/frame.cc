@@ -103,7 +103,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   uint8_t type_digest_pad[4];
   r.Bytes(type_digest_pad, 4);
   FrameHeader h;
-  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kKeepalive)) {
+  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kAssign)) {
     return Status::InvalidArgument("unknown frame type " + std::to_string(type_digest_pad[0]));
   }
   if (type_digest_pad[2] != 0 || type_digest_pad[3] != 0) {

@@ -9,7 +9,9 @@
 // 0 and no hash; a KEEPALIVE (parent -> child, length 0) says the
 // parent is alive while it waits for a chunk to forward, so its child can tell waiting from a
 // hung parent; its chunk field is kKeepaliveParentRepairs when the parent (hybrid plans) pulls
-// that lane's missing chunks from the swarm, else 0. Decoding checks everything a header alone can
+// that lane's missing chunks from the swarm, else 0. An ASSIGN (parent -> child, length 0; plans
+// whose lanes share chunks) says `chunk` belongs to `lane` and the child holds it already (its
+// bitmap said so): the child passes it on in that lane as if it had just arrived. Decoding checks everything a header alone can
 // tell; the receiver checks the rest against its plan (lane, chunk range, chunk size).
 //
 // Handshake (the secret never travels): the child speaks first with a random challenge, the
@@ -17,8 +19,9 @@
 // the child accepts with an HMAC over the parent's challenge and its verified-chunk bitmap.
 //
 // Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
-// per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Members of
-// different versions refuse each other at the challenge, naming both versions.
+// per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Version 3
+// added ASSIGN frames. Members of different versions refuse each other at the challenge,
+// naming both versions.
 #pragma once
 
 #include <array>
@@ -39,7 +42,7 @@ using PlanId = std::array<uint8_t, 16>;
 Result<PlanId> PlanIdFromBytes(const std::string& bytes);
 
 // Values are on the wire; do not renumber.
-enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4 };
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5 };
 
 inline constexpr size_t kFrameHeaderBytes = 72;
 inline constexpr uint64_t kKeepaliveParentRepairs = 1;
@@ -66,7 +69,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 // A bitmap for kMaxPlanChunks chunks, or an error message.
 inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -13,6 +17,25 @@
 namespace gridcast {
 
 namespace asio = boost::asio;
+
+// A member's uplink: writes take turns at its rate.
+struct LoopbackUplink {
+  explicit LoopbackUplink(double rate) : bytes_per_s(rate) {}
+  const double bytes_per_s;
+  std::chrono::steady_clock::time_point free_at = std::chrono::steady_clock::now();
+
+  // Returns when `bytes` may go: after those written before them.
+  asio::awaitable<void> Take(size_t bytes) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto start = std::max(now, free_at);
+    free_at = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(static_cast<double>(bytes) / bytes_per_s));
+    if (start <= now) co_return;
+    asio::steady_timer wait(co_await asio::this_coro::executor, start);
+    boost::system::error_code ec;
+    co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+};
 
 namespace {
 
@@ -34,8 +57,9 @@ struct Pipe {
 
 class LoopbackConnection final : public Connection {
  public:
-  LoopbackConnection(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, std::string peer)
-      : in_(std::move(in)), out_(std::move(out)), peer_(std::move(peer)) {}
+  LoopbackConnection(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, std::string peer,
+                     std::shared_ptr<LoopbackUplink> uplink = nullptr)
+      : in_(std::move(in)), out_(std::move(out)), peer_(std::move(peer)), uplink_(std::move(uplink)) {}
   ~LoopbackConnection() override { Close(); }
 
   asio::awaitable<Status> Read(std::span<uint8_t> out, std::chrono::milliseconds timeout) override {
@@ -100,6 +124,10 @@ class LoopbackConnection final : public Connection {
       const size_t room = out_->capacity_bytes - std::min(out_->capacity_bytes, out_->bytes.size());
       if (room > 0) {
         const size_t n = std::min(room, data.size() - done);
+        if (uplink_) {
+          co_await uplink_->Take(n);
+          if (out_->closed) co_return Status::Unavailable("write: connection closed");
+        }
         out_->bytes.insert(out_->bytes.end(), data.begin() + static_cast<ptrdiff_t>(done),
                            data.begin() + static_cast<ptrdiff_t>(done + n));
         done += n;
@@ -118,6 +146,7 @@ class LoopbackConnection final : public Connection {
 
   const std::shared_ptr<Pipe> in_, out_;
   const std::string peer_;
+  const std::shared_ptr<LoopbackUplink> uplink_;
 };
 
 }  // namespace
@@ -141,6 +170,10 @@ std::function<void(ConnectionPtr)> LoopbackNetwork::ListenerAt(const std::string
   return it == listeners_.end() ? nullptr : it->second;
 }
 
+LoopbackTransport::LoopbackTransport(std::shared_ptr<LoopbackNetwork> network, double upload_bytes_per_s)
+    : network_(std::move(network)),
+      uplink_(upload_bytes_per_s > 0 ? std::make_shared<LoopbackUplink>(upload_bytes_per_s) : nullptr) {}
+
 LoopbackTransport::~LoopbackTransport() {
   if (!bound_.empty()) network_->Unbind(bound_);
 }
@@ -154,7 +187,7 @@ asio::awaitable<Result<ConnectionPtr>> LoopbackTransport::Connect(std::string ad
   auto accepted = std::make_shared<LoopbackConnection>(to_listener, from_listener, "loopback peer of " + address);
   // As an accept would: after this side's connect returns.
   asio::post(network_->io(), [listener, accepted] { listener(accepted); });
-  co_return ConnectionPtr(std::make_shared<LoopbackConnection>(from_listener, to_listener, address));
+  co_return ConnectionPtr(std::make_shared<LoopbackConnection>(from_listener, to_listener, address, uplink_));
 }
 
 Result<uint16_t> LoopbackTransport::Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) {

@@ -41,9 +41,13 @@ class LoopbackNetwork : public std::enable_shared_from_this<LoopbackNetwork> {
   std::map<std::string, std::function<void(ConnectionPtr)>> listeners_;  // guarded by mutex_
 };
 
+struct LoopbackUplink;
+
 class LoopbackTransport final : public DataTransport {
  public:
-  explicit LoopbackTransport(std::shared_ptr<LoopbackNetwork> network) : network_(std::move(network)) {}
+  // `upload_bytes_per_s` > 0: what the connections this transport opens write, together, goes
+  // out at most that fast (a member's uplink, shared by its children); 0: as fast as it can.
+  explicit LoopbackTransport(std::shared_ptr<LoopbackNetwork> network, double upload_bytes_per_s = 0);
   ~LoopbackTransport() override;
 
   // Unavailable ("connection refused") when nothing listens at `address`.
@@ -54,6 +58,7 @@ class LoopbackTransport final : public DataTransport {
 
  private:
   const std::shared_ptr<LoopbackNetwork> network_;
+  const std::shared_ptr<LoopbackUplink> uplink_;  // null: unlimited
   std::string bound_;
 };
 

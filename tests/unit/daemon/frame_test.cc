@@ -25,7 +25,7 @@ FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7,
 
 TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
-    for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive}) {
+    for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive, FrameType::kAssign}) {
       const FrameHeader in = Header(type, type == FrameType::kData ? 4096 : 0, kKeepaliveParentRepairs, digest);
       const auto bytes = EncodeFrameHeader(in);
       Result<FrameHeader> out = DecodeFrameHeader(bytes, 1 << 20);
@@ -41,15 +41,18 @@ TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   }
 }
 
-// A member of data protocol version 1 is refused at the challenge, by version and clearly.
+// A member of data protocol version 1 or 2 is refused at the challenge, by version and clearly.
 TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
-  Challenge old;
-  old.version = 1;
-  Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
-  ASSERT_FALSE(decoded.ok());
-  EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(decoded.status().message().find("version 1, this daemon version 2"), std::string::npos)
-      << decoded.status().message();
+  for (uint32_t version : {1u, 2u}) {
+    Challenge old;
+    old.version = version;
+    Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 3"),
+              std::string::npos)
+        << decoded.status().message();
+  }
   EXPECT_TRUE(DecodeChallenge(EncodeChallenge(Challenge{})).ok());
   // And its frames ("GCF1") are not read as this version's.
   auto v1_frame = EncodeFrameHeader(Header(FrameType::kData, 4096));
@@ -68,7 +71,7 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto bad_magic = data;
   bad_magic[0] = 'X';
   refused(bad_magic, 1 << 20, "bad magic");
-  for (uint8_t type : {0, 5, 255}) {
+  for (uint8_t type : {0, 6, 255}) {
     auto unknown = data;
     unknown[4] = type;
     refused(unknown, 1 << 20, "unknown type " + std::to_string(type));
@@ -84,7 +87,7 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto long_hash = EncodeFrameHeader(Header(FrameType::kData, 4096, 7, ChunkDigest::kXxh3));
   long_hash[kFrameHeaderBytes - 1] = 1;  // past XXH3-128's 16 bytes
   refused(long_hash, 1 << 20, "a hash longer than its digest");
-  for (FrameType type : {FrameType::kAck, FrameType::kNack, FrameType::kKeepalive}) {
+  for (FrameType type : {FrameType::kAck, FrameType::kNack, FrameType::kKeepalive, FrameType::kAssign}) {
     refused(EncodeFrameHeader(Header(type, 1)), 1 << 20, "a payload on a control frame");
     auto with_digest = EncodeFrameHeader(Header(type, 0));
     with_digest[5] = 1;

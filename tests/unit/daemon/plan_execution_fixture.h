@@ -53,7 +53,7 @@ class PlanExecutionFixture : public ::testing::Test {
     for (int i = 0; i < kMembers; ++i) {
       std::shared_ptr<DataTransport> transport;
       if (loopback_) {
-        transport = std::make_shared<LoopbackTransport>(network_);
+        transport = std::make_shared<LoopbackTransport>(network_, upload_bytes_per_s_.contains(i) ? upload_bytes_per_s_.at(i) : 0);
       } else if (TlsOf(i)) {
         transport = std::make_shared<TlsTransport>(io_, TlsOf(i), TcpOptions{}, std::chrono::seconds(5));
       } else {
@@ -220,6 +220,7 @@ class PlanExecutionFixture : public ::testing::Test {
   std::thread runner_;
   std::vector<std::shared_ptr<TlsContext>> tls_;  // per member, set before SetUp; none: plaintext
   bool loopback_ = false;                          // set before SetUp: no sockets at all
+  std::map<int, double> upload_bytes_per_s_;       // loopback only, set before SetUp: slow uplinks
   bool mapped_ = false;                            // receivers take chunks into place (in-memory)
   std::shared_ptr<LoopbackNetwork> network_;
   std::vector<std::shared_ptr<DataTransport>> transports_;

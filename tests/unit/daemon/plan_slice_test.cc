@@ -42,6 +42,8 @@ void ExpectSameView(const Plan& whole, const Plan& part, int m) {
   ASSERT_EQ(part.members.size(), whole.members.size());
   ASSERT_EQ(part.lanes.size(), whole.lanes.size());
   EXPECT_EQ(part.members[m], whole.members[m]);
+  EXPECT_EQ(part.shared_chunks, whole.shared_chunks);
+  EXPECT_EQ(part.window_chunks, whole.window_chunks);
   for (size_t l = 0; l < whole.lanes.size(); ++l) {
     const Lane& a = whole.lanes[l];
     const Lane& b = part.lanes[l];
@@ -106,7 +108,11 @@ class PlanSliceTest : public ::testing::TestWithParam<std::tuple<std::string, in
 
 TEST_P(PlanSliceTest, EveryMemberSeesItsOwnPartAsTheWholePlanHasIt) {
   const auto& [planner, p, fanout] = GetParam();
-  const Plan plan = planner == "hybrid" ? Hybrid(p) : planner == "swarm" ? Pull(p) : ShapePlan(planner, p, 64);
+  Plan plan = planner == "hybrid" ? Hybrid(p) : planner == "swarm" ? Pull(p) : ShapePlan(planner, p, 64);
+  if (planner == "splitstream:2") {  // as upload-packing makes its lanes
+    plan.shared_chunks = true;
+    plan.window_chunks = 3;
+  }
   ASSERT_TRUE(ValidatePlan(plan).ok()) << ValidatePlan(plan).ToString();
   const v1::Plan whole = Whole(plan);
   size_t largest_leaf = 0;
@@ -179,6 +185,9 @@ TEST(PlanSlice, MalformedSlicesAreRefused) {
   bad = good;
   bad.mutable_members(0)->clear_name();
   refused(bad, "without a name");
+  bad = good;
+  bad.set_window_chunks(1u << 20);
+  refused(bad, "plan window of 1048576 chunks");
   // Its parent in a lane not named: it could not check who connects.
   const int parent = ShapePlan("multilane", 20, 8).lanes[0].ParentOf(5);
   bad = good;

@@ -175,5 +175,22 @@ TEST(UploadPacking, LanesAreShallowAndMembersInteriorInFewOfThem) {
   EXPECT_GE(in_two_or_more, 0.9 * (plan.members.size() - 1));
 }
 
+// Its lanes draw chunks from one pool, with a window of a quarter second at the lane's rate:
+// two chunks on the family's slow lanes, more where lanes are fast, one lane sharing nothing.
+TEST(UploadPacking, LanesShareChunksWithAWindowOfTheirRate) {
+  const Plan slow = MakePlan(UploadPackingPlanner(), Parse(kThreeSites96));
+  EXPECT_TRUE(slow.shared_chunks);
+  EXPECT_EQ(slow.window_chunks, 2);
+  EXPECT_TRUE(ValidatePlan(slow).ok());
+  Result<NetworkModel> fast_net =
+      ParseTopology("switches:\n  - name: s\nnodes:\n  - switch: s\n    count: 8\n    up: 10gbit\n    down: 10gbit\n");
+  ASSERT_TRUE(fast_net.ok()) << fast_net.status().ToString();
+  const Plan fast = MakePlan(UploadPackingPlanner(4), *fast_net);
+  EXPECT_TRUE(fast.shared_chunks);
+  EXPECT_GT(fast.window_chunks, 8);  // a quarter second at 2.5 gbit: the daemon's window binds
+  const Plan one = MakePlan(UploadPackingPlanner(1), *fast_net);
+  EXPECT_FALSE(one.shared_chunks);
+}
+
 }  // namespace
 }  // namespace gridcast
