@@ -108,9 +108,6 @@ const std::vector<Entry>& Entries() {
   return entries;
 }
 
-// "knomial" of "knomial:4" (and of "knomial").
-std::string_view BaseName(std::string_view name) { return name.substr(0, name.find(':')); }
-
 std::string KnownNames() {
   std::string names;
   for (const Entry& e : Entries()) names += (names.empty() ? "" : ", ") + e.info.name;
@@ -119,11 +116,13 @@ std::string KnownNames() {
 
 }  // namespace
 
+std::string_view PlannerBaseName(std::string_view name) { return name.substr(0, name.find(':')); }
+
 Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name) {
   const size_t colon = name.find(':');
-  const std::string_view base = BaseName(name);
+  const std::string_view base = PlannerBaseName(name);
   for (const Entry& e : Entries()) {
-    if (BaseName(e.info.name) != base) continue;
+    if (PlannerBaseName(e.info.name) != base) continue;
     int parameter = e.default_parameter;
     if (colon != std::string_view::npos) {
       const std::string_view text = name.substr(colon + 1);
@@ -152,7 +151,7 @@ const std::vector<PlannerInfo>& ListPlanners() {
 
 const PlannerInfo* FindPlanner(std::string_view name) {
   for (const PlannerInfo& info : ListPlanners()) {
-    if (BaseName(info.name) == BaseName(name)) return &info;
+    if (PlannerBaseName(info.name) == PlannerBaseName(name)) return &info;
   }
   return nullptr;
 }

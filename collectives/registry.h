@@ -33,6 +33,9 @@ Result<std::unique_ptr<Planner>> MakePlanner(std::string_view name);
 // Every registered planner, broadcast ones first.
 const std::vector<PlannerInfo>& ListPlanners();
 
+// The planner a name names without its parameter: "knomial" of "knomial:4" (and of "knomial").
+std::string_view PlannerBaseName(std::string_view name);
+
 // The registered planner `name` names ("knomial:4" names knomial), parameter unchecked
 // (MakePlanner checks it); nullptr for an unknown name.
 const PlannerInfo* FindPlanner(std::string_view name);

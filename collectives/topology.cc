@@ -120,34 +120,45 @@ class Parser {
       }
       parent_names.emplace_back(has_parent ? entry["parent"] : entry, parent);
 
-      for (const char* key : {"uplink", "uplink_up", "uplink_down", "latency"}) {
-        if (i == 0 && entry[key]) {
-          return ErrorAt(entry[key], field + "." + key, "the root switch has no uplink");
-        }
-      }
-      if (entry["uplink"]) {
-        GRIDCAST_ASSIGN_OR_RETURN(double rate, Rate(entry["uplink"], field + ".uplink"));
-        sw.uplink_up_bps = sw.uplink_down_bps = rate;
-      }
-      if (entry["uplink_up"]) {
-        GRIDCAST_ASSIGN_OR_RETURN(sw.uplink_up_bps, Rate(entry["uplink_up"], field + ".uplink_up"));
-      }
-      if (entry["uplink_down"]) {
-        GRIDCAST_ASSIGN_OR_RETURN(sw.uplink_down_bps,
-                                  Rate(entry["uplink_down"], field + ".uplink_down"));
-      }
-      if (entry["latency"]) {
-        GRIDCAST_ASSIGN_OR_RETURN(std::string text,
-                                  ScalarString(entry["latency"], field + ".latency"));
-        Result<double> latency = ParseDurationSeconds(text);
-        if (!latency.ok()) {
-          return ErrorAt(entry["latency"], field + ".latency", latency.status().message());
-        }
-        sw.latency_s = *latency;
-      }
+      GRIDCAST_RETURN_IF_ERROR(ParseUplink(entry, field, /*root=*/i == 0, &sw));
       model_.switches.push_back(std::move(sw));
     }
 
+    return LinkParents(parent_names);
+  }
+
+  // A switch's uplink rates and latency; the root has none.
+  Status ParseUplink(const YAML::Node& entry, const std::string& field, bool root, Switch* sw) {
+    for (const char* key : {"uplink", "uplink_up", "uplink_down", "latency"}) {
+      if (root && entry[key]) {
+        return ErrorAt(entry[key], field + "." + key, "the root switch has no uplink");
+      }
+    }
+    if (entry["uplink"]) {
+      GRIDCAST_ASSIGN_OR_RETURN(double rate, Rate(entry["uplink"], field + ".uplink"));
+      sw->uplink_up_bps = sw->uplink_down_bps = rate;
+    }
+    if (entry["uplink_up"]) {
+      GRIDCAST_ASSIGN_OR_RETURN(sw->uplink_up_bps, Rate(entry["uplink_up"], field + ".uplink_up"));
+    }
+    if (entry["uplink_down"]) {
+      GRIDCAST_ASSIGN_OR_RETURN(sw->uplink_down_bps,
+                                Rate(entry["uplink_down"], field + ".uplink_down"));
+    }
+    if (entry["latency"]) {
+      GRIDCAST_ASSIGN_OR_RETURN(std::string text,
+                                ScalarString(entry["latency"], field + ".latency"));
+      Result<double> latency = ParseDurationSeconds(text);
+      if (!latency.ok()) {
+        return ErrorAt(entry["latency"], field + ".latency", latency.status().message());
+      }
+      sw->latency_s = *latency;
+    }
+    return Status::Ok();
+  }
+
+  // Each switch's parent by name; every chain of parents must reach the root.
+  Status LinkParents(const std::vector<std::pair<YAML::Node, std::string>>& parent_names) {
     for (size_t i = 1; i < model_.switches.size(); ++i) {
       const auto& [node, parent] = parent_names[i];
       const std::string field = "switches[" + std::to_string(i) + "].parent";

@@ -794,6 +794,74 @@ const BenchModeInfo& InfoOf(BenchMode mode) {
   return *std::find_if(modes.begin(), modes.end(), [mode](const BenchModeInfo& info) { return info.mode == mode; });
 }
 
+// What one bench run measured, as Bench prints it.
+struct BenchReport {
+  const BenchArgs& args;
+  const BenchModeInfo& mode;
+  const BenchOutcome& outcome;
+  const NetworkModel& model;
+  uint64_t size = 0;
+  double bound_s = 0;
+  double ratio = 0;
+  std::optional<CpuPerGib> cpu, transfer_cpu;
+};
+
+// One JSON line (docs/performance.md gives its shape).
+void PrintBenchJson(const BenchReport& r) {
+  std::string pull_fields;
+  if (r.outcome.source_copies) {
+    pull_fields = fmt::format(", \"source_copies\": {}, \"uplink_copies\": {}", FormatFloat(*r.outcome.source_copies),
+                              nlohmann::json(r.outcome.uplink_copies).dump());
+  }
+  if (!r.outcome.control.is_null()) pull_fields += ", \"control\": " + r.outcome.control.dump();
+  if (r.outcome.part_bytes) pull_fields += fmt::format(", \"part_bytes\": {}", *r.outcome.part_bytes);
+  if (r.outcome.simulated_s) pull_fields += fmt::format(", \"simulated_s\": {}", FormatFloat(*r.outcome.simulated_s));
+  if (r.args.tls) pull_fields += ", \"tls\": true";
+  if (!r.outcome.digest.empty()) pull_fields += ", \"digest\": " + nlohmann::json(r.outcome.digest).dump();
+  if (r.outcome.moved_bytes) {
+    pull_fields += fmt::format(", \"moved_bytes\": {}, \"reused_bytes\": {}", *r.outcome.moved_bytes,
+                               r.outcome.reused_bytes.value_or(0));
+  }
+  if (r.outcome.wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*r.outcome.wall_s));
+  if (!r.args.base_change.empty()) {
+    pull_fields += fmt::format(
+        ", \"base_change\": \"{}\", \"base_size_bytes\": {}, \"base_completion_s\": {}, \"base_wall_s\": {}",
+        r.args.base_change, r.size, FormatFloat(r.outcome.base_completion_s.value_or(0)),
+        FormatFloat(r.outcome.base_wall_s.value_or(0)));
+  }
+  if (r.outcome.pairs) {
+    pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
+                               *r.outcome.pairs, *r.outcome.rounds, nlohmann::json(r.outcome.clusters).dump(),
+                               FormatFloat(*r.outcome.clusters_ari));
+  }
+  fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
+             "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
+             nlohmann::json(r.mode.name).dump(), nlohmann::json(r.outcome.algo).dump(), r.outcome.size_bytes.value_or(r.size),
+             FormatFloat(r.outcome.completion_s), FormatFloat(r.bound_s), FormatFloat(r.ratio),
+             r.outcome.verified ? "true" : "false", CpuField(r.cpu), CpuField(r.transfer_cpu), pull_fields);
+}
+
+void PrintBenchText(const BenchReport& r) {
+  fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", r.mode.name,
+             r.args.tls ? " (TLS)" : "",
+             r.outcome.algo, r.model.name, r.model.nodes.size(), FormatSize(r.outcome.size_bytes.value_or(r.size)),
+             r.outcome.completion_s, r.bound_s, r.ratio, r.outcome.verified ? "verified" : "NOT VERIFIED");
+  if (r.cpu) {
+    std::vector<std::string> per_node;
+    for (const NodeCpu& node : r.outcome.node_cpu) {
+      per_node.push_back(fmt::format("{} {:.3f}", node.node, CpuSecondsPerGib(node)));
+    }
+    fmt::print("  CPU per GiB received ({}, user + system, {} receiving nodes): median {:.3f} s, max {:.3f} s "
+               "({})\n",
+               r.outcome.cpu_of, r.outcome.node_cpu.size(), r.cpu->median, r.cpu->max, fmt::join(per_node, ", "));
+  }
+  if (r.transfer_cpu) {
+    fmt::print("  ... once the receive memory was taken: median {:.3f} s, max {:.3f} s\n", r.transfer_cpu->median,
+               r.transfer_cpu->max);
+  }
+  for (const std::string& line : r.outcome.details) fmt::print("  {}\n", line);
+}
+
 int Bench(const BenchArgs& args) {
   Result<NetworkModel> model = LoadTopology(args.topology);
   if (!model.ok()) return ReportError(model.status());
@@ -823,58 +891,11 @@ int Bench(const BenchArgs& args) {
   const std::optional<CpuPerGib> cpu = SummarizeOrSay(outcome->node_cpu, "cpu_s_per_gib", &outcome->details);
   const std::optional<CpuPerGib> transfer_cpu =
       SummarizeOrSay(outcome->transfer_cpu, "transfer_cpu_s_per_gib", &outcome->details);
+  const BenchReport report{args, mode, *outcome, *model, *size, bound_s, ratio, cpu, transfer_cpu};
   if (args.json) {
-    std::string pull_fields;
-    if (outcome->source_copies) {
-      pull_fields = fmt::format(", \"source_copies\": {}, \"uplink_copies\": {}", FormatFloat(*outcome->source_copies),
-                                nlohmann::json(outcome->uplink_copies).dump());
-    }
-    if (!outcome->control.is_null()) pull_fields += ", \"control\": " + outcome->control.dump();
-    if (outcome->part_bytes) pull_fields += fmt::format(", \"part_bytes\": {}", *outcome->part_bytes);
-    if (outcome->simulated_s) pull_fields += fmt::format(", \"simulated_s\": {}", FormatFloat(*outcome->simulated_s));
-    if (args.tls) pull_fields += ", \"tls\": true";
-    if (!outcome->digest.empty()) pull_fields += ", \"digest\": " + nlohmann::json(outcome->digest).dump();
-    if (outcome->moved_bytes) {
-      pull_fields += fmt::format(", \"moved_bytes\": {}, \"reused_bytes\": {}", *outcome->moved_bytes,
-                                 outcome->reused_bytes.value_or(0));
-    }
-    if (outcome->wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*outcome->wall_s));
-    if (!args.base_change.empty()) {
-      pull_fields += fmt::format(
-          ", \"base_change\": \"{}\", \"base_size_bytes\": {}, \"base_completion_s\": {}, \"base_wall_s\": {}",
-          args.base_change, *size, FormatFloat(outcome->base_completion_s.value_or(0)),
-          FormatFloat(outcome->base_wall_s.value_or(0)));
-    }
-    if (outcome->pairs) {
-      pull_fields += fmt::format(", \"pairs\": {}, \"rounds\": {}, \"clusters\": {}, \"clusters_ari\": {}",
-                                 *outcome->pairs, *outcome->rounds, nlohmann::json(outcome->clusters).dump(),
-                                 FormatFloat(*outcome->clusters_ari));
-    }
-    fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
-               "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
-               nlohmann::json(mode.name).dump(), nlohmann::json(outcome->algo).dump(), outcome->size_bytes.value_or(*size),
-               FormatFloat(outcome->completion_s), FormatFloat(bound_s), FormatFloat(ratio),
-               outcome->verified ? "true" : "false", CpuField(cpu), CpuField(transfer_cpu), pull_fields);
+    PrintBenchJson(report);
   } else {
-    fmt::print("{}{} {} on {} ({} nodes): {} in {:.3f} s, bound {:.3f} s, ratio {:.3f}, {}\n", mode.name,
-               args.tls ? " (TLS)" : "",
-               outcome->algo, model->name, model->nodes.size(), FormatSize(outcome->size_bytes.value_or(*size)),
-               outcome->completion_s, bound_s,
-               ratio, outcome->verified ? "verified" : "NOT VERIFIED");
-    if (cpu) {
-      std::vector<std::string> per_node;
-      for (const NodeCpu& node : outcome->node_cpu) {
-        per_node.push_back(fmt::format("{} {:.3f}", node.node, CpuSecondsPerGib(node)));
-      }
-      fmt::print("  CPU per GiB received ({}, user + system, {} receiving nodes): median {:.3f} s, max {:.3f} s "
-                 "({})\n",
-                 outcome->cpu_of, outcome->node_cpu.size(), cpu->median, cpu->max, fmt::join(per_node, ", "));
-    }
-    if (transfer_cpu) {
-      fmt::print("  ... once the receive memory was taken: median {:.3f} s, max {:.3f} s\n", transfer_cpu->median,
-                 transfer_cpu->max);
-    }
-    for (const std::string& line : outcome->details) fmt::print("  {}\n", line);
+    PrintBenchText(report);
   }
   return outcome->verified ? kExitOk : kExitFailure;
 }

@@ -21,7 +21,7 @@ std::vector<std::string> CandidateNames() {
   for (const PlannerInfo& info : ListPlanners()) {
     if (info.kind != PlannerKind::kAllToAll || info.name == "auto-alltoall") continue;
     names.push_back(info.name);
-    const std::string base = info.name.substr(0, info.name.find(':'));
+    const std::string base(PlannerBaseName(info.name));
     if (base == "kprefix" || base == "kshift") {
       for (int k : {2, 4}) names.push_back(base + ":" + std::to_string(k));
     }

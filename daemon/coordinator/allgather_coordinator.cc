@@ -185,14 +185,13 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     if (hashed[i].size_bytes() != part_sizes[i] || !part_hashes.ok()) {
       return Status::Aborted("the part at '" + request.parts(i).member() + "' changed while it was described");
     }
-    std::optional<int> node = net.FindNode(request.parts(i).member());
-    if (!node) return Status::FailedPrecondition("member '" + request.parts(i).member() + "' is not a node of the topology");
-    options.parts[*node] = ChunkRange{next_chunk, next_chunk + chunks, 1};
-    options.members.push_back(*node);
+    GRIDCAST_ASSIGN_OR_RETURN(const int node, NodeOfMember(net, request.parts(i).member()));
+    options.parts[node] = ChunkRange{next_chunk, next_chunk + chunks, 1};
+    options.members.push_back(node);
     chunk_hashes.insert(chunk_hashes.end(), part_hashes->begin(), part_hashes->end());
     next_chunk += chunks;
   }
-  options.source = *net.FindNode(participant_.name());
+  GRIDCAST_ASSIGN_OR_RETURN(options.source, NodeOfMember(net, participant_.name()));
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, next_chunk * chunk_bytes, options));
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
 

@@ -58,6 +58,8 @@ struct CoordinatorOptions {
 // one switch with equal NICs over exactly the members.
 Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std::string& topology_yaml,
                                         const std::vector<std::string>& members);
+// The node of that model member `name` is; FailedPrecondition when it has none.
+Result<int> NodeOfMember(const NetworkModel& net, const std::string& name);
 
 class BroadcastCoordinator {
  public:

@@ -175,8 +175,8 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
   }
-  // In memory and pushed (one writer per chunk): chunks are received into their final pages.
-  if (lent == nullptr && request.in_memory() && plan.mode() == v1::PLAN_MODE_PUSH) {
+  // In memory and no swarm (one writer per chunk): chunks are received into their final pages.
+  if (lent == nullptr && request.in_memory() && !PlanHasSwarm(plan)) {
     GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
   }
   if (lent == nullptr && request.in_memory() && !request.take_memory_lazily()) {
@@ -203,7 +203,7 @@ std::function<Status()> Participant::AfterFinalize(const v1::PrepareRequest& req
 
 std::shared_ptr<RankMemory> Participant::LentMemoryFor(const v1::PrepareRequest& request, bool whole_payload) const {
   const v1::Plan& plan = request.plan();
-  if (!request.into_registered_memory() || !request.in_memory() || plan.mode() != v1::PLAN_MODE_PUSH ||
+  if (!request.into_registered_memory() || !request.in_memory() || PlanHasSwarm(plan) ||
       plan.payload().directory() || !whole_payload || options_.rank_memory == nullptr) {
     return nullptr;
   }

@@ -189,9 +189,10 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   return digest;
 }
 
-Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name) {
+Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name,
+                                                       FileIo& io) {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ReadChunkList(SystemFileIo(), PayloadStatePath(data_dir, name, ".chunks"), name);
+  return ReadChunkList(io, PayloadStatePath(data_dir, name, ".chunks"), name);
 }
 
 }  // namespace gridcast

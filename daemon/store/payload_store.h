@@ -94,7 +94,7 @@ class PayloadStore {
   // is `chunk_bytes_for_size(size)`. NotFound when no complete payload has that name.
   static Result<std::unique_ptr<PayloadStore>> OpenHeld(
       const std::string& data_dir, const std::string& name,
-      const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size);
+      const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size, FileIo& io = SystemFileIo());
 
   // How a receiver makes sure the payload fits before the broadcast starts.
   enum class Space {
@@ -247,10 +247,11 @@ class PayloadStore {
   // Re-hashes every chunk of the complete payload `name` below data_dir against the chunk list
   // recorded when it was received. NotFound when there is no such payload or no list (a file
   // gridcast did not receive). Reads the whole payload: on demand only.
-  static Result<ScrubReport> Scrub(const std::string& data_dir, const std::string& name);
+  static Result<ScrubReport> Scrub(const std::string& data_dir, const std::string& name, FileIo& io = SystemFileIo());
   // The identity recorded when `name` was received (no payload bytes are read). NotFound as
   // for Scrub().
-  static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name);
+  static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name,
+                                                  FileIo& io = SystemFileIo());
 
  protected:
   // Holds no chunk yet; `base_name` names the payload in errors.

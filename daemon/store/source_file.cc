@@ -58,8 +58,8 @@ std::unique_ptr<SourceFile> SourceFile::Filling(int fd, std::string base_name, P
   return store;
 }
 
-std::unique_ptr<SourceFile> SourceFile::Recorded(int fd, std::string base_name, PayloadIdentity identity) {
-  return std::unique_ptr<SourceFile>(new SourceFile(std::move(identity), std::move(base_name), SystemFileIo(), fd));
+std::unique_ptr<SourceFile> SourceFile::Recorded(int fd, std::string base_name, PayloadIdentity identity, FileIo& io) {
+  return std::unique_ptr<SourceFile>(new SourceFile(std::move(identity), std::move(base_name), io, fd));
 }
 
 Result<uint64_t> SourceFile::VerifyFilled() {
@@ -145,12 +145,12 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::strin
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
     const std::string& data_dir, const std::string& name,
-    const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size) {
+    const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size, FileIo& io) {
   if (name.ends_with(".part")) {
     return Status::InvalidArgument("'" + name + "' is a payload still being received, not a complete one");
   }
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
-  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = io.OpenAt(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (fd < 0 && errno == ELOOP) return Status::InvalidArgument("payload name '" + name + "' is a symlink");
   if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
   struct stat st {};
@@ -160,16 +160,16 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
   }
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
                             SourceFile::Hash(fd, name, chunk_bytes_for_size(static_cast<uint64_t>(st.st_size)),
-                                             ChunkDigest::kSha256, SystemFileIo()));
+                                             ChunkDigest::kSha256, io));
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
-Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name) {
-  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, RecordedIdentity(data_dir, name));
+Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name, FileIo& io) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, RecordedIdentity(data_dir, name, io));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
-  const int fd = openat(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = io.OpenAt(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
-  return SourceFile::Recorded(fd, name, std::move(identity))->Scrub();
+  return SourceFile::Recorded(fd, name, std::move(identity), io)->Scrub();
 }
 
 }  // namespace gridcast

@@ -30,7 +30,7 @@ class SourceFile final : public FileStore {
   // REQUIRES: opened with the recorded identity by Recorded().
   Result<ScrubReport> Scrub() const;
   // Takes `fd`, a held copy of the payload `identity` records, to scrub it.
-  static std::unique_ptr<SourceFile> Recorded(int fd, std::string base_name, PayloadIdentity identity);
+  static std::unique_ptr<SourceFile> Recorded(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
 
  private:
   SourceFile(PayloadIdentity identity, std::string base_name, FileIo& io, int fd)
