@@ -20,16 +20,26 @@ string(REGEX REPLACE "/$" "" pc_to_prefix "${pc_to_prefix}")
 configure_file(cmake/gridcast.pc.in ${CMAKE_BINARY_DIR}/gridcast.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/gridcast.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# The unit names the programs where the install puts them (the repository's says
-# /usr/local/bin): written at install time, when the prefix is known.
-install(CODE "
+# The configuration's directory: /etc/gridcast under the prefix /usr (a package's, as
+# GNUInstallDirs has it), else etc/gridcast in the prefix. Decided when installing, where
+# `cmake --install --prefix` may set another prefix than the build's.
+set(gridcast_config_dir_rule "
+  if(\"\${CMAKE_INSTALL_PREFIX}\" STREQUAL \"/usr\")
+    set(config_dir /etc/gridcast)
+  else()
+    set(config_dir \"\${CMAKE_INSTALL_PREFIX}/etc/gridcast\")
+  endif()")
+# The unit names the programs and the configuration where the install puts them (the
+# repository's says /usr/local/bin and /etc/gridcast).
+install(CODE "${gridcast_config_dir_rule}
   file(READ \"${PROJECT_SOURCE_DIR}/deploy/systemd/gridcastd.service\" unit)
   string(REPLACE \"/usr/local/bin/\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/\" unit \"\${unit}\")
+  string(REPLACE \"/etc/gridcast/\" \"\${config_dir}/\" unit \"\${unit}\")
   file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/gridcastd.service\" \"\${unit}\")
   message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/gridcastd.service\")
+  file(INSTALL \"${PROJECT_SOURCE_DIR}/deploy/systemd/gridcastd.yaml\" DESTINATION \"\${config_dir}\")  # DESTDIR its own
 ")
-install(FILES deploy/systemd/gridcastd.yaml DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/gridcast)
-install(FILES docs/real-cluster.md docs/daemon-settings.md docs/operations.md docs/topology.md
+install(FILES docs/real-cluster.md docs/daemon-settings.md docs/cli-reference.md docs/operations.md docs/topology.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 set(CPACK_PACKAGE_NAME gridcast)
@@ -43,7 +53,8 @@ set(CPACK_STRIP_FILES ON)
 # Depends: the shared libraries the binaries load, as dpkg-shlibdeps finds them; no -dev package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The example configuration is the node's own once edited: an upgrade keeps it.
-file(WRITE ${CMAKE_BINARY_DIR}/debian/conffiles "${CMAKE_INSTALL_FULL_SYSCONFDIR}/gridcast/gridcastd.yaml\n")
+cmake_language(EVAL CODE "${gridcast_config_dir_rule}")
+file(WRITE ${CMAKE_BINARY_DIR}/debian/conffiles "${config_dir}/gridcastd.yaml\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${CMAKE_SOURCE_DIR}/deploy/debian/postinst ${CMAKE_SOURCE_DIR}/deploy/debian/postrm
     ${CMAKE_BINARY_DIR}/debian/conffiles)

@@ -94,4 +94,23 @@ std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv) {
   return "";
 }
 
+namespace {
+
+void AppendReference(CLI::App& command, const std::string& parent, std::string* out) {
+  const std::string path = parent.empty() ? command.get_name() : parent + " " + command.get_name();
+  *out += "\n## " + path + "\n\n```text\n" + command.help(parent) + "```\n";
+  for (CLI::App* sub : command.get_subcommands({})) AppendReference(*sub, path, out);
+}
+
+}  // namespace
+
+std::string CliReference(CLI::App& app) {
+  std::string out =
+      "# The gridcast command line\n\n"
+      "Every command's `--help`, as `gridcast --cli-reference` prints it (generated: a test compares each\n"
+      "section with the command's own `--help`). gridcastd's settings: docs/daemon-settings.md.\n";
+  AppendReference(app, "", &out);
+  return out;
+}
+
 }  // namespace gridcast::cli

@@ -54,4 +54,9 @@ int ReportError(const Status& status);
 // empty.
 std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv);
 
+// docs/cli-reference.md: every command's --help, in Markdown, one section per command and
+// subcommand (`gridcast --cli-reference`; a test compares each section with the command's own
+// --help, so the two cannot drift).
+std::string CliReference(CLI::App& app);
+
 }  // namespace gridcast::cli

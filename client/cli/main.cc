@@ -1,6 +1,7 @@
 // gridcast: the command-line client.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string_view>
 
 #include "client/cli/bench_command.h"
 #include "client/cli/cli_util.h"
@@ -14,7 +15,7 @@
 #include "common/build_info.h"
 
 int main(int argc, char** argv) {
-  CLI::App app("gridcast: move one large payload from one node to many, as fast as the network allows");
+  CLI::App app("gridcast: move one large payload from one node to many, as fast as the network allows", "gridcast");
   app.require_subcommand(1);
   app.set_version_flag("--version", "gridcast " + std::string(gridcast::BuildVersion()));
   int exit_code = gridcast::cli::kExitOk;
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
   gridcast::cli::AddTorrentCommands(app, &exit_code);
   gridcast::cli::AddTomographyCommand(app, &exit_code);
   gridcast::cli::AddSlurmCommands(app, &exit_code);
+  if (argc == 2 && std::string_view(argv[1]) == "--cli-reference") {  // how docs/cli-reference.md is made
+    std::cout << gridcast::cli::CliReference(app);
+    return gridcast::cli::kExitOk;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

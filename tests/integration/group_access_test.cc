@@ -1,5 +1,6 @@
 // The systemd unit's layout with unprivileged users: daemons run as a service user (uid 1) in
-// directories of mode 2770 with umask 0007, as deploy/systemd/gridcastd.service makes them; a
+// directories of the modes and with the umask deploy/systemd/gridcastd.service gives them
+// (read from the unit: 2770 and 0007); a
 // user of the service's group (uid 65534 with the group as a supplementary one, umask 0077)
 // sends a buffer through the data directory and one through the memory directory (the MPI
 // shim's way) and reads both back at another member. A user outside the group cannot.
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -26,6 +28,15 @@ constexpr int kServiceUid = 1;  // "daemon" on Debian: an unprivileged system us
 constexpr int kServiceGid = 1;
 constexpr int kUserUid = 65534;  // "nobody"
 
+// The octal value of `key=` in the systemd unit; -1 when it has none.
+int UnitOctal(const std::string& key) {
+  std::ifstream unit(GRIDCAST_SYSTEMD_UNIT);
+  for (std::string line; std::getline(unit, line);) {
+    if (line.rfind(key + "=", 0) == 0) return std::stoi(line.substr(key.size() + 1), nullptr, 8);
+  }
+  return -1;
+}
+
 class GroupAccessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -42,12 +53,18 @@ class GroupAccessTest : public ::testing::Test {
     fs::create_directories(dir_);
     chmod(dir_.c_str(), 0755);
     // As systemd makes StateDirectory= and RuntimeDirectory= for the unit.
-    for (const char* shared : {"state", "runtime"}) {
+    for (const auto& [shared, key] : {std::pair{"state", "StateDirectoryMode"}, std::pair{"runtime", "RuntimeDirectoryMode"}}) {
       const fs::path path = dir_ / shared;
       fs::create_directory(path);
+      const int mode = UnitOctal(key);
+      ASSERT_GE(mode, 0) << "the unit sets no " << key;
       ASSERT_EQ(chown(path.c_str(), kServiceUid, kServiceGid), 0);
-      ASSERT_EQ(chmod(path.c_str(), 02770), 0);
+      ASSERT_EQ(chmod(path.c_str(), static_cast<mode_t>(mode)), 0);
     }
+    const int umask_value = UnitOctal("UMask");
+    ASSERT_GE(umask_value, 0) << "the unit sets no UMask";
+    char daemon_umask[8];
+    std::snprintf(daemon_umask, sizeof(daemon_umask), "%04o", umask_value);
     ClusterConfig cluster;
     cluster.secret = NewClusterSecret();
     const int base = 24000 + static_cast<int>(getpid() % 500) * 4;
@@ -65,7 +82,7 @@ class GroupAccessTest : public ::testing::Test {
       const std::string name = "m" + std::to_string(i);
       Result<ChildProcess> daemon = ChildProcess::Start(
           {"sh", "-c",
-           "umask 0007; exec setpriv --reuid=" + std::to_string(kServiceUid) + " --regid=" + std::to_string(kServiceGid) +
+           "umask " + std::string(daemon_umask) + "; exec setpriv --reuid=" + std::to_string(kServiceUid) + " --regid=" + std::to_string(kServiceGid) +
                " --clear-groups env ASAN_OPTIONS=detect_leaks=0 " + GRIDCASTD + " --name " + name + " --cluster " +
                cluster_file_.string() + " --data-dir " + (dir_ / "state" / ("data-" + name)).string() +
                " --memory-dir " + (dir_ / "runtime" / ("memory-" + name)).string()},

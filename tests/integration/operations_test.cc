@@ -188,6 +188,88 @@ TEST_F(CheckConfigTest, EachProblemIsNamedWithExitCode2) {
   EXPECT_NE(far.output.find("names a CA (tls_ca) but this daemon has no certificate"), std::string::npos) << far.output;
 }
 
+// Certificates made by `gridcast cluster init --tls`: the daemon's own passes; one of another
+// cluster's CA, of another host, with another member's key, or for serving only is refused, a
+// line for each problem naming its file.
+TEST_F(CheckConfigTest, ACertificateIsCheckedAgainstItsCAItsHostsItsKeyAndItsUses) {
+  Write("hosts.txt", "127.0.0.1 n1\n127.0.0.2 n2\n");
+  for (const char* cluster : {"a", "b"}) {
+    Result<CommandOutput> init = RunCommand({GRIDCAST_CLI, "cluster", "init", "--hosts", (dir_ / "hosts.txt").string(),
+                                             "--tls", "-o", (dir_ / cluster).string()});
+    ASSERT_TRUE(init.ok() && init->exit_code == 0) << (init.ok() ? init->output : init.status().ToString());
+  }
+  const std::string pki = (dir_ / "a/pki").string();
+  auto tls = [&](const std::string& cert, const std::string& key, const std::string& ca) {
+    return Check({"--name", "n1", "--tls-cert", cert, "--tls-key", key, "--tls-ca", ca});
+  };
+  const CommandOutput good = tls(pki + "/n1.pem", pki + "/n1.key", pki + "/ca.pem");
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+
+  const CommandOutput other_ca = tls(pki + "/n1.pem", pki + "/n1.key", (dir_ / "b/pki/ca.pem").string());
+  EXPECT_EQ(other_ca.exit_code, 2);
+  EXPECT_NE(other_ca.output.find(pki + "/n1.pem: does not chain to the CA " + (dir_ / "b/pki/ca.pem").string()),
+            std::string::npos)
+      << other_ca.output;
+  const CommandOutput other_host = tls(pki + "/n2.pem", pki + "/n2.key", pki + "/ca.pem");
+  EXPECT_NE(other_host.output.find(pki + "/n2.pem: does not name 127.0.0.1"), std::string::npos) << other_host.output;
+  // Two problems, two lines, each naming its file.
+  const CommandOutput two = tls(pki + "/n1.pem", pki + "/n2.key", (dir_ / "b/pki/ca.pem").string());
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.output.find("gridcastd: " + pki + "/n2.key: not the key of " + pki + "/n1.pem\n"), std::string::npos)
+      << two.output;
+  EXPECT_NE(two.output.find("\ngridcastd: " + pki + "/n1.pem: does not chain to the CA"), std::string::npos)
+      << two.output;
+
+  // Signed by the cluster's CA, naming the host, but for serving only: a daemon also dials.
+  Write("server-only.cnf", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+  Result<CommandOutput> made = RunCommand(
+      {"sh", "-ec",
+       "cd " + dir_.string() + "\n" +
+           "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout s.key -subj /CN=n1 "
+           "-out s.csr 2>/dev/null\n"
+           "openssl x509 -req -in s.csr -CA " + pki + "/ca.pem -CAkey " + pki +
+           "/ca.key -CAcreateserial -days 1 -extfile server-only.cnf -out s.pem 2>/dev/null"});
+  ASSERT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? made->output : made.status().ToString());
+  const CommandOutput serving = tls((dir_ / "s.pem").string(), (dir_ / "s.key").string(), pki + "/ca.pem");
+  EXPECT_EQ(serving.exit_code, 2);
+  EXPECT_NE(serving.output.find("s.pem: its extended key usage lacks clientAuth"), std::string::npos) << serving.output;
+}
+
+// `gridcast cluster add-host`: the member in the cluster file (still 0600) and the topology,
+// and a certificate of the cluster's CA naming its host, its key 0600.
+TEST_F(CheckConfigTest, AddHostAddsTheMemberAndIssuesItsCertificate) {
+  Write("hosts.txt", "127.0.0.1 n1\n127.0.0.2 n2\n");
+  const std::string cluster = (dir_ / "c").string();
+  Result<CommandOutput> init =
+      RunCommand({GRIDCAST_CLI, "cluster", "init", "--hosts", (dir_ / "hosts.txt").string(), "--tls", "-o", cluster});
+  ASSERT_TRUE(init.ok() && init->exit_code == 0) << (init.ok() ? init->output : init.status().ToString());
+  Result<CommandOutput> added =
+      RunCommand({GRIDCAST_CLI, "cluster", "add-host", "127.0.0.3 n3", "--cluster", cluster + "/cluster.yaml"});
+  ASSERT_TRUE(added.ok() && added->exit_code == 0) << (added.ok() ? added->output : added.status().ToString());
+  auto mode = [](const fs::path& path) { return fs::status(path).permissions() & fs::perms::all; };
+  EXPECT_EQ(mode(cluster + "/cluster.yaml"), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(mode(cluster + "/pki/n3.key"), fs::perms::owner_read | fs::perms::owner_write);
+  std::ifstream file(cluster + "/cluster.yaml");
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_NE(text.str().find("  - name: n3\n    control: 127.0.0.3:7700\n    data: 127.0.0.3:7701"), std::string::npos)
+      << text.str();
+  std::ifstream topology(cluster + "/topology.yaml");
+  std::stringstream nodes;
+  nodes << topology.rdbuf();
+  EXPECT_NE(nodes.str().find("n3"), std::string::npos) << nodes.str();
+  // The CA issued it, for that host, as for the others.
+  Result<CommandOutput> verified =
+      RunCommand({"openssl", "verify", "-CAfile", cluster + "/pki/ca.pem", cluster + "/pki/n3.pem"});
+  ASSERT_TRUE(verified.ok());
+  EXPECT_EQ(verified->exit_code, 0) << verified->output;
+  Result<CommandOutput> names = RunCommand({"openssl", "x509", "-noout", "-ext", "subjectAltName,extendedKeyUsage",
+                                            "-in", cluster + "/pki/n3.pem"});
+  ASSERT_TRUE(names.ok());
+  EXPECT_NE(names->output.find("IP Address:127.0.0.3"), std::string::npos) << names->output;
+  EXPECT_NE(names->output.find("TLS Web Client Authentication"), std::string::npos) << names->output;
+}
+
 TEST(SystemdUnit, VerifiesAndIsHardened) {
   std::ifstream in(GRIDCAST_SYSTEMD_UNIT);
   ASSERT_TRUE(in) << GRIDCAST_SYSTEMD_UNIT;

@@ -121,6 +121,14 @@ TEST_F(PackageTest, TheDebianPackageHoldsTheRuntimeAndAptCanInstallIt) {
   Shell("dpkg-deb -x " + ShellQuote(package) + " " + ShellQuote(unpacked.string()));
   const std::string gridcastd = Shell("find " + ShellQuote(unpacked.string()) + " -path '*/bin/gridcastd'");
   EXPECT_NE(Shell(gridcastd.substr(0, gridcastd.find('\n')) + " --version").find("gridcastd 0."), std::string::npos);
+  // The unit reads the configuration the package ships, which dpkg keeps across upgrades.
+  const std::string unit = Shell("cat $(find " + ShellQuote(unpacked.string()) + " -name gridcastd.service)");
+  const size_t config_at = unit.find("ExecStart=");
+  ASSERT_NE(config_at, std::string::npos) << unit;
+  const size_t path_at = unit.find("--config ", config_at) + std::string("--config ").size();
+  const std::string config = unit.substr(path_at, unit.find_first_of(" \n", path_at) - path_at);
+  EXPECT_TRUE(config.starts_with("/") && fs::exists(unpacked / config.substr(1))) << config << " is not in the package";
+  EXPECT_EQ(Shell("dpkg-deb -I " + ShellQuote(package) + " conffiles"), config + "\n");
 
   // apt resolves it on this machine (simulated: nothing is installed).
   if (getuid() == 0 && Shell("command -v apt-get >/dev/null && echo yes", &missing).find("yes") != std::string::npos) {
