@@ -12,6 +12,7 @@
 #include "client/send_summary.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "common/hex.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
 #include "common/payload_digests.h"
@@ -366,7 +367,7 @@ class ClientImpl : public Client {
       declared->set_size_bytes(data.size());
       declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));
       declared->set_weak_checksums(EncodeWeakChecksums(weak));
-      declared->set_sha256(std::string(digests.sha256.begin(), digests.sha256.end()));
+      declared->set_sha256(AsString(digests.sha256));
       if (options.from_registered_memory) {
         request.clear_payload_path();
         request.set_from_registered_memory(true);

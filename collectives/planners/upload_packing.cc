@@ -216,7 +216,7 @@ std::optional<Routing> Route(const Network& network, double lane_bps, int lanes)
              std::vector<int64_t>(num_switches, MaxFlow::kInfinite), std::vector<int64_t>(num_switches, MaxFlow::kInfinite)};
   for (int s = 0; s < num_sites; ++s) {
     for (int r : sites[s].members) left.supply[s] += routing.slots[r];
-    left.demand[s] = int64_t{lanes} * network.Receivers(s);
+    left.demand[s] = static_cast<int64_t>(lanes) * network.Receivers(s);
   }
   for (int w = 1; w < num_switches; ++w) {
     left.up[w] = Units(net.switches[w].uplink_up_bps, lane_bps);

@@ -14,6 +14,7 @@
 #include "cluster/control_client.h"
 #include "collectives/registry.h"
 #include "common/file_io.h"
+#include "common/hex.h"
 #include "common/payload_digests.h"
 #include "proto/plan_codec.h"
 #include "tests/integration/exposition.h"
@@ -283,7 +284,7 @@ class FilledSend {
     v1::PayloadFill* fill = request_.mutable_fill();
     fill->set_size_bytes(declared.size());
     fill->set_chunk_hashes(EncodeChunkHashes(digest, digests->chunk_hashes));
-    fill->set_sha256(std::string(digests->sha256.begin(), digests->sha256.end()));
+    fill->set_sha256(AsString(digests->sha256));
     call_ = std::thread([this] {
       outcome_ = source_.Broadcast(request_, std::chrono::seconds(120), [](const v1::BroadcastProgress&) {});
     });

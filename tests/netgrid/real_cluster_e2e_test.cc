@@ -3,7 +3,8 @@
 // init --tls` from the hosts' addresses, the files copied to each host, a gridcastd per host
 // started from its config file (flag-named keys, no name: it finds itself), `--check-config`
 // (and it catching a certificate for another host), a send from inside a member (which becomes
-// the source), status, list, remove, --version, and a member that is down named unreachable.
+// the source), status, list, remove, a new node added, --version, and a member that is down
+// named unreachable.
 //
 // The blocks the document marks `<!-- run -->` are run as written; a host's /etc/gridcast,
 // /var/lib/gridcast and /run/gridcast are directories of its own under the test's directory.
@@ -143,15 +144,17 @@ class RealClusterTest : public ::testing::Test {
   std::map<std::string, ChildProcess> daemons_;
 };
 
+// Stays whole: the document's steps, one after the other, as an operator runs them.
 TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites) {
   const std::vector<std::string> blocks = RunBlocks(fs::path(GRIDCAST_DOCS_DIR) / "real-cluster.md");
-  ASSERT_EQ(blocks.size(), 6u) << "docs/real-cluster.md's <!-- run --> blocks changed: change this test with them";
+  ASSERT_EQ(blocks.size(), 7u) << "docs/real-cluster.md's <!-- run --> blocks changed: change this test with them";
   const std::string& init = blocks[0];
   const std::string& copy = blocks[1];
   const std::string& check = blocks[2];
   const std::string& send = blocks[3];
   const std::string& watch = blocks[4];
-  const std::string& versions = blocks[5];
+  const std::string& add_host = blocks[5];
+  const std::string& versions = blocks[6];
   const std::vector<std::string> nodes = {"lyon-0", "lyon-1", "nancy-0", "nancy-1"};
 
   // The admin machine: the hosts' addresses, named (addresses need names).
@@ -219,6 +222,15 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
   for (const std::string& node : nodes) {
     EXPECT_FALSE(fs::exists(kRoot / node / "var/lib/gridcast/data/dataset.bin")) << node;
   }
+
+  // A new node, on the admin machine: in the cluster file (still 0600) with a certificate.
+  out = Run(add_host);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("lyon-2 (lyon-2.grid.example.org) added"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("5 members"), std::string::npos) << out.output;
+  EXPECT_TRUE(fs::exists(kRoot / "admin/gridcast-cluster/pki/lyon-2.pem"));
+  EXPECT_EQ(fs::status(kRoot / "admin/gridcast-cluster/cluster.yaml").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 
   out = RunOn("lyon-0", versions);
   ASSERT_EQ(out.exit_code, 0) << out.output;

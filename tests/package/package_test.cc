@@ -42,6 +42,33 @@ class PackageTest : public ::testing::Test {
     fs::create_directories(root_);
   }
   void TearDown() override { fs::remove_all(root_); }
+
+  // A C program built against `prefix` alone (its pkg-config file, headers and library, with
+  // a SONAME) sends a buffer through real daemons; the C++ header compiles on its own.
+  void ExpectAProgramBuiltAgainstItSends(const fs::path& prefix) {
+    const std::string libdir = Shell("ls -d " + ShellQuote(prefix.string()) + "/lib*/pkgconfig/.. | head -1");
+    const fs::path lib = fs::canonical(fs::path(libdir.substr(0, libdir.find('\n'))));
+    EXPECT_TRUE(fs::is_symlink(lib / "libgridcast.so")) << lib;
+    EXPECT_NE(Shell("readelf -d " + ShellQuote((lib / "libgridcast.so").string())).find("[libgridcast.so.0]"),
+              std::string::npos)
+        << "no SONAME libgridcast.so.0";
+    const std::string pkg = "PKG_CONFIG_PATH=" + ShellQuote((lib / "pkgconfig").string()) + " pkg-config";
+    const std::string flags = Shell(pkg + " --cflags --libs gridcast");
+    EXPECT_NE(flags.find("-lgridcast"), std::string::npos) << flags;
+    const std::string program = (root_ / "send_buffer").string();
+    Shell("cc " GRIDCAST_SANITIZE_FLAGS " -o " + ShellQuote(program) + " " + ShellQuote(GRIDCAST_PACKAGE_TEST_DIR) +
+          "/send_buffer.c $(" + pkg + " --cflags --libs gridcast)");
+    Shell("printf '#include <gridcast/gridcast.hpp>\\nint main() { gridcast::Status s; return s.ok() ? 0 : 1; }\\n' | "
+          "c++ -std=c++20 -x c++ -fsyntax-only $(" + pkg + " --cflags gridcast) -");
+
+    LocalCluster cluster(GRIDCASTD, "package", 3);
+    // (Under the sanitizers, the leak checker's findings in gRPC's process-wide state are not ours.)
+    const std::string sent = Shell("ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=" + ShellQuote(lib.string()) + " " +
+                                   ShellQuote(program) + " " +
+                                   ShellQuote(cluster.cluster_file()) + " m0 m2");
+    EXPECT_NE(sent.find("m2's copy is the buffer"), std::string::npos) << sent;
+  }
+
   fs::path root_;
 };
 
@@ -54,12 +81,6 @@ TEST_F(PackageTest, AProgramBuiltAgainstTheInstalledPrefixSendsABuffer) {
                            "lib/systemd/system/gridcastd.service", "etc/gridcast/gridcastd.yaml"}) {
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
   }
-  const std::string libdir = Shell("ls -d " + ShellQuote(prefix.string()) + "/lib*/pkgconfig/.. | head -1");
-  const fs::path lib = fs::canonical(fs::path(libdir.substr(0, libdir.find('\n'))));
-  EXPECT_TRUE(fs::is_symlink(lib / "libgridcast.so")) << lib;
-  EXPECT_NE(Shell("readelf -d " + ShellQuote((lib / "libgridcast.so").string())).find("[libgridcast.so.0]"),
-            std::string::npos)
-      << "no SONAME libgridcast.so.0";
   // The unit names the programs where this prefix put them.
   std::ifstream unit(prefix / "lib/systemd/system/gridcastd.service");
   std::stringstream unit_text;
@@ -67,22 +88,7 @@ TEST_F(PackageTest, AProgramBuiltAgainstTheInstalledPrefixSendsABuffer) {
   EXPECT_NE(unit_text.str().find("ExecStart=" + (prefix / "bin/gridcastd").string()), std::string::npos);
   EXPECT_NE(Shell(ShellQuote((prefix / "bin/gridcast").string()) + " --version").find("gridcast 0."), std::string::npos);
 
-  // Only the prefix: its pkg-config file, its headers, its library.
-  const std::string pkg = "PKG_CONFIG_PATH=" + ShellQuote((lib / "pkgconfig").string()) + " pkg-config";
-  const std::string flags = Shell(pkg + " --cflags --libs gridcast");
-  EXPECT_NE(flags.find("-lgridcast"), std::string::npos) << flags;
-  const std::string program = (root_ / "send_buffer").string();
-  Shell("cc " GRIDCAST_SANITIZE_FLAGS " -o " + ShellQuote(program) + " " + ShellQuote(GRIDCAST_PACKAGE_TEST_DIR) +
-        "/send_buffer.c $(" + pkg + " --cflags --libs gridcast)");
-  Shell("printf '#include <gridcast/gridcast.hpp>\\nint main() { gridcast::Status s; return s.ok() ? 0 : 1; }\\n' | "
-        "c++ -std=c++20 -x c++ -fsyntax-only $(" + pkg + " --cflags gridcast) -");
-
-  LocalCluster cluster(GRIDCASTD, "package", 3);
-  // (Under the sanitizers, the leak checker's findings in gRPC's process-wide state are not ours.)
-  const std::string sent = Shell("ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=" + ShellQuote(lib.string()) + " " +
-                                 ShellQuote(program) + " " +
-                                 ShellQuote(cluster.cluster_file()) + " m0 m2");
-  EXPECT_NE(sent.find("m2's copy is the buffer"), std::string::npos) << sent;
+  ExpectAProgramBuiltAgainstItSends(prefix);
 }
 
 TEST_F(PackageTest, TheDebianPackageHoldsTheRuntimeAndAptCanInstallIt) {
@@ -129,6 +135,8 @@ TEST_F(PackageTest, TheDebianPackageHoldsTheRuntimeAndAptCanInstallIt) {
   const std::string config = unit.substr(path_at, unit.find_first_of(" \n", path_at) - path_at);
   EXPECT_TRUE(config.starts_with("/") && fs::exists(unpacked / config.substr(1))) << config << " is not in the package";
   EXPECT_EQ(Shell("dpkg-deb -I " + ShellQuote(package) + " conffiles"), config + "\n");
+  // What it installs is enough to build against: bin/ and include/ lie under its prefix.
+  ExpectAProgramBuiltAgainstItSends(fs::path(gridcastd.substr(0, gridcastd.find('\n'))).parent_path().parent_path());
 
   // apt resolves it on this machine (simulated: nothing is installed).
   if (getuid() == 0 && Shell("command -v apt-get >/dev/null && echo yes", &missing).find("yes") != std::string::npos) {

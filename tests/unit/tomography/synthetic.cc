@@ -31,6 +31,7 @@ std::vector<std::vector<int>> FlatPaths(const std::vector<int>& sizes) {
   return paths;
 }
 
+// Stays whole: one measurement broadcast simulated bin by bin, in the order its events happen.
 Observations SyntheticRun(const SyntheticNetwork& net, const std::string& source, uint64_t seed) {
   std::mt19937_64 rng(seed);
   const int bins = static_cast<int>(std::lround((net.active_s + 2 * net.ramp_s) / net.bin_s));
