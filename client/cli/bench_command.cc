@@ -572,6 +572,14 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
                          std::string(bcast ? "GRIDCAST_MPI_ALGO=" : "GRIDCAST_MPI_ALLGATHER_ALGO=") +
                              (ctx.args.algo.empty() ? "auto" : ctx.args.algo)};
   if (!ctx.args.digest.empty()) options.environment.push_back("GRIDCAST_MPI_DIGEST=" + ctx.args.digest);
+  // The shim's other variables (docs/mpi.md) as bench's environment sets them, over the above.
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const std::string setting = *variable;
+    if (setting.rfind("GRIDCAST_MPI_", 0) != 0) continue;
+    const std::string name = setting.substr(0, setting.find('=') + 1);
+    std::erase_if(options.environment, [&](const std::string& set) { return set.rfind(name, 0) == 0; });
+    options.environment.push_back(setting);
+  }
   options.timeout_s = 120 + 20 * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
   // An allgather has no root: rank 0 on the first node, as --mode mpi-allgather runs it.
   const std::string& source = ctx.model.nodes[bcast ? ctx.model.source : 0].name;
