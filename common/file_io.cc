@@ -46,6 +46,8 @@ Status ErrnoStatus(const std::string& what, int error) {
   return Status::Internal(what + ": " + std::strerror(error));
 }
 
+Status ErrnoStatus(const std::string& what) { return ErrnoStatus(what, errno); }
+
 Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset) {
   size_t done = 0;
   while (done < out.size()) {

@@ -45,6 +45,8 @@ FileIo& SystemFileIo();
 // `what` failed with errno `error`: ResourceExhausted ("disk full") for ENOSPC and EDQUOT,
 // Internal otherwise.
 Status ErrnoStatus(const std::string& what, int error);
+// The same for the call that just failed (errno).
+Status ErrnoStatus(const std::string& what);
 // All of `out` from `offset`, through short and interrupted reads; DataLoss when the file ends
 // first.
 Status PreadFull(FileIo& io, int fd, std::span<uint8_t> out, uint64_t offset);

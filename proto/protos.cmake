@@ -5,6 +5,8 @@
 add_library(gridcast_proto STATIC proto/plan.proto proto/control.proto)
 target_link_libraries(gridcast_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
 target_include_directories(gridcast_proto PUBLIC ${CMAKE_BINARY_DIR})
+# Generated files define the same file-local tables: one translation unit each.
+set_target_properties(gridcast_proto PROPERTIES UNITY_BUILD OFF)
 protobuf_generate(TARGET gridcast_proto LANGUAGE cpp PROTOC_OUT_DIR ${CMAKE_BINARY_DIR})
 protobuf_generate(TARGET gridcast_proto LANGUAGE grpc
   GENERATE_EXTENSIONS .grpc.pb.h .grpc.pb.cc

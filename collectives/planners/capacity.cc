@@ -13,12 +13,6 @@
 namespace gridcast {
 namespace {
 
-// Rates above this count as unshaped: slots are then only limited by what a lane needs.
-constexpr double kFastestBps = 1e15;
-constexpr double kSlowestBps = 1.0;
-// Relative slack so that a rate exactly at a multiple of r still yields that many slots.
-constexpr double kRoundingSlack = 1e-9;
-
 struct Member {
   double up_bps = kUnshaped;
   double down_bps = kUnshaped;

@@ -10,6 +10,13 @@
 
 namespace gridcast {
 
+// Counting a member's slots (children it can serve at a lane's rate): rates above
+// kFastestBps count as unshaped, then only what the lanes need limits them; kRoundingSlack is
+// the relative slack that lets a rate exactly at a multiple of the lane's yield that many.
+inline constexpr double kFastestBps = 1e15;
+inline constexpr double kSlowestBps = 1.0;
+inline constexpr double kRoundingSlack = 1e-9;
+
 struct Site {
   int switch_index = 0;
   std::vector<int> members;      // ranks; the source's site lists rank 0 first

@@ -14,11 +14,6 @@
 namespace gridcast {
 namespace {
 
-// Rates above this count as unshaped: slots are then only limited by what the lanes need.
-constexpr double kFastestBps = 1e15;
-constexpr double kSlowestBps = 1.0;
-// Relative slack so that a rate exactly at a multiple of r still yields that many slots.
-constexpr double kRoundingSlack = 1e-9;
 // The lanes a member's slots are spread over (the header, step 4; upload-asym-48-half on the
 // netgrid: 1.18-1.21 of the bound with 1, 1.13-1.16 with 3, 1.12-1.14 with 6; with 3 the lanes
 // of upload-three-sites-96 are deep enough for auto's flow-level prediction to step them chunk
@@ -30,7 +25,7 @@ constexpr int kLanesPerMember = 2;
 constexpr double kWindowSeconds = 0.25;
 constexpr int kMaxWindowChunks = 64;
 
-struct Member {
+struct MemberLinks {
   double up_bps = kUnshaped;
   double down_bps = kUnshaped;
   int site = 0;
@@ -38,7 +33,7 @@ struct Member {
 
 struct Network {
   const NetworkModel& net;
-  std::vector<Member> members;  // by rank; rank 0 is the source
+  std::vector<MemberLinks> members;  // by rank; rank 0 is the source
   std::vector<Site> sites;      // OrderSites; the source's site first
 
   int Receivers(int site) const {
@@ -205,7 +200,7 @@ std::optional<Routing> Route(const Network& network, double lane_bps, int lanes)
   Routing routing;
   const int64_t most_children = int64_t{lanes} * (p - 1);
   for (int r = 0; r < p; ++r) {
-    const Member& m = network.members[r];
+    const MemberLinks& m = network.members[r];
     if (r > 0 && m.down_bps * (1 + kRoundingSlack) < lanes * lane_bps) return std::nullopt;
     routing.slots.push_back(std::min(most_children, Units(m.up_bps, lane_bps)));
   }

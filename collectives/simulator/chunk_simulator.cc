@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <tuple>
 
 #include "collectives/simulator/max_min_fair.h"
@@ -10,7 +9,6 @@
 namespace gridcast {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Sizes of a lane's chunks in the order they flow (increasing chunk index).
 std::vector<uint64_t> LaneChunkSizes(const Plan& plan, const Lane& lane) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
-#include <limits>
 #include <tuple>
 
 #include "collectives/simulator/max_min_fair.h"
@@ -11,7 +10,6 @@
 namespace gridcast {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A lane streams when it carries at least this many chunks per hop of its deepest path; the
 // trailing fluid agrees with the chunk level within about 1% there (flow_simulator.h).

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
-#include <limits>
 
 namespace gridcast {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kResourceFills = 0;
 constexpr int kCapReached = 1;
 

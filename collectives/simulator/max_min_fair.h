@@ -12,9 +12,13 @@
 // resources per bottleneck). Pure; thread-compatible (the solver keeps scratch buffers).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 namespace gridcast {
+
+// No limit (a rate), or never (a time).
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 struct FairShareProblem {
   std::vector<double> capacity;        // per resource; +infinity = never a bottleneck

@@ -83,9 +83,6 @@ Status ArchiveError(struct archive* a, const std::string& what) {
   return Status::Internal(what + ": " + (why != nullptr ? why : "libarchive error"));
 }
 
-// The failed call's errno, a full disk told apart (file_io.h).
-Status Errno(const std::string& what) { return ErrnoStatus(what, errno); }
-
 // Writes a regular file's contents after its header (PackDirectory: read and copied; an
 // archive read in place: only where they go noted, libarchive writes zeros there).
 using WriteContents = std::function<Status(struct archive* out, const fs::path& full, const struct stat& st)>;
@@ -95,7 +92,7 @@ Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<
   for (const fs::path& relative : entries) {
     const fs::path full = dir / relative;
     struct stat st {};
-    if (lstat(full.c_str(), &st) != 0) return Errno("cannot read " + full.string());
+    if (lstat(full.c_str(), &st) != 0) return ErrnoStatus("cannot read " + full.string());
     EntryPtr entry(archive_entry_new(), archive_entry_free);
     archive_entry_copy_pathname(entry.get(), relative.c_str());
     archive_entry_set_perm(entry.get(), st.st_mode & 07777 & ~(S_ISUID | S_ISGID));
@@ -127,7 +124,7 @@ Status WriteEntries(struct archive* out, const fs::path& dir, const std::vector<
 
 Status CopyContents(struct archive* out, const fs::path& full, const struct stat& st) {
   const int fd = open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot read " + full.string());
+  if (fd < 0) return ErrnoStatus("cannot read " + full.string());
   std::vector<char> buffer(static_cast<size_t>(std::min<int64_t>(st.st_size, kCopyBytes)));
   int64_t left = st.st_size;
   Status copied = Status::Ok();
@@ -136,7 +133,7 @@ Status CopyContents(struct archive* out, const fs::path& full, const struct stat
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       copied = n == 0 ? Status::FailedPrecondition(full.string() + " shrank while it was packed")
-                      : Errno("cannot read " + full.string());
+                      : ErrnoStatus("cannot read " + full.string());
     } else if (archive_write_data(out, buffer.data(), static_cast<size_t>(n)) != n) {
       copied = ArchiveError(out, "packing " + full.string());
     } else {
@@ -346,7 +343,7 @@ Status MakeParents(const fs::path& root, const fs::path& relative) {
     if (lstat(at.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument("the archive writes through " + at.string());
     } else if (mkdir(at.c_str(), 0700) != 0) {
-      return Errno("cannot create " + at.string());
+      return ErrnoStatus("cannot create " + at.string());
     }
   }
   return Status::Ok();
@@ -383,7 +380,7 @@ Status ExtractRegularFile(struct archive* in, struct archive_entry* entry, const
   int fd = -1;
   auto create = [&]() -> Status {
     fd = open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return Errno("cannot create " + out.string());
+    if (fd < 0) return ErrnoStatus("cannot create " + out.string());
     // The part of the earlier file equal to the entry's, read before a difference was found.
     return old_fd >= 0 ? CopyFileRange(old_fd, 0, fd, same_until).WithContext(out.string()) : Status::Ok();
   };
@@ -425,9 +422,9 @@ Status ExtractRegularFile(struct archive* in, struct archive_entry* entry, const
     written = create();
   }
   if (old_fd >= 0) close(old_fd);
-  if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = Errno("writing " + out.string());
+  if (written.ok() && ftruncate(fd, archive_entry_size(entry)) != 0) written = ErrnoStatus("writing " + out.string());
   if (written.ok()) (void)futimens(fd, EntryTimes(entry).data());
-  if (written.ok() && fchmod(fd, perm) != 0) written = Errno("writing " + out.string());
+  if (written.ok() && fchmod(fd, perm) != 0) written = ErrnoStatus("writing " + out.string());
   if (fd >= 0) close(fd);
   return written;
 }
@@ -449,7 +446,7 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
   switch (archive_entry_filetype(entry)) {
     case AE_IFDIR: {
       struct stat st {};
-      if (lstat(out.c_str(), &st) != 0 && mkdir(out.c_str(), 0700) != 0) return Errno("cannot create " + out.string());
+      if (lstat(out.c_str(), &st) != 0 && mkdir(out.c_str(), 0700) != 0) return ErrnoStatus("cannot create " + out.string());
       if (lstat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return Status::InvalidArgument("the archive makes " + relative.string() + " twice");
       }
@@ -463,7 +460,7 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
       if (target == nullptr || !LinkStaysInside(relative, target)) {
         return Status::InvalidArgument("the archive holds a link out of the directory (" + relative.string() + ")");
       }
-      if (symlink(target, out.c_str()) != 0) return Errno("cannot create the link " + out.string());
+      if (symlink(target, out.c_str()) != 0) return ErrnoStatus("cannot create the link " + out.string());
       const Times times = EntryTimes(entry);
       (void)utimensat(AT_FDCWD, out.c_str(), times.data(), AT_SYMLINK_NOFOLLOW);
       return Status::Ok();
@@ -495,7 +492,7 @@ Status ReplaceDirectory(const fs::path& scratch, const fs::path& target, bool sy
   const int renamed = existed ? renameat2(AT_FDCWD, scratch.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE)
                               : rename(scratch.c_str(), target.c_str());
   if (renamed != 0) {
-    const Status failed = Errno("cannot move it to " + target.string());
+    const Status failed = ErrnoStatus("cannot move it to " + target.string());
     fs::remove_all(scratch, ec);
     return failed;
   }
@@ -503,7 +500,7 @@ Status ReplaceDirectory(const fs::path& scratch, const fs::path& target, bool sy
     const int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     const bool synced = fd >= 0 && syncfs(fd) == 0;
     if (fd >= 0) close(fd);
-    if (!synced) return Errno("sync");
+    if (!synced) return ErrnoStatus("sync");
   }
   if (existed) fs::remove_all(scratch, ec);
   return Status::Ok();
@@ -593,7 +590,7 @@ Status UnpackDirectory(const fs::path& archive, const fs::path& scratch, const f
     unpacked = ExtractEntry(in.get(), entry, scratch, earlier, &directories);
   }
   for (auto it = directories.rbegin(); unpacked.ok() && it != directories.rend(); ++it) {
-    if (chmod(it->path.c_str(), it->perm) != 0) unpacked = Errno("cannot set the mode of " + it->path.string());
+    if (chmod(it->path.c_str(), it->perm) != 0) unpacked = ErrnoStatus("cannot set the mode of " + it->path.string());
     (void)utimensat(AT_FDCWD, it->path.c_str(), it->times.data(), AT_SYMLINK_NOFOLLOW);
   }
   if (unpacked.ok()) unpacked = CheckLinksResolveInside(scratch, "the archive's ");

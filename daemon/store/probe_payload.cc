@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/file_io.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
 #include "common/splitmix64.h"
@@ -17,14 +17,12 @@
 namespace gridcast {
 namespace {
 
-Status Errno(const std::string& what) { return Status::Internal(what + ": " + std::strerror(errno)); }
-
 // Writes all of `data`, retrying short writes and EINTR.
 Status WriteAll(int fd, const uint8_t* data, size_t size) {
   while (size > 0) {
     const ssize_t n = write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("cannot write the probe payload");
+    if (n <= 0) return ErrnoStatus("cannot write the probe payload");
     data += n;
     size -= static_cast<size_t>(n);
   }
@@ -40,7 +38,7 @@ Result<std::string> WriteProbePayload(const std::string& data_dir, const std::st
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
   auto& [dir, file] = parent;
   struct statvfs fs_stats {};
-  if (fstatvfs(dir.get(), &fs_stats) != 0) return Errno("cannot stat the data directory's file system");
+  if (fstatvfs(dir.get(), &fs_stats) != 0) return ErrnoStatus("cannot stat the data directory's file system");
   const uint64_t free_bytes = uint64_t{fs_stats.f_bavail} * fs_stats.f_frsize;
   if (free_bytes < size_bytes) {
     return Status::ResourceExhausted("a probe of " + std::to_string(size_bytes) + " bytes does not fit: " +
@@ -51,7 +49,7 @@ Result<std::string> WriteProbePayload(const std::string& data_dir, const std::st
   // The reserved prefix keeps the temporary name apart from every payload name.
   const std::string temp = ".gridcast-probe-" + ToHex({reinterpret_cast<const uint8_t*>(&seed), sizeof seed});
   const int fd = openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create the probe payload in " + data_dir);
+  if (fd < 0) return ErrnoStatus("cannot create the probe payload in " + data_dir);
   SplitMix64 generator(seed);
   std::vector<uint8_t> block(1 << 20);
   Status status;
@@ -61,9 +59,9 @@ Result<std::string> WriteProbePayload(const std::string& data_dir, const std::st
     status = WriteAll(fd, block.data(), n);
     written += n;
   }
-  if (close(fd) != 0 && status.ok()) status = Errno("cannot write the probe payload");
+  if (close(fd) != 0 && status.ok()) status = ErrnoStatus("cannot write the probe payload");
   if (status.ok() && renameat(dir.get(), temp.c_str(), dir.get(), file.c_str()) != 0) {
-    status = Errno("cannot move the probe payload to '" + name + "'");
+    status = ErrnoStatus("cannot move the probe payload to '" + name + "'");
   }
   if (!status.ok()) {
     unlinkat(dir.get(), temp.c_str(), 0);
