@@ -96,7 +96,9 @@ class SlurmStageTest : public ::testing::Test {
   // No daemon, srun or state file (the cluster file and its secret) outlives a stage that did
   // not keep them.
   void ExpectNothingLeft() {
-    Result<CommandOutput> left = RunCommand({"pgrep", "-f", "gridcastd --name"});
+    // A stage's daemons read the job's cluster file from their standard input; other tests'
+    // daemons, running beside this one, do not.
+    Result<CommandOutput> left = RunCommand({"pgrep", "-f", "gridcastd --name .* --cluster /dev/stdin"});
     ASSERT_TRUE(left.ok());
     EXPECT_NE(left->exit_code, 0) << "daemons still running:\n" << left->output;
     for (const auto& entry : fs::directory_iterator("/tmp")) {
