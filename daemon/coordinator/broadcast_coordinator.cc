@@ -15,7 +15,6 @@
 #include <set>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "collectives/planners/swarm.h"
 #include "collectives/registry.h"
@@ -26,8 +25,6 @@
 #include "daemon/coordinator/broadcast_follower.h"
 #include "daemon/participant/plan_payload.h"
 #include "daemon/participant/request_checks.h"
-#include "daemon/store/directory_archive.h"
-#include "daemon/store/probe_payload.h"
 #include "proto/plan_codec.h"
 #include "proto/states.h"
 
@@ -53,8 +50,6 @@ NetworkModel FlatModel(const std::vector<std::string>& members) {
   for (const std::string& name : members) net.nodes.push_back(Node{name, 0, kAssumedNicBps, kAssumedNicBps});
   return net;
 }
-
-constexpr const char* kDefaultProbeName = "tomography-probe.bin";
 
 }  // namespace
 
@@ -96,73 +91,6 @@ Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
 BroadcastCoordinator::BroadcastCoordinator(Participant& participant, ControlTree& tree, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
     : participant_(participant), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
-
-// The payload: inside the data directory, the memory directory or an allowed send root, or a
-// fresh probe written into the data directory.
-Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::ResolvePayload(
-    const v1::BroadcastRequest& request) const {
-  if (request.from_registered_memory()) {  // no file: OpenFilledSource finds the memory
-    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name()));
-    return ResolvedPayload{fs::path(), request.fill().size_bytes(), request.name(), {}, nullptr};
-  }
-  fs::path path(request.payload_path());
-  std::string probe_name;
-  if (request.probe_bytes() > 0) {
-    probe_name = request.name().empty() ? kDefaultProbeName : request.name();
-    GRIDCAST_ASSIGN_OR_RETURN(std::string written,
-                              WriteProbePayload(participant_.directories().data_dir, probe_name, request.probe_bytes()));
-    path = written;
-  }
-  Result<fs::path> resolved = participant_.directories().ResolveSend(path.string());
-  if (!resolved.ok()) return resolved.status().WithContext("payload");
-  const fs::path canonical = *resolved;
-  std::error_code ec;
-  std::string name = !probe_name.empty()       ? probe_name
-                     : request.name().empty() ? canonical.filename().string()
-                                              : request.name();
-  if (request.has_fill()) {
-    // The sender creates the file before asking and is writing it now: its size is declared.
-    if (!fs::is_regular_file(canonical, ec)) {
-      return Status::NotFound("a filled payload must be a file the sender created: " + path.string());
-    }
-    GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-    return ResolvedPayload{canonical, request.fill().size_bytes(), name, {}, nullptr};
-  }
-  if (fs::is_directory(canonical, ec)) return PackDirectoryPayload(request, canonical, name);
-  const uint64_t size = fs::file_size(canonical, ec);
-  if (ec) return Status::NotFound("cannot read payload " + path.string() + ": " + ec.message());
-  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  return ResolvedPayload{canonical, size, name, {}, nullptr};
-}
-
-// A directory travels as a tar archive (directory_archive.h), packed afresh for each request
-// under the data directory's .gridcast/packs and removed when the broadcast is over.
-Result<BroadcastCoordinator::ResolvedPayload> BroadcastCoordinator::PackDirectoryPayload(
-    const v1::BroadcastRequest& request, const fs::path& directory, const std::string& name) const {
-  if (request.in_memory()) return Status::InvalidArgument("a directory cannot be received into memory");
-  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
-  const std::string archive_name = name + kDirectoryArchiveSuffix;
-  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(archive_name));
-  const fs::path packs = fs::path(participant_.directories().data_dir) / ".gridcast" / "packs";
-  std::error_code ec;
-  if (IsWithin(fs::weakly_canonical(packs, ec), directory)) {
-    return Status::InvalidArgument(directory.string() + " holds this daemon's data directory: send a directory inside it");
-  }
-  fs::create_directories(packs, ec);
-  if (ec) return Status::Internal("cannot create " + packs.string() + ": " + ec.message());
-  std::array<uint8_t, 8> unique{};
-  RandomBytes(unique);
-  const fs::path archive = packs / (ToHex(unique) + kDirectoryArchiveSuffix);
-  GRIDCAST_RETURN_IF_ERROR(PackDirectory(directory, archive));
-  std::shared_ptr<const void> pack(nullptr, [archive](const void*) {
-    std::error_code ignored;
-    fs::remove(archive, ignored);
-  });
-  const uint64_t size = fs::file_size(archive, ec);
-  if (ec) return Status::Internal("cannot read " + archive.string() + ": " + ec.message());
-  spdlog::info("packed {} into {} ({} bytes)", directory.string(), archive.string(), size);
-  return ResolvedPayload{archive, size, archive_name, directory, std::move(pack)};
-}
 
 // The source first, then the receivers: the request's, or every other member of the cluster.
 Result<std::vector<std::string>> BroadcastCoordinator::ChooseMembers(const v1::BroadcastRequest& request) const {
@@ -259,60 +187,6 @@ Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanB
   return response;
 }
 
-Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenLentSource(const v1::BroadcastRequest& request,
-                                                                           PayloadIdentity identity,
-                                                                           const Plan& plan) const {
-  if (plan.HasSwarm()) {
-    return Status::FailedPrecondition("a payload in lent memory is pushed; this broadcast's plan is not");
-  }
-  if (identity.sha256 != identity.ListDigest()) {
-    return Status::InvalidArgument("a payload in lent memory is known by its chunk list's digest; " +
-                                   request.name() + " declares another");
-  }
-  std::vector<std::shared_ptr<ProcessRegion>> regions =
-      participant_.rank_memory() == nullptr ? std::vector<std::shared_ptr<ProcessRegion>>{}
-                                     : participant_.rank_memory()->Bind(request.name(), identity.size_bytes);
-  if (regions.empty()) {
-    return Status::FailedPrecondition("no process on this host lent " + std::to_string(identity.size_bytes) +
-                                      " bytes for " + request.name());
-  }
-  // A chunk read back for one child is kept for the others until every child has it.
-  return PayloadStore::OpenLentSource(request.name(), std::move(identity),
-                                      std::make_shared<RankMemory>(std::move(regions), RankMemory::kKeptBytes));
-}
-
-Result<std::unique_ptr<PayloadStore>> BroadcastCoordinator::OpenFilledSource(const v1::BroadcastRequest& request,
-                                                                             const fs::path& path,
-                                                                             const Plan& plan) const {
-  const v1::PayloadFill& fill = request.fill();
-  if (plan.chunk_bytes != request.chunk_bytes()) {
-    return Status::Internal("the plan cuts the payload into chunks of " + std::to_string(plan.chunk_bytes) +
-                            " bytes, not the " + std::to_string(request.chunk_bytes()) + " its sender hashed");
-  }
-  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
-  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, DecodePayloadIdentity(digest, fill.size_bytes(), plan.chunk_bytes,
-                                                                            fill.chunk_hashes(), fill.sha256()));
-  GRIDCAST_ASSIGN_OR_RETURN(identity.weak_checksums, DecodeWeakChecksums(fill.weak_checksums(), identity.NumChunks()));
-  if (request.from_registered_memory()) return OpenLentSource(request, std::move(identity), plan);
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                            PayloadStore::OpenFilling(path.string(), std::move(identity)));
-  if (!plan.HasSwarm()) return store;  // the source's execution follows the fill
-  const auto stall_after =
-      request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
-  auto progressed = std::chrono::steady_clock::now();
-  while (!store->Complete()) {
-    GRIDCAST_ASSIGN_OR_RETURN(const uint64_t newly, store->VerifyFilled());
-    const auto now = std::chrono::steady_clock::now();
-    if (newly > 0) {
-      progressed = now;
-    } else if (now - progressed > stall_after) {
-      return Status::DeadlineExceeded("the sender of " + path.string() + " stopped writing it");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return store;
-}
-
 // A broadcast running from here, followed by the identical requests that joined it.
 struct BroadcastCoordinator::Running {
   std::mutex mutex;
@@ -384,7 +258,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
   const auto received = std::chrono::steady_clock::now();
   GRIDCAST_RETURN_IF_ERROR(CheckBroadcastRequest(request));
-  GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request));
+  GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request, participant_.directories()));
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
 
   // A second identical request while the first runs joins it: the same plan, the same
@@ -435,7 +309,10 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
 
   std::unique_ptr<PayloadStore> store;
   if (request.has_fill()) {
-    GRIDCAST_ASSIGN_OR_RETURN(store, OpenFilledSource(request, canonical, plan));
+    const auto stall_after =
+        request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
+    GRIDCAST_ASSIGN_OR_RETURN(store,
+                              OpenFilledSource(request, canonical, plan, participant_.rank_memory(), stall_after));
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
     GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest,

@@ -27,6 +27,7 @@
 #include "collectives/plan.h"
 #include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
+#include "daemon/coordinator/source_payload.h"
 #include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
 
@@ -109,26 +110,9 @@ class BroadcastCoordinator {
   // `source_store` (or, when that is null, as a member receiving too).
   Status Agree(const v1::PrepareRequest& request, const std::string& chunk_list_digest, size_t members,
                std::unique_ptr<PayloadStore> source_store, ControlTraffic* traffic);
-  struct ResolvedPayload {
-    std::filesystem::path path;  // canonical; for a directory, the archive packed for this request
-    uint64_t size = 0;
-    std::string name;            // under which members store it (a directory's: DIR.tar)
-    std::filesystem::path directory;    // the directory packed into `path`, if it is one
-    std::shared_ptr<const void> pack;   // removes the packed archive when the last copy goes
-  };
-  Result<ResolvedPayload> ResolvePayload(const v1::BroadcastRequest& request) const;
-  // The source's store for BroadcastRequest.from_registered_memory.
-  Result<std::unique_ptr<PayloadStore>> OpenLentSource(const v1::BroadcastRequest& request, PayloadIdentity identity,
-                                                       const Plan& plan) const;
-  Result<ResolvedPayload> PackDirectoryPayload(const v1::BroadcastRequest& request,
-                                               const std::filesystem::path& directory, const std::string& name) const;
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;
-  // The source's store of a payload its sender still writes (BroadcastRequest.fill). A plan
-  // with a swarm waits for all of it here: its .torrent hashes the whole payload.
-  Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastRequest& request,
-                                                         const std::filesystem::path& path, const Plan& plan) const;
   // Run() once the payload and members are known: plan, agree, start, follow.
   Status RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
                      const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,
