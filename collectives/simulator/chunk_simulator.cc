@@ -9,7 +9,6 @@
 namespace gridcast {
 namespace {
 
-
 // Sizes of a lane's chunks in the order they flow (increasing chunk index).
 std::vector<uint64_t> LaneChunkSizes(const Plan& plan, const Lane& lane) {
   std::vector<uint64_t> chunks;

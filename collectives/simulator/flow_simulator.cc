@@ -10,7 +10,6 @@
 namespace gridcast {
 namespace {
 
-
 // A lane streams when it carries at least this many chunks per hop of its deepest path; the
 // trailing fluid agrees with the chunk level within about 1% there (flow_simulator.h).
 constexpr uint64_t kStreamingChunksPerHop = 16;

@@ -35,7 +35,8 @@ Result<ResolvedPayload> PackDirectoryPayload(const v1::BroadcastRequest& request
   const fs::path packs = fs::path(data_dir) / ".gridcast" / "packs";
   std::error_code ec;
   if (IsWithin(fs::weakly_canonical(packs, ec), directory)) {
-    return Status::InvalidArgument(directory.string() + " holds this daemon's data directory: send a directory inside it");
+    return Status::InvalidArgument(directory.string() +
+                                   " holds this daemon's data directory: send a directory inside it");
   }
   fs::create_directories(packs, ec);
   if (ec) return Status::Internal("cannot create " + packs.string() + ": " + ec.message());

@@ -446,7 +446,9 @@ Status ExtractEntry(struct archive* in, struct archive_entry* entry, const fs::p
   switch (archive_entry_filetype(entry)) {
     case AE_IFDIR: {
       struct stat st {};
-      if (lstat(out.c_str(), &st) != 0 && mkdir(out.c_str(), 0700) != 0) return ErrnoStatus("cannot create " + out.string());
+      if (lstat(out.c_str(), &st) != 0 && mkdir(out.c_str(), 0700) != 0) {
+        return ErrnoStatus("cannot create " + out.string());
+      }
       if (lstat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return Status::InvalidArgument("the archive makes " + relative.string() + " twice");
       }
