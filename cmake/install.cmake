@@ -52,11 +52,11 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_STRIP_FILES ON)
 # Depends: the shared libraries the binaries load, as dpkg-shlibdeps finds them; no -dev package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# The example configuration is the node's own once edited: an upgrade keeps it.
-cmake_language(EVAL CODE "${gridcast_config_dir_rule}")
-file(WRITE ${CMAKE_BINARY_DIR}/debian/conffiles "${config_dir}/gridcastd.yaml\n")
+# The example configuration is the node's own once edited: an upgrade keeps it. Written when
+# the package is made (cmake/cpack_project_config.cmake), for the prefix it is made for.
+set(CPACK_GRIDCAST_CONFFILES ${CMAKE_BINARY_DIR}/debian/conffiles)
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_SOURCE_DIR}/cmake/cpack_project_config.cmake)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    ${CMAKE_SOURCE_DIR}/deploy/debian/postinst ${CMAKE_SOURCE_DIR}/deploy/debian/postrm
-    ${CMAKE_BINARY_DIR}/debian/conffiles)
+    ${CMAKE_SOURCE_DIR}/deploy/debian/postinst ${CMAKE_SOURCE_DIR}/deploy/debian/postrm ${CPACK_GRIDCAST_CONFFILES})
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

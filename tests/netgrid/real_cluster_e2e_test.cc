@@ -1,19 +1,25 @@
 // docs/real-cluster.md followed literally, as an operator would, on four emulated hosts at two
-// sites (a network namespace each): the installed layout (`cmake --install`), `gridcast cluster
-// init --tls` from the hosts' addresses, the files copied to each host, a gridcastd per host
-// started from its config file (flag-named keys, no name: it finds itself), `--check-config`
-// (and it catching a certificate for another host), a send from inside a member (which becomes
-// the source), status, list, remove, a new node added, --version, and a member that is down
-// named unreachable.
+// sites (a network namespace each): the Debian package made from this build (`cpack`) and
+// installed on this machine with apt, `gridcast cluster init --tls` from the hosts' addresses,
+// the files copied to each host and given to the service's group, `--check-config` (and it
+// catching a certificate for another host), a gridcastd per host started as the installed unit
+// starts it (its user, umask, directories and ExecStartPre/ExecStart lines, config with
+// flag-named keys and no name: it finds itself), a send from inside a member (which becomes the
+// source), status, list, remove, a new node added, an upgrade to a newer package that keeps the
+// node's edited configuration, --version, and a member that is down named unreachable.
 //
 // The blocks the document marks `<!-- run -->` are run as written; a host's /etc/gridcast,
 // /var/lib/gridcast and /run/gridcast are directories of its own under the test's directory.
+// The hosts share this machine's file system, so the package is installed once for all of them,
+// and purged at the end (by the cleanup step too, when the test was killed). systemd is not
+// what runs here (no `systemctl`): the unit's lines are read and run as it would run them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -28,6 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kRoot = "/tmp/gridcast-real-cluster-e2e";
+// Present while this test's package is installed: a killed run's cleanup purges it.
+const fs::path kInstalledByTest = kRoot / "installed-by-test";
 
 // The network: two sites of two hosts, named as the document's --sites expects.
 constexpr const char* kTopology = R"(name: real-cluster
@@ -78,6 +86,14 @@ class RealClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "netgrid needs root (network namespaces); not root";
+    for (const char* tool : {"apt-get", "dpkg-query", "cpack", "setpriv"}) {
+      if (Run("command -v " + std::string(tool)).exit_code != 0) GTEST_SKIP() << "no " << tool << " here";
+    }
+    if (Run("dpkg-query -W gridcast").exit_code == 0) {
+      // Ours when a killed run left it; anyone else's is not this test's to replace.
+      if (!fs::exists(kInstalledByTest)) GTEST_SKIP() << "gridcast is installed on this machine: not replacing it";
+      ASSERT_EQ(Run("apt-get purge -y -q gridcast").exit_code, 0);
+    }
     ASSERT_TRUE(NetgridDown(kRoot / "ng").ok());  // what a killed run left
     fs::remove_all(kRoot);
     fs::create_directories(kRoot / "admin");
@@ -88,26 +104,36 @@ class RealClusterTest : public ::testing::Test {
     Result<NetgridState> state = LoadNetgridState(kRoot / "ng");
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     state_ = *state;
-    // Installed as a node would have it (the package holds the same files).
-    const CommandOutput installed = Run("cmake --install " + ShellQuote(GRIDCAST_BUILD_DIR) + " --prefix " +
-                                        ShellQuote((kRoot / "prefix").string()) + " >/dev/null");
-    ASSERT_EQ(installed.exit_code, 0) << installed.output;
+    // The package as docs/real-cluster.md makes it (its programs in /usr/bin), from this build,
+    // and a newer one to upgrade to.
+    for (const auto& [version, dir] : {std::pair{"", kRoot / "admin"}, std::pair{"0.1.1", kRoot / "upgrade"}}) {
+      const std::string version_flag = *version ? std::string(" -D CPACK_PACKAGE_VERSION=") + version : "";
+      const CommandOutput made = Run("cpack -G DEB --config " + ShellQuote(GRIDCAST_BUILD_DIR "/CPackConfig.cmake") +
+                                     " -D CPACK_PACKAGING_INSTALL_PREFIX=/usr" + version_flag + " -B " +
+                                     ShellQuote(dir.string()) + " >/dev/null");
+      ASSERT_EQ(made.exit_code, 0) << made.output;
+    }
   }
   void TearDown() override {
     if (geteuid() != 0) return;
     for (auto& [node, daemon] : daemons_) daemon.Stop(SIGTERM);
+    daemons_.clear();
     EXPECT_TRUE(NetgridDown(kRoot / "ng").ok());
+    if (fs::exists(kInstalledByTest)) {
+      const CommandOutput purged = Run("apt-get purge -y -q gridcast");
+      EXPECT_EQ(purged.exit_code, 0) << purged.output;
+      EXPECT_NE(Run("dpkg-query -W gridcast").exit_code, 0);
+    }
     fs::remove_all(kRoot);
   }
 
   // `line` through sh -e, inside `node`'s namespace (the admin machine when empty), from the
-  // admin directory, with the installed programs first in PATH and NODE set.
+  // admin directory, with NODE set.
   CommandOutput Run(const std::string& line, const std::string& node = "") const {
     std::vector<std::string> argv;
     if (!node.empty()) argv = {"ip", "netns", "exec", Node(node).netns};
-    const std::string path = (kRoot / "prefix" / "bin").string() + ":" + (getenv("PATH") ? getenv("PATH") : "");
-    argv.insert(argv.end(), {"env", "PATH=" + path, "NODE=" + node, "ASAN_OPTIONS=detect_leaks=0", "sh", "-ec",
-                             "cd " + ShellQuote((kRoot / "admin").string()) + "\n" + line});
+    argv.insert(argv.end(), {"env", "NODE=" + node, "ASAN_OPTIONS=detect_leaks=0", "sh", "-ec",
+                             "cd " + ShellQuote((kRoot / "admin").string()) + " 2>/dev/null || true\n" + line});
     Result<CommandOutput> out = RunCommand(argv);
     return out.ok() ? *out : CommandOutput{-1, out.status().ToString()};
   }
@@ -130,38 +156,102 @@ class RealClusterTest : public ::testing::Test {
     EXPECT_NE(node, nullptr) << name;
     return *node;
   }
+  // Started as the installed unit starts it: systemd's directories for it (StateDirectory=,
+  // RuntimeDirectory= with their modes, owned by its user), its ExecStartPre= (the check) and
+  // ExecStart= as its User= and Group= with its UMask=.
   void StartDaemon(const std::string& node) {
-    const fs::path config = kRoot / node / "etc/gridcast/gridcastd.yaml";
+    std::map<std::string, std::string> unit;
+    std::ifstream unit_file(kUnit);
+    for (std::string line; std::getline(unit_file, line);) {
+      const size_t equals = line.find('=');
+      if (!line.starts_with("#") && equals != std::string::npos) unit[line.substr(0, equals)] = line.substr(equals + 1);
+    }
+    for (const char* key : {"User", "Group", "UMask", "ExecStartPre", "ExecStart", "StateDirectory",
+                            "StateDirectoryMode", "RuntimeDirectory", "RuntimeDirectoryMode"}) {
+      ASSERT_TRUE(unit.contains(key)) << kUnit << " sets no " << key;
+    }
+    const std::string owner = "-o " + unit["User"] + " -g " + unit["Group"];
+    const CommandOutput made = RunOn(
+        node, "install -d " + owner + " -m " + unit["StateDirectoryMode"] + " /var/lib/" + unit["StateDirectory"] +
+                  "\ninstall -d " + owner + " -m " + unit["RuntimeDirectoryMode"] + " /run/" + unit["RuntimeDirectory"]);
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    const std::string as_the_service = "umask " + unit["UMask"] + "; exec setpriv --reuid=" + unit["User"] +
+                                       " --regid=" + unit["Group"] + " --init-groups env ASAN_OPTIONS=detect_leaks=0 ";
+    const CommandOutput checked = RunOn(node, "(" + as_the_service + unit["ExecStartPre"] + ")");
+    ASSERT_EQ(checked.exit_code, 0) << checked.output;
     Result<ChildProcess> daemon =
-        ChildProcess::Start({"ip", "netns", "exec", Node(node).netns, "env", "ASAN_OPTIONS=detect_leaks=0",
-                             (kRoot / "prefix/bin/gridcastd").string(), "--config", config.string()},
+        ChildProcess::Start({"ip", "netns", "exec", Node(node).netns, "sh", "-c",
+                             as_the_service + OwnDirectories(node, unit["ExecStart"])},
                             (kRoot / (node + ".log")).string());
     ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
     daemons_.emplace(node, std::move(*daemon));
   }
+  // Until every member answers `status` from `node`.
+  void ExpectEveryMemberUp(const std::string& node) {
+    CommandOutput out;
+    for (int attempt = 0;; ++attempt) {
+      out = RunOn(node, "gridcast status --cluster /etc/gridcast/cluster.yaml");
+      if (out.exit_code == 0 || attempt == 100) break;
+      usleep(100'000);
+    }
+    if (out.exit_code == 0) return;
+    std::string logs;
+    for (const auto& [name, daemon] : daemons_) {
+      std::ifstream log(kRoot / (name + ".log"));
+      logs += "--- " + name + "'s log:\n" + std::string(std::istreambuf_iterator<char>(log), {});
+    }
+    ADD_FAILURE() << out.output << logs;
+  }
 
+  static constexpr const char* kUnit = "/usr/lib/systemd/system/gridcastd.service";
   NetgridState state_;
   std::map<std::string, ChildProcess> daemons_;
 };
 
+// The package's /etc/gridcast/gridcastd.yaml, read from where apt put it.
+std::string InstalledConfig() {
+  std::ifstream shipped("/etc/gridcast/gridcastd.yaml");
+  std::stringstream config;
+  config << shipped.rdbuf();
+  return config.str();
+}
+
 // Stays whole: the document's steps, one after the other, as an operator runs them.
 TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites) {
   const std::vector<std::string> blocks = RunBlocks(fs::path(GRIDCAST_DOCS_DIR) / "real-cluster.md");
-  ASSERT_EQ(blocks.size(), 7u) << "docs/real-cluster.md's <!-- run --> blocks changed: change this test with them";
-  const std::string& init = blocks[0];
-  const std::string& copy = blocks[1];
-  const std::string& check = blocks[2];
-  const std::string& send = blocks[3];
-  const std::string& watch = blocks[4];
-  const std::string& add_host = blocks[5];
-  const std::string& versions = blocks[6];
+  ASSERT_EQ(blocks.size(), 9u) << "docs/real-cluster.md's <!-- run --> blocks changed: change this test with them";
+  const std::string& install = blocks[0];
+  const std::string& init = blocks[1];
+  const std::string& copy = blocks[2];
+  const std::string& give_to_group = blocks[3];
+  const std::string& check = blocks[4];
+  const std::string& send = blocks[5];
+  const std::string& watch = blocks[6];
+  const std::string& add_host = blocks[7];
+  const std::string& versions = blocks[8];
   const std::vector<std::string> nodes = {"lyon-0", "lyon-1", "nancy-0", "nancy-1"};
+
+  // Installed with apt from the package's file, as the document names it (the hosts share this
+  // machine's file system: once is on every node).
+  std::ofstream(kInstalledByTest) << "apt-get purge gridcast\n";
+  CommandOutput out = Run(install);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(Run("dpkg-query -W gridcast").output.find("gridcast\t0."), std::string::npos);
+  EXPECT_EQ(Run("getent group gridcast && getent passwd gridcast").exit_code, 0) << "no service user and group";
+  for (const char* program : {"/usr/bin/gridcast", "/usr/bin/gridcastd"}) EXPECT_TRUE(fs::exists(program)) << program;
+  // The library as the system's: pkg-config finds it without being told where, and a C program
+  // built against the installed headers and library alone (it sends a buffer once the daemons
+  // run).
+  EXPECT_NE(Run("pkg-config --libs gridcast").output.find("-lgridcast"), std::string::npos);
+  out = Run("cc " GRIDCAST_SANITIZE_FLAGS " -o send_buffer " GRIDCAST_SEND_BUFFER_C
+            " $(pkg-config --cflags --libs gridcast)");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
 
   // The admin machine: the hosts' addresses, named (addresses need names).
   std::ofstream hosts(kRoot / "admin/hosts.txt");
   for (const std::string& node : nodes) hosts << Node(node).address << " " << node << "\n";
   hosts.close();
-  CommandOutput out = Run(init);
+  out = Run(init);
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_NE(out.output.find("4 members at lyon (2), nancy (2)"), std::string::npos) << out.output;
   EXPECT_EQ(fs::status(kRoot / "admin/gridcast-cluster/cluster.yaml").permissions() & fs::perms::all,
@@ -169,13 +259,11 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
 
   for (const std::string& node : nodes) {
     SCOPED_TRACE(node);
-    out = RunOn(node, copy);
+    // Each host's /etc/gridcast holds the package's gridcastd.yaml before the files arrive.
+    fs::create_directories(kRoot / node / "etc/gridcast");
+    std::ofstream(kRoot / node / "etc/gridcast/gridcastd.yaml") << OwnDirectories(node, InstalledConfig());
+    out = RunOn(node, copy + give_to_group);
     ASSERT_EQ(out.exit_code, 0) << out.output;
-    // The package's /etc/gridcast/gridcastd.yaml, unchanged but for where this host's directories are.
-    std::ifstream shipped(kRoot / "prefix/etc/gridcast/gridcastd.yaml");
-    std::stringstream config;
-    config << shipped.rdbuf();
-    std::ofstream(kRoot / node / "etc/gridcast/gridcastd.yaml") << OwnDirectories(node, config.str());
     out = RunOn(node, check);
     ASSERT_EQ(out.exit_code, 0) << out.output;
     EXPECT_NE(out.output.find("configuration OK: member " + node + " of 4 members"), std::string::npos) << out.output;
@@ -195,13 +283,10 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
   fs::rename(pki / "lyon-1.key.kept", pki / "lyon-1.key");
 
   for (const std::string& node : nodes) StartDaemon(node);
-  // Up once every member answers.
-  for (int attempt = 0;; ++attempt) {
-    out = RunOn("lyon-0", "gridcast status --cluster /etc/gridcast/cluster.yaml");
-    if (out.exit_code == 0 || attempt == 100) break;
-    usleep(100'000);
-  }
-  ASSERT_EQ(out.exit_code, 0) << out.output;
+  ExpectEveryMemberUp("lyon-0");
+
+  out = RunOn("lyon-0", "./send_buffer /etc/gridcast/cluster.yaml lyon-0 nancy-1");
+  EXPECT_NE(out.output.find("nancy-1's copy is the buffer"), std::string::npos) << out.output;
 
   // From inside lyon-1 (not the topology's first node): lyon-1 is the source.
   out = RunOn("lyon-1", send);
@@ -231,6 +316,25 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
   EXPECT_TRUE(fs::exists(kRoot / "admin/gridcast-cluster/pki/lyon-2.pem"));
   EXPECT_EQ(fs::status(kRoot / "admin/gridcast-cluster/cluster.yaml").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
+
+  // An upgrade: the newer package over the installed one keeps the configuration the node
+  // edited (a conffile) and the service's user; each daemon restarted in turn, then a send.
+  std::ofstream("/etc/gridcast/gridcastd.yaml", std::ios::app) << "# edited on this node\n";
+  out = Run("cd ../upgrade && apt-get install -q ./gridcast_0.1.1_amd64.deb");
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(Run("dpkg-query -W gridcast").output.find("gridcast\t0.1.1"), std::string::npos);
+  EXPECT_NE(InstalledConfig().find("# edited on this node"), std::string::npos) << "the upgrade replaced it";
+  EXPECT_EQ(Run("getent passwd gridcast").exit_code, 0);
+  for (const std::string& node : nodes) {
+    daemons_.at(node).Stop(SIGTERM);
+    daemons_.erase(node);
+    StartDaemon(node);
+    ExpectEveryMemberUp(node);
+  }
+  out = RunOn("nancy-1", "head -c 4M /dev/urandom > /var/lib/gridcast/data/after-upgrade.bin\n"
+                         "gridcast send /var/lib/gridcast/data/after-upgrade.bin --cluster /etc/gridcast/cluster.yaml");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("OK: every member holds a verified copy"), std::string::npos) << out.output;
 
   out = RunOn("lyon-0", versions);
   ASSERT_EQ(out.exit_code, 0) << out.output;

@@ -138,7 +138,8 @@ TEST_F(PackageTest, TheDebianPackageHoldsTheRuntimeAndAptCanInstallIt) {
   // What it installs is enough to build against: bin/ and include/ lie under its prefix.
   ExpectAProgramBuiltAgainstItSends(fs::path(gridcastd.substr(0, gridcastd.find('\n'))).parent_path().parent_path());
 
-  // apt resolves it on this machine (simulated: nothing is installed).
+  // apt resolves it on this machine (simulated here; real_cluster_e2e_test installs, upgrades
+  // and purges it).
   if (getuid() == 0 && Shell("command -v apt-get >/dev/null && echo yes", &missing).find("yes") != std::string::npos) {
     const std::string plan = Shell("apt-get install --simulate -q " + ShellQuote(package));
     EXPECT_NE(plan.find("Inst gridcast"), std::string::npos) << plan;
