@@ -2,16 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <map>
 #include <set>
 #include <optional>
 #include <sstream>
@@ -187,73 +183,6 @@ Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanB
   return response;
 }
 
-// A broadcast running from here, followed by the identical requests that joined it.
-struct BroadcastCoordinator::Running {
-  std::mutex mutex;
-  std::condition_variable changed;
-  v1::BroadcastProgress last;      // guarded by mutex
-  uint64_t reports = 0;            // guarded by mutex
-  std::optional<Status> outcome;   // guarded by mutex
-
-  void Publish(const v1::BroadcastProgress& progress) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      last = progress;
-      ++reports;
-    }
-    changed.notify_all();
-  }
-  void Finish(const Status& status) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      outcome = status;
-    }
-    changed.notify_all();
-  }
-  // Passes on every report from now on, and the outcome.
-  Status Follow(const std::function<void(const v1::BroadcastProgress&)>& report) {
-    std::unique_lock<std::mutex> lock(mutex);
-    uint64_t seen = reports;
-    for (;;) {
-      changed.wait(lock, [&] { return reports != seen || outcome.has_value(); });
-      if (reports != seen) {
-        seen = reports;
-        const v1::BroadcastProgress copy = last;
-        lock.unlock();
-        report(copy);
-        lock.lock();
-        continue;
-      }
-      return *outcome;
-    }
-  }
-};
-
-namespace {
-
-// What makes two requests the same broadcast: the same file, unchanged, under the same name
-// to the same members in the same way. Empty for probes (each writes fresh bytes).
-std::string SameBroadcastKey(const v1::BroadcastRequest& request, const fs::path& canonical,
-                             const std::string& name, const std::vector<std::string>& members) {
-  struct stat st {};
-  if (request.probe_bytes() > 0 || stat(canonical.c_str(), &st) != 0) return "";
-  // A file still being written is known by what its sender declared it will hold.
-  const std::string contents = request.has_fill()
-                                   ? std::to_string(request.fill().size_bytes()) + '\0' + request.fill().sha256()
-                                   : std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) + '.' +
-                                         std::to_string(st.st_mtim.tv_nsec);
-  std::string key = canonical.string() + '\0' + name + '\0' + contents + '\0' + request.algorithm() + '\0' +
-                    std::to_string(request.mode()) + '\0' + std::to_string(request.chunk_bytes()) + '\0' +
-                    std::to_string(request.streams()) + '\0' + (request.in_memory() ? "memory" : "disk") + '\0' +
-                    std::to_string(request.digest()) + '\0' + (request.no_reuse() ? "fresh" : "reuse") + '\0' +
-                    request.base() + '\0' +
-                    request.topology_yaml();
-  for (const std::string& m : members) key += '\0' + m;
-  return key;
-}
-
-}  // namespace
-
 Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
   const auto received = std::chrono::steady_clock::now();
@@ -261,40 +190,11 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request, participant_.directories()));
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
 
-  // A second identical request while the first runs joins it: the same plan, the same
-  // progress and outcome, instead of a second plan racing the first to the same files.
   const std::string key =
       SameBroadcastKey(request, payload.directory.empty() ? payload.path : payload.directory, payload.name, members);
-  std::shared_ptr<Running> running;
-  if (!key.empty()) {
-    std::unique_lock<std::mutex> lock(running_mutex_);
-    // One broadcast of a name at a time from here: members take a newer plan of a name from
-    // its source as replacing the older one (RunningPlans::ClaimName).
-    if (auto other = running_names_.find(payload.name); other != running_names_.end() && other->second != key) {
-      return Status::FailedPrecondition("a different broadcast of '" + payload.name +
-                                        "' runs from this daemon; wait for it, cancel it, or send under another name");
-    }
-    auto [it, inserted] = running_.try_emplace(key);
-    if (!inserted) {
-      const std::shared_ptr<Running> first = it->second;
-      lock.unlock();
-      spdlog::info("a request to send {} again joins the broadcast of it under way", payload.name);
-      return first->Follow(report);
-    }
-    it->second = running = std::make_shared<Running>();
-    running_names_[payload.name] = key;
-  }
-  const Status status = RunResolved(request, payload, members, received, [&](const v1::BroadcastProgress& p) {
-    if (running) running->Publish(p);
-    report(p);
+  return joined_.RunOrJoin(key, payload.name, report, [&](const JoinedBroadcasts::Report& publish) {
+    return RunResolved(request, payload, members, received, publish);
   });
-  if (running) {
-    running->Finish(status);
-    std::lock_guard<std::mutex> lock(running_mutex_);
-    running_.erase(key);
-    running_names_.erase(payload.name);
-  }
-  return status;
 }
 
 Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,

@@ -15,9 +15,7 @@
 
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,6 +25,7 @@
 #include "collectives/plan.h"
 #include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
+#include "daemon/coordinator/joined_broadcasts.h"
 #include "daemon/coordinator/source_payload.h"
 #include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
@@ -118,15 +117,11 @@ class BroadcastCoordinator {
                      const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,
                      const std::function<void(const v1::BroadcastProgress&)>& report);
 
-  struct Running;
-
   Participant& participant_;
   ControlTree& tree_;
   const ClusterConfig& cluster_;
   const CoordinatorOptions options_;
-  std::mutex running_mutex_;
-  std::map<std::string, std::shared_ptr<Running>> running_;  // by SameBroadcastKey; guarded by running_mutex_
-  std::map<std::string, std::string> running_names_;         // payload name -> key; guarded by running_mutex_
+  JoinedBroadcasts joined_;
 };
 
 }  // namespace gridcast
