@@ -12,7 +12,7 @@
 #include <optional>
 #include <sstream>
 
-#include "collectives/planners/swarm.h"
+#include "collectives/broadcast_mode.h"
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "collectives/validate_plan.h"
@@ -70,20 +70,6 @@ Result<NetworkModel> LoadBroadcastModel(const ClusterConfig& cluster, const std:
   return model;
 }
 
-namespace {
-
-// Push plans need push planners and pull plans a swarm planner.
-Status CheckAlgorithmForMode(const std::string& algorithm, bool pull) {
-  const PlannerInfo* info = FindPlanner(algorithm);
-  if (info == nullptr) return Status::Ok();  // unknown names are MakePlanner's to report
-  const bool swarm = info->kind == PlannerKind::kSwarm;
-  if (pull && !swarm) return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
-  if (!pull && swarm) return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
-  return Status::Ok();
-}
-
-}  // namespace
-
 BroadcastCoordinator::BroadcastCoordinator(Participant& participant, ControlTree& tree, const ClusterConfig& cluster,
                                            CoordinatorOptions options)
     : participant_(participant), tree_(tree), cluster_(cluster), options_(std::move(options)) {}
@@ -123,44 +109,28 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
     plan_options.members.push_back(node);
   }
   plan_options.source = plan_options.members.front();
-  const bool pull = request.mode() == v1::PLAN_MODE_PULL;
-  std::string algorithm = request.algorithm().empty() ? "auto" : request.algorithm();
-  // Unless told, `auto` on a network nobody described (no topology: the model is a guess)
-  // pushes with pull repair, so a member whose tree parent fails or lags still finishes.
-  // A topology in the request (tomography's, from the client) counts as described.
-  const bool default_hybrid = request.mode() == v1::PLAN_MODE_UNSPECIFIED && algorithm == "auto" &&
-                              cluster_.topology_path.empty() && request.topology_yaml().empty() && size > 0 &&
-                              !options_.data_tls;
-  const bool hybrid = request.mode() == v1::PLAN_MODE_HYBRID || default_hybrid;
-  if (options_.data_tls && (pull || hybrid) && request.probe_bytes() == 0) {
-    return Status::FailedPrecondition(
-        "pull and hybrid move the payload over BitTorrent, which gridcast does not encrypt, and this cluster runs "
-        "TLS: send with --mode push");
+  BroadcastModeInputs mode_inputs;
+  if (request.mode() != v1::PLAN_MODE_UNSPECIFIED) {
+    GRIDCAST_ASSIGN_OR_RETURN(mode_inputs.requested, PlanModeFromProto(request.mode()));
   }
+  if (!request.algorithm().empty()) mode_inputs.algorithm = request.algorithm();
+  // A topology in the request (tomography's, from the client) counts as described.
+  mode_inputs.network_described = !cluster_.topology_path.empty() || !request.topology_yaml().empty();
+  mode_inputs.payload_bytes = size;
+  mode_inputs.data_encrypted = options_.data_tls;
+  mode_inputs.probe = request.probe_bytes() > 0;
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanMode mode, ChooseBroadcastMode(mode_inputs));
   if (request.streams() > 0) plan_options.streams = static_cast<int>(request.streams());
   // What the request leaves open, `auto` may choose.
   plan_options.choose_chunk_bytes = request.chunk_bytes() == 0;
   plan_options.choose_streams = request.streams() == 0;
-  if (pull && algorithm == "auto") algorithm = "swarm";
-  GRIDCAST_RETURN_IF_ERROR(CheckAlgorithmForMode(algorithm, pull));
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algorithm));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner,
+                            MakePlanner(PlannerForMode(mode, mode_inputs.algorithm)));
   plan_options.chunk_bytes =
       request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
-  if (hybrid) {
-    // The push plan, plus a striped swarm for the repairs (its chunks are its pieces): the
-    // members cut off from a lane all pull its missing chunks, and each leaves the source
-    // once per bandwidth group, as in pull mode. (The swarm planner checks the chunk is a
-    // piece; ValidatePlanOn below checks every chunk rule.)
-    if (size == 0) return Status::InvalidArgument("hybrid needs a non-empty payload");
-    PlanOptions swarm_options = plan_options;
-    swarm_options.chunk_bytes = plan.chunk_bytes;
-    GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, size, swarm_options));
-    if (swarm.members != plan.members) return Status::Internal("push and swarm plans order members differently");
-    plan.mode = PlanMode::kHybrid;
-    plan.shared_chunks = false;  // the swarm repairs the chunks a lane lists
-    plan.swarm = std::move(swarm.swarm);
-    plan.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
+  if (mode == PlanMode::kHybrid) {
+    GRIDCAST_ASSIGN_OR_RETURN(plan, WithSwarmRepair(std::move(plan), net, size, plan_options));
   }
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
   return plan;

@@ -1,0 +1,48 @@
+#include "collectives/broadcast_mode.h"
+
+#include <utility>
+
+#include "collectives/planners/swarm.h"
+#include "collectives/registry.h"
+
+namespace gridcast {
+
+Result<PlanMode> ChooseBroadcastMode(const BroadcastModeInputs& inputs) {
+  const bool left_open_on_a_guess = !inputs.requested && inputs.algorithm == "auto" && !inputs.network_described &&
+                                    inputs.payload_bytes > 0 && !inputs.data_encrypted;
+  const PlanMode mode = inputs.requested ? *inputs.requested : left_open_on_a_guess ? PlanMode::kHybrid : PlanMode::kPush;
+  if (inputs.data_encrypted && mode != PlanMode::kPush && !inputs.probe) {
+    return Status::FailedPrecondition(
+        "pull and hybrid move the payload over BitTorrent, which gridcast does not encrypt, and this cluster runs "
+        "TLS: send with --mode push");
+  }
+  const std::string algorithm = PlannerForMode(mode, inputs.algorithm);
+  const PlannerInfo* info = FindPlanner(algorithm);
+  if (info == nullptr) return mode;  // unknown names are MakePlanner's to report
+  const bool swarm = info->kind == PlannerKind::kSwarm;
+  if (mode == PlanMode::kPull && !swarm) {
+    return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
+  }
+  if (mode != PlanMode::kPull && swarm) {
+    return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
+  }
+  return mode;
+}
+
+std::string PlannerForMode(PlanMode mode, const std::string& algorithm) {
+  return mode == PlanMode::kPull && algorithm == "auto" ? "swarm" : algorithm;
+}
+
+Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payload_bytes, PlanOptions options) {
+  if (payload_bytes == 0) return Status::InvalidArgument("hybrid needs a non-empty payload");
+  options.chunk_bytes = push.chunk_bytes;
+  GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, payload_bytes, options));
+  if (swarm.members != push.members) return Status::Internal("push and swarm plans order members differently");
+  push.mode = PlanMode::kHybrid;
+  push.shared_chunks = false;  // the swarm repairs the chunks a lane lists
+  push.swarm = std::move(swarm.swarm);
+  push.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
+  return push;
+}
+
+}  // namespace gridcast

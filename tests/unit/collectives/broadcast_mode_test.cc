@@ -1,0 +1,111 @@
+// The mode a broadcast gets from its request and what is known of the network, the planner a
+// mode may use, and a push plan made hybrid.
+#include "collectives/broadcast_mode.h"
+
+#include <gtest/gtest.h>
+
+#include "collectives/registry.h"
+#include "collectives/validate_plan.h"
+
+namespace gridcast {
+namespace {
+
+BroadcastModeInputs Inputs(std::optional<PlanMode> requested, const std::string& algorithm = "auto") {
+  BroadcastModeInputs inputs;
+  inputs.requested = requested;
+  inputs.algorithm = algorithm;
+  inputs.network_described = true;
+  inputs.payload_bytes = 1 << 20;
+  return inputs;
+}
+
+TEST(BroadcastModeTest, TheRequestedModeIsKept) {
+  for (PlanMode mode : {PlanMode::kPush, PlanMode::kPull, PlanMode::kHybrid}) {
+    for (bool described : {false, true}) {
+      BroadcastModeInputs inputs = Inputs(mode);
+      inputs.network_described = described;
+      Result<PlanMode> chosen = ChooseBroadcastMode(inputs);
+      ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+      EXPECT_EQ(*chosen, mode);
+    }
+  }
+}
+
+TEST(BroadcastModeTest, LeftOpenItIsHybridOnlyWhereAutoPlansANetworkNobodyDescribed) {
+  BroadcastModeInputs guessed = Inputs(std::nullopt);
+  guessed.network_described = false;
+  EXPECT_EQ(*ChooseBroadcastMode(guessed), PlanMode::kHybrid);
+  EXPECT_EQ(*ChooseBroadcastMode(Inputs(std::nullopt)), PlanMode::kPush);  // described
+  BroadcastModeInputs named = guessed;
+  named.algorithm = "binomial";
+  EXPECT_EQ(*ChooseBroadcastMode(named), PlanMode::kPush);
+  BroadcastModeInputs empty = guessed;
+  empty.payload_bytes = 0;
+  EXPECT_EQ(*ChooseBroadcastMode(empty), PlanMode::kPush);
+  BroadcastModeInputs encrypted = guessed;
+  encrypted.data_encrypted = true;
+  EXPECT_EQ(*ChooseBroadcastMode(encrypted), PlanMode::kPush);
+}
+
+TEST(BroadcastModeTest, AnEncryptedDataPlaneRefusesBitTorrentExceptForProbes) {
+  for (PlanMode mode : {PlanMode::kPull, PlanMode::kHybrid}) {
+    BroadcastModeInputs inputs = Inputs(mode);
+    inputs.data_encrypted = true;
+    Result<PlanMode> refused = ChooseBroadcastMode(inputs);
+    EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("send with --mode push"), std::string::npos);
+    inputs.probe = true;
+    EXPECT_EQ(*ChooseBroadcastMode(inputs), mode);
+  }
+  BroadcastModeInputs push = Inputs(PlanMode::kPush);
+  push.data_encrypted = true;
+  EXPECT_EQ(*ChooseBroadcastMode(push), PlanMode::kPush);
+}
+
+TEST(BroadcastModeTest, EachModeTakesPlannersOfItsKindOnly) {
+  Result<PlanMode> push_for_pull = ChooseBroadcastMode(Inputs(PlanMode::kPull, "binomial"));
+  EXPECT_EQ(push_for_pull.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(push_for_pull.status().message().find("'binomial' is a push planner"), std::string::npos);
+  for (std::optional<PlanMode> mode : {std::optional<PlanMode>{}, std::optional{PlanMode::kPush},
+                                       std::optional{PlanMode::kHybrid}}) {
+    Result<PlanMode> swarm_for_push = ChooseBroadcastMode(Inputs(mode, "swarm"));
+    EXPECT_EQ(swarm_for_push.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(swarm_for_push.status().message().find("use --mode pull"), std::string::npos);
+  }
+  EXPECT_EQ(*ChooseBroadcastMode(Inputs(PlanMode::kPull, "swarm-free")), PlanMode::kPull);
+  // An unknown name is left to MakePlanner, which lists the known ones.
+  EXPECT_TRUE(ChooseBroadcastMode(Inputs(PlanMode::kPush, "no-such-planner")).ok());
+  EXPECT_EQ(PlannerForMode(PlanMode::kPull, "auto"), "swarm");
+  EXPECT_EQ(PlannerForMode(PlanMode::kPush, "auto"), "auto");
+  EXPECT_EQ(PlannerForMode(PlanMode::kHybrid, "binary"), "binary");
+}
+
+TEST(BroadcastModeTest, AHybridPlanIsThePushPlanWithASwarmOverTheSameMembers) {
+  NetworkModel net;
+  net.switches.push_back({"core", -1});
+  PlanOptions options;
+  for (int i = 0; i < 6; ++i) {
+    net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+    options.members.push_back(i);
+  }
+  options.source = 0;
+  const uint64_t size = 10 << 20;
+  Result<std::unique_ptr<Planner>> made = MakePlanner("binomial");
+  ASSERT_TRUE(made.ok());
+  const std::unique_ptr<Planner>& planner = *made;
+  options.chunk_bytes = planner->DefaultChunkBytes(size);
+  Result<Plan> push = planner->MakePlan(net, size, options);
+  ASSERT_TRUE(push.ok()) << push.status().ToString();
+  Result<Plan> hybrid = WithSwarmRepair(*push, net, size, options);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status().ToString();
+  EXPECT_EQ(hybrid->mode, PlanMode::kHybrid);
+  EXPECT_EQ(hybrid->lanes.size(), push->lanes.size());
+  EXPECT_EQ(hybrid->members, push->members);
+  EXPECT_EQ(hybrid->swarm.members.size(), 5u);  // every member but the source
+  EXPECT_NE(hybrid->rationale.find("hybrid"), std::string::npos);
+  EXPECT_TRUE(ValidatePlanOn(*hybrid, net).ok()) << ValidatePlanOn(*hybrid, net).ToString();
+  EXPECT_EQ(WithSwarmRepair(*push, net, 0, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gridcast
