@@ -36,7 +36,11 @@ std::string PlannerForMode(PlanMode mode, const std::string& algorithm) {
 Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payload_bytes, PlanOptions options) {
   if (payload_bytes == 0) return Status::InvalidArgument("hybrid needs a non-empty payload");
   options.chunk_bytes = push.chunk_bytes;
-  GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false).MakePlan(net, payload_bytes, options));
+  // A copy per group, whatever the source's upload: repairs are what a group cut off from the
+  // others (a partition) still gets from the source, and a chunk dealt to a member it cannot
+  // reach would hold it until that member's connection ends.
+  GRIDCAST_ASSIGN_OR_RETURN(Plan swarm, SwarmPlanner(/*free_choice=*/false, SwarmSeeding::kCopyPerGroup)
+                                            .MakePlan(net, payload_bytes, options));
   if (swarm.members != push.members) return Status::Internal("push and swarm plans order members differently");
   push.mode = PlanMode::kHybrid;
   push.shared_chunks = false;  // the swarm repairs the chunks a lane lists

@@ -36,7 +36,7 @@ std::string PlannerForMode(PlanMode mode, const std::string& algorithm);
 // `push`, made by a push planner with `options`, made hybrid: a striped swarm over the same
 // members repairs what the trees do not deliver (its chunks are its pieces: the members cut off
 // from a lane all pull its missing chunks, and each leaves the source once per bandwidth group,
-// as in pull mode). InvalidArgument for an empty payload.
+// always: SwarmSeeding::kCopyPerGroup). InvalidArgument for an empty payload.
 Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payload_bytes, PlanOptions options);
 
 }  // namespace gridcast

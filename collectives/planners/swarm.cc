@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collectives/bandwidth_groups.h"
+#include "collectives/bound.h"
 #include "collectives/planners/planner_util.h"
 #include "collectives/validate_plan.h"
 
@@ -28,6 +29,10 @@ constexpr int kPeersInLargeGroups = 16;
 // interested peer 1.66-1.75 of the bound, to 4 at a time 1.43-1.48, to 2 1.72
 // (docs/scale.md, "Pull at 128: upload slots"). Fast uplinks keep every peer (0: no cap).
 constexpr double kMinUploadFlowBps = 512e3;
+// Where groups trade chunks across (SourceSeedsOneCopy), the peers a member has in each other
+// group: a group imports what the source striped elsewhere through about
+// group size x this many connections.
+constexpr int kPeersInEachOtherGroup = 2;
 constexpr int kMinUploadSlots = 2;
 
 int UploadSlots(double up_bps, size_t peers) {
@@ -71,6 +76,31 @@ std::vector<int> PeersInGroup(const std::vector<int>& group, int i, const std::v
   return peers;
 }
 
+// Whether the source must seed one copy in all instead of one per group: when sending a copy
+// to each of `num_groups` groups through its upload would take longer than the bound by more
+// than kSourceCopiesSlack (upload-three-sites-96: three copies at 5mbit, 322 s against a bound
+// of 114 s; the pulls there did not finish in 187 s). Groups then trade chunks across.
+bool SourceSeedsOneCopy(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes, size_t num_groups) {
+  constexpr double kSourceCopiesSlack = 1.05;
+  if (num_groups < 2) return false;
+  const double source_up_bps = net.nodes[ranks.nodes[0]].up_bps;
+  const double per_group_s = static_cast<double>(num_groups) * static_cast<double>(payload_bytes) * 8 / source_up_bps;
+  const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
+  return per_group_s > kSourceCopiesSlack * bound_s;
+}
+
+// Member i of a group of `group_size` peers, when groups trade across, with
+// kPeersInEachOtherGroup members of group `others`, spread over it.
+std::vector<int> PeersAcross(const std::vector<int>& others, int i, int group_size) {
+  const int k = static_cast<int>(others.size());
+  std::vector<int> peers;
+  for (int j = 0; j < kPeersInEachOtherGroup && j < k; ++j) {
+    const int other = others[(static_cast<int64_t>(i) * k / group_size + j * k / kPeersInEachOtherGroup) % k];
+    if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
+  }
+  return peers;
+}
+
 }  // namespace
 
 uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
@@ -102,25 +132,54 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
   const std::vector<int> switch_group = SwitchBandwidthGroups(net);
   std::map<int, std::vector<int>> groups;
   for (int r = 1; r < p; ++r) groups[switch_group[net.nodes[ranks.nodes[r]].switch_index]].push_back(r);
+  const bool one_copy =
+      seeding_ == SwarmSeeding::kAsTheSourceCan && SourceSeedsOneCopy(net, ranks, payload_bytes, groups.size());
+  int striped = 0;  // receivers given a stripe so far (one_copy: stripes run across the groups)
   for (const auto& [group, members] : groups) {
     const int k = static_cast<int>(members.size());
     const std::vector<int> offsets = PeerOffsets(k);
     for (int i = 0; i < k; ++i) {
       SwarmMember m{members[i], {}, {0}};
-      if (static_cast<uint64_t>(i) < n) m.stripe.push_back({static_cast<uint64_t>(i), n, static_cast<uint64_t>(k)});
+      const uint64_t index = one_copy ? striped++ : i;
+      const uint64_t stride = one_copy ? p - 1 : k;
+      if (index < n) m.stripe.push_back({index, n, stride});
       for (int peer : PeersInGroup(members, i, offsets)) m.peers.push_back(peer);
-      m.upload_slots = UploadSlots(net.nodes[ranks.nodes[members[i]]].up_bps, m.peers.size());
+      if (one_copy) {
+        for (const auto& [other_group, others] : groups) {
+          if (other_group == group) continue;
+          for (int peer : PeersAcross(others, i, k)) m.peers.push_back(peer);
+        }
+      }
       plan.swarm.members.push_back(std::move(m));
     }
   }
-  plan.swarm.source_upload_slots = UploadSlots(net.nodes[ranks.nodes[0]].up_bps, p - 1);
   std::sort(plan.swarm.members.begin(), plan.swarm.members.end(),
             [](const SwarmMember& a, const SwarmMember& b) { return a.member < b.member; });
+  // Peering is both ways (a member knows by name every peer that connects to it): the peers
+  // across groups are picked from one side, so each also lists the other.
+  for (size_t e = 0; e < plan.swarm.members.size(); ++e) {
+    for (int peer : std::vector<int>(plan.swarm.members[e].peers)) {
+      if (peer == 0) continue;
+      std::vector<int>& back = plan.swarm.members[peer - 1].peers;  // sorted by member: rank r at r - 1
+      if (std::find(back.begin(), back.end(), plan.swarm.members[e].member) == back.end()) {
+        back.push_back(plan.swarm.members[e].member);
+      }
+    }
+  }
+  for (SwarmMember& m : plan.swarm.members) {
+    m.upload_slots = UploadSlots(net.nodes[ranks.nodes[m.member]].up_bps, m.peers.size());
+  }
+  plan.swarm.source_upload_slots = UploadSlots(net.nodes[ranks.nodes[0]].up_bps, p - 1);
   plan.rationale = std::to_string(groups.size()) +
                    " bandwidth group(s); in each, every member takes its stripe of the chunks"
                    " from the source and the rest from its group (in groups of more than " +
                    std::to_string(kFullMeshGroup) + ", through " + std::to_string(kPeersInLargeGroups) +
                    " peers each)";
+  if (one_copy) {
+    plan.rationale += "; the source's upload carries one copy, not one per group: stripes run across the "
+                      "groups, and each member also peers with " +
+                      std::to_string(kPeersInEachOtherGroup) + " in every other group";
+  }
   const bool capped = plan.swarm.source_upload_slots > 0 ||
                       std::any_of(plan.swarm.members.begin(), plan.swarm.members.end(),
                                   [](const SwarmMember& m) { return m.upload_slots > 0; });

@@ -6,7 +6,10 @@
 // disjoint stripe of chunks from the source and everything else from the group's other
 // members, with whom it peers. So the source sends one copy per group and each bottleneck
 // between groups carries about one copy. With `free_choice` (tomography's measurements) there
-// are no stripes and everyone peers with everyone.
+// are no stripes and everyone peers with everyone. Where the source's upload cannot seed a
+// copy per group near the bound, it seeds one copy in all and groups trade chunks across
+// (SwarmSeeding::kAsTheSourceCan, pull's); a hybrid's repair swarm keeps a copy per group
+// (kCopyPerGroup), so that a group cut off from the others still finishes from the source.
 // Chunks are BitTorrent pieces: a power of two of at least 16 KiB. Pure; thread-safe.
 #pragma once
 
@@ -14,9 +17,12 @@
 
 namespace gridcast {
 
+enum class SwarmSeeding { kAsTheSourceCan, kCopyPerGroup };
+
 class SwarmPlanner : public Planner {
  public:
-  explicit SwarmPlanner(bool free_choice = false) : free_choice_(free_choice) {}
+  explicit SwarmPlanner(bool free_choice = false, SwarmSeeding seeding = SwarmSeeding::kAsTheSourceCan)
+      : free_choice_(free_choice), seeding_(seeding) {}
   std::string name() const override { return free_choice_ ? "swarm-free" : "swarm"; }
   Result<Plan> MakePlan(const NetworkModel& net, uint64_t payload_bytes,
                         const PlanOptions& options) const override;
@@ -29,6 +35,7 @@ class SwarmPlanner : public Planner {
 
  private:
   bool free_choice_;
+  SwarmSeeding seeding_;
 };
 
 }  // namespace gridcast

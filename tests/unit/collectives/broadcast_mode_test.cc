@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives/planners/swarm.h"
 #include "collectives/registry.h"
 #include "collectives/validate_plan.h"
 
@@ -105,6 +106,45 @@ TEST(BroadcastModeTest, AHybridPlanIsThePushPlanWithASwarmOverTheSameMembers) {
   EXPECT_NE(hybrid->rationale.find("hybrid"), std::string::npos);
   EXPECT_TRUE(ValidatePlanOn(*hybrid, net).ok()) << ValidatePlanOn(*hybrid, net).ToString();
   EXPECT_EQ(WithSwarmRepair(*push, net, 0, options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BroadcastModeTest, AHybridSwarmSeedsACopyPerGroupWherePullWouldSeedOneInAll) {
+  // Three sites whose nodes upload as slowly as the source: pull seeds one copy across them,
+  // a hybrid's repairs one per site, so a site cut off from the others still gets its chunks.
+  NetworkModel net;
+  net.switches = {{"core", -1}, {"a", 0, 60e6, 60e6}, {"b", 0, 30e6, 30e6}, {"c", 0, 20e6, 20e6}};
+  PlanOptions options;
+  for (int i = 0; i < 24; ++i) {
+    net.nodes.push_back({"n" + std::to_string(i), 1 + i / 8, 5e6, 10e6});
+    options.members.push_back(i);
+  }
+  options.source = 0;
+  const uint64_t size = 64 << 20;
+  options.chunk_bytes = 64 << 10;
+  Result<Plan> pull = SwarmPlanner().MakePlan(net, size, options);
+  ASSERT_TRUE(pull.ok()) << pull.status().ToString();
+  EXPECT_NE(pull->rationale.find("one copy"), std::string::npos) << pull->rationale;
+  Result<std::unique_ptr<Planner>> made = MakePlanner("multilane");
+  ASSERT_TRUE(made.ok());
+  Result<Plan> push = (*made)->MakePlan(net, size, options);
+  ASSERT_TRUE(push.ok()) << push.status().ToString();
+  Result<Plan> hybrid = WithSwarmRepair(*push, net, size, options);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status().ToString();
+  EXPECT_EQ(hybrid->rationale.find("one copy"), std::string::npos) << hybrid->rationale;
+  // Each site's members split every chunk among themselves: a copy per site.
+  for (int site = 1; site <= 3; ++site) {
+    std::vector<int> stripes_of(hybrid->NumChunks(), 0);
+    for (const SwarmMember& m : hybrid->swarm.members) {
+      if (net.nodes[m.member].switch_index != site) continue;
+      for (const ChunkRange& r : m.stripe) {
+        for (uint64_t c = r.begin; c < r.end; c += r.step) ++stripes_of[c];
+      }
+    }
+    const int site_members = site == 1 ? 7 : 8;  // the source is n0, in site a
+    for (uint64_t c = 0; c < stripes_of.size(); ++c) {
+      ASSERT_EQ(stripes_of[c], 1) << "site " << site << " chunk " << c << " (" << site_members << " members)";
+    }
+  }
 }
 
 }  // namespace

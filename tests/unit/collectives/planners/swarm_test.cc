@@ -102,6 +102,44 @@ TEST(SwarmPlanner, TwoSitesKeepStripesAndPeersInsideEachSite) {
   }
 }
 
+TEST(SwarmPlanner, ASourceThatCannotSeedEveryGroupSeedsOneCopyAcrossThem) {
+  // Three sites of 8 nodes uploading 5mbit, as fast as the source: a copy per site would take
+  // the source three times the bound (upload-three-sites-96's pulls did not finish). So every
+  // chunk is in one stripe in all, and each member peers into every other site to trade.
+  NetworkModel net;
+  net.switches = {{"core", -1}, {"a", 0, 60e6, 60e6}, {"b", 0, 30e6, 30e6}, {"c", 0, 20e6, 20e6}};
+  for (int i = 0; i < 24; ++i) net.nodes.push_back({"n" + std::to_string(i), 1 + i / 8, 5e6, 10e6});
+  const Plan plan = MakeSwarm(net, 333 * kPiece);
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok());
+  EXPECT_NE(plan.rationale.find("one copy"), std::string::npos) << plan.rationale;
+  std::vector<int> stripes_of(plan.NumChunks(), 0);
+  for (const SwarmMember& m : plan.swarm.members) {
+    for (const ChunkRange& r : m.stripe) {
+      for (uint64_t c = r.begin; c < r.end; c += r.step) ++stripes_of[c];
+    }
+    std::set<std::string> sites;
+    for (int peer : m.peers) {
+      if (peer != 0) sites.insert(Site(net, plan, peer));
+    }
+    EXPECT_EQ(sites.size(), 3u) << plan.members[m.member];
+  }
+  for (uint64_t c = 0; c < stripes_of.size(); ++c) ASSERT_EQ(stripes_of[c], 1) << "chunk " << c;
+  // Both ends list every peering: a member names each peer that connects to it.
+  std::set<std::pair<int, int>> links;
+  for (const SwarmMember& m : plan.swarm.members) {
+    for (int peer : m.peers) links.insert({m.member, peer});
+  }
+  for (const auto& [a, b] : links) {
+    if (b != 0) {
+      EXPECT_TRUE(links.count({b, a})) << plan.members[b] << " does not list " << plan.members[a];
+    }
+  }
+  // Where the source uploads as fast as the sites' uplinks take copies, a copy per site stays.
+  for (Node& node : net.nodes) node.up_bps = node.down_bps = 100e6;
+  net.nodes[0].up_bps = 1e9;
+  EXPECT_EQ(MakeSwarm(net, 333 * kPiece).rationale.find("one copy"), std::string::npos);
+}
+
 // Groups of more than 17 are not full meshes: each member peers with the source and about 16 others,
 // both ways, every member reaches every other in few hops, and the group (what the source's
 // dealer shares stripes over) is still the whole group.
