@@ -37,6 +37,12 @@ ControlClient::ControlClient(const std::string& address, std::string secret,
 
 bool ControlClient::Connected() const { return channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY; }
 
+Status NameUnreachable(const Status& failed, const ControlClient& client, const std::string& name,
+                       const std::string& address) {
+  if (failed.ok() || client.Connected()) return failed;
+  return failed.WithContext("member '" + name + "' is unreachable at " + address);
+}
+
 void ControlClient::Authorise(grpc::ClientContext* context, const char* method,
                               std::chrono::milliseconds timeout) const {
   const std::string token = MakeControlToken(secret_, method, UnixMillisNow());

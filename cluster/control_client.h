@@ -92,4 +92,10 @@ class ControlClient {
 // grpc::Status -> Status (same codes).
 Status FromGrpc(const grpc::Status& status);
 
+// `failed` (a call to member `name` at `address`) as people read it: "member 'NAME' is
+// unreachable at ADDRESS: ..." when `client` never reached the daemon (down, a firewall, the
+// wrong address), else unchanged: the daemon answered with it.
+Status NameUnreachable(const Status& failed, const ControlClient& client, const std::string& name,
+                       const std::string& address);
+
 }  // namespace gridcast

@@ -37,4 +37,16 @@ std::string DidYouMean(const std::string& typed, const std::vector<std::string>&
   return nearest.empty() ? "" : " (did you mean '" + nearest + "'?)";
 }
 
+std::string UnknownOption(const std::vector<std::string>& args, const std::vector<std::string>& known_options) {
+  for (const std::string& arg : args) {
+    if (arg == "--") break;  // what follows is not options
+    if (arg.size() <= 2 || arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(known_options.begin(), known_options.end(), name) == known_options.end()) {
+      return "unknown option '" + name + "'" + DidYouMean(name, known_options);
+    }
+  }
+  return "";
+}
+
 }  // namespace gridcast

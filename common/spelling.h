@@ -17,4 +17,9 @@ std::string NearestName(const std::string& typed, const std::vector<std::string>
 // " (did you mean 'NAME'?)" for the nearest name, else "".
 std::string DidYouMean(const std::string& typed, const std::vector<std::string>& known);
 
+// For a command line its parser refused: "unknown option '--windw' (did you mean '--window'?)"
+// for the first of `args` that looks like a long option ("--name" or "--name=value") and is not
+// one of `known_options` ("--name" each); empty when every one is known.
+std::string UnknownOption(const std::vector<std::string>& args, const std::vector<std::string>& known_options);
+
 }  // namespace gridcast

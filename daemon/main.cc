@@ -9,6 +9,8 @@
 
 #include "cluster/cluster_file.h"
 #include "common/build_info.h"
+#include "common/cli_options.h"
+#include "common/spelling.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_settings.h"
 
@@ -27,7 +29,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    const std::string unknown = gridcast::UnknownOption({argv + 1, argv + argc}, gridcast::LongOptionNames(app));
+    if (unknown.empty() || dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return app.exit(e) == 0 ? 0 : 2;
+    std::cerr << "gridcastd: " << unknown << " (see --help)\n";
+    return 2;
   }
   if (reference) {
     std::cout << table.Reference();

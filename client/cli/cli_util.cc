@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "collectives/topology.h"
+#include "common/cli_options.h"
 #include "common/spelling.h"
 
 namespace gridcast::cli {
@@ -92,6 +93,25 @@ std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv) {
     path += " " + word;
   }
   return "";
+}
+
+std::string UnknownOptionOf(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* at = &app;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    CLI::App* next = nullptr;
+    if (argv[i][0] != '-' && args.empty()) {
+      for (CLI::App* command : at->get_subcommands({})) {
+        if (command->get_name() == argv[i]) next = command;
+      }
+    }
+    if (next != nullptr) {
+      at = next;
+    } else {
+      args.emplace_back(argv[i]);
+    }
+  }
+  return UnknownOption(args, LongOptionNames(*at));
 }
 
 namespace {

@@ -53,6 +53,9 @@ int ReportError(const Status& status);
 // "gridcast netgrid upp"): "'sned' is not a gridcast command (did you mean 'send'?)". Else
 // empty.
 std::string UnknownCommand(CLI::App& app, int argc, const char* const* argv);
+// When argv gives the command it names an option it does not take ("gridcast send f
+// --sourse m1"): "unknown option '--sourse' (did you mean '--source'?)". Else empty.
+std::string UnknownOptionOf(CLI::App& app, int argc, const char* const* argv);
 
 // docs/cli-reference.md: every command's --help, in Markdown, one section per command and
 // subcommand (`gridcast --cli-reference`; a test compares each section with the command's own

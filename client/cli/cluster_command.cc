@@ -298,6 +298,12 @@ int Allgather(const ClusterArgs& args) {
   return FinishWithSummary(args, Summarize(last, *via, status), status);
 }
 
+// The line of a member whose call failed: named unreachable when its daemon never answered.
+std::string MemberError(const ClusterMember& member, const ControlClient& client, const Status& failed) {
+  if (client.Connected()) return "error: " + member.name + ": " + failed.message();
+  return "error: " + NameUnreachable(failed, client, member.name, member.control_address).message();
+}
+
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.
 int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
@@ -322,7 +328,7 @@ int StatusCommand(const ClusterArgs& args) {
     v1::StatusRequest request;
     v1::StatusResponse response;
     Status s = client.GetStatus(request, &response);
-    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    if (!s.ok()) return MemberError(member, client, s);
     std::string line = fmt::format("{:<16} {} plan(s)", member.name, response.plans_size());
     for (const v1::PlanStatus& plan : response.plans()) {
       line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), MemberStateText(plan.state(), plan.error()),
@@ -344,7 +350,7 @@ int ListCommand(const ClusterArgs& args) {
     request.set_verify(args.verify);
     v1::ListResponse response;
     Status s = client.List(&response, request, args.verify ? std::chrono::hours(24) : std::chrono::milliseconds(0));
-    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    if (!s.ok()) return MemberError(member, client, s);
     std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
     std::string bad;
     for (const v1::HeldPayload& p : response.payloads()) {
@@ -376,7 +382,7 @@ int CancelCommand(const ClusterArgs& args) {
     request.set_reason("cancelled by the user");
     Status s = client.Cancel(request);
     if (s.code() == StatusCode::kNotFound) return member.name + ": not taking part";
-    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    if (!s.ok()) return MemberError(member, client, s);
     return member.name + ": cancelled";
   });
 }
@@ -390,7 +396,7 @@ int RemoveCommand(const ClusterArgs& args) {
     request.set_in_memory(args.in_memory);
     Status s = client.Remove(request);
     if (s.code() == StatusCode::kNotFound) return member.name + ": not held";
-    if (!s.ok()) return "error: " + member.name + ": " + s.message();
+    if (!s.ok()) return MemberError(member, client, s);
     ++removed;
     return member.name + ": removed";
   });

@@ -40,7 +40,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const std::string unknown = gridcast::cli::UnknownCommand(app, argc, argv);
+    std::string unknown = gridcast::cli::UnknownCommand(app, argc, argv);
+    if (unknown.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      unknown = gridcast::cli::UnknownOptionOf(app, argc, argv);
+    }
     std::cerr << "gridcast: " << (unknown.empty() ? e.what() : unknown) << " (see --help)\n";
     return gridcast::cli::kExitBadInput;
   }

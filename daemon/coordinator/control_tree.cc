@@ -233,7 +233,7 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
   ControlClient& client = Client(state, child);
   Status status = client.Prepare(request, &echo, ChildBudget(deadline));
   if (!status.ok() && !client.Connected()) {  // no answer at all: down, or a firewall, not a no
-    return status.WithContext("member '" + name + "' is unreachable at " + cluster_.Find(name)->control_address);
+    return NameUnreachable(status, client, name, cluster_.Find(name)->control_address);
   }
   if (!status.ok()) return status.WithContext("member '" + name + "' refused the plan");
   GRIDCAST_RETURN_IF_ERROR(CheckAgreement(name, request.plan(), state.chunk_list_digest, echo));

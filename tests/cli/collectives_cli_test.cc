@@ -60,6 +60,15 @@ TEST(CollectivesCli, AMistypedCommandNamesTheNearestOne) {
   ExpectOneLineError(RunCli({"frobnicate"}), "'frobnicate' is not a gridcast command; it has netgrid, send,");
 }
 
+TEST(CollectivesCli, AMistypedOptionNamesTheNearestOneOfItsCommand) {
+  ExpectOneLineError(RunCli({"plan", "--topology", kFlat16, "--size", "1GiB", "--algo", "chain", "--chunck", "1MiB"}),
+                     "unknown option '--chunck' (did you mean '--chunk'?)");
+  ExpectOneLineError(RunCli({"netgrid", "up", kFlat16, "--stat", "/tmp/x"}),
+                     "unknown option '--stat' (did you mean '--state'?)");
+  ExpectOneLineError(RunCli({"plan", "--topology", kFlat16, "--size", "1GiB", "--algo", "chain", "--zebra"}),
+                     "unknown option '--zebra'");
+}
+
 TEST(CollectivesCli, BadArgumentsAreOneLineAndExitTwo) {
   ExpectOneLineError(
       RunCli({"simulate", "--topology", kFlat16, "--size", "1GiB", "--algo", "nope"}),

@@ -67,6 +67,13 @@ TEST(Version, BothBinariesSayWhatWasBuilt) {
   }
 }
 
+TEST(MistypedFlag, TheDaemonNamesTheNearestOneAndStartsNothing) {
+  Result<CommandOutput> out = RunCommand({GRIDCASTD, "--windw", "3"});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->exit_code, 2) << out->output;
+  EXPECT_EQ(out->output, "gridcastd: unknown option '--windw' (did you mean '--window'?) (see --help)\n");
+}
+
 // The client finds the cluster file where the MPI shim does, in GRIDCAST_CLUSTER; --cluster
 // wins over it; with neither, the flag is required. (The files do not exist: the error names
 // the one the client read.)

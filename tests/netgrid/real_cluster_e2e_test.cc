@@ -350,6 +350,13 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
   EXPECT_NE(out.output.find("member 'nancy-1' is unreachable at " + Node("nancy-1").address + ":7700"),
             std::string::npos)
       << out.output;
+  // And so do status, list and remove, beside the members that answer.
+  out = RunOn("lyon-0", watch);
+  EXPECT_NE(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("error: member 'nancy-1' is unreachable at " + Node("nancy-1").address + ":7700"),
+            std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("lyon-1 "), std::string::npos) << out.output;
 }
 
 }  // namespace

@@ -27,5 +27,15 @@ TEST(Spelling, OnlyANearNameIsSuggested) {
   EXPECT_EQ(DidYouMean("zzz", known), "");
 }
 
+TEST(Spelling, AnUnknownOptionIsNamedWithTheNearestKnownOne) {
+  const std::vector<std::string> known = {"--window", "--io-timeout", "--config", "--help"};
+  EXPECT_EQ(UnknownOption({"--windw", "3"}, known), "unknown option '--windw' (did you mean '--window'?)");
+  EXPECT_EQ(UnknownOption({"--config=x.yaml", "--io-timout=5"}, known),
+            "unknown option '--io-timout' (did you mean '--io-timeout'?)");
+  EXPECT_EQ(UnknownOption({"--zebra"}, known), "unknown option '--zebra'");
+  EXPECT_EQ(UnknownOption({"--window", "3", "-x", "file"}, known), "");  // short options are not guessed at
+  EXPECT_EQ(UnknownOption({"--", "--windw"}, known), "");                 // after "--", arguments
+}
+
 }  // namespace
 }  // namespace gridcast
