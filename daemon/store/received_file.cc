@@ -230,7 +230,8 @@ Status ReceivedFile::Persist(bool sync) {
   if (io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);
   }
-  if (sync) fsync(dir_.get());
+  // The rename is durable once the directory is: a power loss after this keeps the final name.
+  if (sync && io_->Sync(dir_.get()) != 0) return ErrnoStatus("sync of the directory after the rename", errno);
   close(state_fd_);
   state_fd_ = -1;
   unlink(state_path_.c_str());
