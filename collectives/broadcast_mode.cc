@@ -4,6 +4,7 @@
 
 #include "collectives/planners/swarm.h"
 #include "collectives/registry.h"
+#include "collectives/validate_plan.h"
 
 namespace gridcast {
 
@@ -47,6 +48,16 @@ Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payloa
   push.swarm = std::move(swarm.swarm);
   push.rationale += "; hybrid: the swarm repairs what the trees do not deliver";
   return push;
+}
+
+Result<Plan> MakeCheckedPlan(const Planner& planner, PlanMode mode, const NetworkModel& net, uint64_t payload_bytes,
+                             const PlanOptions& options) {
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner.MakePlan(net, payload_bytes, options));
+  if (mode == PlanMode::kHybrid) {
+    GRIDCAST_ASSIGN_OR_RETURN(plan, WithSwarmRepair(std::move(plan), net, payload_bytes, options));
+  }
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
+  return plan;
 }
 
 }  // namespace gridcast

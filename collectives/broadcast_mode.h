@@ -1,6 +1,6 @@
 // A broadcast's mode (push, pull or hybrid: PlanMode) and what it asks of the plan: the mode a
 // request asked for, completed from what is known of the network, the planner that mode may use,
-// and a push plan made hybrid. Pure: the coordinator passes what the daemon knows.
+// a push plan made hybrid, and the checked plan of a mode. Pure: the coordinator passes what the daemon knows.
 #pragma once
 
 #include <cstdint>
@@ -38,5 +38,10 @@ std::string PlannerForMode(PlanMode mode, const std::string& algorithm);
 // from a lane all pull its missing chunks, and each leaves the source once per bandwidth group,
 // always: SwarmSeeding::kCopyPerGroup). InvalidArgument for an empty payload.
 Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payload_bytes, PlanOptions options);
+
+// The one way a coordinator makes the plan it runs: `planner`'s plan for `options`, made hybrid
+// when `mode` is (WithSwarmRepair), and checked on `net` (ValidatePlanOn) before anyone sees it.
+Result<Plan> MakeCheckedPlan(const Planner& planner, PlanMode mode, const NetworkModel& net, uint64_t payload_bytes,
+                             const PlanOptions& options);
 
 }  // namespace gridcast

@@ -6,9 +6,9 @@
 #include <map>
 #include <set>
 
+#include "collectives/broadcast_mode.h"
 #include "collectives/planners/all_to_all_auto.h"
 #include "collectives/registry.h"
-#include "collectives/validate_plan.h"
 #include "common/hex.h"
 #include "common/units.h"
 #include "daemon/participant/request_checks.h"
@@ -20,7 +20,6 @@ namespace {
 
 // The smallest chunk ChooseChunkBytes halves down to, as Planner::DefaultChunkBytes's.
 constexpr uint64_t kSmallestChunk = 64 << 10;
-
 
 // The all-to-all planner the request names ("auto" and "" mean auto-alltoall).
 Result<std::unique_ptr<Planner>> AllToAllPlanner(const std::string& requested) {
@@ -192,8 +191,8 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     next_chunk += chunks;
   }
   GRIDCAST_ASSIGN_OR_RETURN(options.source, NodeOfMember(net, participant_.name()));
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, next_chunk * chunk_bytes, options));
-  GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan,
+                            MakeCheckedPlan(*planner, PlanMode::kPush, net, next_chunk * chunk_bytes, options));
 
   PayloadIdentity bundle;
   bundle.size_bytes = next_chunk * chunk_bytes;

@@ -15,7 +15,6 @@
 #include "collectives/broadcast_mode.h"
 #include "collectives/registry.h"
 #include "collectives/topology.h"
-#include "collectives/validate_plan.h"
 #include "common/file_io.h"
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
@@ -128,12 +127,7 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
                             MakePlanner(PlannerForMode(mode, mode_inputs.algorithm)));
   plan_options.chunk_bytes =
       request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner->MakePlan(net, size, plan_options));
-  if (mode == PlanMode::kHybrid) {
-    GRIDCAST_ASSIGN_OR_RETURN(plan, WithSwarmRepair(std::move(plan), net, size, plan_options));
-  }
-  GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
-  return plan;
+  return MakeCheckedPlan(*planner, mode, net, size, plan_options);
 }
 
 Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanBroadcastRequest& asked) const {

@@ -147,5 +147,30 @@ TEST(BroadcastModeTest, AHybridSwarmSeedsACopyPerGroupWherePullWouldSeedOneInAll
   }
 }
 
+TEST(BroadcastModeTest, TheCheckedPlanIsTheModesAndItsChecksRun) {
+  NetworkModel net;
+  net.switches.push_back({"core", -1});
+  PlanOptions options;
+  for (int i = 0; i < 4; ++i) {
+    net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+    options.members.push_back(i);
+  }
+  options.source = 0;
+  options.chunk_bytes = 64 << 10;
+  Result<std::unique_ptr<Planner>> chain = MakePlanner("chain");
+  ASSERT_TRUE(chain.ok());
+  Result<Plan> push = MakeCheckedPlan(**chain, PlanMode::kPush, net, 1 << 20, options);
+  ASSERT_TRUE(push.ok()) << push.status().ToString();
+  EXPECT_EQ(push->mode, PlanMode::kPush);
+  EXPECT_TRUE(push->swarm.members.empty());
+  Result<Plan> hybrid = MakeCheckedPlan(**chain, PlanMode::kHybrid, net, 1 << 20, options);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status().ToString();
+  EXPECT_EQ(hybrid->mode, PlanMode::kHybrid);
+  EXPECT_EQ(hybrid->swarm.members.size(), 3u);
+  // A swarm's pieces are BitTorrent's: a chunk that is not one fails the check, not the run.
+  options.chunk_bytes = 100000;
+  EXPECT_FALSE(MakeCheckedPlan(**chain, PlanMode::kHybrid, net, 1 << 20, options).ok());
+}
+
 }  // namespace
 }  // namespace gridcast
