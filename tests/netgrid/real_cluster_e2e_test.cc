@@ -105,14 +105,20 @@ class RealClusterTest : public ::testing::Test {
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     state_ = *state;
     // The package as docs/real-cluster.md makes it (its programs in /usr/bin), from this build,
-    // and a newer one to upgrade to.
-    for (const auto& [version, dir] : {std::pair{"", kRoot / "admin"}, std::pair{"0.1.1", kRoot / "upgrade"}}) {
-      const std::string version_flag = *version ? std::string(" -D CPACK_PACKAGE_VERSION=") + version : "";
-      const CommandOutput made = Run("cpack -G DEB --config " + ShellQuote(GRIDCAST_BUILD_DIR "/CPackConfig.cmake") +
-                                     " -D CPACK_PACKAGING_INSTALL_PREFIX=/usr" + version_flag + " -B " +
-                                     ShellQuote(dir.string()) + " >/dev/null");
-      ASSERT_EQ(made.exit_code, 0) << made.output;
-    }
+    // and a newer one to upgrade to: the same build, its version one Debian revision later.
+    ASSERT_NO_FATAL_FAILURE(MakePackage(kRoot / "admin", ""));
+    const CommandOutput version = Run("dpkg-deb -f gridcast_*_amd64.deb Version");
+    ASSERT_EQ(version.exit_code, 0) << version.output;
+    upgrade_version_ = version.output.substr(0, version.output.find('\n')) + "+1";
+    ASSERT_NO_FATAL_FAILURE(MakePackage(kRoot / "upgrade", upgrade_version_));
+  }
+  // `cpack` of this build into `dir`, for the prefix /usr, as `version` (empty: the project's).
+  void MakePackage(const fs::path& dir, const std::string& version) const {
+    const std::string version_flag = version.empty() ? "" : " -D CPACK_PACKAGE_VERSION=" + version;
+    const CommandOutput made = Run("cpack -G DEB --config " + ShellQuote(GRIDCAST_BUILD_DIR "/CPackConfig.cmake") +
+                                   " -D CPACK_PACKAGING_INSTALL_PREFIX=/usr" + version_flag + " -B " +
+                                   ShellQuote(dir.string()) + " >/dev/null");
+    ASSERT_EQ(made.exit_code, 0) << made.output;
   }
   void TearDown() override {
     if (geteuid() != 0) return;
@@ -206,6 +212,7 @@ class RealClusterTest : public ::testing::Test {
   static constexpr const char* kUnit = "/usr/lib/systemd/system/gridcastd.service";
   NetgridState state_;
   std::map<std::string, ChildProcess> daemons_;
+  std::string upgrade_version_;  // the newer package's
 };
 
 // The package's /etc/gridcast/gridcastd.yaml, read from where apt put it.
@@ -320,9 +327,9 @@ TEST_F(RealClusterTest, TheDocumentFollowedLiterallyGivesAVerifiedSendAtTwoSites
   // An upgrade: the newer package over the installed one keeps the configuration the node
   // edited (a conffile) and the service's user; each daemon restarted in turn, then a send.
   std::ofstream("/etc/gridcast/gridcastd.yaml", std::ios::app) << "# edited on this node\n";
-  out = Run("cd ../upgrade && apt-get install -q ./gridcast_0.1.1_amd64.deb");
+  out = Run("cd ../upgrade && apt-get install -q ./gridcast_" + upgrade_version_ + "_amd64.deb");
   ASSERT_EQ(out.exit_code, 0) << out.output;
-  EXPECT_NE(Run("dpkg-query -W gridcast").output.find("gridcast\t0.1.1"), std::string::npos);
+  EXPECT_EQ(Run("dpkg-query -W gridcast").output, "gridcast\t" + upgrade_version_ + "\n");
   EXPECT_NE(InstalledConfig().find("# edited on this node"), std::string::npos) << "the upgrade replaced it";
   EXPECT_EQ(Run("getent passwd gridcast").exit_code, 0);
   for (const std::string& node : nodes) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "collectives/planners/swarm.h"
 #include "collectives/registry.h"
 #include "collectives/validate_plan.h"
@@ -18,6 +20,19 @@ BroadcastModeInputs Inputs(std::optional<PlanMode> requested, const std::string&
   inputs.network_described = true;
   inputs.payload_bytes = 1 << 20;
   return inputs;
+}
+
+// `n` nodes of 100 Mbit on one switch, and options naming them all with n0 the source.
+std::pair<NetworkModel, PlanOptions> OneSwitch(int n) {
+  NetworkModel net;
+  net.switches.push_back({"core", -1});
+  PlanOptions options;
+  for (int i = 0; i < n; ++i) {
+    net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+    options.members.push_back(i);
+  }
+  options.source = 0;
+  return {net, options};
 }
 
 TEST(BroadcastModeTest, TheRequestedModeIsKept) {
@@ -82,14 +97,7 @@ TEST(BroadcastModeTest, EachModeTakesPlannersOfItsKindOnly) {
 }
 
 TEST(BroadcastModeTest, AHybridPlanIsThePushPlanWithASwarmOverTheSameMembers) {
-  NetworkModel net;
-  net.switches.push_back({"core", -1});
-  PlanOptions options;
-  for (int i = 0; i < 6; ++i) {
-    net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
-    options.members.push_back(i);
-  }
-  options.source = 0;
+  auto [net, options] = OneSwitch(6);
   const uint64_t size = 10 << 20;
   Result<std::unique_ptr<Planner>> made = MakePlanner("binomial");
   ASSERT_TRUE(made.ok());
@@ -148,14 +156,7 @@ TEST(BroadcastModeTest, AHybridSwarmSeedsACopyPerGroupWherePullWouldSeedOneInAll
 }
 
 TEST(BroadcastModeTest, TheCheckedPlanIsTheModesAndItsChecksRun) {
-  NetworkModel net;
-  net.switches.push_back({"core", -1});
-  PlanOptions options;
-  for (int i = 0; i < 4; ++i) {
-    net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
-    options.members.push_back(i);
-  }
-  options.source = 0;
+  auto [net, options] = OneSwitch(4);
   options.chunk_bytes = 64 << 10;
   Result<std::unique_ptr<Planner>> chain = MakePlanner("chain");
   ASSERT_TRUE(chain.ok());
