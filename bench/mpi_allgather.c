@@ -7,10 +7,11 @@
  * time is until the last rank holds every part. Each rank hashes its own part (64-bit FNV-1a),
  * the hashes are gathered everywhere, and every rank checks each part it received against its
  * contributor's hash. Every rank also measures its user + system CPU time between the two
- * barriers (all its threads) and that of taking its receive buffer's memory before them, gathered
- * at rank 0. Rank 0 prints one JSON line: {"completion_s": F, "verified": B, "ranks": N,
- * "part_bytes": P, "cpu_s": [F, ...], "buffer_cpu_s": [F, ...], "timed_from_unix_s": F} (by
- * rank; the last when rank 0's timed region began).
+ * barriers (all its threads, and its main thread alone) and that of taking its receive buffer's
+ * memory before them, gathered at rank 0. Rank 0 prints one JSON line: {"completion_s": F,
+ * "verified": B, "ranks": N, "part_bytes": P, "cpu_s": [F, ...], "thread_cpu_s": [F, ...],
+ * "buffer_cpu_s": [F, ...], "timed_from_unix_s": F} (by rank; the last when rank 0's timed
+ * region began).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -51,10 +52,12 @@ int main(int argc, char** argv) {
   const double timed_from_unix_s = UnixSeconds();
   const double start = MPI_Wtime();
   const double cpu_start_s = ProcessCpuSeconds();
+  const double thread_cpu_start_s = ThreadCpuSeconds();
   MPI_Allgather(mine, (int)part, MPI_BYTE, all, (int)part, MPI_BYTE, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   const double completion_s = MPI_Wtime() - start;
   const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
+  const double thread_cpu_s = ThreadCpuSeconds() - thread_cpu_start_s;
 
   const uint64_t own = Fnv1a64(mine, part);
   MPI_Allgather(&own, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -71,7 +74,7 @@ int main(int argc, char** argv) {
     printf("{\"completion_s\": %.6f, \"verified\": %s, \"ranks\": %d, \"part_bytes\": %llu, ", completion_s,
            all_ok ? "true" : "false", ranks, part);
   }
-  PrintCpuOfRanks(cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
+  PrintCpuOfRanks(cpu_s, thread_cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
   if (rank == 0) {
     printf("}\n");
     fflush(stdout);

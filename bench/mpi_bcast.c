@@ -5,10 +5,11 @@
  * MPI_Bcast of the whole buffer (in pieces of at most INT_MAX bytes, MPI's count limit), then a
  * second barrier ends the clock, so the time is until the last rank holds its copy. Every rank
  * hashes its copy (64-bit FNV-1a) and rank 0 gathers the hashes and compares them with its own.
- * Every rank also measures its user + system CPU time between the two barriers (all its threads)
- * and that of taking its buffer's memory before them, gathered at rank 0 too. Rank 0 prints one
- * JSON line: {"completion_s": F, "verified": B, "ranks": N, "cpu_s": [F, ...], "buffer_cpu_s":
- * [F, ...], "timed_from_unix_s": F} (by rank; the last when rank 0's timed region began).
+ * Every rank also measures its user + system CPU time between the two barriers (all its threads,
+ * and its main thread alone) and that of taking its buffer's memory before them, gathered at
+ * rank 0 too. Rank 0 prints one JSON line: {"completion_s": F, "verified": B, "ranks": N,
+ * "cpu_s": [F, ...], "thread_cpu_s": [F, ...], "buffer_cpu_s": [F, ...], "timed_from_unix_s": F}
+ * (by rank; the last when rank 0's timed region began).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   const double timed_from_unix_s = UnixSeconds();
   const double start = MPI_Wtime();
   const double cpu_start_s = ProcessCpuSeconds();
+  const double thread_cpu_start_s = ThreadCpuSeconds();
   for (unsigned long long offset = 0; offset < size;) {
     const unsigned long long left = size - offset;
     const int count = left > INT_MAX ? INT_MAX : (int)left;
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double completion_s = MPI_Wtime() - start;
   const double cpu_s = ProcessCpuSeconds() - cpu_start_s;
+  const double thread_cpu_s = ThreadCpuSeconds() - thread_cpu_start_s;
 
   uint64_t hash = Fnv1a64(buffer, size);
   uint64_t* hashes = rank == 0 ? malloc(sizeof(uint64_t) * (size_t)ranks) : NULL;
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
            verified ? "true" : "false", ranks);
     free(hashes);
   }
-  PrintCpuOfRanks(cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
+  PrintCpuOfRanks(cpu_s, thread_cpu_s, buffer_cpu_s, timed_from_unix_s, rank, ranks);
   if (rank == 0) {
     printf("}\n");
     fflush(stdout);

@@ -43,6 +43,15 @@ static inline double ProcessCpuSeconds(void) {
          1e-6 * (double)usage.ru_stime.tv_usec;
 }
 
+/* User + system CPU seconds the calling thread has used so far: a rank's main thread, where its
+ * MPI_Bcast or MPI_Allgather makes progress (Open MPI's TCP transport has no thread of its own
+ * by default). */
+static inline double ThreadCpuSeconds(void) {
+  struct timespec used;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+  return (double)used.tv_sec + 1e-9 * (double)used.tv_nsec;
+}
+
 /* Every rank's `value` at rank 0, in rank order (malloc'd there, the caller frees it; NULL at
  * the other ranks). Collective: every rank calls it. */
 static inline double* GatherAtRankZero(double value, int rank, int ranks) {
@@ -66,20 +75,25 @@ static inline void PrintSecondsOfRanks(const char* name, const double* seconds, 
   printf("]");
 }
 
-/* The CPU members of the result line: each rank's CPU over the timed region ("cpu_s"), that of
- * taking its receive buffer's memory before it ("buffer_cpu_s": what a gridcast receiver does
- * at Prepare), and when rank 0's timed region began. Collective: every rank calls it. */
-static inline void PrintCpuOfRanks(double cpu_s, double buffer_cpu_s, double timed_from_unix_s, int rank,
-                                   int ranks) {
+/* The CPU members of the result line: each rank's CPU over the timed region ("cpu_s"), its main
+ * thread's alone ("thread_cpu_s"), that of taking its receive buffer's memory before it
+ * ("buffer_cpu_s": what a gridcast receiver does at Prepare), and when rank 0's timed region
+ * began. Collective: every rank calls it. */
+static inline void PrintCpuOfRanks(double cpu_s, double thread_cpu_s, double buffer_cpu_s, double timed_from_unix_s,
+                                   int rank, int ranks) {
   double* timed = GatherAtRankZero(cpu_s, rank, ranks);
+  double* thread = GatherAtRankZero(thread_cpu_s, rank, ranks);
   double* buffer = GatherAtRankZero(buffer_cpu_s, rank, ranks);
   if (rank == 0) {
     PrintSecondsOfRanks("cpu_s", timed, ranks);
+    printf(", ");
+    PrintSecondsOfRanks("thread_cpu_s", thread, ranks);
     printf(", ");
     PrintSecondsOfRanks("buffer_cpu_s", buffer, ranks);
     printf(", \"timed_from_unix_s\": %.6f", timed_from_unix_s);
   }
   free(timed);
+  free(thread);
   free(buffer);
 }
 

@@ -1,5 +1,6 @@
 #include "deploy/daemon_cpu_meter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -11,6 +12,12 @@ namespace {
 constexpr const char* kDaemonName = "gridcastd";
 constexpr auto kReadEvery = std::chrono::milliseconds(20);
 constexpr int kDiscoverEveryReads = 12;  // 240 ms
+
+// Each thread's CPU seconds; none when the process ended.
+std::map<int, double> ThreadsOf(int pid) {
+  Result<std::map<int, double>> threads = ThreadCpuSeconds(pid);
+  return threads.ok() ? *threads : std::map<int, double>{};
+}
 
 }  // namespace
 
@@ -44,6 +51,7 @@ void DaemonCpuMeter::Discover(bool from_zero) {
       Daemon& daemon = daemons_[pid];
       daemon.node = name;
       daemon.started_within = from_zero;
+      if (!from_zero) daemon.threads_first = ThreadsOf(pid);
       daemon.readings.Add(std::chrono::system_clock::now(), *cpu_s);
     }
   }
@@ -73,6 +81,9 @@ Result<std::map<std::string, double>> DaemonCpuMeter::Stop() {
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
   ReadAll();
+  for (auto& [pid, daemon] : daemons_) {
+    daemon.threads_last = ThreadsOf(pid);  // empty: it ended
+  }
   std::map<std::string, double> cpu_s;
   for (const auto& [pid, daemon] : daemons_) cpu_s[daemon.node] += daemon.readings.last() - daemon.StartS();
   std::string missing;
@@ -91,6 +102,19 @@ std::map<std::string, double> DaemonCpuMeter::From(std::chrono::system_clock::ti
     cpu_s[daemon.node] += daemon.readings.last() - at_from;
   }
   return cpu_s;
+}
+
+std::map<std::string, double> DaemonCpuMeter::BusiestThreads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, double> busiest_s;
+  for (const auto& [pid, daemon] : daemons_) {
+    double& node_s = busiest_s[daemon.node];
+    for (const auto& [thread, last_s] : daemon.threads_last) {
+      const auto first = daemon.threads_first.find(thread);
+      node_s = std::max(node_s, last_s - (first == daemon.threads_first.end() ? 0.0 : first->second));
+    }
+  }
+  return busiest_s;
 }
 
 }  // namespace gridcast

@@ -42,12 +42,20 @@ class DaemonCpuMeter {
   // After Stop(): each node's CPU seconds from `from` to the window's end (between two readings
   // 20 ms apart, interpolated). Before the window: the whole window.
   std::map<std::string, double> From(std::chrono::system_clock::time_point from) const;
+  // After Stop(): each node's busiest thread, the most CPU seconds one thread of its daemon(s)
+  // used within the window (read where the window starts and ends, in 10 ms clock ticks; a
+  // thread that ended before Stop() is not seen). On a node with cores of its own, this thread
+  // is what bounds how fast the daemon moves bytes, where the sum says what it costs.
+  std::map<std::string, double> BusiestThreads() const;
 
  private:
   struct Daemon {
     std::string node;
     bool started_within = false;  // counts from its own start (0 s), not its first reading
     CpuReadings readings;
+    // Each thread's CPU seconds when the daemon was first seen (none: it started within the
+    // window) and at Stop().
+    std::map<int, double> threads_first, threads_last;
     double StartS() const { return started_within ? 0.0 : readings.first(); }
   };
 

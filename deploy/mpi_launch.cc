@@ -133,9 +133,11 @@ Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output) {
       const nlohmann::json j = nlohmann::json::parse(line);
       MpiCollectiveResult result{j.at("completion_s").get<double>(), j.at("verified").get<bool>(),
                                  j.at("ranks").get<int>(), j.at("cpu_s").get<std::vector<double>>(),
+                                 j.value("thread_cpu_s", std::vector<double>{}),
                                  j.at("buffer_cpu_s").get<std::vector<double>>(), {}};
       if (result.cpu_s.size() != static_cast<size_t>(result.ranks) ||
-          result.buffer_cpu_s.size() != static_cast<size_t>(result.ranks)) {
+          result.buffer_cpu_s.size() != static_cast<size_t>(result.ranks) ||
+          (!result.thread_cpu_s.empty() && result.thread_cpu_s.size() != static_cast<size_t>(result.ranks))) {
         return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) + " and " +
                                 std::to_string(result.buffer_cpu_s.size()) + " CPU times for " +
                                 std::to_string(result.ranks) + " ranks: '" + line + "'");

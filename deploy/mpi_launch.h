@@ -58,6 +58,9 @@ struct MpiCollectiveResult {
   // Each rank's user + system CPU seconds from the first barrier to the second (getrusage
   // RUSAGE_SELF: all its threads), by rank; `ranks` of them.
   std::vector<double> cpu_s;
+  // ... of its main thread alone (where MPI makes progress); empty from a program that does
+  // not print it.
+  std::vector<double> thread_cpu_s;
   // ... and before the first barrier, taking its receive buffer's memory (touching its pages).
   std::vector<double> buffer_cpu_s;
   std::chrono::system_clock::time_point timed_from;  // rank 0's first barrier

@@ -1,11 +1,16 @@
 #include "deploy/process_cpu.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 namespace gridcast {
 
@@ -22,6 +27,31 @@ Result<double> ProcessCpuSeconds(int pid) {
     return Status::NotFound("no process " + std::to_string(pid) + ": " + std::strerror(error != 0 ? error : errno));
   }
   return static_cast<double>(used.tv_sec) + static_cast<double>(used.tv_nsec) * 1e-9;
+}
+
+Result<std::map<int, double>> ThreadCpuSeconds(int pid) {
+  if (pid <= 0) return Status::NotFound("no process " + std::to_string(pid));
+  std::error_code error;
+  std::filesystem::directory_iterator entries("/proc/" + std::to_string(pid) + "/task", error);
+  if (error) return Status::NotFound("no process " + std::to_string(pid) + ": " + error.message());
+  const double tick_s = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::map<int, double> by_thread;
+  for (const auto& entry : entries) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // After the name in parentheses (which may hold anything, parentheses too): state (field
+    // 3), ... utime and stime (fields 14 and 15).
+    const size_t name_end = stat.rfind(')');
+    if (name_end == std::string::npos) continue;  // the thread ended meanwhile
+    std::istringstream fields(stat.substr(name_end + 1));
+    std::string field;
+    for (int number = 3; number <= 13; ++number) fields >> field;
+    uint64_t user_ticks = 0, system_ticks = 0;
+    if (!(fields >> user_ticks >> system_ticks)) continue;
+    by_thread[std::stoi(entry.path().filename().string())] =
+        static_cast<double>(user_ticks + system_ticks) * tick_s;
+  }
+  return by_thread;
 }
 
 double CpuSecondsPerGib(const NodeCpu& node) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace gridcast {
 // (10 ms here, as much as a small broadcast costs a node). Children are not included.
 // NotFound when no process `pid` exists.
 Result<double> ProcessCpuSeconds(int pid);
+
+// The user + system CPU seconds of each thread of process `pid` alive now, by thread id, from
+// /proc/PID/task/TID/stat: in clock ticks (10 ms here; a thread's clock cannot be read from
+// another process). NotFound when no process `pid` exists.
+Result<std::map<int, double>> ThreadCpuSeconds(int pid);
 
 // One node's CPU seconds over a collective and the payload bytes it received meanwhile.
 struct NodeCpu {

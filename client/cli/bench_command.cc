@@ -140,12 +140,35 @@ void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s,
   outcome->cpu_of = of;
 }
 
+void RecordBusiestThreads(const std::map<std::string, double>& busiest_s, const std::vector<std::string>& receivers,
+                          uint64_t received_bytes, BenchOutcome* outcome) {
+  outcome->busiest_thread = NodeCpuOf(busiest_s, receivers, received_bytes, "busiest_thread_cpu_s_per_gib", outcome);
+}
+
+namespace {
+
+// Each node's busiest rank main thread: with more than one rank per node, the one that used most.
+std::map<std::string, double> RankThreadsByNode(const std::vector<double>& by_rank,
+                                                const std::vector<std::string>& node_order) {
+  std::map<std::string, double> by_node;
+  for (size_t rank = 0; rank < by_rank.size(); ++rank) {
+    double& node_s = by_node[node_order[rank % node_order.size()]];
+    node_s = std::max(node_s, by_rank[rank]);
+  }
+  return by_node;
+}
+
+}  // namespace
+
 void RecordMpiRankCpu(const MpiCollectiveResult& result, const std::vector<std::string>& node_order,
                       const std::vector<std::string>& receivers, uint64_t received_bytes, BenchOutcome* outcome) {
   const std::map<std::string, double> timed = MpiSecondsByNode(result.cpu_s, node_order);
   std::map<std::string, double> whole = timed;
   for (const auto& [node, buffer_s] : MpiSecondsByNode(result.buffer_cpu_s, node_order)) whole[node] += buffer_s;
   RecordNodeCpu(whole, timed, receivers, received_bytes, "MPI rank", outcome);
+  if (!result.thread_cpu_s.empty()) {
+    RecordBusiestThreads(RankThreadsByNode(result.thread_cpu_s, node_order), receivers, received_bytes, outcome);
+  }
 }
 
 std::optional<std::chrono::system_clock::time_point> FirstByteAt(const nlohmann::json& summary,
@@ -382,6 +405,7 @@ Result<BenchOutcome> TimedSend(const BenchContext& ctx, BenchNetgrid& netgrid, P
   const auto first_byte = FirstByteAt(summary, requested);
   RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, receivers, cpu_bytes,
                 "gridcastd", &outcome);
+  if (cpu_s.ok()) RecordBusiestThreads(cpu_meter->BusiestThreads(), receivers, cpu_bytes, &outcome);
   GRIDCAST_RETURN_IF_ERROR(CheckCopies(ctx, netgrid, name, digest, victims, &outcome));
   return outcome;
 }
@@ -640,6 +664,14 @@ Result<BenchOutcome> RunMpiShim(const BenchContext& ctx, MpiCollective collectiv
   outcome.details.insert(outcome.details.end(), steps.begin(), steps.end());
   if (!cpu_parts.empty()) outcome.details.push_back(cpu_parts);
   RecordNodeCpu(cpu_s, transfer_cpu_s, receivers, received_bytes, "MPI rank + gridcastd", &outcome);
+  if (cpu_s.ok()) {
+    // The node's busiest thread is its daemon's or its rank's (which mostly waits).
+    std::map<std::string, double> busiest_s = cpu_meter->BusiestThreads();
+    for (const auto& [node, rank_s] : RankThreadsByNode(result.thread_cpu_s, MpiNodeOrder(netgrid->state(), source))) {
+      busiest_s[node] = std::max(busiest_s[node], rank_s);
+    }
+    RecordBusiestThreads(busiest_s, receivers, received_bytes, &outcome);
+  }
   return outcome;
 }
 
@@ -811,7 +843,7 @@ struct BenchReport {
   uint64_t size = 0;
   double bound_s = 0;
   double ratio = 0;
-  std::optional<CpuPerGib> cpu, transfer_cpu;
+  std::optional<CpuPerGib> cpu, transfer_cpu, busiest_thread;
 };
 
 // One JSON line (docs/performance.md gives its shape).
@@ -843,10 +875,12 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(*r.outcome.clusters_ari));
   }
   fmt::print("{{\"mode\": {}, \"algo\": {}, \"size_bytes\": {}, \"completion_s\": {}, \"bound_s\": {}, "
-             "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}{}}}\n",
+             "\"ratio\": {}, \"verified\": {}, \"cpu_s_per_gib\": {}, \"transfer_cpu_s_per_gib\": {}, "
+             "\"busiest_thread_cpu_s_per_gib\": {}{}}}\n",
              nlohmann::json(r.mode.name).dump(), nlohmann::json(r.outcome.algo).dump(), r.outcome.size_bytes.value_or(r.size),
              FormatFloat(r.outcome.completion_s), FormatFloat(r.bound_s), FormatFloat(r.ratio),
-             r.outcome.verified ? "true" : "false", CpuField(r.cpu), CpuField(r.transfer_cpu), pull_fields);
+             r.outcome.verified ? "true" : "false", CpuField(r.cpu), CpuField(r.transfer_cpu),
+             CpuField(r.busiest_thread), pull_fields);
 }
 
 void PrintBenchText(const BenchReport& r) {
@@ -866,6 +900,11 @@ void PrintBenchText(const BenchReport& r) {
   if (r.transfer_cpu) {
     fmt::print("  ... once the receive memory was taken: median {:.3f} s, max {:.3f} s\n", r.transfer_cpu->median,
                r.transfer_cpu->max);
+  }
+  if (r.busiest_thread) {
+    fmt::print("  ... of a node's busiest thread (what bounds a node with cores of its own): median {:.3f} s, "
+               "max {:.3f} s\n",
+               r.busiest_thread->median, r.busiest_thread->max);
   }
   for (const std::string& line : r.outcome.details) fmt::print("  {}\n", line);
 }
@@ -899,7 +938,9 @@ int Bench(const BenchArgs& args) {
   const std::optional<CpuPerGib> cpu = SummarizeOrSay(outcome->node_cpu, "cpu_s_per_gib", &outcome->details);
   const std::optional<CpuPerGib> transfer_cpu =
       SummarizeOrSay(outcome->transfer_cpu, "transfer_cpu_s_per_gib", &outcome->details);
-  const BenchReport report{args, mode, *outcome, *model, *size, bound_s, ratio, cpu, transfer_cpu};
+  const std::optional<CpuPerGib> busiest_thread =
+      SummarizeOrSay(outcome->busiest_thread, "busiest_thread_cpu_s_per_gib", &outcome->details);
+  const BenchReport report{args, mode, *outcome, *model, *size, bound_s, ratio, cpu, transfer_cpu, busiest_thread};
   if (args.json) {
     PrintBenchJson(report);
   } else {
@@ -977,7 +1018,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");
   bench->add_flag("--json", args->json,
                   "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified, "
-                  "cpu_s_per_gib, transfer_cpu_s_per_gib (docs/performance.md)");
+                  "cpu_s_per_gib, transfer_cpu_s_per_gib, busiest_thread_cpu_s_per_gib (docs/performance.md)");
   bench->callback([args, exit_code] { *exit_code = Bench(*args); });
 }
 

@@ -117,6 +117,10 @@ struct BenchOutcome {
   // timed region starts after touching its buffer: a gridcast member's from the first payload
   // byte sent (every member has prepared by then). Empty: not measured.
   std::vector<NodeCpu> transfer_cpu;
+  // busiest_thread_cpu_s_per_gib's: each receiving node's busiest thread over the collective (a
+  // gridcastd's, or an MPI rank's main thread over its timed region): on a node with cores of
+  // its own that thread, not the sum, bounds the rate. Empty: not measured.
+  std::vector<NodeCpu> busiest_thread;
 };
 
 struct BenchContext {
@@ -152,8 +156,15 @@ void RecordNodeCpu(const Result<std::map<std::string, double>>& cpu_s,
                    const std::vector<std::string>& receivers, uint64_t received_bytes, const std::string& of,
                    BenchOutcome* outcome);
 
+// Fills outcome->busiest_thread with `busiest_s` of each of `receivers` (DaemonCpuMeter::
+// BusiestThreads, or the ranks' main threads), each of which received received_bytes; a node
+// missing leaves it empty and says so in a detail line.
+void RecordBusiestThreads(const std::map<std::string, double>& busiest_s, const std::vector<std::string>& receivers,
+                          uint64_t received_bytes, BenchOutcome* outcome);
+
 // RecordNodeCpu of an MPI program's ranks: the whole is each rank's timed region and taking
-// its receive buffer's memory, the transfer its timed region.
+// its receive buffer's memory, the transfer its timed region; and RecordBusiestThreads of their
+// main threads over it, when the program measured them.
 void RecordMpiRankCpu(const MpiCollectiveResult& result, const std::vector<std::string>& node_order,
                       const std::vector<std::string>& receivers, uint64_t received_bytes, BenchOutcome* outcome);
 

@@ -110,8 +110,11 @@ class BenchE2ETest : public ::testing::Test {
     ASSERT_TRUE(result.is_object()) << result.dump();
     std::set<std::string> keys;
     for (const auto& item : result.items()) keys.insert(item.key());
-    std::set<std::string> expected = {"mode",    "algo",  "size_bytes", "completion_s",          "bound_s",
-                                      "ratio",   "verified", "cpu_s_per_gib", "transfer_cpu_s_per_gib"};
+    std::set<std::string> expected = {"mode",          "algo",
+                                      "size_bytes",    "completion_s",
+                                      "bound_s",       "ratio",
+                                      "verified",      "cpu_s_per_gib",
+                                      "transfer_cpu_s_per_gib", "busiest_thread_cpu_s_per_gib"};
     // gridcast's own modes pass the send summary's control-plane counters and its chunk digest
     // through.
     if (mode != "mpi" && mode != "sbcast") {
@@ -145,12 +148,24 @@ class BenchE2ETest : public ::testing::Test {
     // The receivers' daemons' or ranks' CPU per GiB each received; sbcast's is Slurm's, not measured.
     const nlohmann::json& cpu = result["cpu_s_per_gib"];
     const nlohmann::json& transfer = result["transfer_cpu_s_per_gib"];
+    const nlohmann::json& busiest = result["busiest_thread_cpu_s_per_gib"];
     if (mode == "sbcast") {
       EXPECT_TRUE(cpu.is_null()) << result.dump();
       EXPECT_TRUE(transfer.is_null()) << result.dump();
+      EXPECT_TRUE(busiest.is_null()) << result.dump();
       return;
     }
     const double max = ExpectCpuPerGib(cpu);
+    // One thread of a node: no more than the node's whole (read in 10 ms clock ticks, 1.25 s
+    // per GiB at this size, for a daemon's; to the nanosecond for a rank's main thread).
+    if (mode == "slurm-stage") {
+      EXPECT_TRUE(busiest.is_null()) << result.dump();  // its daemons start inside the job
+    } else {
+      ASSERT_TRUE(busiest.is_object()) << result.dump();
+      EXPECT_GE(busiest["median"].get<double>(), 0) << result.dump();
+      EXPECT_GE(busiest["max"].get<double>(), busiest["median"].get<double>()) << result.dump();
+      EXPECT_LE(busiest["max"].get<double>(), max + 1.25 + 1e-6) << result.dump();
+    }
     // slurm stage starts the daemons itself: when its broadcast's first byte left is not known.
     if (mode == "slurm-stage") {
       EXPECT_TRUE(transfer.is_null()) << result.dump();

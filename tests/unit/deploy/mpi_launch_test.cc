@@ -77,12 +77,13 @@ TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
   Result<MpiCollectiveResult> result = ParseMpiCollectiveOutput(
       "Warning: Permanently added 198.18.0.2\n"
       "{\"completion_s\": 2.5, \"verified\": true, \"ranks\": 3, \"cpu_s\": [0.5, 1.25, 0.75], "
-      "\"buffer_cpu_s\": [0.25, 0.125, 0.5], \"timed_from_unix_s\": 1700000000.25}\n");
+      "\"thread_cpu_s\": [0.375, 1.0, 0.5], \"buffer_cpu_s\": [0.25, 0.125, 0.5], \"timed_from_unix_s\": 1700000000.25}\n");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_DOUBLE_EQ(result->completion_s, 2.5);
   EXPECT_TRUE(result->verified);
   EXPECT_EQ(result->ranks, 3);
   EXPECT_EQ(result->cpu_s, (std::vector<double>{0.5, 1.25, 0.75}));
+  EXPECT_EQ(result->thread_cpu_s, (std::vector<double>{0.375, 1.0, 0.5}));
   EXPECT_EQ(result->buffer_cpu_s, (std::vector<double>{0.25, 0.125, 0.5}));
   EXPECT_NEAR(std::chrono::duration<double>(result->timed_from.time_since_epoch()).count(), 1'700'000'000.25, 1e-6);
   // mpi_allgather's line has part_bytes too.
@@ -92,6 +93,7 @@ TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_FALSE(result->verified);
   EXPECT_EQ(result->cpu_s.size(), 2u);
+  EXPECT_TRUE(result->thread_cpu_s.empty());  // a program that does not measure its main thread
   EXPECT_FALSE(ParseMpiCollectiveOutput("rank 3: cannot allocate\n").ok());
   EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0}\n").ok());
   // A CPU time per rank, no more, no less.
@@ -101,6 +103,10 @@ TEST(MpiLaunch, ParsesTheResultLineAmongOpenMpiNoise) {
                    .ok());
   EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, "
                                         "\"cpu_s\": [0.1, 0.2], \"buffer_cpu_s\": [0.1], \"timed_from_unix_s\": 1.5}\n")
+                   .ok());
+  EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, "
+                                        "\"cpu_s\": [0.1, 0.2], \"thread_cpu_s\": [0.1], \"buffer_cpu_s\": [0.1, 0.2], "
+                                        "\"timed_from_unix_s\": 1.5}\n")
                    .ok());
   // When the timed region began, for the daemons' share of it.
   EXPECT_FALSE(ParseMpiCollectiveOutput("{\"completion_s\": 1.0, \"verified\": true, \"ranks\": 2, "

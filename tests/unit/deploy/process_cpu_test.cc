@@ -4,8 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <limits>
+#include <map>
+#include <thread>
 
 namespace gridcast {
 namespace {
@@ -34,6 +38,29 @@ TEST(ProcessCpu, NoProcessIsNotFound) {
   for (int pid : {0, -1, INT_MAX, (1 << 22) + 1}) {
     EXPECT_EQ(ProcessCpuSeconds(pid).status().code(), StatusCode::kNotFound) << pid;
   }
+}
+
+TEST(ProcessCpu, CountsEachThreadApart) {
+  // A thread of this process works about 0.3 s while this one waits: the working thread's CPU
+  // shows under its own id, not under this one's.
+  std::atomic<pid_t> worker_id{0};
+  std::thread worker([&] {
+    worker_id = gettid();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    volatile uint64_t sink = 0;
+    while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // alive while it is read
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  Result<std::map<int, double>> threads = ThreadCpuSeconds(getpid());
+  worker.join();
+  ASSERT_TRUE(threads.ok()) << threads.status().ToString();
+  ASSERT_EQ(threads->count(worker_id.load()), 1u);
+  ASSERT_EQ(threads->count(gettid()), 1u);
+  EXPECT_GE(threads->at(worker_id.load()), 0.2);
+  EXPECT_LT(threads->at(gettid()), threads->at(worker_id.load()));
+  EXPECT_EQ(ThreadCpuSeconds(0).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ThreadCpuSeconds(INT_MAX).status().code(), StatusCode::kNotFound);
 }
 
 TEST(CpuPerGib, MedianAndMaxOfEachNodesCpuPerGibReceived) {
