@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -41,24 +42,34 @@ TEST(ProcessCpu, NoProcessIsNotFound) {
 }
 
 TEST(ProcessCpu, CountsEachThreadApart) {
-  // A thread of this process works about 0.3 s while this one waits: the working thread's CPU
-  // shows under its own id, not under this one's.
+  // A thread of this process works 0.3 CPU-seconds (its own clock, however busy the machine)
+  // while this one waits: the work shows under the working thread's id, not under this one's.
+  Result<std::map<int, double>> before = ThreadCpuSeconds(getpid());
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_EQ(before->count(gettid()), 1u);
   std::atomic<pid_t> worker_id{0};
+  std::atomic<bool> worked{false}, read{false};
   std::thread worker([&] {
     worker_id = gettid();
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
     volatile uint64_t sink = 0;
-    while (std::chrono::steady_clock::now() < until) sink = sink + 1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // alive while it is read
+    timespec used{};
+    do {
+      for (int i = 0; i < 100'000; ++i) sink = sink + 1;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+    } while (used.tv_sec == 0 && used.tv_nsec < 300'000'000);
+    worked = true;
+    while (!read) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // alive while it is read
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  while (!worked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   Result<std::map<int, double>> threads = ThreadCpuSeconds(getpid());
+  read = true;
   worker.join();
   ASSERT_TRUE(threads.ok()) << threads.status().ToString();
   ASSERT_EQ(threads->count(worker_id.load()), 1u);
   ASSERT_EQ(threads->count(gettid()), 1u);
-  EXPECT_GE(threads->at(worker_id.load()), 0.2);
-  EXPECT_LT(threads->at(gettid()), threads->at(worker_id.load()));
+  EXPECT_GE(threads->at(worker_id.load()), 0.28);  // clock ticks: rounded down
+  // This thread only waited meanwhile (the tests before it ran on it: count from here).
+  EXPECT_LT(threads->at(gettid()) - before->at(gettid()), 0.1);
   EXPECT_EQ(ThreadCpuSeconds(0).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ThreadCpuSeconds(INT_MAX).status().code(), StatusCode::kNotFound);
 }
