@@ -21,7 +21,8 @@ namespace {
 constexpr int kLanesPerMember = 2;
 // The plan's window (Plan::window_chunks): what a lane sends in this long, within these bounds
 // (on upload-three-sites-96's netgrid, lanes sharing chunks: 1.15-1.16 of the bound with
-// windows of 2 and 4 chunks, 1.185 with the daemon's 8).
+// windows of 2 and 4 chunks, 1.185 with the daemon's 8; 1.126-1.132 with 1, against 1.144-1.153
+// with 2 in the same batch).
 constexpr double kWindowSeconds = 0.25;
 constexpr int kMaxWindowChunks = 64;
 
@@ -576,10 +577,13 @@ Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t pa
   // Lanes of one rate on paper run at what TCP gives each edge: drawing chunks from one pool
   // lets them end together (docs/collectives.md, "The last lane decides").
   plan.shared_chunks = lanes > 1;
-  // A window of a quarter second at the lane's rate (at least two chunks: one on the wire,
-  // one being verified) keeps a lane busy across any WAN's round trip and commits few chunks.
+  // A window of a quarter second at the lane's rate keeps a lane busy across a WAN's round
+  // trip and commits few chunks. Where one chunk lasts that long, one: a chunk held in flight
+  // at each hop is one the lane still delivers once the other lanes are done, and while an
+  // edge waits for its acknowledgement the member's other edges (every member uploads in
+  // several lanes) take its share of the uplink.
   plan.window_chunks = static_cast<int>(
-      std::clamp(std::ceil(best->lane_bps * kWindowSeconds / chunk_bits), 2.0, double{kMaxWindowChunks}));
+      std::clamp(std::ceil(best->lane_bps * kWindowSeconds / chunk_bits), 1.0, double{kMaxWindowChunks}));
   plan.rationale = std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " of " +
                    FormatRate(best->lane_bps) + ", tree depth " + std::to_string(best->depth);
   if (best->unbudgeted > 0) {

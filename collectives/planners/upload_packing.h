@@ -24,8 +24,9 @@
 //      others', sites not reached yet before the rest.
 //   5. The lanes share chunks (Plan::shared_chunks): the source gives the next chunk to the
 //      lane that drains first, so lanes that TCP runs slower than their rate carry less and all
-//      end together; the plan's window (Plan::window_chunks) is a quarter second of a lane,
-//      so that few chunks are committed to a lane before it shows its pace.
+//      end together; the plan's window (Plan::window_chunks) is a quarter second of a lane
+//      (at least one chunk), so that few chunks are committed to a lane before it shows its
+//      pace.
 // Uplink-free networks of equal members are the fluid optimum of Kumar and Ross up to the
 // rounding of slots, as for capacity; what this adds is imports across uplinks and shallow
 // lanes. What it gives up: a member has a parent in every lane (k connections in) and about
