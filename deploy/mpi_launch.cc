@@ -138,7 +138,8 @@ Result<MpiCollectiveResult> ParseMpiCollectiveOutput(std::string_view output) {
       if (result.cpu_s.size() != static_cast<size_t>(result.ranks) ||
           result.buffer_cpu_s.size() != static_cast<size_t>(result.ranks) ||
           (!result.thread_cpu_s.empty() && result.thread_cpu_s.size() != static_cast<size_t>(result.ranks))) {
-        return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) + " and " +
+        return Status::Internal("the MPI program printed " + std::to_string(result.cpu_s.size()) + ", " +
+                                std::to_string(result.thread_cpu_s.size()) + " (main threads) and " +
                                 std::to_string(result.buffer_cpu_s.size()) + " CPU times for " +
                                 std::to_string(result.ranks) + " ranks: '" + line + "'");
       }

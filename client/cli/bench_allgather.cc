@@ -127,7 +127,9 @@ Result<BenchOutcome> RunAllgather(const BenchContext& ctx) {
   const auto first_byte = FirstByteAt(summary, requested);
   RecordNodeCpu(cpu_s, first_byte ? std::optional(cpu_meter->From(*first_byte)) : std::nullopt, NodeNames(ctx.model),
                 AllgatherReceivedBytes(ctx), "gridcastd", &outcome);
-  if (cpu_s.ok()) RecordBusiestThreads(cpu_meter->BusiestThreads(), NodeNames(ctx.model), AllgatherReceivedBytes(ctx), &outcome);
+  if (cpu_s.ok()) {
+    RecordBusiestThreads(cpu_meter->BusiestThreads(), NodeNames(ctx.model), AllgatherReceivedBytes(ctx), &outcome);
+  }
   // The daemons' digests agreed; check every gathered copy independently.
   int copies_ok = 0;
   for (const Node& node : ctx.model.nodes) {
