@@ -291,7 +291,7 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
   follow.timeout_s = timeout_s;
   follow.swarm_routes_around = own->plan().HasSwarm();
   follow.source_receives = source_receives;
-  if (own->store().filling()) {
+  if (own->shared_store()->capabilities().growing != nullptr) {
     follow.source_failure = [own] {
       const ExecutionSnapshot source = own->Snapshot();
       return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();

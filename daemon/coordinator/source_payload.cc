@@ -128,9 +128,10 @@ Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastReques
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                             PayloadStore::OpenFilling(path.string(), std::move(identity)));
   if (!plan.HasSwarm()) return store;  // the source's execution follows the fill
+  GrowingSource& growing = *store->capabilities().growing;
   auto progressed = std::chrono::steady_clock::now();
   while (!store->Complete()) {
-    GRIDCAST_ASSIGN_OR_RETURN(const uint64_t newly, store->VerifyFilled());
+    GRIDCAST_ASSIGN_OR_RETURN(const uint64_t newly, growing.VerifyFilled());
     const auto now = std::chrono::steady_clock::now();
     if (newly > 0) {
       progressed = now;

@@ -41,10 +41,8 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
     addresses[WholeIndexOf(proto, entry)] = m.data_address();
     bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
-  ExecutionOptions execution_options = options_.execution;
-  if (in_memory) execution_options.page_cache_window_bytes = 0;  // nothing to write back
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
-                                                   std::move(store), execution_options);
+                                                   std::move(store), options_.execution);
   if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
   if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
@@ -163,24 +161,21 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
   std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
   const std::string& dir = options_.directories.Of(request.in_memory());
   const std::unique_ptr<ByteSource> tree = EarlierTree(dir, plan.payload());
+  ReceiveOptions receive;
+  receive.space = request.in_memory() && request.take_memory_lazily() ? ReceiveSpace::kCheckFree : ReceiveSpace::kReserve;
+  receive.earlier = {plan.payload().base(), tree.get()};
+  // In memory and no swarm (one writer per chunk): chunks are received into their final pages.
+  receive.in_place = request.in_memory() && !PlanHasSwarm(plan);
+  receive.take_memory_now = request.in_memory() && !request.take_memory_lazily();
+  if (!request.in_memory()) receive.page_cache_window_bytes = options_.execution.page_cache_window_bytes;
   GRIDCAST_ASSIGN_OR_RETURN(
       std::unique_ptr<PayloadStore> store,
       lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
                       : PayloadStore::OpenForReceive(dir, plan.payload().name(), std::move(identity), SystemFileIo(),
-                                                     request.in_memory() && request.take_memory_lazily()
-                                                         ? PayloadStore::Space::kCheckFree
-                                                         : PayloadStore::Space::kReserve,
-                                                     {plan.payload().base(), tree.get()}));
+                                                     receive));
   *resumed = store->VerifiedCount() - store->ReusedChunks();  // before this member's own allgather part
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
-  }
-  // In memory and no swarm (one writer per chunk): chunks are received into their final pages.
-  if (lent == nullptr && request.in_memory() && !PlanHasSwarm(plan)) {
-    GRIDCAST_RETURN_IF_ERROR(store->MapForReceiving());
-  }
-  if (lent == nullptr && request.in_memory() && !request.take_memory_lazily()) {
-    GRIDCAST_RETURN_IF_ERROR(store->TouchUnheldChunks());
   }
   return store;
 }

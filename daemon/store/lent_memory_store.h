@@ -13,7 +13,7 @@
 
 namespace gridcast {
 
-class LentMemoryStore final : public PayloadStore {
+class LentMemoryStore final : public PayloadStore, public ForwardedChunks {
  public:
   LentMemoryStore(PayloadIdentity identity, std::string name, std::shared_ptr<RankMemory> memory)
       : PayloadStore(std::move(identity), std::move(name)), memory_(std::move(memory)) {}
@@ -21,9 +21,11 @@ class LentMemoryStore final : public PayloadStore {
   // Whole chunks only: blocks (a swarm's) have no place here.
   Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) override;
   Status VerifyStoredChunk(uint64_t chunk, bool* newly_verified = nullptr) override;
-  void ChunkForwarded(uint64_t chunk) override { memory_->Forwarded(chunk); }
+  // A forwarded chunk's buffer is no longer kept.
+  void Forwarded(uint64_t chunk) override { memory_->Forwarded(chunk); }
+  bool MayBlock() const override { return false; }
   Result<ChunkRef> ChunkAt(uint64_t chunk) const override;
-  const RankMemory* rank_memory() const override { return memory_.get(); }
+  StoreCapabilities capabilities() override { return {.forwarded = this, .one_copy_writes = true}; }
 
  private:
   Status PutVerified(const ReceivedChunk& received) override;

@@ -40,23 +40,10 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
   return bytes;
 }
 
-Result<uint64_t> PayloadStore::VerifyFilled() {
-  return Status::FailedPrecondition(base_name_ + " is not a payload its sender fills");
-}
-
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified) {
-  return StoreOne(chunk, data, /*in_place=*/false, newly_verified);
-}
-
-Status PayloadStore::VerifyInPlace(uint64_t chunk, bool* newly_verified) {
-  return StoreOne(chunk, {}, /*in_place=*/true, newly_verified);
-}
-
-Status PayloadStore::StoreOne(uint64_t chunk, std::span<const uint8_t> data, bool in_place, bool* newly_verified) {
   ReceivedChunk received;
   received.chunk = chunk;
   received.data = data;
-  received.in_place = in_place;
   StoreReceived({&received, 1});
   if (newly_verified != nullptr) *newly_verified = received.newly_verified;
   return received.status;
@@ -69,8 +56,12 @@ void PayloadStore::StoreReceived(std::span<ReceivedChunk> received) {
     r.newly_verified = false;
     r.status = Status::Ok();
     if (r.in_place) {
+      if (r.chunk >= claimed_.size() || r.data.size() != identity_.ChunkSize(r.chunk)) {
+        r.status = Status::InvalidArgument("chunk " + std::to_string(r.chunk) + " has no place claimed here");
+        continue;
+      }
       // Hashed without the lock: the claim keeps every other writer out of these bytes.
-      bytes.push_back(PlaceOf(r.chunk));
+      bytes.push_back(r.data);
     } else {
       bool held = false;
       r.status = CheckReceived(r.chunk, r.data, &held);
@@ -134,7 +125,7 @@ Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& di
 
 Status PayloadStore::MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified) {
   std::lock_guard<std::mutex> lock(mutex_);
-  EndClaim(chunk);
+  claimed_[chunk] = false;
   if (have_[chunk]) return Status::Ok();
   if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
   Status marked = MarkVerified(chunk, digest);

@@ -26,6 +26,11 @@
 // This class keeps what they share: which chunks are verified, with what digests, and how a
 // received chunk becomes verified. The factories below choose the kind.
 //
+// What only some kinds do is a capability (StoreCapabilities), asked for once when a plan's
+// execution is made, never per chunk: receiving into the payload's final pages
+// (ChunkPlacement), a source still being written (GrowingSource), letting chunks forwarded to
+// every child leave memory (ForwardedChunks).
+//
 // Two writers may share a store: the push executor (whole verified chunks) and the BitTorrent
 // swarm (blocks of a chunk as they arrive, then a check of the stored chunk). Unverified
 // blocks only ever land in chunks the bitmap does not mark, and marking happens only after
@@ -61,6 +66,92 @@ struct ScrubReport {
   std::vector<uint64_t> bad_chunks;  // whose stored bytes no longer hash to the recorded digest
 };
 
+// Receiving a chunk straight into the payload's final pages: one copy in per hop, where a
+// buffer and a pwrite make two. A mapped in-memory payload offers it (ReceiveOptions::in_place).
+class ChunkPlacement {
+ public:
+  virtual ~ChunkPlacement() = default;
+  // The final pages of `chunk`, claimed for one receiver (its memory taken now, not page by
+  // page as bytes land) until PayloadStore::StoreReceived stores them (ReceivedChunk::in_place)
+  // or Release(). Empty when the chunk is held or claimed: then receive it into a buffer.
+  virtual std::span<uint8_t> Claim(uint64_t chunk) = 0;
+  // Ends a claim whose bytes did not all arrive; they stay unmarked.
+  virtual void Release(uint64_t chunk) = 0;
+};
+
+// A source whose sender is still writing the payload (PayloadStore::OpenFilling).
+class GrowingSource {
+ public:
+  virtual ~GrowingSource() = default;
+  // Verifies, in order, the chunks now whole in the file (below its size), and the whole
+  // payload's SHA-256 with the last one, and holds those that match. Returns how many it
+  // newly holds. DataLoss when the bytes differ from what the sender declared (the chunk, or
+  // the last one for the whole SHA-256, is then never held); InvalidArgument when the file
+  // grew past the declared size; Aborted when the sender removed it (it gave up). Must not
+  // race with itself.
+  virtual Result<uint64_t> VerifyFilled() = 0;
+};
+
+// Chunks this member has forwarded to every child may leave memory: a received file's window
+// of page cache (ReceiveOptions::page_cache_window_bytes), lent memory's kept buffers.
+class ForwardedChunks {
+ public:
+  virtual ~ForwardedChunks() = default;
+  virtual void Forwarded(uint64_t chunk) = 0;
+  // Forwarded() may wait for the disk: then it is called off the io thread.
+  virtual bool MayBlock() const = 0;
+};
+
+struct StoreCapabilities {
+  ChunkPlacement* placement = nullptr;
+  GrowingSource* growing = nullptr;
+  ForwardedChunks* forwarded = nullptr;
+  // Storing a chunk received into a buffer is one copy, as receiving into place is (lent
+  // memory, written with process_vm_writev): where the digest is cheap, worth doing at once.
+  bool one_copy_writes = false;
+};
+
+// How a receiver makes sure the payload fits before the broadcast starts.
+enum class ReceiveSpace {
+  kReserve,  // allocate it all now (fallocate)
+  // Only check that the file system has it free now, and take it as chunks arrive. On tmpfs
+  // allocating is zeroing memory: 15 members reserving 256 MiB at once on a 2-core host
+  // spent 0.45 s of Prepare doing it, where taking the pages as chunks arrive overlaps the
+  // transfer (PrepareRequest.take_memory_lazily).
+  kCheckFree,
+};
+
+// An earlier copy a receiver searches for chunks it need not receive (docs/delta.md).
+struct EarlierCopy {
+  std::string name;  // below data_dir by the same rules (BroadcastRequest.base), or empty
+  // Bytes this daemon composed itself (a directory payload's tree read as its archive,
+  // ReadDirectoryAsArchive), or null. Either replaces the copy under `name`.
+  const ByteSource* bytes = nullptr;
+};
+
+struct ReceiveOptions {
+  ReceiveSpace space = ReceiveSpace::kReserve;
+  EarlierCopy earlier{};
+  // In memory: a payload on a tmpfs is mapped, and its chunks received into their final pages
+  // (StoreCapabilities::placement) and forwarded from them. On a disk nothing changes: its
+  // pages would be read (or zeroed) in before they are written, where a pwrite fills them.
+  // Only for one writer per chunk at a time (push plans: a swarm's blocks go through
+  // WriteBlock).
+  bool in_place = false;
+  // Takes the memory of every chunk not held yet now, as an MPI program allocates and touches
+  // its receive buffer before the broadcast, not chunk by chunk while data arrives: a mapped
+  // payload's pages are populated, another's are written with zeros (harmless: those bytes
+  // are unverified anyway).
+  bool take_memory_now = false;
+  // Push receivers recycle a window of page cache instead of filling memory with the payload:
+  // each chunk written starts its writeback at once, and a chunk forwarded to every child
+  // (StoreCapabilities::forwarded) leaves the page cache, oldest first, once more than this
+  // many bytes of such chunks wait. Besides bounding memory for payloads larger than RAM,
+  // reusing freed pages is much cheaper than taking fresh ones (docs/performance.md). 0 leaves
+  // the page cache to the kernel.
+  uint64_t page_cache_window_bytes = 0;
+};
+
 class PayloadStore {
  public:
   // Reads an existing file to compute its identity (chunk hashes with `digest` and the whole
@@ -74,20 +165,11 @@ class PayloadStore {
 
   // A payload its sender is still writing to `path`, in order (BroadcastRequest.fill): the
   // source sends each chunk as soon as it is there, instead of after a copy of the whole.
-  // `identity` is what the sender says the file will hold. No chunk is held until
-  // VerifyFilled() found it whole in the file, hashing to the identity's digest. The file is
+  // `identity` is what the sender says the file will hold. No chunk is held until its
+  // GrowingSource found it whole in the file, hashing to the identity's digest. The file is
   // only read.
   static Result<std::unique_ptr<PayloadStore>> OpenFilling(const std::string& path, PayloadIdentity identity,
                                                            FileIo& io = SystemFileIo());
-  // A store from OpenFilling: verifies, in order, the chunks now whole in the file (below its
-  // size), and the whole payload's SHA-256 with the last one, and holds those that match.
-  // Returns how many it newly holds. DataLoss when the bytes differ from what the sender
-  // declared (the chunk, or the last one for the whole SHA-256, is then never held);
-  // InvalidArgument when the file grew past the declared size; Aborted when the sender removed
-  // it (it gave up). Must not race with itself.
-  virtual Result<uint64_t> VerifyFilled();
-  // Opened by OpenFilling (complete or not).
-  virtual bool filling() const { return false; }
 
   // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
   // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size
@@ -96,33 +178,17 @@ class PayloadStore {
       const std::string& data_dir, const std::string& name,
       const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size, FileIo& io = SystemFileIo());
 
-  // How a receiver makes sure the payload fits before the broadcast starts.
-  enum class Space {
-    kReserve,    // allocate it all now (fallocate)
-    // Only check that the file system has it free now, and take it as chunks arrive. On tmpfs
-    // allocating is zeroing memory: 15 members reserving 256 MiB at once on a 2-core host
-    // spent 0.45 s of Prepare doing it, where taking the pages as chunks arrive overlaps the
-    // transfer (PrepareRequest.take_memory_lazily).
-    kCheckFree,
-  };
   // Prepares to receive `name` below data_dir (see safe_path.h), making sure of the space
   // (ResourceExhausted when the file system cannot hold it) and resuming verified chunks.
   // When the identity has weak checksums and an earlier copy of `name` is there (another
   // version, complete: only a finished copy has the name), the chunks found in it anywhere
   // are copied into the new one, each verified, and count as held; the earlier copy stays
-  // whole until Finalize renames the new one over it. `earlier` may name another copy.
-  struct EarlierCopy {
-    std::string name;  // below data_dir by the same rules (BroadcastRequest.base), or empty
-    // Bytes this daemon composed itself (a directory payload's tree read as its archive,
-    // ReadDirectoryAsArchive), or null. Either replaces the copy under `name`.
-    const ByteSource* bytes;  // no initializer: a default argument of the enclosing class ({} is null)
-  };
+  // whole until Finalize renames the new one over it. `options.earlier` may name another copy.
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
                                                               PayloadIdentity identity,
                                                               FileIo& io = SystemFileIo(),
-                                                              Space space = Space::kReserve,
-                                                              const EarlierCopy& earlier = {});
+                                                              const ReceiveOptions& options = {});
 
   // A receiver whose payload goes into memory local processes lent (rank_memory.h), not into a
   // file: no file is written, nothing is resumed, and once complete the payload is theirs
@@ -134,12 +200,13 @@ class PayloadStore {
   // sent, and is checked by each receiver as always.
   static Result<std::unique_ptr<PayloadStore>> OpenLentSource(const std::string& name, PayloadIdentity identity,
                                                               std::shared_ptr<RankMemory> lent);
-  // The lent memory of a store from OpenForRankMemory or OpenLentSource; null otherwise.
-  virtual const RankMemory* rank_memory() const { return nullptr; }
 
   virtual ~PayloadStore() = default;
   PayloadStore(const PayloadStore&) = delete;
   PayloadStore& operator=(const PayloadStore&) = delete;
+
+  // What this kind offers beyond the chunk interface; the same for the store's whole life.
+  virtual StoreCapabilities capabilities() { return {}; }
 
   const PayloadIdentity& identity() const { return identity_; }
   bool Has(uint64_t chunk) const;
@@ -153,11 +220,27 @@ class PayloadStore {
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
 
-  // Verifies `data` against the chunk's digest, writes it and marks it. DataLoss on a digest or
-  // size mismatch (nothing is written); ResourceExhausted when the disk is full; Aborted when
-  // another connection is receiving the chunk into place (nothing is written: ask again later).
-  // Writing a chunk that is already verified is a no-op. `newly_verified` (when given) says
-  // whether this call marked the chunk (false when it was held already).
+  // Chunks received, for StoreReceived: each in a buffer, or in its place (ChunkPlacement).
+  // StoreReceived fills `status` and `newly_verified`.
+  struct ReceivedChunk {
+    uint64_t chunk = 0;
+    std::span<const uint8_t> data;  // the buffer, or the claimed place when in_place
+    // The buffer `data` lies in, when the caller lets the store keep it (a rank-memory store
+    // forwards from it).
+    std::shared_ptr<const std::vector<uint8_t>> buffer;
+    bool in_place = false;
+    Status status;
+    bool newly_verified = false;
+  };
+  // Verifies each received chunk against its digest, stores it and marks it, hashed together
+  // (HashChunks: SHA-256 hashes up to kChunksHashedTogether at once). Per chunk: DataLoss on a
+  // digest or size mismatch (nothing is written; in place, the bytes stay unmarked);
+  // ResourceExhausted when the disk is full; Aborted when another connection is receiving the
+  // chunk into place (nothing is written: ask again later). A chunk received in place ends its
+  // claim either way. Storing a chunk that is already verified is a no-op; `newly_verified`
+  // says whether this call marked it.
+  void StoreReceived(std::span<ReceivedChunk> received);
+  // StoreReceived of one chunk in a buffer.
   Status WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified = nullptr);
 
   // Writes unverified bytes at `offset` inside a chunk that is not verified yet (a BitTorrent
@@ -174,60 +257,9 @@ class PayloadStore {
   // REQUIRES: Has(chunk). Reads `out.size()` bytes at `offset` inside the chunk.
   Status ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_t> out) const;
 
-  // Writes zeros over every chunk not held yet, so that the memory behind a payload on a tmpfs
-  // is taken at Prepare (as an MPI program allocates and touches its receive buffer before the
-  // broadcast), not chunk by chunk while data arrives. Harmless elsewhere: those bytes are
-  // unverified anyway. A mapped store (MapForReceiving) takes its pages without writing them.
-  virtual Status TouchUnheldChunks() { return Status::Ok(); }
-
-  // In-memory receivers: maps the payload, when it is on a tmpfs, so that chunks are received
-  // straight into their final pages (ClaimPlace, VerifyInPlace) and forwarded from them: one
-  // copy in per hop, where a buffer and a pwrite make two. Elsewhere (a disk) it does nothing.
-  // Only for a store with one writer per chunk at a time (push plans: a swarm's blocks go
-  // through WriteBlock). Before the execution starts.
-  virtual Status MapForReceiving() { return Status::Ok(); }
-  virtual bool mapped() const { return false; }
-  // The final pages of `chunk`, claimed for one receiver (its memory taken now, not page by
-  // page as bytes land) until VerifyInPlace or ReleasePlace. Empty when the store is not
-  // mapped or the chunk is held or claimed (then receive into a buffer and WriteChunk).
-  virtual std::span<uint8_t> ClaimPlace(uint64_t /*chunk*/) { return {}; }
-  // REQUIRES: ClaimPlace(chunk) returned its pages and they hold the received bytes. Hashes
-  // them and marks the chunk as WriteChunk does (DataLoss when they are not the chunk's: the
-  // bytes stay unmarked); the claim ends either way.
-  Status VerifyInPlace(uint64_t chunk, bool* newly_verified = nullptr);
-  // Ends a claim whose bytes did not all arrive; they stay unmarked.
-  virtual void ReleasePlace(uint64_t /*chunk*/) {}
-
-  // Chunks received, for StoreReceived: each in a buffer (`data`) or in its place (ClaimPlace).
-  // StoreReceived fills `status` and `newly_verified`.
-  struct ReceivedChunk {
-    uint64_t chunk = 0;
-    std::span<const uint8_t> data;  // unless in_place
-    // The buffer `data` lies in, when the caller lets the store keep it (a rank-memory store
-    // forwards from it).
-    std::shared_ptr<const std::vector<uint8_t>> buffer;
-    bool in_place = false;
-    Status status;
-    bool newly_verified = false;
-  };
-  // WriteChunk for each chunk received into a buffer, VerifyInPlace for each received in place,
-  // hashed together (HashChunks: SHA-256 hashes up to kChunksHashedTogether at once).
-  void StoreReceived(std::span<ReceivedChunk> received);
-
-  // Push receivers recycle a window of page cache instead of filling memory with the payload:
-  // each chunk written starts its writeback at once, and a chunk this member has forwarded to
-  // every child (ChunkForwarded) leaves the page cache, oldest first, once more than
-  // `window_bytes` of such chunks are waiting. Besides bounding memory for payloads larger
-  // than RAM, reusing freed pages is much cheaper than taking fresh ones (measured in
-  // docs/performance.md). 0 (the default) leaves the page cache to the kernel. Not for sources.
-  virtual void SetPageCacheWindow(uint64_t /*window_bytes*/) {}
-  // May block until the oldest waiting chunk is on disk: call it off the io thread. A
-  // rank-memory store stops keeping the chunk's buffer (at once; any thread).
-  virtual void ChunkForwarded(uint64_t /*chunk*/) {}
-
   // Where the bytes of `chunk` are, for sending them: a range of the payload's file (the
-  // transport may send it without a copy through user space), or its mapped pages when
-  // MapForReceiving mapped them (copied into the socket, as MPI sends: a sendfile from a tmpfs
+  // transport may send it without a copy through user space), or its mapped pages when it
+  // is received in place (copied into the socket, as MPI sends: a sendfile from a tmpfs
   // looks up, marks and splices each 4 KiB page, which costs more than the copy; on flat8-10g a
   // receiver's CPU per GiB fell from 0.78-0.82 to 0.74). Valid as long as the store.
   // REQUIRES: Has(chunk) for the bytes to be the chunk's. Only a rank-memory store can fail
@@ -269,11 +301,6 @@ class PayloadStore {
   virtual Status ReadStored(uint64_t offset, std::span<uint8_t> out) const = 0;
   // Finalize()'s work after the check: what makes the copy last (a file's chunk list and name).
   virtual Status Persist(bool /*sync*/) { return Status::Ok(); }
-  // A chunk being received into place: whether it is claimed, its pages, and the claim's end.
-  // REQUIRES for Claimed and EndClaim: mutex_ held.
-  virtual bool Claimed(uint64_t /*chunk*/) const { return false; }
-  virtual std::span<const uint8_t> PlaceOf(uint64_t /*chunk*/) const { return {}; }
-  virtual void EndClaim(uint64_t /*chunk*/) {}
 
   // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
   // copy: read once and hashed once): the same checks, without hashing them again.
@@ -284,12 +311,16 @@ class PayloadStore {
   Status DigestMismatch(uint64_t chunk) const;
   // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
   Status MarkVerified(uint64_t chunk, const Digest& digest);
+  // REQUIRES: mutex_ held. A receiver claimed the chunk's place (ChunkPlacement).
+  bool Claimed(uint64_t chunk) const { return !claimed_.empty() && claimed_[chunk]; }
 
   PayloadIdentity identity_;
   std::string base_name_;  // final component of the name
-  mutable std::mutex mutex_;  // guards have_, stored_hashes_ and the bytes of unverified chunks
+  mutable std::mutex mutex_;  // guards have_, stored_hashes_, claimed_ and the bytes of unverified chunks
   std::vector<bool> have_;
   std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
+  // Per chunk, whether a receiver claimed its place (ChunkPlacement); empty without placement.
+  std::vector<bool> claimed_;
   std::atomic<uint64_t> verified_{0};
   // Set while opening, before any other thread sees the store.
   uint64_t reused_bytes_ = 0;
@@ -297,11 +328,9 @@ class PayloadStore {
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 
  private:
-  // StoreReceived of one chunk.
-  Status StoreOne(uint64_t chunk, std::span<const uint8_t> data, bool in_place, bool* newly_verified);
-  // WriteChunk's checks of a chunk received into a buffer; OK with *held when it is held already.
+  // StoreReceived's checks of a chunk received into a buffer; OK with *held when it is held already.
   Status CheckReceived(uint64_t chunk, std::span<const uint8_t> data, bool* held) const;
-  // The ends of WriteChunk and VerifyInPlace, once `digest` is what the chunk's bytes hash to.
+  // The ends of StoreReceived, once `digest` is what the chunk's bytes hash to.
   Status StoreHashed(const ReceivedChunk& received, const Digest& digest, bool* newly_verified);
   Status MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified);
 };

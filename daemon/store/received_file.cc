@@ -55,7 +55,7 @@ int MissingSpace(int fd, uint64_t bytes) {
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::string& data_dir,
                                                                    const std::string& name,
                                                                    PayloadIdentity identity, FileIo& io,
-                                                                   Space space, const EarlierCopy& earlier) {
+                                                                   const ReceiveOptions& options) {
   GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
   std::unique_ptr<ReceivedFile> store(
@@ -71,8 +71,9 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     GRIDCAST_RETURN_IF_ERROR(WriteChunkList(io, store->chunks_path_, store->identity_, /*sync=*/false));
     return std::unique_ptr<PayloadStore>(std::move(store));
   }
-  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, space));
+  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
+  const EarlierCopy& earlier = options.earlier;
   if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
     if (earlier.bytes != nullptr) {
       store->TakeFromEarlierCopy(*earlier.bytes);
@@ -88,6 +89,9 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
       if (base_parent.ok()) store->TakeFromEarlierCopy(base_parent->first.get(), base_parent->second);
     }
   }
+  store->page_cache_window_ = options.page_cache_window_bytes;
+  if (options.in_place) GRIDCAST_RETURN_IF_ERROR(store->MapIntoPlace());
+  if (options.take_memory_now) GRIDCAST_RETURN_IF_ERROR(store->TakeMemoryNow());
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
@@ -115,7 +119,7 @@ Result<bool> ReceivedFile::AdoptCompleteCopy(const std::string& name) {
   return true;
 }
 
-Status ReceivedFile::OpenPart(const std::string& name, Space space) {
+Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space) {
   const int dir = dir_.get();
   const std::string part = base_name_ + ".part";
   const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
@@ -124,7 +128,7 @@ Status ReceivedFile::OpenPart(const std::string& name, Space space) {
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
   // just for this holds nothing verified: it goes, not to keep what space it got.
   if (identity_.size_bytes > 0) {
-    const int error = space == Space::kReserve ? io_->Reserve(fd_, static_cast<off_t>(identity_.size_bytes))
+    const int error = space == ReceiveSpace::kReserve ? io_->Reserve(fd_, static_cast<off_t>(identity_.size_bytes))
                                                : MissingSpace(fd_, identity_.size_bytes);
     if (error != 0 && error != EOPNOTSUPP) {
       if (!part_existed) unlinkat(dir, part.c_str(), 0);
@@ -238,7 +242,14 @@ Status ReceivedFile::Persist(bool sync) {
   return Status::Ok();
 }
 
-Status ReceivedFile::TouchUnheldChunks() {
+StoreCapabilities ReceivedFile::capabilities() {
+  StoreCapabilities offered;
+  if (mapped_ != nullptr) offered.placement = this;
+  if (page_cache_window_ > 0) offered.forwarded = this;
+  return offered;
+}
+
+Status ReceivedFile::TakeMemoryNow() {
   // Mapped: the kernel takes every page without a byte written (fresh tmpfs pages are zero).
   if (mapped_ != nullptr && madvise(mapped_, mapped_bytes_, MADV_POPULATE_WRITE) == 0) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -254,7 +265,7 @@ Status ReceivedFile::TouchUnheldChunks() {
   return Status::Ok();
 }
 
-Status ReceivedFile::MapForReceiving() {
+Status ReceivedFile::MapIntoPlace() {
   // A finalized store (a complete copy adopted) receives nothing.
   if (identity_.size_bytes == 0 || finalized_ || mapped_ != nullptr) return Status::Ok();
   // Only memory is received into place: a disk file's pages would be read (or zeroed) in
@@ -270,7 +281,7 @@ Status ReceivedFile::MapForReceiving() {
   return Status::Ok();
 }
 
-std::span<uint8_t> ReceivedFile::ClaimPlace(uint64_t chunk) {
+std::span<uint8_t> ReceivedFile::Claim(uint64_t chunk) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (mapped_ == nullptr || chunk >= have_.size() || have_[chunk] || claimed_[chunk]) return {};
@@ -287,11 +298,7 @@ std::span<uint8_t> ReceivedFile::ClaimPlace(uint64_t chunk) {
   return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
 }
 
-std::span<const uint8_t> ReceivedFile::PlaceOf(uint64_t chunk) const {
-  return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
-}
-
-void ReceivedFile::ReleasePlace(uint64_t chunk) {
+void ReceivedFile::Release(uint64_t chunk) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (chunk < claimed_.size()) claimed_[chunk] = false;
 }
@@ -301,7 +308,7 @@ Result<ChunkRef> ReceivedFile::ChunkAt(uint64_t chunk) const {
   return FileStore::ChunkAt(chunk);
 }
 
-void ReceivedFile::ChunkForwarded(uint64_t chunk) {
+void ReceivedFile::Forwarded(uint64_t chunk) {
   if (page_cache_window_ == 0 || chunk >= identity_.NumChunks()) return;
   std::lock_guard<std::mutex> lock(forwarded_mutex_);
   forwarded_.push_back(chunk);

@@ -2,8 +2,9 @@
 // directory (PayloadStore::OpenForReceive). Each verified chunk is marked in a resume bitmap
 // (state_files.h); a reopened store holds the marked chunks whose bytes still hash right.
 // Finalize records the chunk list and renames the file to its name. On a tmpfs it can map the
-// file so chunks are received straight into their final pages (MapForReceiving), and on a
-// disk it keeps a window of the page cache for forwarded chunks (SetPageCacheWindow).
+// file so chunks are received straight into their final pages (ReceiveOptions::in_place: its
+// ChunkPlacement), and on a disk it keeps a window of the page cache for forwarded chunks
+// (ReceiveOptions::page_cache_window_bytes: its ForwardedChunks).
 #pragma once
 
 #include <atomic>
@@ -20,17 +21,15 @@
 
 namespace gridcast {
 
-class ReceivedFile final : public FileStore {
+class ReceivedFile final : public FileStore, public ChunkPlacement, public ForwardedChunks {
  public:
   ~ReceivedFile() override;
 
-  Status TouchUnheldChunks() override;
-  Status MapForReceiving() override;
-  bool mapped() const override { return mapped_ != nullptr; }
-  std::span<uint8_t> ClaimPlace(uint64_t chunk) override;
-  void ReleasePlace(uint64_t chunk) override;
-  void SetPageCacheWindow(uint64_t window_bytes) override { page_cache_window_ = window_bytes; }
-  void ChunkForwarded(uint64_t chunk) override;
+  StoreCapabilities capabilities() override;
+  std::span<uint8_t> Claim(uint64_t chunk) override;
+  void Release(uint64_t chunk) override;
+  void Forwarded(uint64_t chunk) override;
+  bool MayBlock() const override { return true; }
   Result<ChunkRef> ChunkAt(uint64_t chunk) const override;
 
  private:
@@ -41,16 +40,20 @@ class ReceivedFile final : public FileStore {
   Status PutVerified(const ReceivedChunk& received) override;
   Status RecordVerified(uint64_t chunk) override;
   Status Persist(bool sync) override;
-  bool Claimed(uint64_t chunk) const override { return !claimed_.empty() && claimed_[chunk]; }
-  std::span<const uint8_t> PlaceOf(uint64_t chunk) const override;
-  void EndClaim(uint64_t chunk) override { claimed_[chunk] = false; }
+
+  // Maps the payload when it is on a tmpfs, so that chunks are received straight into their
+  // final pages and forwarded from them: one copy in per hop, where a buffer and a pwrite make
+  // two. Elsewhere (a disk) it does nothing.
+  Status MapIntoPlace();
+  // ReceiveOptions::take_memory_now.
+  Status TakeMemoryNow();
 
   // A complete copy already under the final name: true when it hashes to the identity (then
   // every chunk is held and nothing is left to do); InvalidArgument when the name is a symlink.
   // `name` (the payload's, below the data directory) names it in errors.
   Result<bool> AdoptCompleteCopy(const std::string& name);
   // Opens (or makes) "<name>.part" at the payload's size, making sure of its space.
-  Status OpenPart(const std::string& name, Space space);
+  Status OpenPart(const std::string& name, ReceiveSpace space);
   // Holds the chunks the bitmap at `state_path` marks whose bytes in the file still hash right,
   // and records just those there.
   Status ResumeFromBitmap(const std::string& state_path);
@@ -67,10 +70,9 @@ class ReceivedFile final : public FileStore {
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized
   std::string state_path_;
   std::string chunks_path_;  // where Persist records the chunk list
-  std::vector<bool> claimed_;  // being received into place (MapForReceiving); guarded by mutex_
-  uint8_t* mapped_ = nullptr;  // the payload's pages, when MapForReceiving mapped them
+  uint8_t* mapped_ = nullptr;  // the payload's pages, when MapIntoPlace mapped them
   size_t mapped_bytes_ = 0;
-  bool populated_ = false;     // TouchUnheldChunks mapped every page: ClaimPlace need not
+  bool populated_ = false;     // TakeMemoryNow mapped every page: Claim need not; guarded by mutex_
   uint64_t page_cache_window_ = 0;
   std::atomic<uint64_t> unsubmitted_bytes_{0};  // written since the last writeback submission
   std::mutex forwarded_mutex_;      // guards the two below

@@ -13,7 +13,7 @@
 
 namespace gridcast {
 
-class SourceFile final : public FileStore {
+class SourceFile final : public FileStore, public GrowingSource {
  public:
   // Takes `fd` (a regular file, read only) and hashes it into a complete store; `label` names
   // it in errors. `weak` as for PayloadStore::OpenSource.
@@ -24,7 +24,7 @@ class SourceFile final : public FileStore {
   static std::unique_ptr<SourceFile> Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
 
   Result<uint64_t> VerifyFilled() override;
-  bool filling() const override { return filled_whole_ != nullptr; }
+  StoreCapabilities capabilities() override { return {.growing = filled_whole_ != nullptr ? this : nullptr}; }
 
   // The chunks of this file whose bytes do not hash to the identity's (PayloadStore::Scrub).
   // REQUIRES: opened with the recorded identity by Recorded().

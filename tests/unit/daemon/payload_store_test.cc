@@ -207,23 +207,25 @@ TEST_P(PayloadStoreTest, ABatchOfReceivedChunksIsJudgedChunkByChunk) {
   const fs::path memory = FreshTestDir("gridcast-store", "/dev/shm");
   fs::create_directories(memory);
   Result<std::unique_ptr<PayloadStore>> opened =
-      PayloadStore::OpenForReceive(memory.string(), "p.bin", identity_, SystemFileIo());
+      PayloadStore::OpenForReceive(memory.string(), "p.bin", identity_, SystemFileIo(), {.in_place = true});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   PayloadStore& store = **opened;
-  ASSERT_TRUE(store.MapForReceiving().ok());
-  ASSERT_TRUE(store.mapped());
+  ChunkPlacement* placement = store.capabilities().placement;
+  ASSERT_NE(placement, nullptr);
+  std::vector<std::span<uint8_t>> places;
   for (uint64_t c : {0, 1}) {
-    const std::span<uint8_t> place = store.ClaimPlace(c);
+    const std::span<uint8_t> place = placement->Claim(c);
     ASSERT_EQ(place.size(), Chunk(c).size());
     std::ranges::copy(Chunk(c), place.begin());
     if (c == 1) place[100] ^= 1;
+    places.push_back(place);
   }
   std::vector<uint8_t> corrupt(Chunk(4).begin(), Chunk(4).end());
   corrupt[7] ^= 0x80;
   const std::vector<uint8_t> short_chunk(Chunk(3).begin(), Chunk(3).end() - 1);
   std::vector<PayloadStore::ReceivedChunk> batch(8);
-  batch[0].chunk = 0, batch[0].in_place = true;
-  batch[1].chunk = 1, batch[1].in_place = true;
+  batch[0].chunk = 0, batch[0].in_place = true, batch[0].data = places[0];
+  batch[1].chunk = 1, batch[1].in_place = true, batch[1].data = places[1];
   batch[2].chunk = 2, batch[2].data = Chunk(2);
   batch[3].chunk = 3, batch[3].data = short_chunk;
   batch[4].chunk = 4, batch[4].data = corrupt;
@@ -241,7 +243,10 @@ TEST_P(PayloadStoreTest, ABatchOfReceivedChunksIsJudgedChunkByChunk) {
   EXPECT_EQ(store.VerifiedCount(), 3u);
   for (uint64_t c : {0, 2, 5}) EXPECT_TRUE(std::ranges::equal(Read(store, c), Chunk(c))) << c;
   // The corrupt chunk in place lost its claim: it can be received again.
-  EXPECT_EQ(store.ClaimPlace(1).size(), Chunk(1).size());
+  EXPECT_EQ(placement->Claim(1).size(), Chunk(1).size());
+  // A held chunk, or one claimed already, is received into a buffer instead.
+  EXPECT_TRUE(placement->Claim(0).empty());
+  EXPECT_TRUE(placement->Claim(1).empty());
   opened->reset();
   fs::remove_all(memory);
 }
@@ -301,7 +306,7 @@ class FilledSourceTest : public PayloadStoreFixture {
     ASSERT_TRUE(PwriteFull(SystemFileIo(), fd_, std::span<const uint8_t>(payload_).subspan(from, to - from), from).ok());
   }
   uint64_t Verify(PayloadStore& store) {
-    Result<uint64_t> newly = store.VerifyFilled();
+    Result<uint64_t> newly = store.capabilities().growing->VerifyFilled();
     EXPECT_TRUE(newly.ok()) << newly.status().ToString();
     return newly.ok() ? *newly : 0;
   }
@@ -344,24 +349,23 @@ TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
   WriteFileBytes(dir_ / "old" / "v1.bin", EarlierVersion());
   {
     Result<std::unique_ptr<PayloadStore>> store =
-        PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve,
-                                     {"old/v1.bin", nullptr});
+        PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, SystemFileIo(), {.earlier = {"old/v1.bin"}});
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     EXPECT_EQ((*store)->ReusedChunks(), identity_.NumChunks() - 1);
   }
   fs::remove(dir_ / "p.bin.part");
   Result<std::unique_ptr<PayloadStore>> missing = PayloadStore::OpenForReceive(
-      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"nowhere/v0.bin", nullptr});
+      dir_.string(), "p.bin", identity_, SystemFileIo(), {.earlier = {"nowhere/v0.bin"}});
   ASSERT_TRUE(missing.ok()) << missing.status().ToString();
   EXPECT_EQ((*missing)->VerifiedCount(), 0u);
   missing->reset();
   fs::remove(dir_ / "p.bin.part");
   fs::create_directory_symlink(dir_ / "old", dir_ / "linked");
   Result<std::unique_ptr<PayloadStore>> linked = PayloadStore::OpenForReceive(
-      dir_.string(), "p.bin", identity_, SystemFileIo(), PayloadStore::Space::kReserve, {"linked/v1.bin", nullptr});
+      dir_.string(), "p.bin", identity_, SystemFileIo(), {.earlier = {"linked/v1.bin"}});
   EXPECT_EQ(linked.status().code(), StatusCode::kInvalidArgument) << linked.status().ToString();
   EXPECT_EQ(PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, SystemFileIo(),
-                                         PayloadStore::Space::kReserve, {"../v1.bin", nullptr})
+                                         {.earlier = {"../v1.bin"}})
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
@@ -400,7 +404,7 @@ TEST_P(PayloadStoreTest, AnEarlierCopyMustBeARegularFile) {
 TEST_F(FilledSourceTest, EachChunkIsHeldOnceItIsWholeInTheFileAndHashesRight) {
   auto store = OpenFilling(identity_);
   ASSERT_NE(store, nullptr);
-  EXPECT_TRUE(store->filling());
+  ASSERT_NE(store->capabilities().growing, nullptr);
   EXPECT_EQ(Verify(*store), 0u);
   Fill(0, kChunk + kChunk / 2);  // one chunk and a half
   EXPECT_EQ(Verify(*store), 1u);
@@ -422,12 +426,12 @@ TEST_F(FilledSourceTest, BytesOtherThanTheDeclaredOnesAreNeverHeld) {
   ASSERT_NE(store, nullptr);
   payload_[kChunk + 5] ^= 0x5a;  // the sender's buffer changed after it was hashed
   Fill(0, 2 * kChunk);
-  Result<uint64_t> newly = store->VerifyFilled();
+  Result<uint64_t> newly = store->capabilities().growing->VerifyFilled();
   EXPECT_EQ(newly.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(newly.status().message().find("chunk 1 of buffer"), std::string::npos) << newly.status().message();
   EXPECT_TRUE(store->Has(0));
   EXPECT_FALSE(store->Has(1));
-  EXPECT_EQ(store->VerifyFilled().status().code(), StatusCode::kDataLoss);  // and stays refused
+  EXPECT_EQ(store->capabilities().growing->VerifyFilled().status().code(), StatusCode::kDataLoss);  // and stays refused
 }
 
 TEST_F(FilledSourceTest, AWrongWholeDigestKeepsTheLastChunkBack) {
@@ -436,7 +440,7 @@ TEST_F(FilledSourceTest, AWrongWholeDigestKeepsTheLastChunkBack) {
   auto store = OpenFilling(declared);
   ASSERT_NE(store, nullptr);
   Fill(0, payload_.size());
-  Result<uint64_t> newly = store->VerifyFilled();
+  Result<uint64_t> newly = store->capabilities().growing->VerifyFilled();
   EXPECT_EQ(newly.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(newly.status().message().find("whole-payload SHA-256"), std::string::npos) << newly.status().message();
   EXPECT_EQ(store->VerifiedCount(), identity_.NumChunks() - 1);
@@ -449,12 +453,12 @@ TEST_F(FilledSourceTest, AFileThatGrowsTooFarOrIsRemovedEndsTheFill) {
   Fill(0, kChunk);
   EXPECT_EQ(Verify(*store), 1u);
   fs::remove(path_);  // the sender gave up
-  EXPECT_EQ(store->VerifyFilled().status().code(), StatusCode::kAborted);
+  EXPECT_EQ(store->capabilities().growing->VerifyFilled().status().code(), StatusCode::kAborted);
 
   std::ofstream(path_) << std::string(payload_.size() + 1, 'x');
   auto longer = OpenFilling(identity_);
   ASSERT_NE(longer, nullptr);
-  Result<uint64_t> newly = longer->VerifyFilled();
+  Result<uint64_t> newly = longer->capabilities().growing->VerifyFilled();
   EXPECT_EQ(newly.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(newly.status().message().find("past the"), std::string::npos) << newly.status().message();
   EXPECT_EQ(longer->VerifiedCount(), 0u);

@@ -5,7 +5,9 @@
 #pragma once
 
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/post.hpp>
 #include <filesystem>
 #include <functional>
@@ -35,6 +37,8 @@ namespace fs = std::filesystem;
 class PlanExecutionFixture : public ::testing::Test {
  protected:
   static constexpr uint64_t kChunk = 64 << 10;
+  // Small enough that forwarded chunks leave the page cache during every test's broadcast.
+  static constexpr uint64_t kPageCacheWindow = 4 * kChunk;
   inline static const std::string kSecret = std::string(32, 'k');
 
   static std::string ReadFile(const fs::path& path) {
@@ -136,18 +140,22 @@ class PlanExecutionFixture : public ::testing::Test {
   // an earlier store there verified).
   std::shared_ptr<PayloadStore> OpenStore(int i, FileIo& io = SystemFileIo()) {
     if (i == 0) return source_;
-    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin", identity_, io);
+    ReceiveOptions options;
+    options.in_place = mapped_;
+    options.page_cache_window_bytes = mapped_ ? 0 : kPageCacheWindow;
+    Result<std::unique_ptr<PayloadStore>> store =
+        PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin", identity_, io, options);
     EXPECT_TRUE(store.ok()) << store.status().message();
     if (store.ok() && mapped_) {
-      EXPECT_TRUE((*store)->MapForReceiving().ok());
-      EXPECT_TRUE((*store)->mapped());  // a tmpfs: its chunks are received into place
+      // a tmpfs: its chunks are received into place
+      EXPECT_NE((*store)->capabilities().placement, nullptr);
     }
     return store.ok() ? std::shared_ptr<PayloadStore>(std::move(*store)) : nullptr;
   }
 
   // Makes member i's execution on `store` and starts it on the io thread.
   void StartMember(int i, std::shared_ptr<PayloadStore> store) {
-    ExecutionOptions options;
+    ExecutionOptions options = base_options_;
     options.secret = kSecret;
     options.transport = transports_[i];
     options.reconnect_delay = std::chrono::milliseconds(20);
@@ -158,6 +166,12 @@ class PlanExecutionFixture : public ::testing::Test {
       executions_[i] = execution;
     }
     boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
+  }
+
+  // Runs `task` on the io thread and waits for what it returns.
+  template <typename T>
+  T OnIo(boost::asio::awaitable<T> task) {
+    return boost::asio::co_spawn(io_, std::move(task), boost::asio::use_future).get();
   }
 
   // Member i's daemon counters (one set per member, kept across its restarts).
@@ -222,6 +236,7 @@ class PlanExecutionFixture : public ::testing::Test {
   bool loopback_ = false;                          // set before SetUp: no sockets at all
   std::map<int, double> upload_bytes_per_s_;       // loopback only, set before SetUp: slow uplinks
   bool mapped_ = false;                            // receivers take chunks into place (in-memory)
+  ExecutionOptions base_options_;                  // what StartMember starts from
   std::shared_ptr<LoopbackNetwork> network_;
   std::vector<std::shared_ptr<DataTransport>> transports_;
   std::vector<std::unique_ptr<DataPlane>> planes_;

@@ -241,10 +241,10 @@ TEST_F(StoreFaultTest, ARefusedReservationLeavesNoFileAndAnUnsupportedOneIsNoErr
 
 
 TEST_F(StoreFaultTest, CheckingFreeSpaceTakesNoneNowAndRefusesWhatCannotFit) {
-  // Space::kCheckFree never allocates: a reservation would fail here, and the file holds no blocks.
+  // ReceiveSpace::kCheckFree never allocates: a reservation would fail here, and the file holds no blocks.
   io_.FailReserve(ENOSPC);
   Result<std::unique_ptr<PayloadStore>> lazy =
-      PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, io_, PayloadStore::Space::kCheckFree);
+      PayloadStore::OpenForReceive(dir_.string(), "p.bin", identity_, io_, {.space = ReceiveSpace::kCheckFree});
   ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
   struct stat st {};
   ASSERT_EQ(stat((dir_ / "p.bin.part").c_str(), &st), 0);
@@ -258,7 +258,7 @@ TEST_F(StoreFaultTest, CheckingFreeSpaceTakesNoneNowAndRefusesWhatCannotFit) {
   huge.size_bytes = uint64_t{1} << 52;
   huge.chunk_hashes.assign(huge.NumChunks(), Digest{});
   Result<std::unique_ptr<PayloadStore>> refused =
-      PayloadStore::OpenForReceive(dir_.string(), "huge.bin", huge, io_, PayloadStore::Space::kCheckFree);
+      PayloadStore::OpenForReceive(dir_.string(), "huge.bin", huge, io_, {.space = ReceiveSpace::kCheckFree});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(refused.status().message().find("disk full"), std::string::npos) << refused.status().message();

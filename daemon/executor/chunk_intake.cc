@@ -1,0 +1,198 @@
+#include "daemon/executor/chunk_intake.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <deque>
+
+#include "common/hex.h"
+#include "daemon/executor/lane_repair.h"
+
+namespace gridcast {
+
+namespace asio = boost::asio;
+
+struct ParentConnection {
+  ParentConnection(asio::io_context& io, ConnectionPtr c, ParentStream s)
+      : connection(std::move(c)), stream(s), changed(io) {}
+  const ConnectionPtr connection;
+  const ParentStream stream;
+  std::chrono::steady_clock::time_point last_written = std::chrono::steady_clock::now();
+  std::string where;                // for log lines
+  std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
+  uint32_t verifying = 0;           // chunks with ChunkVerification
+  int mismatches = 0;
+  bool closed = false;
+  Notifier changed;  // a reply was queued, a chunk was verified, or closed
+  void Close() {
+    closed = true;
+    connection->Close();
+    changed.Notify();
+  }
+};
+
+Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, const PlanId& id, const Plan& plan,
+                        const LaneSchedule& schedule, const PayloadStore& store) {
+  const bool assign = header.type == FrameType::kAssign;
+  if ((header.type != FrameType::kData && header.type != FrameType::kKeepalive && !assign) || header.plan_id != id ||
+      header.lane != static_cast<uint32_t>(from.lane) || (assign && !plan.shared_chunks)) {
+    return Status::InvalidArgument("frame for another plan, lane or of the wrong type");
+  }
+  if (header.type == FrameType::kKeepalive) {
+    if (header.chunk > kKeepaliveParentRepairs) return Status::InvalidArgument("malformed keepalive");
+    return Status::Ok();
+  }
+  const std::string chunk = "chunk " + std::to_string(header.chunk);
+  if (!schedule.Carries(from.lane, header.chunk, from.stream, from.stream_count)) {
+    return Status::InvalidArgument(chunk + " is not carried here");
+  }
+  if (assign) {
+    if (!store.Has(header.chunk)) return Status::InvalidArgument(chunk + " is assigned to this member as held, and it is not");
+    return Status::Ok();
+  }
+  if (header.length != plan.ChunkSize(header.chunk)) return Status::InvalidArgument(chunk + " has the wrong length");
+  if (header.digest != store.identity().digest || header.hash != store.identity().chunk_hashes[header.chunk]) {
+    return Status::InvalidArgument(chunk + " comes with another digest than the plan's");
+  }
+  return Status::Ok();
+}
+
+ChunkIntake::ChunkIntake(ExecutionContext& context)
+    : context_(context),
+      buffers_(BufferPool::Create(context.options.cache_chunks)),
+      verification_(context, [this](ReceivedFrame frame, const Status& status, bool newly) {
+        OnVerified(std::move(frame), status, newly);
+      }) {}
+
+// Stays whole: one connection from a parent, from the handshake to the last chunk stored, as one
+// coroutine in the order it happens.
+asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentStream from) {
+  auto conn = std::make_shared<ParentConnection>(context_.io, std::move(connection_ptr), from);
+  const ConnectionPtr& connection = conn->connection;
+  const int lane = from.lane;
+  context_.host.Track(connection);
+  conn->where = "plan " + ToHex(context_.id) + " lane " + std::to_string(lane);
+  context_.host.Spawn(WriteReplies(conn));
+  PeerTraffic* const traffic = context_.PushTrafficWith(context_.schedule.ParentOf(lane));
+  PayloadStore& store = *context_.store;
+  ChunkPlacement* const placement = context_.capabilities.placement;
+  std::array<uint8_t, kFrameHeaderBytes> bytes{};
+  while (!conn->closed) {
+    Status read = co_await connection->Read(bytes, context_.options.io_timeout);
+    if (!read.ok()) {
+      if (!context_.host.Stopping() && !store.Complete()) {
+        spdlog::debug("{}: parent connection ended: {}", conn->where, read.ToString());
+        context_.repair.ParentGone(lane);
+      }
+      break;
+    }
+    Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(context_.plan.chunk_bytes));
+    const Status valid = header.ok() ? CheckParentFrame(*header, from, context_.id, context_.plan, context_.schedule, store)
+                                     : header.status();
+    if (!valid.ok()) {
+      spdlog::warn("{}: closing parent connection: {}", conn->where, valid.message());
+      break;
+    }
+    context_.repair.Progress(lane);
+    if (header->type == FrameType::kKeepalive) {
+      if (header->chunk == kKeepaliveParentRepairs) context_.repair.ParentRepairs(lane);
+      continue;
+    }
+    if (header->type == FrameType::kAssign) {
+      if (context_.schedule.AddToLog(lane, header->chunk)) context_.chunk_arrived.Notify();
+      continue;
+    }
+    // Straight into the payload's final pages where the store has them (in memory), else
+    // into a pooled buffer that the store writes once verified.
+    const std::span<uint8_t> place = placement != nullptr ? placement->Claim(header->chunk) : std::span<uint8_t>();
+    std::shared_ptr<std::vector<uint8_t>> buffer;
+    std::span<uint8_t> into = place;
+    if (place.empty()) {
+      buffer = buffers_->Acquire(header->length);
+      into = *buffer;
+    }
+    // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
+    std::function<void()> progress = [this, lane] { context_.repair.Progress(lane); };
+    const Status received = co_await connection->ReceiveChunk(into, context_.options.io_timeout, std::move(progress));
+    if (received.ok()) {
+      context_.traffic.received_bytes.fetch_add(header->length, std::memory_order_relaxed);
+      if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
+      // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
+      // here, so this connection never holds more than a window of buffers.
+      while (conn->verifying >= context_.window_chunks && !conn->closed) co_await conn->changed.Wait();
+    }
+    if (!received.ok() || conn->closed) {
+      if (!place.empty()) placement->Release(header->chunk);
+      break;
+    }
+    ++conn->verifying;
+    verification_.Verify({conn, *header, std::move(buffer), place});
+  }
+  conn->Close();
+}
+
+void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool newly) {
+  constexpr int kMaxMismatches = 8;
+  ParentConnection& conn = *frame.from;
+  const FrameHeader& header = frame.header;
+  --conn.verifying;
+  conn.changed.Notify();  // the waiters run after this handler, and see the reply queued below
+  FrameHeader reply;
+  reply.plan_id = context_.id;
+  reply.lane = header.lane;
+  reply.chunk = header.chunk;
+  reply.type = FrameType::kAck;
+  if (status.code() == StatusCode::kAborted) {
+    // Another connection of this lane receives the chunk into place (a reconnect overtook
+    // a connection still ending): ask again; the parent resends unless that one delivers it.
+    reply.type = FrameType::kNack;
+  } else if (status.code() == StatusCode::kDataLoss) {
+    spdlog::warn("{}: {}; asking the parent again", conn.where, status.message());
+    reply.type = FrameType::kNack;
+    if (context_.options.counters) context_.options.counters->ChunkRefused(Transport::kPush);
+    if (++conn.mismatches > kMaxMismatches) {
+      spdlog::warn("{}: {} corrupt chunks from this parent; closing", conn.where, conn.mismatches);
+      conn.Close();
+      return;
+    }
+  } else if (!status.ok()) {
+    context_.host.Fail(status.WithContext(context_.plan.members[context_.schedule.self()]));
+    return;
+  } else {
+    std::span<const uint8_t> data;
+    if (frame.buffer) data = *frame.buffer;
+    context_.host.ChunkStored(static_cast<int>(header.lane), header.chunk, data, newly);
+  }
+  if (conn.closed) return;
+  conn.replies.push_back(reply);
+}
+
+asio::awaitable<void> ChunkIntake::WriteReplies(std::shared_ptr<ParentConnection> conn) {
+  std::vector<uint8_t> bytes;
+  while (!conn->closed) {
+    if (conn->replies.empty()) {
+      co_await conn->changed.Wait();
+      continue;
+    }
+    // Shared lanes: while this member's children in the lane fall behind, the parent hears
+    // nothing (its window fills, and the lag travels up to the source), up to half the time
+    // after which it would give up on this connection.
+    if (context_.plan.shared_chunks && context_.schedule.Lags(conn->stream.lane) &&
+        std::chrono::steady_clock::now() - conn->last_written < context_.options.io_timeout / 2) {
+      co_await context_.chunk_arrived.Wait();
+      continue;
+    }
+    bytes.clear();
+    for (const FrameHeader& reply : conn->replies) {
+      const auto encoded = EncodeFrameHeader(reply);
+      bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+    }
+    conn->replies.clear();
+    conn->last_written = std::chrono::steady_clock::now();
+    if (!(co_await conn->connection->Write(bytes, {}, context_.options.io_timeout)).ok()) {
+      conn->Close();
+    }
+  }
+}
+
+}  // namespace gridcast

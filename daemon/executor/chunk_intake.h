@@ -1,0 +1,53 @@
+// ChunkIntake: every lane this member receives, from the parent's authenticated connection to
+// the acknowledgement of each chunk. Per connection it reads a frame header, checks it against
+// the plan (CheckParentFrame), reads the chunk straight into its final pages where the store
+// offers a ChunkPlacement (in memory) or else into a pooled buffer, hands it to ChunkVerification, and
+// answers ACK once the chunk is stored or NACK when its bytes were not the chunk's (the parent
+// resends). A parent that sends more than its window waits, so a connection holds at most a
+// window of buffers or claimed places. io thread only.
+#pragma once
+
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+
+#include "common/buffer_pool.h"
+#include "daemon/executor/chunk_verification.h"
+#include "daemon/executor/execution_context.h"
+
+namespace gridcast {
+
+// The stream a parent connection carries: `stream` of `stream_count` of `lane`.
+struct ParentStream {
+  int lane = 0;
+  int stream = 0;
+  int stream_count = 1;
+};
+
+// Whether `header`, read from the parent of `from`, belongs on it: a DATA, KEEPALIVE or (shared
+// lanes) ASSIGN frame of this plan and lane, for a chunk the stream carries, of the chunk's
+// length and with the plan's digest of it; an ASSIGN only for a chunk the store holds.
+// InvalidArgument naming what is wrong otherwise.
+Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, const PlanId& id, const Plan& plan,
+                        const LaneSchedule& schedule, const PayloadStore& store);
+
+class ChunkIntake {
+ public:
+  explicit ChunkIntake(ExecutionContext& context);
+
+  // Receives `from` over `connection` (its handshake is done) until the connection ends.
+  boost::asio::awaitable<void> Receive(ConnectionPtr connection, ParentStream from);
+
+ private:
+  // With what ChunkVerification made of a received chunk: the reply to queue.
+  void OnVerified(ReceivedFrame frame, const Status& status, bool newly);
+  // Writes the ACK and NACK frames of a parent connection as chunks are verified.
+  boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ParentConnection> conn);
+
+  ExecutionContext& context_;
+  const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
+  ChunkVerification verification_;
+};
+
+}  // namespace gridcast

@@ -1,0 +1,118 @@
+// What the parts of one plan's execution share: the options, the plan, the store and the
+// lane schedule, and the few things only the execution itself does (ExecutionHost). The parts
+// follow the data: a LaneSender per outgoing stream (lane_sender.h), the ChunkIntake for
+// incoming ones (chunk_intake.h), and LaneRepair for a hybrid plan's stalled lanes
+// (lane_repair.h). PlanExecution (plan_execution.h) owns them all.
+#pragma once
+
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "daemon/executor/lane_schedule.h"
+#include "daemon/metrics/daemon_counters.h"
+#include "daemon/store/payload_store.h"
+#include "daemon/transport/connection.h"
+#include "daemon/transport/frame.h"
+#include "daemon/transport/notifier.h"
+
+namespace gridcast {
+
+struct ExecutionOptions {
+  std::string secret;
+  // What connections to children are opened on (tcp, tls or loopback); the daemon's, shared
+  // with its DataPlane. Required.
+  std::shared_ptr<DataTransport> transport;
+  // Unacknowledged chunks per connection (or the plan's window, if smaller). More hides
+  // latency; each costs a chunk on restart.
+  uint32_t window_chunks = 8;
+  // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
+  size_t cache_chunks = 32;
+  // Received chunks forwarded to every child are written back and leave the page cache beyond
+  // this many bytes (ReceiveOptions::page_cache_window_bytes of the stores received into on a
+  // disk); 0 leaves the page cache to the kernel.
+  uint64_t page_cache_window_bytes = uint64_t{64} << 20;
+  // A connection with no progress for this long is dropped (and re-opened by the parent).
+  std::chrono::milliseconds io_timeout = std::chrono::seconds(120);
+  std::chrono::milliseconds reconnect_delay = std::chrono::milliseconds(200);
+  std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
+  // fdatasync a finished payload before reporting it done. Durable against power loss, but
+  // on ext4 a sync also waits for every other dirty file of the journal: many members
+  // sharing one disk (netgrid) or a busy disk make it the slowest step of a broadcast.
+  bool sync_on_finish = false;
+  // Hybrid plans: a lane whose parent connection ended, or whose parent was silent (no bytes,
+  // no keepalive) for this long, is repaired by pulling its missing chunks from the swarm.
+  std::chrono::milliseconds repair_stall = std::chrono::seconds(2);
+  // The daemon's counters (bytes per peer, chunks, plan outcomes); null counts nothing.
+  std::shared_ptr<DaemonCounters> counters;
+};
+
+// What the parts ask of the execution they belong to. Every call on the io thread unless said.
+class ExecutionHost {
+ public:
+  virtual ~ExecutionHost() = default;
+  // Runs `task` on the io thread, keeping the execution (and with it every part) alive until
+  // the task ends.
+  virtual void Spawn(boost::asio::awaitable<void> task) = 0;
+  // Any thread: runs `work` on the worker pool, or on the io thread, the execution kept alive.
+  virtual void OnWorkers(std::function<void()> work) = 0;
+  virtual void OnIo(std::function<void()> work) = 0;
+  // Any thread: a stop was requested or the execution failed.
+  virtual bool Stopping() const = 0;
+  virtual void Fail(const Status& status) = 0;
+  // Remembers a connection so that a stop closes it (at once when stopping already).
+  virtual void Track(const ConnectionPtr& connection) = 0;
+  // Any thread: payload bytes are about to leave for a peer (the first call is remembered).
+  virtual void NotePayloadSent() = 0;
+  // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap).
+  virtual void Delivered(int lane, int child, uint64_t chunk) = 0;
+  // A chunk that came in `lane` is verified and stored; `newly`: this write marked it (false
+  // when another path verified it first). `data` is the buffer it came in, or empty (in place).
+  virtual void ChunkStored(int lane, uint64_t chunk, std::span<const uint8_t> data, bool newly) = 0;
+};
+
+// Payload bytes moved by push, both ways (the execution's snapshot reports them).
+struct PushTraffic {
+  std::atomic<uint64_t> sent_bytes{0};
+  std::atomic<uint64_t> received_bytes{0};
+};
+
+class LaneRepair;
+
+struct ExecutionContext {
+  boost::asio::io_context& io;
+  boost::asio::thread_pool& workers;
+  const Plan& plan;
+  const PlanId id;
+  const std::vector<std::string>& data_addresses;
+  const std::shared_ptr<PayloadStore>& store;
+  // What the store offers beyond its chunks, asked for once.
+  const StoreCapabilities capabilities;
+  const ExecutionOptions& options;
+  // The smaller of the daemon's window and the plan's.
+  const uint32_t window_chunks;
+  LaneSchedule& schedule;
+  LaneRepair& repair;
+  PushTraffic& traffic;
+  // A chunk was stored or logged, or (shared lanes) a connection to a child was handed its next.
+  Notifier& chunk_arrived;
+  ExecutionHost& host;
+
+  // The daemon's counters of the bytes exchanged with `member` by push; null without counters.
+  PeerTraffic* PushTrafficWith(int member) const {
+    return options.counters ? &options.counters->Peer(plan.members[member], Transport::kPush) : nullptr;
+  }
+};
+
+}  // namespace gridcast

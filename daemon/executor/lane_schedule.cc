@@ -1,0 +1,130 @@
+#include "daemon/executor/lane_schedule.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gridcast {
+
+LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self) {
+  sends_left_.assign(plan_.NumChunks(), 0);
+  logged_in_.assign(plan_.NumChunks(), -1);
+  log_.resize(plan_.lanes.size());
+  cursors_.resize(plan_.lanes.size());
+  for (const Lane& lane : plan_.lanes) {
+    uint32_t children = 0;
+    for (const Fanout& fanout : lane.fanouts) {
+      if (fanout.parent == self_) children += static_cast<uint32_t>(fanout.children.size());
+    }
+    children_.push_back(children);
+    parent_.push_back(lane.ParentOf(self_));
+  }
+  if (plan_.shared_chunks) return;
+  for (size_t l = 0; l < plan_.lanes.size(); ++l) {
+    std::vector<uint64_t> chunks;
+    for (const ChunkRange& range : plan_.lanes[l].chunks) {
+      for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
+    }
+    std::sort(chunks.begin(), chunks.end());
+    for (uint64_t c : chunks) AddToLog(static_cast<int>(l), c);
+  }
+}
+
+bool LaneSchedule::ReceivesAnyLane() const {
+  return std::any_of(parent_.begin(), parent_.end(), [](int p) { return p >= 0; });
+}
+
+Hello LaneSchedule::HelloAsParent(const PlanId& id, int lane, int stream, int stream_count) const {
+  Hello hello;
+  hello.plan_id = id;
+  hello.lane = static_cast<uint32_t>(lane);
+  hello.parent = static_cast<uint32_t>(self_);
+  hello.stream = static_cast<uint32_t>(stream);
+  hello.stream_count = static_cast<uint32_t>(stream_count);
+  return hello;
+}
+
+Status LaneSchedule::CheckParent(const Hello& hello) const {
+  if (hello.lane >= plan_.lanes.size()) {
+    return Status::InvalidArgument("lane " + std::to_string(hello.lane) + " is not in the plan");
+  }
+  const int parent = parent_[hello.lane];
+  if (parent < 0 || static_cast<uint32_t>(parent) != hello.parent) {
+    return Status::PermissionDenied("member " + std::to_string(hello.parent) +
+                                    " is not this member's parent in lane " + std::to_string(hello.lane));
+  }
+  const Lane& lane = plan_.lanes[hello.lane];
+  for (const Fanout& fanout : lane.fanouts) {
+    if (fanout.parent != parent) continue;
+    for (size_t i = 0; i < fanout.children.size(); ++i) {
+      if (fanout.children[i] == self_ && static_cast<uint32_t>(lane.StreamsOn(fanout, i)) != hello.stream_count) {
+        return Status::InvalidArgument("the plan has " + std::to_string(lane.StreamsOn(fanout, i)) +
+                                       " streams on this edge, not " + std::to_string(hello.stream_count));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool LaneSchedule::AddToLog(int lane, uint64_t chunk) {
+  if (logged_in_[chunk] >= 0) return false;
+  logged_in_[chunk] = static_cast<int16_t>(lane);
+  ++logged_count_;
+  log_[lane].push_back(chunk);
+  sends_left_[chunk] += children_[lane];
+  return true;
+}
+
+bool LaneSchedule::Carries(int lane, uint64_t chunk, int stream, int stream_count) const {
+  if (chunk >= logged_in_.size()) return false;
+  if (plan_.shared_chunks) return logged_in_[chunk] < 0 || logged_in_[chunk] == lane;
+  const std::vector<uint64_t>& chunks = log_[lane];  // sorted: fixed lanes log in chunk order
+  auto it = std::lower_bound(chunks.begin(), chunks.end(), chunk);
+  if (it == chunks.end() || *it != chunk) return false;
+  return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
+}
+
+void LaneSchedule::RemoveCursor(int lane, const Cursor* cursor) { std::erase(cursors_[lane], cursor); }
+
+bool LaneSchedule::ClaimNext(int lane) {
+  if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= logged_in_.size()) return false;
+  const uint64_t logged = log_[lane].size();
+  for (const Cursor* cursor : cursors_[lane]) {
+    if (cursor->next_position < logged) return false;
+  }
+  return AddToLog(lane, next_unclaimed_++);
+}
+
+bool LaneSchedule::Lags(int lane) const {
+  const uint64_t logged = log_[lane].size();
+  for (const Cursor* cursor : cursors_[lane]) {
+    if (cursor->next_position >= logged) continue;
+    const uint64_t waiting = (logged - 1 - cursor->next_position) / cursor->stream_count + 1;
+    if (waiting > kLaneSlackChunks) return true;
+  }
+  return false;
+}
+
+LaneSchedule::Edge& LaneSchedule::EdgeTo(int lane, int child) {
+  Edge& edge = edges_[{lane, child}];
+  if (edge.sent.empty()) {
+    edge.sent.resize(plan_.NumChunks());
+    edge.delivered.resize(plan_.NumChunks());
+  }
+  return edge;
+}
+
+bool LaneSchedule::Delivered(int lane, int child, uint64_t chunk) {
+  std::vector<bool>& held = EdgeTo(lane, child).delivered;
+  if (held[chunk]) return false;
+  held[chunk] = true;
+  return --sends_left_[chunk] == 0;
+}
+
+bool LaneSchedule::MarkSent(int lane, int child, uint64_t chunk) {
+  std::vector<bool>& sent = EdgeTo(lane, child).sent;
+  const bool before = sent[chunk];
+  sent[chunk] = true;
+  return before;
+}
+
+}  // namespace gridcast

@@ -1,0 +1,112 @@
+// LaneSchedule: what this member passes on in each lane of a plan, in which order, to whom,
+// and who holds what. The bookkeeping the lane senders and the chunk intake share; no I/O,
+// no clock, no thread (the execution keeps it on its io thread).
+//
+// Each lane has a log: the chunks this member passes on in it, in the order it does. A plan of
+// fixed lanes logs every lane's chunks at the start. Where lanes share chunks
+// (Plan::shared_chunks) the source logs a chunk in the lane that claims it (ClaimNext), every
+// other member as the chunk arrives (or is assigned to it), and a lane's log is final once
+// every chunk is logged somewhere.
+//
+// Both sides of an edge ask it: the parent what it says of itself in the handshake (HelloAs
+// Parent), which chunks a stream carries and when a chunk has reached every child (Delivered);
+// the child whether that parent and its frames belong to the plan (CheckParent, Carries).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "daemon/transport/frame.h"
+#include "include/gridcast/result.h"
+
+namespace gridcast {
+
+class LaneSchedule {
+ public:
+  // Where one open connection to a child is in its lane's log.
+  struct Cursor {
+    uint64_t next_position = 0;  // the log position it hands over next
+    int stream_count = 1;        // it takes every stream_count-th position
+  };
+
+  // REQUIRES: ValidatePlan(plan).ok(); 0 <= self < plan.members.size().
+  LaneSchedule(const Plan& plan, int self);
+
+  int self() const { return self_; }
+  size_t lanes() const { return parent_.size(); }
+  // This member's parent in `lane`; -1 at the source.
+  int ParentOf(int lane) const { return parent_[lane]; }
+  // Whether this member receives any lane from a parent.
+  bool ReceivesAnyLane() const;
+
+  // The parent side of a handshake: who this member is on stream `stream` of `stream_count` of
+  // `lane` of plan `id` (HandshakeAsParent adds the nonce and MAC).
+  Hello HelloAsParent(const PlanId& id, int lane, int stream, int stream_count) const;
+  // The child side of a handshake: OK when `hello.parent` is this member's parent in
+  // `hello.lane` and the stream count is the plan's on that edge.
+  Status CheckParent(const Hello& hello) const;
+
+  const std::vector<uint64_t>& Log(int lane) const { return log_[lane]; }
+  // The lane `chunk` is logged in; -1 when none yet. REQUIRES: chunk < NumChunks().
+  int LoggedIn(uint64_t chunk) const { return logged_in_[chunk]; }
+  bool EveryChunkLogged() const { return logged_count_ == logged_in_.size(); }
+  // Logs `chunk` in `lane` (its children in that lane wait for it). False when it was logged
+  // already (in any lane).
+  bool AddToLog(int lane, uint64_t chunk);
+  // Whether a frame of `chunk` may come on `stream` of `stream_count` of `lane`: fixed lanes
+  // carry each logged chunk on one stream; shared lanes any chunk not logged in another lane.
+  bool Carries(int lane, uint64_t chunk, int stream, int stream_count) const;
+
+  // Open connections to this member's children in `lane`, listed while open: a lane's source
+  // claims chunks at their pace and a member holds acknowledgements while one of them lags.
+  void AddCursor(int lane, const Cursor* cursor) { cursors_[lane].push_back(cursor); }
+  void RemoveCursor(int lane, const Cursor* cursor);
+  // At the source of shared lanes: logs the next chunk no lane has claimed in `lane` once
+  // every open connection of the lane was handed all the lane logged, so a lane takes chunks
+  // as fast as its slowest edge from here drains them. False when it may not (yet).
+  bool ClaimNext(int lane);
+  // Shared lanes: more than kLaneSlackChunks chunks of `lane` wait here for one connection's
+  // window. The member then holds its acknowledgements back, so a slow edge slows its lane all
+  // the way up to the source, which gives the lane fewer chunks.
+  bool Lags(int lane) const;
+
+  // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap). True when this made the
+  // chunk held by every child of this member that it is logged for.
+  bool Delivered(int lane, int child, uint64_t chunk);
+  // Every child this member sends `chunk` to holds it (or it is logged nowhere yet).
+  bool ForwardedToAll(uint64_t chunk) const { return sends_left_[chunk] == 0; }
+  // Marks `chunk` sent to `child` in `lane`; true when it had been sent there before (a resend:
+  // the child refused it, or a connection was lost with it in flight).
+  bool MarkSent(int lane, int child, uint64_t chunk);
+
+ private:
+  // Shared lanes: chunks that may wait at a member for one connection's window before the
+  // member holds its acknowledgements back (one arriving while the window drains is no lag).
+  static constexpr uint64_t kLaneSlackChunks = 1;
+
+  // Per (lane, child) edge, which chunks were sent on it and which the child holds.
+  struct Edge {
+    std::vector<bool> sent;
+    std::vector<bool> delivered;
+  };
+  Edge& EdgeTo(int lane, int child);
+
+  const Plan& plan_;
+  const int self_;
+  std::vector<int> parent_;
+  std::vector<uint32_t> children_;  // per lane, this member's children in it
+  std::vector<std::vector<uint64_t>> log_;
+  // Per chunk, the lane it is logged in (-1: none yet; a plan has at most kMaxPlanLanes, 4,096).
+  std::vector<int16_t> logged_in_;
+  uint64_t logged_count_ = 0;
+  uint64_t next_unclaimed_ = 0;  // at the source of shared lanes
+  std::vector<std::vector<const Cursor*>> cursors_;
+  // Per chunk, the children of this member that do not hold it yet.
+  std::vector<uint32_t> sends_left_;
+  std::map<std::pair<int, int>, Edge> edges_;
+};
+
+}  // namespace gridcast

@@ -1,0 +1,221 @@
+#include "daemon/executor/lane_sender.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <deque>
+#include <set>
+
+#include "common/hex.h"
+#include "daemon/executor/lane_repair.h"
+#include "daemon/transport/handshake.h"
+
+namespace gridcast {
+
+namespace asio = boost::asio;
+
+struct LaneSender::Connection {
+  Connection(asio::io_context& io, ConnectionPtr c) : connection(std::move(c)), wake(io) {}
+  const ConnectionPtr connection;
+  std::vector<bool> child_has;
+  std::set<uint64_t> in_flight;
+  std::deque<uint64_t> resend;
+  Notifier wake;
+  Status error;
+  std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
+  LaneSchedule::Cursor cursor;
+};
+
+LaneSender::LaneSender(ExecutionContext& context, int lane, int child, int stream, int stream_count)
+    : context_(context),
+      lane_(lane),
+      child_(child),
+      stream_(stream),
+      stream_count_(stream_count),
+      traffic_(context.PushTrafficWith(child)) {}
+
+asio::awaitable<void> LaneSender::Run() {
+  while (!context_.host.Stopping()) {
+    Status status = co_await SendOnce();
+    if (status.ok()) break;
+    // A wrong secret or certificate, or a child of another data protocol version, does not
+    // heal by reconnecting: fail, naming the child.
+    if (status.code() == StatusCode::kUnauthenticated || status.code() == StatusCode::kFailedPrecondition) {
+      context_.host.Fail(status);
+      break;
+    }
+    if (!context_.host.Stopping()) {
+      spdlog::debug("plan {} lane {} -> {} stream {}: {}; reconnecting", ToHex(context_.id), lane_,
+                    context_.plan.members[child_], stream_, status.ToString());
+      asio::steady_timer delay(context_.io, context_.options.reconnect_delay);
+      boost::system::error_code ec;
+      co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+}
+
+asio::awaitable<Status> LaneSender::SendOnce() {
+  const ExecutionOptions& options = context_.options;
+  const std::string& child_name = context_.plan.members[child_];
+  Result<ConnectionPtr> connected =
+      co_await options.transport->Connect(context_.data_addresses[child_], options.connect_timeout);
+  if (!connected.ok()) co_return connected.status().WithContext("child " + child_name);
+  auto conn = std::make_shared<Connection>(context_.io, std::move(*connected));
+  context_.host.Track(conn->connection);
+
+  const Hello hello = context_.schedule.HelloAsParent(context_.id, lane_, stream_, stream_count_);
+  Result<std::vector<bool>> child_has = co_await HandshakeAsParent(conn->connection, options.secret, hello,
+                                                                   context_.plan.NumChunks(), options.io_timeout);
+  if (!child_has.ok()) co_return child_has.status().WithContext("child " + child_name);
+  conn->child_has = std::move(*child_has);
+
+  context_.host.Spawn(ReadAcks(conn));
+  LaneSchedule& schedule = context_.schedule;
+  conn->cursor.stream_count = stream_count_;
+  struct Listed {
+    ExecutionContext& context;
+    int lane;
+    const LaneSchedule::Cursor* cursor;
+    ~Listed() {
+      context.schedule.RemoveCursor(lane, cursor);
+      context.chunk_arrived.Notify();
+    }
+  } listed{context_, lane_, &conn->cursor};
+  schedule.AddCursor(lane_, &conn->cursor);
+
+  const bool shared = context_.plan.shared_chunks;
+  const std::vector<uint64_t>& log = schedule.Log(lane_);
+  for (uint64_t position = stream_;; position += stream_count_) {
+    conn->cursor.next_position = position;
+    if (shared) context_.chunk_arrived.Notify();
+    // A claim may log a position of another stream of this lane (one not connected yet).
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] {
+      while (position >= log.size() && schedule.ClaimNext(lane_)) {
+      }
+      return position < log.size() || schedule.EveryChunkLogged();
+    }));
+    if (position >= log.size()) break;  // every chunk is logged: the lane is complete here
+    const uint64_t chunk = log[position];
+    if (conn->child_has[chunk]) {
+      context_.host.Delivered(lane_, child_, chunk);
+      if (shared) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
+      continue;
+    }
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] { return context_.store->Has(chunk); }));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitForWindow(*conn));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(*conn, chunk));
+  }
+  // Drain: every chunk acknowledged (or resent until it is).
+  while (!conn->in_flight.empty() || !conn->resend.empty()) {
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitForWindow(*conn));
+    if (!conn->in_flight.empty()) co_await conn->wake.Wait();
+  }
+  conn->connection->Close();
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk) {
+  const PayloadIdentity& identity = context_.store->identity();
+  FrameHeader header;
+  header.type = FrameType::kData;
+  header.plan_id = context_.id;
+  header.lane = static_cast<uint32_t>(lane_);
+  header.length = static_cast<uint32_t>(identity.ChunkSize(chunk));
+  header.chunk = chunk;
+  header.digest = identity.digest;
+  header.hash = identity.chunk_hashes[chunk];
+  const auto header_bytes = EncodeFrameHeader(header);
+  // The acknowledgement timeout counts from the oldest chunk unacknowledged, not from an ACK
+  // that came before the connection idled.
+  if (conn.in_flight.empty()) conn.last_ack = std::chrono::steady_clock::now();
+  conn.in_flight.insert(chunk);
+  conn.last_sent = std::chrono::steady_clock::now();
+  context_.host.NotePayloadSent();
+  if (context_.schedule.MarkSent(lane_, child_, chunk) && context_.options.counters) {
+    context_.options.counters->ChunkResent();
+  }
+  Result<ChunkRef> bytes = context_.store->ChunkAt(chunk);
+  if (!bytes.ok()) co_return bytes.status();
+  GRIDCAST_CO_RETURN_IF_ERROR(
+      co_await conn.connection->SendChunk(header_bytes, std::move(*bytes), context_.options.io_timeout));
+  context_.traffic.sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
+  if (traffic_ != nullptr) traffic_->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> LaneSender::SendHeader(Connection& conn, FrameType type, uint64_t chunk) {
+  FrameHeader header;
+  header.type = type;
+  header.plan_id = context_.id;
+  header.lane = static_cast<uint32_t>(lane_);
+  header.chunk = chunk;
+  const auto header_bytes = EncodeFrameHeader(header);
+  conn.last_sent = std::chrono::steady_clock::now();
+  co_return co_await conn.connection->Write(header_bytes, {}, context_.options.io_timeout);
+}
+
+asio::awaitable<Status> LaneSender::WaitUntil(Connection& conn, const std::function<bool()>& ready) {
+  const auto keepalive_every = KeepaliveInterval(context_.options);
+  while (!ready()) {
+    if (context_.host.Stopping()) co_return Status::Cancelled("stopped");
+    if (!conn.error.ok()) co_return conn.error;
+    if (std::chrono::steady_clock::now() - conn.last_sent >= keepalive_every) {
+      const uint64_t note = context_.repair.Repairing(lane_) ? kKeepaliveParentRepairs : 0;
+      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(conn, FrameType::kKeepalive, note));
+    }
+    co_await context_.chunk_arrived.Wait(keepalive_every);
+  }
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> LaneSender::WaitForWindow(Connection& conn) {
+  for (;;) {
+    if (context_.host.Stopping()) co_return Status::Cancelled("stopped");
+    if (!conn.error.ok()) co_return conn.error;
+    if (!conn.resend.empty()) {
+      const uint64_t chunk = conn.resend.front();
+      conn.resend.pop_front();
+      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(conn, chunk));
+      continue;
+    }
+    if (conn.in_flight.size() < context_.window_chunks) co_return Status::Ok();
+    if (std::chrono::steady_clock::now() - conn.last_ack > context_.options.io_timeout) {
+      co_return Status::DeadlineExceeded("no acknowledgement within the I/O timeout");
+    }
+    co_await conn.wake.Wait();
+  }
+}
+
+asio::awaitable<void> LaneSender::ReadAcks(std::shared_ptr<Connection> conn) {
+  std::array<uint8_t, kFrameHeaderBytes> bytes{};
+  for (;;) {
+    Status read = co_await conn->connection->Read(bytes, std::chrono::hours(24 * 365));
+    Result<FrameHeader> header = read.ok() ? DecodeFrameHeader(bytes, 0) : Result<FrameHeader>(read);
+    const bool answer = header.ok() && (header->type == FrameType::kAck || header->type == FrameType::kNack);
+    if (header.ok() && (!answer || header->plan_id != context_.id || !conn->in_flight.count(header->chunk))) {
+      header = Status::InvalidArgument("unexpected frame from child");
+    }
+    if (!header.ok()) {
+      conn->error = header.status();
+      conn->connection->Close();
+      conn->wake.Notify();
+      co_return;
+    }
+    conn->in_flight.erase(header->chunk);
+    conn->last_ack = std::chrono::steady_clock::now();
+    if (header->type == FrameType::kAck) {
+      conn->child_has[header->chunk] = true;
+      context_.host.Delivered(lane_, child_, header->chunk);
+    } else {
+      spdlog::warn("plan {}: child refused chunk {} (hash mismatch); resending", ToHex(context_.id), header->chunk);
+      conn->resend.push_back(header->chunk);
+    }
+    conn->wake.Notify();
+  }
+}
+
+}  // namespace gridcast

@@ -1,0 +1,53 @@
+// LaneSender: one stream of one lane from this member to one child: it opens the connection
+// (the parent's side of the handshake: the child's bitmap says what it holds already), hands
+// over the lane's chunks in the lane's order as this member holds them, at most a window of
+// them unacknowledged, resends what the child refused, tells the child it is alive while it
+// waits (keepalives), and reconnects after a lost connection until every chunk it carries is
+// acknowledged or the execution stops. Chunks are sent from the store (ChunkAt: the file's page
+// cache or the mapped pages), so a lagging child costs no buffer. io thread only.
+#pragma once
+
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
+
+#include "daemon/executor/execution_context.h"
+
+namespace gridcast {
+
+class LaneSender {
+ public:
+  // Sends stream `stream` of `stream_count` of `lane` to member `child`.
+  LaneSender(ExecutionContext& context, int lane, int child, int stream, int stream_count);
+
+  // Returns once the child holds every chunk this stream carries, the execution stops, or it
+  // failed in a way that reconnecting does not heal (then the execution fails, naming the child).
+  boost::asio::awaitable<void> Run();
+
+ private:
+  struct Connection;
+
+  // One connection to the child, from the dial to its last acknowledgement.
+  boost::asio::awaitable<Status> SendOnce();
+  // One chunk, counted (a second send of it counts as a resend).
+  boost::asio::awaitable<Status> SendChunk(Connection& conn, uint64_t chunk);
+  // A frame without payload: a keepalive, or (shared lanes) a chunk the child holds assigned to
+  // the lane.
+  boost::asio::awaitable<Status> SendHeader(Connection& conn, FrameType type, uint64_t chunk);
+  // Returns once `ready()`, telling the child meanwhile that its parent is alive.
+  boost::asio::awaitable<Status> WaitUntil(Connection& conn, const std::function<bool()>& ready);
+  // Returns once the connection can take one more chunk; resends what the child refused.
+  boost::asio::awaitable<Status> WaitForWindow(Connection& conn);
+  boost::asio::awaitable<void> ReadAcks(std::shared_ptr<Connection> conn);
+
+  ExecutionContext& context_;
+  const int lane_;
+  const int child_;
+  const int stream_;
+  const int stream_count_;
+  PeerTraffic* const traffic_;  // the daemon's counters of bytes to this child, if any
+};
+
+}  // namespace gridcast

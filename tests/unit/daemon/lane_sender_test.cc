@@ -1,0 +1,97 @@
+// The lane sender against a child the test plays: one that takes the handshake and reads every
+// frame but never acknowledges. The sender keeps no more than its window in flight, gives the
+// connection up after the I/O timeout and reconnects, the chunks it sent before counted as
+// resent; the execution itself goes on.
+#include "daemon/executor/lane_sender.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <boost/asio/detached.hpp>
+
+#include "plan_execution_fixture.h"
+
+namespace gridcast {
+namespace {
+
+namespace asio = boost::asio;
+
+// A child that takes lane 0 from member 0 and reads its frames without ever answering.
+class SilentChild final : public LaneReceiver, public std::enable_shared_from_this<SilentChild> {
+ public:
+  explicit SilentChild(asio::io_context& io) : io_(io) {}
+
+  Status CheckParent(const Hello& hello) const override {
+    return hello.parent == 0 ? Status::Ok() : Status::PermissionDenied("not my parent");
+  }
+  std::string DataAddressOf(uint32_t) const override { return parent_address; }
+  std::vector<uint8_t> HeldBitmap() const override { return std::vector<uint8_t>((chunks + 7) / 8, 0); }
+  void AdoptParentConnection(ConnectionPtr connection, const Hello&) override {
+    const int index = connections++;
+    asio::co_spawn(io_, Listen(std::move(connection), index), asio::detached);
+  }
+
+  std::string parent_address;
+  uint64_t chunks = 0;
+  std::atomic<int> connections{0};
+  std::array<std::atomic<int>, 8> data_frames{};  // per connection, the first eight
+  std::atomic<int> keepalives{0};
+
+ private:
+  asio::awaitable<void> Listen(ConnectionPtr connection, int index) {
+    std::array<uint8_t, kFrameHeaderBytes> bytes{};
+    std::vector<uint8_t> body(1 << 20);
+    for (;;) {
+      if (!(co_await connection->Read(bytes, std::chrono::seconds(30))).ok()) co_return;
+      Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(body.size()));
+      if (!header.ok()) co_return;
+      if (header->type == FrameType::kKeepalive) ++keepalives;
+      if (header->type != FrameType::kData) continue;
+      if (!(co_await connection->ReceiveChunk({body.data(), header->length}, std::chrono::seconds(30), {})).ok()) {
+        co_return;
+      }
+      if (index < static_cast<int>(data_frames.size())) ++data_frames[index];
+    }
+  }
+
+  asio::io_context& io_;
+};
+
+class LaneSenderTest : public PlanExecutionFixture {};
+
+TEST_F(LaneSenderTest, AChildThatStopsAcknowledgingGetsAWindowThenAReconnection) {
+  constexpr uint32_t kWindow = 3;
+  MakePayloadAndPlan(20 * kChunk, "chain");  // 0 -> 1 -> 2 -> 3: the source's one child is 1
+  auto child = std::make_shared<SilentChild>(io_);
+  child->chunks = plan_.NumChunks();
+  child->parent_address = addresses_[0];
+  auto transport = std::make_shared<TcpTransport>(io_, TcpOptions{});
+  DataPlane plane(io_, transport, kSecret,
+                  [child](const PlanId&) -> std::shared_ptr<LaneReceiver> { return child; }, std::chrono::seconds(5));
+  Result<uint16_t> port = plane.Listen("127.0.0.1:0");
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  addresses_[1] = "127.0.0.1:" + std::to_string(*port);
+
+  base_options_.window_chunks = kWindow;
+  base_options_.io_timeout = std::chrono::milliseconds(600);
+  StartMember(0, OpenStore(0));
+  ASSERT_TRUE(WaitUntil([&] { return child->data_frames[0] == static_cast<int>(kWindow); }));
+  // Nothing more on that connection while nothing is acknowledged; keepalives neither (the
+  // sender waits for its window, not for a chunk).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(child->data_frames[0], static_cast<int>(kWindow));
+  EXPECT_EQ(child->connections, 1);
+  // After the I/O timeout without an acknowledgement, the sender reconnects and sends the
+  // window again (the child's bitmap holds nothing): resends, counted as such.
+  ASSERT_TRUE(WaitUntil([&] { return child->connections >= 2 && child->data_frames[1] == static_cast<int>(kWindow); }));
+  EXPECT_GE(CountersOf(0)->Read().chunks_resent, kWindow);
+  // The source holds the payload (done), and has not failed: it still forwards.
+  const ExecutionSnapshot source = SnapshotOf(0);
+  EXPECT_EQ(source.state, ExecutionState::kDone) << source.error;
+  EXPECT_FALSE(source.forwarding_done);
+  StopAll();
+}
+
+}  // namespace
+}  // namespace gridcast
