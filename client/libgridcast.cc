@@ -346,7 +346,9 @@ class ClientImpl : public Client {
     ask.set_size_bytes(data.size());
     v1::PlanBroadcastResponse plan;
     GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
-    const bool fill = plan.mode() == v1::PLAN_MODE_PUSH;
+    // The daemon follows a payload being written only where no swarm reads it.
+    const Result<PlanMode> mode = PlanModeFromProto(plan.mode());
+    const bool fill = mode.ok() && !ModeHasSwarm(*mode);
     if (fill) {
       request.set_chunk_bytes(plan.chunk_bytes());
       const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {

@@ -50,7 +50,7 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   // A daemon that did not say pushed (the only mode before pull): the proto's values are PlanMode's.
   const Result<PlanMode> mode = PlanModeFromProto(last.mode());
   s.mode = mode.ok() ? *mode : PlanMode::kPush;
-  if (s.mode != PlanMode::kPush && last.payload_bytes() > 0) {
+  if (ModeHasSwarm(s.mode) && last.payload_bytes() > 0) {
     s.source_copies = double(last.source_uploaded_bytes()) / double(last.payload_bytes());
   }
   s.moved_bytes = last.moved_bytes();
@@ -210,7 +210,7 @@ void PrintSummary(const SendSummary& s) {
                                        : std::string("never sent"));
   }
   fmt::print("  digests    {} of {} members stored every chunk with the source's {} (payload SHA-256 {})\n", ok,
-             s.members.size(), s.digest == ChunkDigest::kXxh3 ? "XXH3-128" : "SHA-256", s.sha256.substr(0, 16));
+             s.members.size(), DigestAlgorithm(s.digest), s.sha256.substr(0, 16));
   for (const MemberResult& m : s.members) {
     if (!m.digest_ok) fmt::print("    {}: {}\n", m.name, MemberStateText(m.state, m.error));
   }

@@ -12,7 +12,7 @@ Result<PlanMode> ChooseBroadcastMode(const BroadcastModeInputs& inputs) {
   const bool left_open_on_a_guess = !inputs.requested && inputs.algorithm == "auto" && !inputs.network_described &&
                                     inputs.payload_bytes > 0 && !inputs.data_encrypted;
   const PlanMode mode = inputs.requested ? *inputs.requested : left_open_on_a_guess ? PlanMode::kHybrid : PlanMode::kPush;
-  if (inputs.data_encrypted && mode != PlanMode::kPush && !inputs.probe) {
+  if (inputs.data_encrypted && ModeHasSwarm(mode) && !inputs.probe) {
     return Status::FailedPrecondition(
         "pull and hybrid move the payload over BitTorrent, which gridcast does not encrypt, and this cluster runs "
         "TLS: send with --mode push");
@@ -21,17 +21,17 @@ Result<PlanMode> ChooseBroadcastMode(const BroadcastModeInputs& inputs) {
   const PlannerInfo* info = FindPlanner(algorithm);
   if (info == nullptr) return mode;  // unknown names are MakePlanner's to report
   const bool swarm = info->kind == PlannerKind::kSwarm;
-  if (mode == PlanMode::kPull && !swarm) {
+  if (!ModeHasLanes(mode) && !swarm) {
     return Status::InvalidArgument("'" + algorithm + "' is a push planner; pull uses swarm or swarm-free");
   }
-  if (mode != PlanMode::kPull && swarm) {
+  if (ModeHasLanes(mode) && swarm) {
     return Status::InvalidArgument("'" + algorithm + "' is a pull planner; use --mode pull");
   }
   return mode;
 }
 
 std::string PlannerForMode(PlanMode mode, const std::string& algorithm) {
-  return mode == PlanMode::kPull && algorithm == "auto" ? "swarm" : algorithm;
+  return !ModeHasLanes(mode) && algorithm == "auto" ? "swarm" : algorithm;
 }
 
 Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payload_bytes, PlanOptions options) {
@@ -53,8 +53,14 @@ Result<Plan> WithSwarmRepair(Plan push, const NetworkModel& net, uint64_t payloa
 Result<Plan> MakeCheckedPlan(const Planner& planner, PlanMode mode, const NetworkModel& net, uint64_t payload_bytes,
                              const PlanOptions& options) {
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, planner.MakePlan(net, payload_bytes, options));
-  if (mode == PlanMode::kHybrid) {
-    GRIDCAST_ASSIGN_OR_RETURN(plan, WithSwarmRepair(std::move(plan), net, payload_bytes, options));
+  switch (mode) {
+    case PlanMode::kPush:
+    case PlanMode::kPull:
+      break;  // the planner's plan is the mode's
+    case PlanMode::kHybrid: {
+      GRIDCAST_ASSIGN_OR_RETURN(plan, WithSwarmRepair(std::move(plan), net, payload_bytes, options));
+      break;
+    }
   }
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanOn(plan, net));
   return plan;

@@ -7,18 +7,15 @@
 
 namespace gridcast {
 
-const char* PlanModeName(PlanMode mode) {
-  switch (mode) {
-    case PlanMode::kPush: return "push";
-    case PlanMode::kPull: return "pull";
-    case PlanMode::kHybrid: return "hybrid";
-  }
-  return "unknown";
+size_t PlanModeIndex(PlanMode mode) {
+  return static_cast<size_t>(std::ranges::find(kPlanModeRows, mode, &PlanModeRow::mode) - std::begin(kPlanModeRows));
 }
 
+const char* PlanModeName(PlanMode mode) { return IsPlanMode(mode) ? PlanModeRowOf(mode).name : "unknown"; }
+
 std::optional<PlanMode> PlanModeFromName(std::string_view name) {
-  for (const PlanMode mode : {PlanMode::kPush, PlanMode::kPull, PlanMode::kHybrid}) {
-    if (name == PlanModeName(mode)) return mode;
+  for (const PlanModeRow& row : kPlanModeRows) {
+    if (name == row.name) return row.mode;
   }
   return std::nullopt;
 }

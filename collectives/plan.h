@@ -6,11 +6,15 @@
 // all-to-all multicast roots lanes at many sources). Plain value type; thread-compatible.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/enum_rows.h"
 
 namespace gridcast {
 
@@ -56,10 +60,45 @@ struct Lane {
 
 // Values are stored on the wire (proto/plan.proto PlanMode); do not renumber.
 enum class PlanMode : int { kPush = 1, kPull = 2, kHybrid = 3 };
-// "push", "pull" or "hybrid", as `gridcast send --mode` names them.
+
+// What each mode is made of, one row per mode (checked below); the daemon's counters keep
+// one entry per row, in this order.
+struct PlanModeRow {
+  PlanMode mode;
+  const char* name;  // as `gridcast send --mode` names it
+  bool lanes;        // push trees
+  bool swarm;        // a BitTorrent swarm over the members
+};
+inline constexpr PlanModeRow kPlanModeRows[] = {
+    {PlanMode::kPush, "push", /*lanes=*/true, /*swarm=*/false},
+    {PlanMode::kPull, "pull", /*lanes=*/false, /*swarm=*/true},
+    {PlanMode::kHybrid, "hybrid", /*lanes=*/true, /*swarm=*/true},
+};
+inline constexpr size_t kPlanModes = std::size(kPlanModeRows);
+
+// Lists the modes for the check below (common/enum_rows.h).
+constexpr bool IsPlanMode(PlanMode mode) {
+  switch (mode) {
+    case PlanMode::kPush:
+    case PlanMode::kPull:
+    case PlanMode::kHybrid:
+      return true;
+  }
+  return false;
+}
+static_assert(OneRowPerEnumerator<&PlanModeRow::mode>(kPlanModeRows, IsPlanMode));
+
+// The position of `mode` in kPlanModeRows, and its row there. REQUIRES: IsPlanMode(mode).
+size_t PlanModeIndex(PlanMode mode);
+inline const PlanModeRow& PlanModeRowOf(PlanMode mode) { return kPlanModeRows[PlanModeIndex(mode)]; }
+// "push", "pull" or "hybrid", as `gridcast send --mode` names them; "unknown" for a value no
+// mode has.
 const char* PlanModeName(PlanMode mode);
 // The mode PlanModeName calls `name`; none for another name.
 std::optional<PlanMode> PlanModeFromName(std::string_view name);
+// Whether a plan of `mode` has push lanes (kPush, kHybrid), a swarm (kPull, kHybrid).
+inline bool ModeHasLanes(PlanMode mode) { return PlanModeRowOf(mode).lanes; }
+inline bool ModeHasSwarm(PlanMode mode) { return PlanModeRowOf(mode).swarm; }
 
 // Pull side of a plan (modes kPull and kHybrid): a BitTorrent swarm over the members. The
 // source seeds; each other member first takes its stripe from the source and the rest from its
@@ -108,8 +147,8 @@ struct Plan {
 
   // What the plan holds, which is what behaviour keys on: push lanes (kPush, kHybrid), a
   // BitTorrent swarm (kPull, kHybrid).
-  bool HasLanes() const { return mode != PlanMode::kPull; }
-  bool HasSwarm() const { return mode != PlanMode::kPush; }
+  bool HasLanes() const { return ModeHasLanes(mode); }
+  bool HasSwarm() const { return ModeHasSwarm(mode); }
 
   uint64_t NumChunks() const;
   uint64_t ChunkSize(uint64_t chunk) const;

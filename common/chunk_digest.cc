@@ -5,29 +5,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/enum_rows.h"
 #include "common/hex.h"
 #include "common/sha256_multibuffer.h"
 
 namespace gridcast {
+namespace {
 
-size_t DigestBytes(ChunkDigest kind) { return kind == ChunkDigest::kXxh3 ? sizeof(XXH128_canonical_t) : sizeof(Digest); }
-
-std::string_view DigestName(ChunkDigest kind) { return kind == ChunkDigest::kXxh3 ? "xxh3" : "sha256"; }
-
-Result<ChunkDigest> ParseChunkDigest(std::string_view name) {
-  if (name == "sha256") return ChunkDigest::kSha256;
-  if (name == "xxh3") return ChunkDigest::kXxh3;
-  return Status::InvalidArgument("unknown chunk digest '" + std::string(name) + "' (sha256 or xxh3)");
-}
-
-Result<ChunkDigest> ChunkDigestFromValue(uint32_t value) {
-  if (value == static_cast<uint32_t>(ChunkDigest::kSha256)) return ChunkDigest::kSha256;
-  if (value == static_cast<uint32_t>(ChunkDigest::kXxh3)) return ChunkDigest::kXxh3;
-  return Status::InvalidArgument("unknown chunk digest " + std::to_string(value));
-}
-
-Digest HashChunk(ChunkDigest kind, std::span<const uint8_t> data) {
-  if (kind == ChunkDigest::kSha256) return Sha256(data);
+Digest Xxh3Chunk(std::span<const uint8_t> data) {
   Digest out{};
   XXH128_canonical_t canonical;  // big-endian: the same bytes on every host
   XXH128_canonicalFromHash(&canonical, XXH3_128bits(data.data(), data.size()));
@@ -35,9 +20,72 @@ Digest HashChunk(ChunkDigest kind, std::span<const uint8_t> data) {
   return out;
 }
 
+struct ChunkDigestRow {
+  ChunkDigest kind;
+  std::string_view name;       // DigestName
+  std::string_view algorithm;  // DigestAlgorithm
+  size_t bytes;                // DigestBytes
+  Digest (*hash)(std::span<const uint8_t>);
+  bool multibuffer;            // Sha256MultiBuffer can hash several at once
+  bool faster_than_a_handoff;  // HashesFasterThanAHandoff
+};
+
+constexpr ChunkDigestRow kChunkDigestRows[] = {
+    {ChunkDigest::kSha256, "sha256", "SHA-256", sizeof(Digest), &Sha256, true, false},
+    {ChunkDigest::kXxh3, "xxh3", "XXH3-128", sizeof(XXH128_canonical_t), &Xxh3Chunk, false, true},
+};
+
+// Lists the digests for the check below (common/enum_rows.h).
+constexpr bool IsChunkDigest(ChunkDigest kind) {
+  switch (kind) {
+    case ChunkDigest::kSha256:
+    case ChunkDigest::kXxh3:
+      return true;
+  }
+  return false;
+}
+static_assert(OneRowPerEnumerator<&ChunkDigestRow::kind>(kChunkDigestRows, IsChunkDigest));
+
+const ChunkDigestRow& RowOf(ChunkDigest kind) {
+  return *std::ranges::find(kChunkDigestRows, kind, &ChunkDigestRow::kind);
+}
+
+std::string DigestNames() {
+  std::string names;
+  for (const ChunkDigestRow& row : kChunkDigestRows) {
+    if (!names.empty()) names += &row == std::end(kChunkDigestRows) - 1 ? " or " : ", ";
+    names += row.name;
+  }
+  return names;
+}
+
+}  // namespace
+
+size_t DigestBytes(ChunkDigest kind) { return RowOf(kind).bytes; }
+
+std::string_view DigestName(ChunkDigest kind) { return RowOf(kind).name; }
+
+std::string_view DigestAlgorithm(ChunkDigest kind) { return RowOf(kind).algorithm; }
+
+Result<ChunkDigest> ParseChunkDigest(std::string_view name) {
+  for (const ChunkDigestRow& row : kChunkDigestRows) {
+    if (row.name == name) return row.kind;
+  }
+  return Status::InvalidArgument("unknown chunk digest '" + std::string(name) + "' (" + DigestNames() + ")");
+}
+
+Result<ChunkDigest> ChunkDigestFromValue(uint32_t value) {
+  if (value <= 0xff && IsChunkDigest(static_cast<ChunkDigest>(value))) return static_cast<ChunkDigest>(value);
+  return Status::InvalidArgument("unknown chunk digest " + std::to_string(value));
+}
+
+Digest HashChunk(ChunkDigest kind, std::span<const uint8_t> data) { return RowOf(kind).hash(data); }
+
+bool HashesFasterThanAHandoff(ChunkDigest kind) { return RowOf(kind).faster_than_a_handoff; }
+
 bool HashesBestTogether(ChunkDigest kind) {
   static const bool supported = Sha256MultiBufferSupported();
-  return kind == ChunkDigest::kSha256 && supported;
+  return RowOf(kind).multibuffer && supported;
 }
 
 void HashChunks(ChunkDigest kind, std::span<const std::span<const uint8_t>> chunks, std::span<Digest> out) {
@@ -86,7 +134,7 @@ Result<std::vector<Digest>> DecodeChunkHashes(ChunkDigest kind, std::string_view
 }
 
 Digest ChunkListDigest(ChunkDigest kind, std::span<const Digest> hashes) {
-  if (kind == ChunkDigest::kSha256) {
+  if (DigestBytes(kind) == sizeof(Digest)) {  // the encoded list is the hashes as they are
     return Sha256({reinterpret_cast<const uint8_t*>(hashes.data()), hashes.size() * sizeof(Digest)});
   }
   return Sha256(AsBytes(EncodeChunkHashes(kind, hashes)));

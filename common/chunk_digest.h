@@ -35,6 +35,8 @@ enum class ChunkDigest : uint8_t { kSha256 = 1, kXxh3 = 2 };
 size_t DigestBytes(ChunkDigest kind);
 // "sha256" or "xxh3": the names of --digest, the cluster file's digest: and the summary.
 std::string_view DigestName(ChunkDigest kind);
+// "SHA-256" or "XXH3-128": the algorithm, as the printed summary names it.
+std::string_view DigestAlgorithm(ChunkDigest kind);
 // InvalidArgument naming the choices for anything but "sha256" and "xxh3".
 Result<ChunkDigest> ParseChunkDigest(std::string_view name);
 // InvalidArgument for a value no digest has (a byte off the wire or a disk).
@@ -54,7 +56,7 @@ bool HashesBestTogether(ChunkDigest kind);
 // Whether a chunk hashes in less time than handing it to another thread and back costs: XXH3
 // does a 256 KiB chunk in about 13 us per core, about what the two wake-ups of a handoff cost;
 // SHA-256 takes 130 us, worth another core.
-inline bool HashesFasterThanAHandoff(ChunkDigest kind) { return kind == ChunkDigest::kXxh3; }
+bool HashesFasterThanAHandoff(ChunkDigest kind);
 
 // A chunk-hash list as it travels (Payload.chunk_hashes, PayloadFill, DescribePart) and is
 // recorded: DigestBytes(kind) bytes per chunk, in chunk order.

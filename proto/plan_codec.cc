@@ -196,13 +196,17 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
   return plan;
 }
 
+bool PlanHasSwarm(const v1::Plan& plan) {
+  const Result<PlanMode> mode = PlanModeFromProto(plan.mode());
+  return mode.ok() && ModeHasSwarm(*mode);
+}
+
 Result<PlanMode> PlanModeFromProto(int value) {
-  switch (value) {
-    case v1::PLAN_MODE_PUSH: return PlanMode::kPush;
-    case v1::PLAN_MODE_PULL: return PlanMode::kPull;
-    case v1::PLAN_MODE_HYBRID: return PlanMode::kHybrid;
-    default: return Status::InvalidArgument("plan mode is not set");
+  // The wire's values are PlanMode's (PlanModeToProto); 0 is the wire's UNSPECIFIED.
+  for (const PlanModeRow& row : kPlanModeRows) {
+    if (static_cast<int>(row.mode) == value) return row.mode;
   }
+  return Status::InvalidArgument("plan mode is not set");
 }
 
 v1::PlanMode PlanModeToProto(PlanMode mode) { return static_cast<v1::PlanMode>(mode); }

@@ -29,9 +29,7 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
 
 // Whether a plan off the wire has a swarm writing into the members' stores beside its lanes
 // (Plan::HasSwarm of the plan it decodes to).
-inline bool PlanHasSwarm(const v1::Plan& plan) {
-  return plan.mode() == v1::PLAN_MODE_PULL || plan.mode() == v1::PLAN_MODE_HYBRID;
-}
+bool PlanHasSwarm(const v1::Plan& plan);
 
 // The wire's mode; InvalidArgument for an unset or unknown one.
 Result<PlanMode> PlanModeFromProto(int value);

@@ -262,7 +262,7 @@ std::vector<std::string> SendCommand(const BenchContext& ctx, PlanMode send_mode
   if (ctx.args.in_memory) argv.push_back("--in-memory");
   if (!ctx.args.digest.empty()) argv.insert(argv.end(), {"--digest", ctx.args.digest});
   if (ctx.args.no_reuse) argv.push_back("--no-reuse");
-  if (send_mode != PlanMode::kPush) {
+  if (ModeHasSwarm(send_mode)) {
     argv.insert(argv.end(), {"--mode", PlanModeName(send_mode), "--observations", observations.string()});
   }
   return argv;
@@ -303,7 +303,7 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
     if (summary.contains("error")) outcome->details.push_back("send error: " + summary["error"].get<std::string>());
     outcome->details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
                                           summary.at("lanes").get<uint32_t>()));
-    if (send_mode != PlanMode::kPush && outcome->verified) {
+    if (ModeHasSwarm(send_mode) && outcome->verified) {
       outcome->source_copies = summary.at("source_copies").get<double>();
       outcome->details.push_back(fmt::format("the source uploaded {:.3f} copies", *outcome->source_copies));
       std::ifstream in(observations);

@@ -22,11 +22,12 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
 }
 
 CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode, const std::string& description) {
+  std::vector<std::string> names;
+  for (const PlanModeRow& row : kPlanModeRows) names.emplace_back(row.name);
   return command
       ->add_option_function<std::string>(
           "--mode", [mode](const std::string& name) { *mode = PlanModeFromName(name); }, description)
-      ->check(CLI::IsMember({PlanModeName(PlanMode::kPush), PlanModeName(PlanMode::kPull),
-                             PlanModeName(PlanMode::kHybrid)}));
+      ->check(CLI::IsMember(names));
 }
 
 Result<ClusterConfig> LoadCluster(const std::string& path) {

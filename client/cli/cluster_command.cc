@@ -215,7 +215,7 @@ int Send(const ClusterArgs& args) {
     if (args.no_reuse) return ReportError(Status::InvalidArgument("--base searches an earlier copy: not with --no-reuse"));
     request.set_base(args.base);
   }
-  if (!args.observations.empty() && (!args.mode || *args.mode == PlanMode::kPush)) {
+  if (!args.observations.empty() && (!args.mode || !ModeHasSwarm(*args.mode))) {
     return ReportError(Status::InvalidArgument("--observations needs --mode pull or hybrid"));
   }
 

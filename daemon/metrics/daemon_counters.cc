@@ -3,7 +3,11 @@
 namespace gridcast {
 
 const char* TransportName(Transport transport) {
-  return transport == Transport::kPush ? "push" : "bittorrent";
+  switch (transport) {
+    case Transport::kPush: return "push";
+    case Transport::kBitTorrent: return "bittorrent";
+  }
+  return "unknown";
 }
 
 const char* PlanOutcomeName(PlanOutcome outcome) {
@@ -27,9 +31,7 @@ PeerTraffic& DaemonCounters::Peer(const std::string& peer, Transport transport) 
 }
 
 void DaemonCounters::PlanEnded(PlanMode mode, PlanOutcome outcome) {
-  const int m = static_cast<int>(mode) - 1;
-  if (m < 0 || m >= kPlanModes) return;
-  plans_ended_[m][static_cast<int>(outcome)].fetch_add(1, kRelaxed);
+  plans_ended_[PlanModeIndex(mode)][static_cast<int>(outcome)].fetch_add(1, kRelaxed);
 }
 
 void DaemonCounters::ControlCall(const std::string& method, int code) {
@@ -51,7 +53,7 @@ DaemonCounters::Snapshot DaemonCounters::Read() const {
     s.chunks_refused[t] = refused_[t].load(kRelaxed);
   }
   s.chunks_resent = resent_.load(kRelaxed);
-  for (int m = 0; m < kPlanModes; ++m) {
+  for (size_t m = 0; m < kPlanModes; ++m) {
     for (int o = 0; o < kPlanOutcomes; ++o) s.plans_ended[m][o] = plans_ended_[m][o].load(kRelaxed);
   }
   s.resumes = resumes_.load(kRelaxed);

@@ -38,7 +38,6 @@ struct PeerTraffic {
 enum class PlanOutcome { kFinished = 0, kFailed = 1, kStopped = 2 };
 inline constexpr int kPlanOutcomes = 3;
 const char* PlanOutcomeName(PlanOutcome outcome);
-inline constexpr int kPlanModes = 3;  // PlanMode kPush, kPull, kHybrid
 
 class DaemonCounters {
  public:

@@ -91,8 +91,8 @@ void AddCounters(const DaemonCounters::Snapshot& c, Exposition& out) {
       {"gridcast_broadcasts_stopped_total", "Plans stopped before completing (cancelled, or given up by their source)"},
   }};
   for (int o = 0; o < kPlanOutcomes; ++o) {
-    for (int m = 0; m < kPlanModes; ++m) {
-      out.Add(kEnded[o].first, kCounter, kEnded[o].second, {{"mode", PlanModeName(static_cast<PlanMode>(m + 1))}},
+    for (size_t m = 0; m < kPlanModes; ++m) {
+      out.Add(kEnded[o].first, kCounter, kEnded[o].second, {{"mode", kPlanModeRows[m].name}},
               static_cast<double>(c.plans_ended[m][o]));
     }
   }
@@ -126,9 +126,8 @@ void AddPlans(const Participant& participant, Exposition& out) {
       sent += report.uploaded_bytes;
       for (const PeerReceipt& r : report.received) received += r.bytes;
     }
-    const int mode = static_cast<int>(plan.plan().mode) - 1;
     if (snapshot.state == ExecutionState::kPrepared || snapshot.state == ExecutionState::kRunning) {
-      if (mode >= 0 && mode < kPlanModes) ++active[mode];
+      ++active[PlanModeIndex(plan.plan().mode)];
     }
     const std::vector<ClientMetric::Label> labels = {{"plan", ToHex(plan.id())},
                                                      {"payload", held.payload.name},
@@ -143,9 +142,9 @@ void AddPlans(const Participant& participant, Exposition& out) {
                                        : static_cast<double>(snapshot.chunks_done) /
                                              static_cast<double>(snapshot.chunks_total));
   }
-  for (int m = 0; m < kPlanModes; ++m) {
+  for (size_t m = 0; m < kPlanModes; ++m) {
     out.Add("gridcast_broadcasts_active", kGauge, "Plans prepared or running at this member",
-            {{"mode", PlanModeName(static_cast<PlanMode>(m + 1))}}, active[m]);
+            {{"mode", kPlanModeRows[m].name}}, active[m]);
   }
 }
 

@@ -35,6 +35,19 @@ std::pair<NetworkModel, PlanOptions> OneSwitch(int n) {
   return {net, options};
 }
 
+TEST(BroadcastModeTest, EveryModeHasItsNameAndItsParts) {
+  for (const PlanModeRow& row : kPlanModeRows) {
+    EXPECT_EQ(PlanModeFromName(PlanModeName(row.mode)), row.mode);
+    EXPECT_EQ(&PlanModeRowOf(row.mode), &kPlanModeRows[PlanModeIndex(row.mode)]);
+    EXPECT_TRUE(ModeHasLanes(row.mode) || ModeHasSwarm(row.mode)) << row.name;
+  }
+  EXPECT_TRUE(ModeHasLanes(PlanMode::kPush) && !ModeHasSwarm(PlanMode::kPush));
+  EXPECT_TRUE(!ModeHasLanes(PlanMode::kPull) && ModeHasSwarm(PlanMode::kPull));
+  EXPECT_TRUE(ModeHasLanes(PlanMode::kHybrid) && ModeHasSwarm(PlanMode::kHybrid));
+  EXPECT_EQ(PlanModeFromName("Push"), std::nullopt);
+  EXPECT_STREQ(PlanModeName(static_cast<PlanMode>(0)), "unknown");
+}
+
 TEST(BroadcastModeTest, TheRequestedModeIsKept) {
   for (PlanMode mode : {PlanMode::kPush, PlanMode::kPull, PlanMode::kHybrid}) {
     for (bool described : {false, true}) {

@@ -20,6 +20,10 @@ TEST(ChunkDigestTest, KnownAnswersFillOnlyTheDigestsWidth) {
   EXPECT_EQ(ToHex(xxh3).substr(32), std::string(32, '0'));
   EXPECT_EQ(DigestBytes(ChunkDigest::kSha256), 32u);
   EXPECT_EQ(DigestBytes(ChunkDigest::kXxh3), 16u);
+  EXPECT_EQ(DigestAlgorithm(ChunkDigest::kSha256), "SHA-256");
+  EXPECT_EQ(DigestAlgorithm(ChunkDigest::kXxh3), "XXH3-128");
+  EXPECT_FALSE(HashesFasterThanAHandoff(ChunkDigest::kSha256));
+  EXPECT_TRUE(HashesFasterThanAHandoff(ChunkDigest::kXxh3));
 }
 
 TEST(ChunkDigestTest, NamesAndValuesRoundTripAndStrangersAreRefused) {

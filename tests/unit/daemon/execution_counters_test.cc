@@ -26,7 +26,7 @@ class ExecutionCountersTest : public PlanExecutionFixture {
   }
 };
 
-constexpr int kPush = 0;  // PlanMode::kPush - 1
+const size_t kPush = PlanModeIndex(PlanMode::kPush);
 constexpr int kFinished = static_cast<int>(PlanOutcome::kFinished);
 
 TEST_F(ExecutionCountersTest, AChainCountsEachEdgeOnceAndEveryChunkVerifiedOnce) {
