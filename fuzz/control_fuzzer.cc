@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 
 #include "collectives/validate_plan.h"
 #include "common/safe_path.h"
@@ -61,8 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Result<PlanId> id = CheckStartRequest(request);
       if (!id.ok()) return 0;
       Require(request.source_started_ago_s() >= 0 && request.source_started_ago_s() <= kMaxSourceStartedAgoS);
-      Require(request.plan_id().size() == id->size() &&
-              std::memcmp(id->data(), request.plan_id().data(), id->size()) == 0);
+      Require(AsString(id->bytes()) == request.plan_id());
       break;
     }
     case 2: {
@@ -73,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 3: {
       v1::StatusRequest request;
       if (!Parse(&request, data, size) || !CheckStatusRequest(request).ok()) return 0;
-      Require(!request.subtree() || PlanIdFromBytes(request.plan_id()).ok());
+      Require(!request.subtree() || PlanId::FromBytes(request.plan_id()).ok());
       break;
     }
     case 4: {

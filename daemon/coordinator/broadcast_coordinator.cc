@@ -209,9 +209,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
 v1::Plan BroadcastCoordinator::PlanProto(const Plan& plan, const std::string& name, const PayloadIdentity& identity) {
   v1::Plan proto;
   PlanToProto(plan, &proto);
-  PlanId id{};
-  RandomBytes(id);
-  proto.set_plan_id(AsString(id));
+  proto.set_plan_id(AsString(PlanId::Random().bytes()));
   v1::Payload* payload = proto.mutable_payload();
   payload->set_name(name);
   payload->set_digest(ChunkDigestToProto(identity.digest));
@@ -329,7 +327,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
                                      const std::function<void(const v1::BroadcastProgress&)>& report) {
   const std::vector<std::string>& members = inputs.members;
   const uint64_t size = proto.payload().size_bytes();
-  GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanIdFromBytes(proto.plan_id()));
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanId::FromBytes(proto.plan_id()));
   const double timeout_s = inputs.timeout_s > 0 ? inputs.timeout_s : 120.0 + static_cast<double>(size) / 1e6;
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
   GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));

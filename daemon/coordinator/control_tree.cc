@@ -181,7 +181,7 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
                                    " is not in 1.." + std::to_string(kMaxControlFanout));
   }
   const v1::Plan& plan = request.plan();
-  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(plan.plan_id()));
   if (request.member_index() >= WholeMemberCount(plan)) {
     return Status::InvalidArgument("member index " + std::to_string(request.member_index()) + " is not in the plan");
   }

@@ -29,7 +29,7 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
                                                       std::unique_ptr<PayloadStore> store, bool in_memory,
                                                       std::function<Status()> after_finalize) {
-  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(proto.plan_id()));
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(proto.plan_id()));
   // By whole-plan index; members a slice does not list (this member never deals with them)
   // have none.
   std::vector<std::string> addresses(plan.members.size());
@@ -68,7 +68,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& pro
 
 Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& request) {
   const v1::Plan& plan = request.plan();
-  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(plan.plan_id()));
+  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(plan.plan_id()));
   const v1::Member* self = FindMember(plan, request.member_index());
   if (self == nullptr || self->name() != options_.name) {
     return Status::InvalidArgument("this daemon is '" + options_.name +

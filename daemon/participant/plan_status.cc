@@ -22,7 +22,7 @@ v1::MemberState ToMemberState(ExecutionState state) {
 
 void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* ps) {
   const ExecutionSnapshot snapshot = plan.Snapshot();
-  ps->set_plan_id(AsString(plan.id()));
+  ps->set_plan_id(AsString(plan.id().bytes()));
   ps->set_state(ToMemberState(snapshot.state));
   ps->set_error(snapshot.error);
   ps->set_chunks_done(snapshot.chunks_done);

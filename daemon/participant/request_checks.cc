@@ -141,10 +141,10 @@ Status CheckDescribePartRequest(const v1::DescribePartRequest& request) {
 
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("source_started_ago_s", request.source_started_ago_s(), kMaxSourceStartedAgoS));
-  return PlanIdFromBytes(request.plan_id());
+  return PlanId::FromBytes(request.plan_id());
 }
 
-Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request) { return PlanIdFromBytes(request.plan_id()); }
+Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request) { return PlanId::FromBytes(request.plan_id()); }
 
 std::string CancelReason(const v1::CancelRequest& request) {
   std::string reason = request.reason().empty() ? "cancelled" : request.reason();
@@ -157,7 +157,7 @@ std::string CancelReason(const v1::CancelRequest& request) {
 }
 
 Status CheckStatusRequest(const v1::StatusRequest& request) {
-  if (!request.plan_id().empty()) GRIDCAST_RETURN_IF_ERROR(PlanIdFromBytes(request.plan_id()).status());
+  if (!request.plan_id().empty()) GRIDCAST_RETURN_IF_ERROR(PlanId::FromBytes(request.plan_id()).status());
   if (request.subtree() && request.plan_id().empty()) return Status::InvalidArgument("a subtree status names a plan");
   if (request.detail() && !request.subtree()) return Status::InvalidArgument("detail is for a subtree status");
   return Status::Ok();

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/ids.h"
 #include "include/gridcast/result.h"
-#include "daemon/transport/frame.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {

@@ -7,7 +7,6 @@
 
 #include "collectives/planners/swarm.h"
 #include "collectives/validate_plan.h"
-#include "common/crypto.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
 #include "proto/states.h"
@@ -61,7 +60,7 @@ Result<ServeSnapshot> TorrentExports::Serve(const ServeRequest& request, const s
     return Status::InvalidArgument("serve timeout must be from 0 (automatic) to 7 days");
   }
   auto running = std::make_shared<Running>();
-  RandomBytes(running->snapshot.id);
+  running->snapshot.id = ServeId::Random();
   running->snapshot.name = request.name;
   running->snapshot.address = request.address;
   running->snapshot.state = v1::SERVE_STATE_HASHING;

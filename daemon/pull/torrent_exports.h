@@ -13,7 +13,6 @@
 // matches every later serve of the payload. Thread-safe; Export and Serve block the caller.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -24,13 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "common/ids.h"
 #include "include/gridcast/result.h"
 #include "daemon/pull/torrent_session.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
-
-using ServeId = std::array<uint8_t, 16>;
 
 struct ExportedTorrent {
   std::string torrent;  // bencoded

@@ -44,7 +44,7 @@ ControlDeadline DeadlineOf(const grpc::ServerContext* context) {
 }
 
 void ToProto(const ServeSnapshot& serve, v1::ServeStatus* out) {
-  out->set_serve_id(AsString(serve.id));
+  out->set_serve_id(AsString(serve.id.bytes()));
   out->set_name(serve.name);
   out->set_address(serve.address);
   out->set_state(serve.state);
@@ -150,7 +150,8 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
     gridcast::Status stopped = participant_.Stop(id, reason);
     if (stopped.code() != StatusCode::kNotFound) return stopped;
     // Serve ids (Status lists them) are 16 random bytes too: Cancel ends serves as well.
-    if (exports_.Stop(id).ok()) return gridcast::Status::Ok();
+    GRIDCAST_ASSIGN_OR_RETURN(const ServeId serve, ServeId::FromBytes(request->plan_id()));
+    if (exports_.Stop(serve).ok()) return gridcast::Status::Ok();
     return gridcast::Status::NotFound("unknown plan or serve " + ToHex(id));
   });
 }
@@ -165,14 +166,14 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
     if (request->plan_id().empty()) {
       plans = participant_.plans().All();
     } else {
-      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(request->plan_id()));
       std::shared_ptr<PlanExecution> plan = participant_.plans().Find(id);
       if (plan == nullptr) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
       plans.push_back(plan);
     }
     for (const auto& plan : plans) PlanStatusOf(*plan, request->observations(), response->add_plans());
     if (request->subtree()) {
-      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanIdFromBytes(request->plan_id()));
+      GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(request->plan_id()));
       const PollDetail detail = !request->detail()        ? PollDetail::kSums
                                 : request->observations() ? PollDetail::kEveryMemberWithObservations
                                                           : PollDetail::kEveryMember;

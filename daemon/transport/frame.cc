@@ -36,6 +36,11 @@ class Reader {
     std::memcpy(data, in_, n);
     in_ += n;
   }
+  PlanId Id() {
+    std::array<uint8_t, PlanId::kBytes> bytes;
+    Bytes(bytes.data(), bytes.size());
+    return PlanId(bytes);
+  }
   bool Magic(const uint8_t (&magic)[4]) {
     bool ok = std::memcmp(in_, magic, 4) == 0;
     in_ += 4;
@@ -60,7 +65,7 @@ Digest HelloMac(const std::string& secret, std::string_view role,
                 const std::array<uint8_t, 32>& nonce, const Hello& h) {
   std::vector<uint8_t> message(role.begin(), role.end());
   message.insert(message.end(), nonce.begin(), nonce.end());
-  message.insert(message.end(), h.plan_id.begin(), h.plan_id.end());
+  message.insert(message.end(), h.plan_id.bytes().begin(), h.plan_id.bytes().end());
   uint8_t numbers[16];
   Writer w(numbers);
   w.U32(h.lane);
@@ -81,19 +86,12 @@ std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& h) {
   const uint8_t type_digest_pad[4] = {static_cast<uint8_t>(h.type), data ? static_cast<uint8_t>(h.digest) : uint8_t{0},
                                       0, 0};
   w.Bytes(type_digest_pad, 4);
-  w.Bytes(h.plan_id.data(), h.plan_id.size());
+  w.Bytes(h.plan_id.bytes().data(), PlanId::kBytes);
   w.U32(h.lane);
   w.U32(h.length);
   w.U64(h.chunk);
   if (data) w.Bytes(h.hash.data(), DigestBytes(h.digest));  // the rest stays zero
   return out;
-}
-
-Result<PlanId> PlanIdFromBytes(const std::string& bytes) {
-  PlanId id{};
-  if (bytes.size() != id.size()) return Status::InvalidArgument("plan id must be 16 bytes");
-  std::memcpy(id.data(), bytes.data(), id.size());
-  return id;
 }
 
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
@@ -110,7 +108,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
     return Status::InvalidArgument("nonzero reserved bytes in frame header");
   }
   h.type = static_cast<FrameType>(type_digest_pad[0]);
-  r.Bytes(h.plan_id.data(), h.plan_id.size());
+  h.plan_id = r.Id();
   h.lane = r.U32();
   h.length = r.U32();
   h.chunk = r.U64();
@@ -161,7 +159,7 @@ std::array<uint8_t, kHelloBytes> EncodeHello(const Hello& h) {
   std::array<uint8_t, kHelloBytes> out{};
   Writer w(out.data());
   w.Bytes(kHelloMagic, 4);
-  w.Bytes(h.plan_id.data(), h.plan_id.size());
+  w.Bytes(h.plan_id.bytes().data(), PlanId::kBytes);
   w.U32(h.lane);
   w.U32(h.parent);
   w.U32(h.stream);
@@ -175,7 +173,7 @@ Result<Hello> DecodeHello(std::span<const uint8_t, kHelloBytes> bytes) {
   Reader r(bytes.data());
   if (!r.Magic(kHelloMagic)) return Status::InvalidArgument("bad hello magic");
   Hello h;
-  r.Bytes(h.plan_id.data(), h.plan_id.size());
+  h.plan_id = r.Id();
   h.lane = r.U32();
   h.parent = r.U32();
   h.stream = r.U32();

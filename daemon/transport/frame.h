@@ -33,13 +33,10 @@
 
 #include "common/chunk_digest.h"
 #include "common/crypto.h"
+#include "common/ids.h"
 #include "include/gridcast/result.h"
 
 namespace gridcast {
-
-using PlanId = std::array<uint8_t, 16>;
-// A plan id from a control message's bytes; InvalidArgument unless exactly 16 bytes.
-Result<PlanId> PlanIdFromBytes(const std::string& bytes);
 
 // Values are on the wire; do not renumber.
 enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5 };

@@ -92,7 +92,7 @@ TEST_F(ChunkIntakeTest, EveryFrameIsCheckedAgainstThePlanBeforeItsBytesAreRead) 
   EXPECT_EQ(check(keepalive), StatusCode::kInvalidArgument);
 
   std::vector<FrameHeader> wrong(8, DataFrame(3));
-  wrong[0].plan_id[0] ^= 1;                   // another plan
+  wrong[0].plan_id = PlanId::Random();        // another plan
   wrong[1].lane = 1;                          // another lane
   wrong[2].type = FrameType::kAck;            // a child's frame
   wrong[3].type = FrameType::kAssign;         // fixed lanes assign nothing

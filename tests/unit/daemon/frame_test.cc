@@ -12,7 +12,7 @@ FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7,
                    ChunkDigest digest = ChunkDigest::kSha256) {
   FrameHeader h;
   h.type = type;
-  h.plan_id.fill(0xab);
+  h.plan_id = *PlanId::FromBytes(std::string(PlanId::kBytes, '\xab'));
   h.lane = 3;
   h.length = length;
   h.chunk = chunk;

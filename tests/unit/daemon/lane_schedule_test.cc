@@ -75,8 +75,7 @@ TEST(LaneScheduleTest, OnlyTheParentOfALaneWithThePlansStreamsIsAccepted) {
   EXPECT_EQ(schedule.CheckParent(HelloFrom(0, 2, 1)).code(), StatusCode::kInvalidArgument);  // no lane 2
   // What a parent says of itself is what its child accepts.
   const LaneSchedule parent(plan, 1);
-  PlanId id{};
-  id[3] = 9;
+  const PlanId id = PlanId::Random();
   const Hello hello = parent.HelloAsParent(id, 0, 1, 2);
   EXPECT_EQ(hello.plan_id, id);
   EXPECT_EQ(hello.parent, 1u);

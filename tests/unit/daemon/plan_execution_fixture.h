@@ -133,7 +133,7 @@ class PlanExecutionFixture : public ::testing::Test {
     ASSERT_TRUE(source.ok()) << source.status().message();
     identity_ = (*source)->identity();
     source_ = std::move(*source);
-    id_.fill(7);
+    id_ = *PlanId::FromBytes(std::string(PlanId::kBytes, '\x07'));
   }
 
   // Member `i`'s store: the source's, or a receiving one in its directory (resuming from what

@@ -27,7 +27,7 @@ TEST_P(PlanExecutionTest, EveryPlannerDeliversEveryChunkToEveryMember) {
       fs::remove_all(MemberDir(i));
       fs::create_directories(MemberDir(i));
     }
-    id_[0]++;
+    id_ = PlanId::Random();
   }
 }
 

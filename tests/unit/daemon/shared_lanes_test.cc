@@ -45,7 +45,7 @@ TEST_P(SharedLanesTest, EveryMemberReceivesEveryChunkOnce) {
         fs::remove_all(MemberDir(i));
         fs::create_directories(MemberDir(i));
       }
-      id_[0]++;
+      id_ = PlanId::Random();
     }
   }
 }
@@ -77,7 +77,7 @@ class SlowLaneTest : public PlanExecutionFixture {
       fs::remove_all(MemberDir(i));
       fs::create_directories(MemberDir(i));
     }
-    id_[0]++;
+    id_ = PlanId::Random();
     return forwarded;
   }
 };
