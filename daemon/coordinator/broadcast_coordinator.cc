@@ -354,7 +354,7 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
     return std::chrono::steady_clock::now() + budget;
   };
   auto release_all = [&](const std::string& reason) {
-    if (!tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout))) (void)participant_.Stop(id, reason);
+    (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
   };
   Status agreed = Agree(prepare_request, chunk_list_digest, members.size(), std::move(inputs.source_store), &traffic);
   own = participant_.plans().Find(id);

@@ -154,6 +154,7 @@ ControlClient& ControlTree::Client(PlanState& state, int member) {
 }
 
 Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& request, ControlDeadline deadline) {
+  if (request.control_fanout() == 0) return participant_.Prepare(request);
   // The member prepares itself while its children prepare: an in-memory payload's whole size
   // is written at Prepare (ReceiveOptions::take_memory_now), and one member after another
   // down the tree, 15 members' 256 MiB took 6 s on netgrid. The children match the chunk list
@@ -248,7 +249,7 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
 Status ControlTree::Start(const PlanId& id, std::chrono::steady_clock::time_point source_started,
                           ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
-  if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  if (state == nullptr) return participant_.Start(id, source_started);
   state->source_started = source_started;
   state->started = true;  // from now on a child prepared again is started too
   // This member first: its children are prepared and take its connections before their Start.
@@ -269,22 +270,24 @@ Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline de
   return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
 }
 
-bool ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline) {
+Status ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline) {
   std::shared_ptr<PlanState> state;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(id);
-    if (it == plans_.end()) return false;
-    state = it->second;
-    plans_.erase(it);
+    if (it != plans_.end()) {
+      state = it->second;
+      plans_.erase(it);
+    }
   }
+  if (state == nullptr) return participant_.Stop(id, reason);
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   calls_.ForEach<bool>(children, [&](int child) {
     CancelSubtree(*state, child, reason, deadline);
     return true;
   });
   (void)participant_.Stop(id, reason);
-  return true;
+  return Status::Ok();
 }
 
 void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline) {

@@ -6,8 +6,9 @@
 // its grandchildren without being told: that is how it steps around a child that stopped
 // answering. With N - 1 <= k the tree is the star the source used before.
 //
-// Down: Prepare, Start and Cancel. Each member acts on itself and calls its children in
-// parallel. Prepare gives each child a slice of the plan (proto/plan_slice.h): what the child's
+// Down: Prepare, Start and Cancel, which reach a member's Participant only through here: a plan
+// prepared with a control fanout travels the tree, any other is the member's alone. Each member
+// acts on itself and calls its children in parallel. Prepare gives each child a slice of the plan (proto/plan_slice.h): what the child's
 // subtree deals with, so a leaf learns its own parents, children and peers only. Prepare's answer counts the members of the subtree that agreed; the first failure
 // or disagreement below fails the call with the member named (each parent compares its
 // children's echoes with its own view of the plan, as the source compares its own children's).
@@ -70,8 +71,9 @@ class ControlTree {
   ControlTree(Participant& participant, const ClusterConfig& cluster, ControlClientOptions client_options);
   ~ControlTree();
 
-  // A member's side of a Prepare with control_fanout > 0: prepares this member, then its
-  // subtree; the answer is this member's echo with subtree_agreed set.
+  // A member's side of a Prepare: with a control fanout, prepares this member, then its
+  // subtree, and answers this member's echo with subtree_agreed set; without one, prepares this
+  // member alone.
   Result<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request, ControlDeadline deadline);
 
   // The source's side: `request` is the plan as the members get it, with member_index 0 and a
@@ -82,17 +84,15 @@ class ControlTree {
   Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
                                      ControlTraffic* traffic, ControlDeadline deadline);
 
-  // Whether this tree carries the plan (it was prepared with a control fanout).
-  bool Carries(const PlanId& id) const { return Find(id) != nullptr; }
-
   // Starts this member, then the subtrees below it; `source_started` is when the source started
-  // (the source's own call: now). NotFound for a plan this tree does not carry (a plan prepared
-  // without a fanout: the caller starts it alone).
+  // (the source's own call: now). A plan prepared without a fanout starts this member alone.
+  // NotFound for a plan this member does not hold.
   Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started, ControlDeadline deadline);
 
   // Cancels the subtrees below, stops this member's execution (not found is fine) and forgets
-  // the plan. False when this tree did not carry the plan.
-  bool Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
+  // the plan. A plan prepared without a fanout stops this member alone. NotFound for a plan this
+  // member does not hold.
+  Status Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
 
   // The members below this one, summed up (every one of them, whatever answered), and with
   // `detail` listed. NotFound for a plan this tree does not carry.

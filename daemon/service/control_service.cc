@@ -119,11 +119,7 @@ grpc::Status ControlService::Prepare(grpc::ServerContext* context, const v1::Pre
                                      v1::PrepareResponse* response) {
   return Guarded(counters_, "Prepare", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Prepare"));
-    if (request->control_fanout() > 0) {
-      GRIDCAST_ASSIGN_OR_RETURN(*response, tree_.Prepare(*request, DeadlineOf(context)));
-    } else {
-      GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.Prepare(*request));
-    }
+    GRIDCAST_ASSIGN_OR_RETURN(*response, tree_.Prepare(*request, DeadlineOf(context)));
     return gridcast::Status::Ok();
   });
 }
@@ -136,7 +132,7 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
     const auto source_started = std::chrono::steady_clock::now() -
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(request->source_started_ago_s()));
-    return tree_.Carries(id) ? tree_.Start(id, source_started, DeadlineOf(context)) : participant_.Start(id, source_started);
+    return tree_.Start(id, source_started, DeadlineOf(context));
   });
 }
 
@@ -145,10 +141,8 @@ grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::Canc
   return Guarded(counters_, "Cancel", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Cancel"));
     GRIDCAST_ASSIGN_OR_RETURN(PlanId id, CheckCancelRequest(*request));
-    const std::string reason = CancelReason(*request);
-    if (tree_.Cancel(id, reason, DeadlineOf(context))) return gridcast::Status::Ok();
-    gridcast::Status stopped = participant_.Stop(id, reason);
-    if (stopped.code() != StatusCode::kNotFound) return stopped;
+    const gridcast::Status cancelled = tree_.Cancel(id, CancelReason(*request), DeadlineOf(context));
+    if (cancelled.code() != StatusCode::kNotFound) return cancelled;
     // Serve ids (Status lists them) are 16 random bytes too: Cancel ends serves as well.
     GRIDCAST_ASSIGN_OR_RETURN(const ServeId serve, ServeId::FromBytes(request->plan_id()));
     if (exports_.Stop(serve).ok()) return gridcast::Status::Ok();

@@ -1,7 +1,7 @@
 // ControlService: the gRPC face of gridcastd. Each handler authenticates the call, decodes,
-// calls Participant, ControlTree (calls that travel the control tree), BroadcastCoordinator or
-// AllgatherCoordinator,
-// maps Status to grpc::Status and counts the answer. No logic of its own;
+// calls Participant, ControlTree (Prepare, Start and Cancel: it decides who handles a plan
+// id), BroadcastCoordinator or AllgatherCoordinator, maps Status to grpc::Status and counts the
+// answer. No logic of its own;
 // any exception is caught and answered as INTERNAL so input can never take the daemon down.
 #pragma once
 
