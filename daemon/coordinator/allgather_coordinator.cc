@@ -200,15 +200,15 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   bundle.digest = digest;
   bundle.chunk_hashes = std::move(chunk_hashes);
   bundle.sha256 = bundle.ListDigest();  // nobody holds the whole bundle before it is gathered
-  v1::Plan proto = BroadcastCoordinator::PlanProto(
-      plan, request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix, bundle);
-  v1::Payload* payload = proto.mutable_payload();
-  const std::vector<v1::GatheredPart> layout = PlaceParts(request, plan, part_sizes, chunk_bytes, payload);
-  spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(AsBytes(proto.plan_id())),
-               request.parts_size(), plan.payload_bytes, chunk_bytes, plan.algorithm);
+  BroadcastCoordinator::OutgoingPlan outgoing = BroadcastCoordinator::Outgoing(
+      std::move(plan), request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix, bundle);
+  const std::vector<v1::GatheredPart> layout =
+      PlaceParts(request, outgoing.plan, part_sizes, chunk_bytes, outgoing.proto.mutable_payload());
+  spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(outgoing.id),
+               request.parts_size(), outgoing.plan.payload_bytes, chunk_bytes, outgoing.plan.algorithm);
 
   BroadcastCoordinator::ExecuteInputs inputs;
-  inputs.members = plan.members;
+  inputs.members = outgoing.plan.members;
   inputs.timeout_s = request.timeout_s();
   inputs.stall_timeout_s = request.stall_timeout_s();
   inputs.in_memory = request.in_memory();
@@ -216,7 +216,7 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   inputs.received = received;
   const uint64_t describe_rpcs = describe_traffic.rpcs, describe_bytes = describe_traffic.bytes;
   // The description rounds are the allgather's control cost at this member too.
-  return broadcasts_.Execute(std::move(proto), std::move(inputs), [&](const v1::BroadcastProgress& progress) {
+  return broadcasts_.Execute(std::move(outgoing), std::move(inputs), [&](const v1::BroadcastProgress& progress) {
     v1::BroadcastProgress counted = progress;
     for (const v1::GatheredPart& placed : layout) *counted.add_parts() = placed;
     v1::ControlCounters* control = counted.mutable_control();

@@ -169,7 +169,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   const uint64_t size = payload.size;
   const std::string& name = payload.name;
 
-  GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakeBroadcastPlan(request, members, size));
 
   std::unique_ptr<PayloadStore> store;
   if (request.has_fill()) {
@@ -184,13 +184,13 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
                                                               request.no_reuse() ? WeakChecksums::kSkip
                                                                                  : WeakChecksums::kCompute));
   }
-  v1::Plan proto = PlanProto(plan, name, store->identity());
-  proto.mutable_payload()->set_directory(!payload.directory.empty());
-  proto.mutable_payload()->set_base(request.base());
-  if (plan.HasSwarm()) {
+  OutgoingPlan outgoing = Outgoing(std::move(plan), name, store->identity());
+  outgoing.proto.mutable_payload()->set_directory(!payload.directory.empty());
+  outgoing.proto.mutable_payload()->set_base(request.base());
+  if (outgoing.plan.HasSwarm()) {
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
-    proto.mutable_swarm()->set_torrent(std::move(torrent));
+    outgoing.proto.mutable_swarm()->set_torrent(std::move(torrent));
   }
   ExecuteInputs inputs;
   inputs.members = members;
@@ -201,27 +201,29 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   inputs.into_registered_memory = request.in_memory() && request.into_registered_memory();
   inputs.source_store = std::move(store);
   inputs.received = received;
-  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(AsBytes(proto.plan_id())), name, size,
-               members.size() - 1, plan.algorithm);
-  return Execute(std::move(proto), std::move(inputs), report);
+  spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(outgoing.id), name, size,
+               members.size() - 1, outgoing.plan.algorithm);
+  return Execute(std::move(outgoing), std::move(inputs), report);
 }
 
-v1::Plan BroadcastCoordinator::PlanProto(const Plan& plan, const std::string& name, const PayloadIdentity& identity) {
-  v1::Plan proto;
-  PlanToProto(plan, &proto);
-  proto.set_plan_id(AsString(PlanId::Random().bytes()));
+BroadcastCoordinator::OutgoingPlan BroadcastCoordinator::Outgoing(Plan plan, const std::string& name,
+                                                                  const PayloadIdentity& identity) {
+  OutgoingPlan outgoing{PlanId::Random(), std::move(plan), {}, identity.ListDigest()};
+  v1::Plan& proto = outgoing.proto;
+  PlanToProto(outgoing.plan, &proto);
+  proto.set_plan_id(AsString(outgoing.id.bytes()));
   v1::Payload* payload = proto.mutable_payload();
   payload->set_name(name);
   payload->set_digest(ChunkDigestToProto(identity.digest));
   payload->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
   payload->set_sha256(AsString(identity.sha256));
   payload->set_weak_checksums(EncodeWeakChecksums(identity.weak_checksums));
-  return proto;
+  return outgoing;
 }
 
-void BroadcastCoordinator::SumTraffic(const PlanExecution& source, bool source_listed,
+void BroadcastCoordinator::SumTraffic(uint64_t source_sent_bytes, bool source_listed,
                                       v1::BroadcastProgress* progress) {
-  uint64_t moved = source_listed ? 0 : source.Snapshot().pushed_sent_bytes + progress->source_uploaded_bytes();
+  uint64_t moved = source_listed ? 0 : source_sent_bytes;
   uint64_t reused = 0;
   for (const v1::MemberProgress& m : progress->members()) {
     moved += m.sent_bytes();
@@ -244,8 +246,8 @@ Status BroadcastCoordinator::AddressMembers(v1::Plan* proto) const {
 
 namespace {
 
-// What every progress report of `proto` says before anything moved. REQUIRES: the plan's
-// chunk list decoded (PlanChunkListDigest), to `chunk_list_digest`.
+// What every progress report of `proto` says before anything moved; `chunk_list_digest` is
+// ChunkListDigest of its payload's chunk hashes.
 v1::BroadcastProgress FirstProgress(const v1::Plan& proto, const std::string& chunk_list_digest) {
   v1::BroadcastProgress progress;
   progress.set_plan_id(proto.plan_id());
@@ -275,11 +277,11 @@ v1::PrepareRequest PrepareRequestOf(v1::Plan proto, const BroadcastCoordinator::
   return request;
 }
 
-// How Execute follows a broadcast it started: `own` is the source's execution, `deadline`
-// when the whole broadcast must be over.
+// How Execute follows a broadcast it started: `own` is the source's run, `deadline` when the
+// whole broadcast must be over.
 FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_timeout_s,
-                               std::chrono::steady_clock::time_point deadline, double timeout_s,
-                               const std::shared_ptr<PlanExecution>& own, bool source_receives) {
+                               std::chrono::steady_clock::time_point deadline, double timeout_s, const PlanRun& own,
+                               bool has_swarm, bool source_receives) {
   FollowOptions follow;
   follow.poll_interval = options.poll_interval;
   follow.poll_timeout = options.poll_timeout;
@@ -287,11 +289,11 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
   follow.stall_after = stall_timeout_s > 0 ? Milliseconds(stall_timeout_s) : options.stall_after;
   follow.deadline = deadline;
   follow.timeout_s = timeout_s;
-  follow.swarm_routes_around = own->plan().HasSwarm();
+  follow.swarm_routes_around = has_swarm;
   follow.source_receives = source_receives;
-  if (own->shared_store()->capabilities().growing != nullptr) {
+  if (own.PayloadStillWritten()) {
     follow.source_failure = [own] {
-      const ExecutionSnapshot source = own->Snapshot();
+      const ExecutionSnapshot source = own.Snapshot();
       return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();
     };
   }
@@ -300,47 +302,57 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
 
 }  // namespace
 
-Status BroadcastCoordinator::Agree(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
-                                   size_t members, std::unique_ptr<PayloadStore> source_store,
-                                   ControlTraffic* traffic) {
+Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
+                                            std::unique_ptr<PayloadStore> source_store,
+                                            const std::string& chunk_list_digest, ControlTraffic* traffic) {
   // A source that receives prepares itself as a member does, while its control children prepare.
   std::future<Result<v1::PrepareResponse>> own_prepare;
+  std::optional<PlanRun> own;
   if (source_store == nullptr) {
     own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(request); });
   } else {
-    GRIDCAST_RETURN_IF_ERROR(participant_.PrepareSource(request.plan(), std::move(source_store)));
+    GRIDCAST_ASSIGN_OR_RETURN(own, participant_.PrepareSource(id, std::move(plan), request.plan(),
+                                                              std::move(source_store)));
   }
   // Deeper members get less of the time (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed = tree_.PrepareFromSource(request, chunk_list_digest, traffic,
                                                     std::chrono::steady_clock::now() + 2 * options_.client.call_timeout);
-  if (agreed.ok() && *agreed != members - 1) {
-    agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(members - 1) + " members agreed");
+  const auto others = static_cast<uint32_t>(request.plan().members_size() - 1);
+  if (agreed.ok() && *agreed != others) {
+    agreed = Status::Internal(std::to_string(*agreed) + " of " + std::to_string(others) + " members agreed");
   }
   if (own_prepare.valid()) {
     Result<v1::PrepareResponse> prepared = own_prepare.get();
     if (agreed.ok() && !prepared.ok()) agreed = prepared.status().WithContext("member '" + participant_.name() + "'");
+    if (prepared.ok()) own = participant_.plans().FindRun(id);
   }
-  return agreed.status();
+  GRIDCAST_RETURN_IF_ERROR(agreed.status());
+  // A Cancel that arrived meanwhile stopped the plan here (and let the participant forget it).
+  if (!own || own->Snapshot().state == ExecutionState::kStopped) {
+    return Status::Aborted("the broadcast was cancelled while it was prepared");
+  }
+  return *own;
 }
 
-Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
+Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs,
                                      const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const PlanId id = outgoing.id;
   const std::vector<std::string>& members = inputs.members;
-  const uint64_t size = proto.payload().size_bytes();
-  GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanId::FromBytes(proto.plan_id()));
+  const uint64_t size = outgoing.plan.payload_bytes;
+  const uint64_t chunks = outgoing.plan.NumChunks();
+  const bool has_swarm = outgoing.plan.HasSwarm();
   const double timeout_s = inputs.timeout_s > 0 ? inputs.timeout_s : 120.0 + static_cast<double>(size) / 1e6;
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
-  GRIDCAST_ASSIGN_OR_RETURN(const Digest list_digest, PlanChunkListDigest(proto));
-  const std::string chunk_list_digest = AsString(list_digest);
+  const std::string chunk_list_digest = AsString(outgoing.chunk_list_digest);
   // The source receives too when it holds no whole payload (an allgather).
   const bool source_receives = inputs.source_store == nullptr;
-  GRIDCAST_RETURN_IF_ERROR(AddressMembers(&proto));
-  v1::BroadcastProgress progress = FirstProgress(proto, chunk_list_digest);
+  GRIDCAST_RETURN_IF_ERROR(AddressMembers(&outgoing.proto));
+  v1::BroadcastProgress progress = FirstProgress(outgoing.proto, chunk_list_digest);
 
-  const v1::PrepareRequest prepare_request = PrepareRequestOf(std::move(proto), inputs, timeout_s, options_);
+  const v1::PrepareRequest prepare_request = PrepareRequestOf(std::move(outgoing.proto), inputs, timeout_s, options_);
 
   ControlTraffic traffic;
-  std::shared_ptr<PlanExecution> own;  // its first send time is read after release_all() let the node forget it
+  std::optional<PlanRun> own;  // its first send time is read after release_all() let the node forget it
   // Every report carries the control plane's cost so far.
   auto report_with_counters = [&](v1::BroadcastProgress& p) {
     v1::ControlCounters* counters = p.mutable_control();
@@ -356,13 +368,13 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   auto release_all = [&](const std::string& reason) {
     (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
   };
-  Status agreed = Agree(prepare_request, chunk_list_digest, members.size(), std::move(inputs.source_store), &traffic);
-  own = participant_.plans().Find(id);
-  if (agreed.ok() && own == nullptr) agreed = Status::Aborted("the broadcast was cancelled while it was prepared");
+  Result<PlanRun> agreed = Agree(prepare_request, id, std::move(outgoing.plan), std::move(inputs.source_store),
+                                 chunk_list_digest, &traffic);
   if (!agreed.ok()) {
-    release_all("aborted: " + agreed.message());
-    return agreed;
+    release_all("aborted: " + agreed.status().message());
+    return agreed.status();
   }
+  own = std::move(*agreed);
 
   // --- Start (the source first, then down the tree while the data flows), then follow.
   const auto started = std::chrono::steady_clock::now();
@@ -372,11 +384,12 @@ Status BroadcastCoordinator::Execute(v1::Plan proto, ExecuteInputs inputs,
   }
 
   BroadcastFollower follower(
-      tree_, id, members, own->store().identity().NumChunks(),
-      FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, own, source_receives));
+      tree_, id, members, chunks,
+      FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives));
   const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
-  if (own->swarm()) progress.set_source_uploaded_bytes(own->swarm()->Report().uploaded_bytes);
-  SumTraffic(*own, source_receives, &progress);
+  const std::optional<SwarmReport> swarm = own->Swarm();
+  if (swarm) progress.set_source_uploaded_bytes(swarm->uploaded_bytes);
+  SumTraffic(TrafficOf(own->Snapshot(), swarm).sent_bytes, source_receives, &progress);
   release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());
   progress.set_finished(true);
   if (!outcome.status.ok()) progress.set_error(outcome.status.message());

@@ -76,10 +76,16 @@ class BroadcastCoordinator {
   // but not run (PlanBroadcast: the library plans a buffer before hashing it).
   Result<v1::PlanBroadcastResponse> PlanOnly(const v1::PlanBroadcastRequest& request) const;
 
-  // `plan` as the wire carries it, with a fresh id and the payload `name` with `identity`
-  // (its digest, chunk hashes and whole digest): what Execute() takes, for broadcasts and
-  // allgathers alike.
-  static v1::Plan PlanProto(const Plan& plan, const std::string& name, const PayloadIdentity& identity);
+  // A plan to run from here: as it was made, and as the members get it.
+  struct OutgoingPlan {
+    PlanId id;
+    Plan plan;
+    v1::Plan proto;  // the plan, its id and its payload, as the wire carries them
+    Digest chunk_list_digest{};  // ChunkListDigest of the payload's chunk hashes
+  };
+  // `plan` with a fresh id and the payload `name` with `identity` (its digest, chunk hashes and
+  // whole digest): what Execute() takes, for broadcasts and allgathers alike.
+  static OutgoingPlan Outgoing(Plan plan, const std::string& name, const PayloadIdentity& identity);
 
   // A plan ready to run from here, and how.
   struct ExecuteInputs {
@@ -94,21 +100,23 @@ class BroadcastCoordinator {
     std::unique_ptr<PayloadStore> source_store;
     std::chrono::steady_clock::time_point received;  // when the request arrived (first_byte_s)
   };
-  // Agreement, start and follow of `proto` (complete: payload with chunk hashes, members with
-  // addresses, a fresh plan id), as Run() does after planning; Run() and the allgather use it.
-  Status Execute(v1::Plan proto, ExecuteInputs inputs,
+  // Agreement, start and follow of `outgoing` (from Outgoing(), with what the caller adds to its
+  // proto), as Run() does after planning; Run() and the allgather use it.
+  Status Execute(OutgoingPlan outgoing, ExecuteInputs inputs,
                  const std::function<void(const v1::BroadcastProgress&)>& report);
 
  private:
   // The last progress's moved_bytes and reused_bytes, from its members (every one listed) and
-  // the source's execution (already among them when `source_listed`).
-  static void SumTraffic(const PlanExecution& source, bool source_listed, v1::BroadcastProgress* progress);
+  // what the source sent (already among them when `source_listed`).
+  static void SumTraffic(uint64_t source_sent_bytes, bool source_listed, v1::BroadcastProgress* progress);
   // Gives each member of `proto` its addresses from the cluster file.
   Status AddressMembers(v1::Plan* proto) const;
-  // Execute's agreement on `request`: every one of `members` prepared it, this daemon with
-  // `source_store` (or, when that is null, as a member receiving too).
-  Status Agree(const v1::PrepareRequest& request, const std::string& chunk_list_digest, size_t members,
-               std::unique_ptr<PayloadStore> source_store, ControlTraffic* traffic);
+  // Execute's agreement on `request` (the plan `id`, as made: `plan`): every member prepared it,
+  // this daemon as the source over `source_store` (or, when that is null, as a member receiving
+  // too). The handle on this daemon's run of the plan.
+  Result<PlanRun> Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
+                        std::unique_ptr<PayloadStore> source_store, const std::string& chunk_list_digest,
+                        ControlTraffic* traffic);
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <optional>
 #include <set>
 
 #include "common/hex.h"
@@ -321,10 +322,10 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail
 
 Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
   std::shared_ptr<PlanState> state = Find(id);
-  std::shared_ptr<PlanExecution> execution = participant_.plans().Find(id);
-  if (state == nullptr || execution == nullptr) return Status::NotFound("plan " + ToHex(id) + " does not run here");
+  const std::optional<PlanRun> run = participant_.plans().FindRun(id);
+  if (state == nullptr || !run) return Status::NotFound("plan " + ToHex(id) + " does not run here");
   v1::PlanStatus status;
-  PlanStatusOf(*execution, detail == PollDetail::kEveryMemberWithObservations, &status);
+  PlanStatusOf(*run, detail == PollDetail::kEveryMemberWithObservations, &status);
   const v1::Plan& plan = state->request.plan();
   v1::MemberProgress entry =
       EntryFromStatus(participant_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());

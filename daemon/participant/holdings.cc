@@ -20,8 +20,8 @@
 namespace gridcast {
 
 v1::ListResponse Holdings::List(bool verify) const {
-  std::map<HeldName, std::shared_ptr<PlanExecution>> running;
-  for (RunningPlans::Named& named : running_.AllNamed()) running[named.payload] = std::move(named.execution);
+  std::map<HeldName, PlanRun> running;
+  for (RunningPlans::Named& named : running_.AllNamed()) running.insert_or_assign(named.payload, std::move(named.run));
   v1::ListResponse response;
   response.set_data_dir(directories_.data_dir);
   response.set_memory_dir(directories_.memory_dir);
@@ -31,7 +31,7 @@ v1::ListResponse Holdings::List(bool verify) const {
 }
 
 void Holdings::ListDirectory(bool in_memory, bool verify,
-                             const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
+                             const std::map<HeldName, PlanRun>& running,
                              v1::ListResponse* response) const {
   namespace fs = std::filesystem;
   const std::string& dir = directories_.Of(in_memory);
@@ -55,7 +55,7 @@ void Holdings::ListDirectory(bool in_memory, bool verify,
     held->set_in_memory(in_memory);
     auto known = running.find(HeldName{name, in_memory});
     if (known != running.end()) {
-      const ExecutionSnapshot snapshot = known->second->Snapshot();
+      const ExecutionSnapshot snapshot = known->second.Snapshot();
       held->set_chunks_verified(snapshot.chunks_done);
       held->set_chunks_total(snapshot.chunks_total);
     }

@@ -45,7 +45,7 @@ class Holdings {
   void SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
 
  private:
-  void ListDirectory(bool in_memory, bool verify, const std::map<HeldName, std::shared_ptr<PlanExecution>>& running,
+  void ListDirectory(bool in_memory, bool verify, const std::map<HeldName, PlanRun>& running,
                      v1::ListResponse* response) const;
 
   const PayloadDirectories& directories_;

@@ -26,10 +26,9 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
       workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
       holdings_(options_.directories, plans_, workers_) {}
 
-Result<std::shared_ptr<PlanExecution>> Participant::Register(const v1::Plan& proto, Plan plan, int self,
-                                                      std::unique_ptr<PayloadStore> store, bool in_memory,
-                                                      std::function<Status()> after_finalize) {
-  GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(proto.plan_id()));
+Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
+                                                             int self, std::unique_ptr<PayloadStore> store,
+                                                             bool in_memory, std::function<Status()> after_finalize) {
   // By whole-plan index; members a slice does not list (this member never deals with them)
   // have none.
   std::vector<std::string> addresses(plan.members.size());
@@ -102,7 +101,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     uint64_t resumed = 0;
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               OpenMemberStore(request, std::move(identity), parts, &resumed));
-    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(plan, std::move(parsed), static_cast<int>(request.member_index()),
+    GRIDCAST_ASSIGN_OR_RETURN(execution, Register(id, plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   std::move(store), request.in_memory(),
                                                   AfterFinalize(request, id, parts)));
     if (options_.execution.counters) {
@@ -218,9 +217,19 @@ Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) con
   return seeded;
 }
 
-Status Participant::PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store) {
-  GRIDCAST_ASSIGN_OR_RETURN(Plan parsed, PlanFromProto(plan));
-  return Register(plan, std::move(parsed), 0, std::move(store), /*in_memory=*/false).status();
+Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
+                                           std::unique_ptr<PayloadStore> store) {
+  GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
+  const PayloadIdentity& payload = store->identity();
+  if (payload.size_bytes != plan.payload_bytes || payload.chunk_bytes != plan.chunk_bytes) {
+    return Status::FailedPrecondition(
+        "the payload is " + std::to_string(payload.size_bytes) + " bytes in chunks of " +
+        std::to_string(payload.chunk_bytes) + ", the plan was made for " + std::to_string(plan.payload_bytes) +
+        " in chunks of " + std::to_string(plan.chunk_bytes));
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PlanExecution> execution,
+                            Register(id, sent, std::move(plan), 0, std::move(store), /*in_memory=*/false));
+  return PlanRun(std::move(execution));
 }
 
 Status Participant::Start(const PlanId& id, std::chrono::steady_clock::time_point source_started) {

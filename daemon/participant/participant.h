@@ -19,6 +19,7 @@
 #include "daemon/executor/plan_execution.h"
 #include "daemon/participant/holdings.h"
 #include "daemon/participant/payload_directories.h"
+#include "daemon/participant/plan_run.h"
 #include "daemon/participant/running_plans.h"
 #include "daemon/pull/torrent_session.h"
 #include "daemon/store/allgather_bundle.h"
@@ -56,8 +57,13 @@ class Participant {
   // already prepared here (a re-prepare after a restart resumes from disk).
   Result<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request);
 
-  // Source side: register the source's own execution over an already opened payload.
-  Status PrepareSource(const v1::Plan& plan, std::unique_ptr<PayloadStore> store);
+  // Source side: registers the source's own run of `plan`, the plan it made (validated here),
+  // under `id`, over its opened payload `store`; `sent` is the plan as the members get it (their
+  // addresses, the payload's name, a swarm's .torrent). The handle is the coordinator's view of
+  // the run. InvalidArgument for an invalid plan, FailedPrecondition for a store whose payload
+  // is not the one planned.
+  Result<PlanRun> PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
+                                std::unique_ptr<PayloadStore> store);
 
   // `source_started`: when the broadcast started at the source, on this daemon's clock.
   Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started);
@@ -66,8 +72,9 @@ class Participant {
 
  private:
   // plan is proto parsed and validated (parsed once: Prepare is on the control plane's
-  // critical path, once per member). `after_finalize`: PlanExecution::SetAfterFinalize.
-  Result<std::shared_ptr<PlanExecution>> Register(const v1::Plan& proto, Plan plan, int self,
+  // critical path, once per member), or the source's own. `after_finalize`:
+  // PlanExecution::SetAfterFinalize.
+  Result<std::shared_ptr<PlanExecution>> Register(const PlanId& id, const v1::Plan& proto, Plan plan, int self,
                                                   std::unique_ptr<PayloadStore> store, bool in_memory,
                                                   std::function<Status()> after_finalize = {});
   // Opens the store a member receives `request`'s payload into, its own allgather part seeded;

@@ -20,25 +20,24 @@ v1::MemberState ToMemberState(ExecutionState state) {
 
 }  // namespace
 
-void PlanStatusOf(const PlanExecution& plan, bool observations, v1::PlanStatus* ps) {
-  const ExecutionSnapshot snapshot = plan.Snapshot();
-  ps->set_plan_id(AsString(plan.id().bytes()));
+void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
+  const ExecutionSnapshot snapshot = run.Snapshot();
+  ps->set_plan_id(AsString(run.id().bytes()));
   ps->set_state(ToMemberState(snapshot.state));
   ps->set_error(snapshot.error);
   ps->set_chunks_done(snapshot.chunks_done);
   ps->set_chunks_total(snapshot.chunks_total);
-  ps->set_is_source(plan.self() == 0);
-  ps->set_reused_bytes(plan.store().ReusedBytes());
+  ps->set_is_source(run.IsSource());
+  ps->set_reused_bytes(run.ReusedBytes());
   // A swarm's report asks libtorrent and copies its receipts: taken once, and only where it is
   // read (observations, or a settled member's sent_bytes, which the last progress sums).
   const bool settled = snapshot.state != ExecutionState::kPrepared && snapshot.state != ExecutionState::kRunning;
-  std::optional<SwarmReport> report;
-  if (plan.swarm() && (observations || settled)) report = plan.swarm()->Report();
-  ps->set_sent_bytes(snapshot.pushed_sent_bytes + (report ? report->uploaded_bytes : 0));
+  const std::optional<SwarmReport> report = observations || settled ? run.Swarm() : std::nullopt;
+  ps->set_sent_bytes(TrafficOf(snapshot, report).sent_bytes);
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);
-    if (plan.self() == 0) ps->set_sha256(AsString(plan.store().identity().sha256));
+    if (run.IsSource()) ps->set_sha256(AsString(run.PayloadSha256()));
   }
   if (!observations || !report) return;
   ps->set_bin_s(report->bin_s);

@@ -88,6 +88,12 @@ std::shared_ptr<PlanExecution> RunningPlans::Find(const PlanId& id) const {
   return it == plans_.end() ? nullptr : it->second;
 }
 
+std::optional<PlanRun> RunningPlans::FindRun(const PlanId& id) const {
+  std::shared_ptr<PlanExecution> execution = Find(id);
+  if (execution == nullptr) return std::nullopt;
+  return PlanRun(std::move(execution));
+}
+
 std::vector<std::shared_ptr<PlanExecution>> RunningPlans::All() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::shared_ptr<PlanExecution>> all;
@@ -100,7 +106,7 @@ std::vector<RunningPlans::Named> RunningPlans::AllNamed() const {
   std::vector<Named> all;
   for (const auto& [id, plan] : plans_) {
     const auto held = names_.find(id);
-    all.push_back({plan, held == names_.end() ? HeldName{} : held->second});
+    all.push_back({PlanRun(plan), held == names_.end() ? HeldName{} : held->second});
   }
   return all;
 }

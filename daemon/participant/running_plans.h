@@ -7,12 +7,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "include/gridcast/result.h"
 #include "daemon/executor/plan_execution.h"
+#include "daemon/participant/plan_run.h"
 
 namespace gridcast {
 
@@ -54,8 +56,10 @@ class RunningPlans {
 
   std::shared_ptr<PlanExecution> Find(const PlanId& id) const;
   std::vector<std::shared_ptr<PlanExecution>> All() const;
+  // The handle on the plan's run, none when it is unknown.
+  std::optional<PlanRun> FindRun(const PlanId& id) const;
   struct Named {
-    std::shared_ptr<PlanExecution> execution;
+    PlanRun run;
     HeldName payload;
   };
   std::vector<Named> AllNamed() const;

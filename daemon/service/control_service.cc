@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <vector>
 
 #include "common/hex.h"
@@ -156,16 +157,16 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Status"));
     GRIDCAST_RETURN_IF_ERROR(CheckStatusRequest(*request));
     response->set_member(participant_.name());
-    std::vector<std::shared_ptr<PlanExecution>> plans;
+    std::vector<PlanRun> runs;
     if (request->plan_id().empty()) {
-      plans = participant_.plans().All();
+      for (RunningPlans::Named& named : participant_.plans().AllNamed()) runs.push_back(std::move(named.run));
     } else {
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(request->plan_id()));
-      std::shared_ptr<PlanExecution> plan = participant_.plans().Find(id);
-      if (plan == nullptr) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
-      plans.push_back(plan);
+      std::optional<PlanRun> run = participant_.plans().FindRun(id);
+      if (!run) return gridcast::Status::NotFound("unknown plan " + ToHex(id));
+      runs.push_back(std::move(*run));
     }
-    for (const auto& plan : plans) PlanStatusOf(*plan, request->observations(), response->add_plans());
+    for (const PlanRun& run : runs) PlanStatusOf(run, request->observations(), response->add_plans());
     if (request->subtree()) {
       GRIDCAST_ASSIGN_OR_RETURN(PlanId id, PlanId::FromBytes(request->plan_id()));
       const PollDetail detail = !request->detail()        ? PollDetail::kSums

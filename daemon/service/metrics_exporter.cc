@@ -118,23 +118,18 @@ void AddPlans(const Participant& participant, Exposition& out) {
   out.Declare("gridcast_plan_chunks_verified", kGauge, "Chunks of a plan's payload this member holds, verified");
   out.Declare("gridcast_plan_progress_ratio", kGauge, "Share of a plan's payload this member holds, verified");
   for (const RunningPlans::Named& held : participant.plans().AllNamed()) {
-    const PlanExecution& plan = *held.execution;
-    const ExecutionSnapshot snapshot = plan.Snapshot();
-    uint64_t sent = snapshot.pushed_sent_bytes, received = snapshot.pushed_received_bytes;
-    if (plan.swarm()) {
-      const SwarmReport report = plan.swarm()->Report();
-      sent += report.uploaded_bytes;
-      for (const PeerReceipt& r : report.received) received += r.bytes;
-    }
+    const PlanRun& run = held.run;
+    const ExecutionSnapshot snapshot = run.Snapshot();
+    const PlanTraffic traffic = TrafficOf(snapshot, run.Swarm());
     if (snapshot.state == ExecutionState::kPrepared || snapshot.state == ExecutionState::kRunning) {
-      ++active[PlanModeIndex(plan.plan().mode)];
+      ++active[PlanModeIndex(run.mode())];
     }
-    const std::vector<ClientMetric::Label> labels = {{"plan", ToHex(plan.id())},
+    const std::vector<ClientMetric::Label> labels = {{"plan", ToHex(run.id())},
                                                      {"payload", held.payload.name},
-                                                     {"mode", PlanModeName(plan.plan().mode)},
-                                                     {"role", plan.self() == 0 ? "source" : "member"}};
-    out.Add("gridcast_plan_sent_bytes_total", kCounter, "", labels, static_cast<double>(sent));
-    out.Add("gridcast_plan_received_bytes_total", kCounter, "", labels, static_cast<double>(received));
+                                                     {"mode", PlanModeName(run.mode())},
+                                                     {"role", run.IsSource() ? "source" : "member"}};
+    out.Add("gridcast_plan_sent_bytes_total", kCounter, "", labels, static_cast<double>(traffic.sent_bytes));
+    out.Add("gridcast_plan_received_bytes_total", kCounter, "", labels, static_cast<double>(traffic.received_bytes));
     out.Add("gridcast_plan_chunks", kGauge, "", labels, static_cast<double>(snapshot.chunks_total));
     out.Add("gridcast_plan_chunks_verified", kGauge, "", labels, static_cast<double>(snapshot.chunks_done));
     out.Add("gridcast_plan_progress_ratio", kGauge, "", labels,
