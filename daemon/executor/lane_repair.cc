@@ -17,6 +17,18 @@ std::chrono::milliseconds KeepaliveInterval(const ExecutionOptions& options) {
   return std::clamp(options.repair_stall / 4, std::chrono::milliseconds(50), options.io_timeout / 4);
 }
 
+const char* LaneRepair::WhyRepaired(ParentTrouble trouble, bool endgame) {
+  switch (trouble) {
+    case ParentTrouble::kGone:
+      return "is gone";
+    case ParentTrouble::kRepairing:
+      return "pulls this lane itself";
+    case ParentTrouble::kNone:
+      return endgame ? "is slower than the idle swarm" : "is silent";
+  }
+  return "";
+}
+
 void LaneRepair::Start(std::shared_ptr<PullSwarm> swarm) {
   swarm_ = std::move(swarm);
   const size_t lanes = context_.schedule.lanes();
@@ -74,12 +86,7 @@ asio::awaitable<void> LaneRepair::Watch() {
       std::vector<uint64_t> missing = MissingOf(l);
       if (missing.empty()) continue;
       spdlog::warn("plan {} lane {}: parent {} {}; pulling its {} missing chunks from the swarm", ToHex(context_.id), l,
-                   context_.plan.members[parent],
-                   trouble == ParentTrouble::kGone        ? "is gone"
-                   : trouble == ParentTrouble::kRepairing ? "pulls this lane itself"
-                   : endgame                              ? "is slower than the idle swarm"
-                                                          : "is silent",
-                   missing.size());
+                   context_.plan.members[parent], WhyRepaired(trouble, endgame), missing.size());
       repaired_[l] = true;
       swarm_->Fetch(missing);
     }

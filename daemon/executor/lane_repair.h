@@ -41,6 +41,8 @@ class LaneRepair {
  private:
   enum class ParentTrouble { kNone, kGone, kRepairing };
 
+  // For the log line: why a lane is repaired (`endgame`: the swarm idles while it pushes).
+  static const char* WhyRepaired(ParentTrouble trouble, bool endgame);
   boost::asio::awaitable<void> Watch();
   std::vector<uint64_t> MissingOf(int lane) const;
 
