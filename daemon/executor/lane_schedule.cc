@@ -88,9 +88,8 @@ void LaneSchedule::RemoveCursor(int lane, const Cursor* cursor) { std::erase(cur
 bool LaneSchedule::ClaimNext(int lane) {
   if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= logged_in_.size()) return false;
   const uint64_t logged = log_[lane].size();
-  for (const Cursor* cursor : cursors_[lane]) {
-    if (cursor->next_position < logged) return false;
-  }
+  const auto handed_all = [logged](const Cursor* cursor) { return cursor->next_position >= logged; };
+  if (!std::all_of(cursors_[lane].begin(), cursors_[lane].end(), handed_all)) return false;
   return AddToLog(lane, next_unclaimed_++);
 }
 
