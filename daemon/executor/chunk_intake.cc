@@ -42,17 +42,17 @@ Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, con
     if (header.chunk > kKeepaliveParentRepairs) return Status::InvalidArgument("malformed keepalive");
     return Status::Ok();
   }
-  const std::string chunk = "chunk " + std::to_string(header.chunk);
-  if (!schedule.Carries(from.lane, header.chunk, from.stream, from.stream_count)) {
-    return Status::InvalidArgument(chunk + " is not carried here");
-  }
+  // Built only for a refusal: this runs once per chunk received.
+  const auto refused = [&header](const char* why) {
+    return Status::InvalidArgument("chunk " + std::to_string(header.chunk) + why);
+  };
+  if (!schedule.Carries(from.lane, header.chunk, from.stream, from.stream_count)) return refused(" is not carried here");
   if (assign) {
-    if (!store.Has(header.chunk)) return Status::InvalidArgument(chunk + " is assigned to this member as held, and it is not");
-    return Status::Ok();
+    return store.Has(header.chunk) ? Status::Ok() : refused(" is assigned to this member as held, and it is not");
   }
-  if (header.length != plan.ChunkSize(header.chunk)) return Status::InvalidArgument(chunk + " has the wrong length");
+  if (header.length != plan.ChunkSize(header.chunk)) return refused(" has the wrong length");
   if (header.digest != store.identity().digest || header.hash != store.identity().chunk_hashes[header.chunk]) {
-    return Status::InvalidArgument(chunk + " comes with another digest than the plan's");
+    return refused(" comes with another digest than the plan's");
   }
   return Status::Ok();
 }
