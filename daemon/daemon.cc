@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -167,12 +168,15 @@ class IoThread {
 };
 
 // Retention sweeps on a thread of their own: at once, then every minute, or every tenth of a
-// shorter maximum age (at least 10 s), until destroyed. None when neither policy limits anything.
+// shorter maximum age or warm memory idle time (at least 10 s), until destroyed. None when
+// neither policy limits anything and no memory is kept warm.
 class RetentionSweeper {
  public:
-  RetentionSweeper(Holdings& holdings, const RetentionPolicy& data, const RetentionPolicy& memory) {
-    if (!data.any() && !memory.any()) return;
+  RetentionSweeper(Holdings& holdings, const RetentionPolicy& data, const RetentionPolicy& memory,
+                   std::optional<std::chrono::seconds> warm_memory_idle) {
+    if (!data.any() && !memory.any() && !warm_memory_idle) return;
     std::chrono::seconds every(60);
+    if (warm_memory_idle) every = std::min(every, std::max(*warm_memory_idle / 10, std::chrono::seconds(10)));
     for (const RetentionPolicy* policy : {&data, &memory}) {
       if (policy->max_age) every = std::min(every, std::max(*policy->max_age / 10, std::chrono::seconds(10)));
     }
@@ -296,8 +300,14 @@ Status RunDaemon(const DaemonOptions& options) {
   } else {
     execution.transport = std::make_shared<TcpTransport>(io, options.tcp);
   }
+  std::shared_ptr<WarmMemory> warm_memory;
+  if (options.warm_memory_bytes > 0) {
+    GRIDCAST_ASSIGN_OR_RETURN(warm_memory, WarmMemory::Open((std::filesystem::path(memory_dir) / ".gridcast" / "warm").string(),
+                                                            options.warm_memory_bytes, options.warm_memory_idle));
+  }
   Participant participant(io, ParticipantOptions{options.name, std::move(directories), execution, torrents.get(),
-                                                 options.workers, ListenForLentMemory(io, options)});
+                                                 options.workers, ListenForLentMemory(io, options),
+                                                 std::move(warm_memory)});
   DataPlane data_plane(io, execution.transport, options.cluster.secret,
                        [&participant](const PlanId& id) { return participant.plans().Find(id); },
                        options.execution.connect_timeout);
@@ -325,7 +335,8 @@ Status RunDaemon(const DaemonOptions& options) {
                metrics ? fmt::format(", metrics port {}", metrics->port()) : "");
 
   {
-    RetentionSweeper sweeper(participant.holdings(), options.data_retention, options.memory_retention);
+    RetentionSweeper sweeper(participant.holdings(), options.data_retention, options.memory_retention,
+                             options.warm_memory_bytes > 0 ? std::optional(options.warm_memory_idle) : std::nullopt);
     int signal_number = 0;
     sigwait(&signals, &signal_number);
     spdlog::info("gridcastd '{}': signal {}, shutting down", options.name, signal_number);

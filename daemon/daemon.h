@@ -40,6 +40,10 @@ struct DaemonOptions {
   std::string metrics_address;    // "ip:port": Prometheus metrics at /metrics (metrics_exporter.h); empty: none
   RetentionPolicy data_retention;    // what the data directory lets go (store/retention.h)
   RetentionPolicy memory_retention;  // and the memory directory
+  // The pages of removed in-memory payloads kept for the next ones (store/warm_memory.h), at
+  // most this many bytes, each for at most warm_memory_idle unused; 0 keeps none.
+  uint64_t warm_memory_bytes = uint64_t{1} << 30;
+  std::chrono::seconds warm_memory_idle{600};
 };
 
 // Runs until SIGINT or SIGTERM. Errors: a port that cannot be bound, a bad data directory.

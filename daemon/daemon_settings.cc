@@ -111,6 +111,11 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "no bound; retention: {max_bytes: ...})");
   Declare(app, "--retention-memory-max-bytes", s.retention_memory_max_bytes,
           "The same for the memory directory, e.g. 16GiB (default: no bound; retention: {memory_max_bytes: ...})");
+  Declare(app, "--warm-memory", s.warm_memory,
+          "The pages of removed in-memory payloads kept (up to this much) for the next ones, which "
+          "then need no fresh memory, e.g. 4GiB; 0 keeps none (default 1GiB)");
+  Declare(app, "--warm-memory-idle", s.warm_memory_idle,
+          "How long kept pages may lie unused before they are freed, e.g. 10min, 1h (default 10min)");
   Declare(app, "--log-level", s.log_level, "trace, debug, info, warn, error (default info)");
   Declare(app, "--tls-cert", s.tls_cert, "PEM certificate: TLS on the control port and every data connection (default: NAME.pem beside the cluster's CA, when it is there)");
   Declare(app, "--tls-key", s.tls_key, "PEM private key for --tls-cert (default: NAME.key beside the CA)");
@@ -279,6 +284,19 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
       return Status::InvalidArgument(std::string(flag) + ": '" + *text + "' is not a size of a byte or more (2TiB, 500GiB)");
     }
     *bound = *bytes;
+  }
+  if (!s.warm_memory.empty()) {
+    Result<uint64_t> bytes = ParseSizeBytes(s.warm_memory);
+    if (!bytes.ok()) return bytes.status().WithContext("--warm-memory");
+    options->warm_memory_bytes = *bytes;
+  }
+  if (!s.warm_memory_idle.empty()) {
+    Result<double> idle = ParseAgeSeconds(s.warm_memory_idle);
+    if (!idle.ok() || *idle < 1) {
+      return Status::InvalidArgument("--warm-memory-idle: '" + s.warm_memory_idle +
+                                     "' is not a time of a second or more (10min, 1h, 600s)");
+    }
+    options->warm_memory_idle = std::chrono::seconds(static_cast<int64_t>(*idle));
   }
   options->tls_cert = s.tls_cert;
   options->tls_key = s.tls_key;

@@ -47,6 +47,8 @@ struct DaemonSettings {
   std::string retention_max_age;
   std::string retention_max_bytes;
   std::string retention_memory_max_bytes;
+  std::string warm_memory;
+  std::string warm_memory_idle;
 };
 
 class SettingsTable {

@@ -141,6 +141,13 @@ Status Holdings::Remove(const HeldName& name) {
     spdlog::info("removed {}/", name.name);
     return Status::Ok();
   }
+  const bool complete = faccessat(parent.first.get(), parent.second.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (Keep(name, parent.first.get(), complete ? parent.second : parent.second + ".part")) {
+    std::filesystem::remove(PayloadStatePath(dir, name.name, complete ? ".chunks" : ".state"), ec);
+    spdlog::info("removed {}{}{}, its pages kept for the next payload", complete ? "" : "the partial copy of ",
+                 name.name, where);
+    return Status::Ok();
+  }
   // A file's pages (all of an in-memory payload's memory) are freed when its last descriptor
   // closes. Held open across the unlink and closed by a worker, that happens after the answer:
   // 16 daemons freeing 256 MiB of tmpfs at once kept their callers (MPI ranks) 0.25 s.
@@ -162,6 +169,10 @@ Status Holdings::Remove(const HeldName& name) {
   return Status::Ok();
 }
 
+bool Holdings::Keep(const HeldName& name, int dir_fd, const std::string& file) {
+  return name.in_memory && warm_ != nullptr && warm_->Keep(dir_fd, file);
+}
+
 void Holdings::SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory) {
   for (const bool in_memory : {false, true}) {
     const RetentionPolicy& policy = in_memory ? memory : data;
@@ -177,6 +188,7 @@ void Holdings::SweepRetention(const RetentionPolicy& data, const RetentionPolicy
       }
     }
   }
+  if (warm_ != nullptr) warm_->ReleaseIdle();
 }
 
 }  // namespace gridcast

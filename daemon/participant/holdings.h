@@ -12,16 +12,19 @@
 #include "daemon/participant/payload_directories.h"
 #include "daemon/participant/running_plans.h"
 #include "daemon/store/retention.h"
+#include "daemon/store/warm_memory.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
 
 class Holdings {
  public:
-  // All three outlive the Holdings. `closer` closes the files of removed payloads (freeing a
-  // big in-memory payload's pages takes a while) after the answer.
-  Holdings(const PayloadDirectories& directories, const RunningPlans& running, boost::asio::thread_pool& closer)
-      : directories_(directories), running_(running), closer_(closer) {}
+  // All four outlive the Holdings. `closer` closes the files of removed payloads (freeing a
+  // big in-memory payload's pages takes a while) after the answer; `warm` (or null) keeps the
+  // pages of removed in-memory payloads for the next one.
+  Holdings(const PayloadDirectories& directories, const RunningPlans& running, boost::asio::thread_pool& closer,
+           WarmMemory* warm)
+      : directories_(directories), running_(running), closer_(closer), warm_(warm) {}
 
   // Every payload in the data and memory directories; with `verify`, each complete one
   // re-hashed against its recorded chunk list (PayloadStore::Scrub).
@@ -41,16 +44,20 @@ class Holdings {
   Status Remove(const HeldName& name);
 
   // Removes what the policies let go (store/retention.h) from the data and the memory
-  // directory, logging each; what cannot go now (in use) stays for a later sweep.
+  // directory, logging each; what cannot go now (in use) stays for a later sweep. Then the
+  // warm memory lets go of what lay unused too long.
   void SweepRetention(const RetentionPolicy& data, const RetentionPolicy& memory);
 
  private:
+  // Whether `file` in `dir_fd`, of the payload `name`, went to the warm memory.
+  bool Keep(const HeldName& name, int dir_fd, const std::string& file);
   void ListDirectory(bool in_memory, bool verify, const std::map<HeldName, PlanRun>& running,
                      v1::ListResponse* response) const;
 
   const PayloadDirectories& directories_;
   const RunningPlans& running_;
   boost::asio::thread_pool& closer_;
+  WarmMemory* warm_;
 };
 
 }  // namespace gridcast

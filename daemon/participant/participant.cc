@@ -24,7 +24,7 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
     : io_(io),
       options_(std::move(options)),
       workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
-      holdings_(options_.directories, plans_, workers_) {}
+      holdings_(options_.directories, plans_, workers_, options_.warm_memory.get()) {}
 
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
                                                              int self, std::unique_ptr<PayloadStore> store,
@@ -167,6 +167,7 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
   receive.in_place = request.in_memory() && !PlanHasSwarm(plan);
   receive.take_memory_now = request.in_memory() && !request.take_memory_lazily();
   if (!request.in_memory()) receive.page_cache_window_bytes = options_.execution.page_cache_window_bytes;
+  if (request.in_memory()) receive.warm = options_.warm_memory.get();
   GRIDCAST_ASSIGN_OR_RETURN(
       std::unique_ptr<PayloadStore> store,
       lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)

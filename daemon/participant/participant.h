@@ -24,6 +24,7 @@
 #include "daemon/pull/torrent_session.h"
 #include "daemon/store/allgather_bundle.h"
 #include "daemon/store/rank_memory_registry.h"
+#include "daemon/store/warm_memory.h"
 #include "proto/control.pb.h"
 
 namespace gridcast {
@@ -39,6 +40,8 @@ struct ParticipantOptions {
   // Memory local processes lend for in-memory payloads (PrepareRequest.into_registered_memory);
   // null: every such payload goes to the memory directory.
   std::shared_ptr<RankMemoryRegistry> rank_memory;
+  // Keeps the pages of removed in-memory payloads for the next ones; null: none kept.
+  std::shared_ptr<WarmMemory> warm_memory;
 };
 
 class Participant {

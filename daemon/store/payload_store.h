@@ -102,6 +102,8 @@ class ForwardedChunks {
   virtual bool MayBlock() const = 0;
 };
 
+class WarmMemory;
+
 struct StoreCapabilities {
   ChunkPlacement* placement = nullptr;
   GrowingSource* growing = nullptr;
@@ -150,6 +152,9 @@ struct ReceiveOptions {
   // reusing freed pages is much cheaper than taking fresh ones (docs/performance.md). 0 leaves
   // the page cache to the kernel.
   uint64_t page_cache_window_bytes = 0;
+  // A new ".part" on a tmpfs takes a spare's pages, held already, where there is one
+  // (warm_memory.h); null takes fresh ones.
+  WarmMemory* warm = nullptr;
 };
 
 class PayloadStore {

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/store/warm_memory.h"
 #include "delta/held_chunks.h"
 
 namespace gridcast {
@@ -71,7 +72,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
     GRIDCAST_RETURN_IF_ERROR(WriteChunkList(io, store->chunks_path_, store->identity_, /*sync=*/false));
     return std::unique_ptr<PayloadStore>(std::move(store));
   }
-  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space));
+  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space, options.warm));
   GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
   const EarlierCopy& earlier = options.earlier;
   if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
@@ -119,10 +120,11 @@ Result<bool> ReceivedFile::AdoptCompleteCopy(const std::string& name) {
   return true;
 }
 
-Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space) {
+Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm) {
   const int dir = dir_.get();
   const std::string part = base_name_ + ".part";
   const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (!part_existed && warm != nullptr && identity_.size_bytes > 0) warm->Take(dir, part, identity_.size_bytes);
   fd_ = io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made

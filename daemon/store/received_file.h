@@ -52,8 +52,9 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   // every chunk is held and nothing is left to do); InvalidArgument when the name is a symlink.
   // `name` (the payload's, below the data directory) names it in errors.
   Result<bool> AdoptCompleteCopy(const std::string& name);
-  // Opens (or makes) "<name>.part" at the payload's size, making sure of its space.
-  Status OpenPart(const std::string& name, ReceiveSpace space);
+  // Opens (or makes, from a spare of `warm` when there is one) "<name>.part" at the payload's
+  // size, making sure of its space.
+  Status OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm);
   // Holds the chunks the bitmap at `state_path` marks whose bytes in the file still hash right,
   // and records just those there.
   Status ResumeFromBitmap(const std::string& state_path);

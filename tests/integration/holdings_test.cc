@@ -1,5 +1,6 @@
 // What members hold, and letting it go: `gridcast remove` (a file, a directory payload, one
-// member, twice), a daemon's retention removing a payload past its age by itself, and the
+// member, twice), a daemon's retention removing a payload past its age by itself, a removed
+// in-memory payload's pages taken by the next one, and the
 // warning every command gives for a cluster file every user can read.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -68,6 +69,37 @@ TEST(Retention, APayloadPastItsAgeGoesByItself) {
   }
   EXPECT_FALSE(fs::exists(copy));
   EXPECT_NE(ReadFile(cluster.log(1)).find("retention: removed old.bin"), std::string::npos);
+}
+
+// A removed in-memory payload's pages are kept (store/warm_memory.h) and the next in-memory
+// payload is received into them, verified like any other.
+TEST(WarmMemory, TheNextInMemoryPayloadTakesARemovedOnesPages) {
+  LocalCluster cluster(GRIDCASTD, "warm-memory", 3);
+  const std::string first = cluster.MakePayload("first.bin", 3'000'000);
+  ASSERT_EQ(Send(cluster, {first, "--algo", "chain", "--in-memory"}).exit_code, 0);
+  CommandOutput out = Gridcast(cluster, {"remove", "first.bin", "--in-memory"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto spares = [&](int member) {
+    const fs::path warm = cluster.memory_dir(member) / ".gridcast" / "warm";
+    return fs::exists(warm) ? std::distance(fs::directory_iterator(warm), fs::directory_iterator()) : 0;
+  };
+  for (int m = 1; m < 3; ++m) {
+    EXPECT_FALSE(fs::exists(cluster.memory_dir(m) / "first.bin")) << m;
+    EXPECT_EQ(spares(m), 1) << m;
+    EXPECT_NE(ReadFile(cluster.log(m)).find("removed first.bin (in memory), its pages kept for the next payload"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_EQ(Gridcast(cluster, {"list"}).output.find("first.bin"), std::string::npos);
+
+  const std::string second = cluster.MakePayload("second.bin", 2'500'000);
+  const SendResult sent = Send(cluster, {second, "--algo", "chain", "--in-memory"});
+  ASSERT_EQ(sent.exit_code, 0) << sent.output;
+  for (int m = 1; m < 3; ++m) {
+    EXPECT_EQ(spares(m), 0) << m;
+    EXPECT_EQ(fs::file_size(cluster.memory_dir(m) / "second.bin"), 2'500'000u) << m;
+    EXPECT_EQ(ReadFile(cluster.memory_dir(m) / "second.bin"), ReadFile(second)) << m;
+  }
 }
 
 TEST(SecretWarning, EveryCommandSaysWhenAnyUserCanReadTheSecret) {
