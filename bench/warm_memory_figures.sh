@@ -3,12 +3,12 @@
 # as root: on one flat8-10g netgrid whose daemons stay up, ROUNDS sends of a SIZE payload with
 # --in-memory --digest xxh3, each removed from the members after its send (as a workflow that
 # stages one dataset after another does), then the same with --warm-memory 0 (every payload's
-# pages fresh). Every send starts with a clean page cache; one JSON line per send goes to $1:
+# pages fresh: "cold"), then to disk. Every send starts with a clean page cache; one JSON line per send goes to $1:
 # the send's first_byte_s (Prepare: taking the memory), completion_s, the wall time of the
 # command, and the CPU seconds of every daemon (the source's too) over it, summed.
-# Usage: bench/warm_memory_figures.sh [OUT.jsonl] [ROUNDS] [SIZE]
+# Usage: [CONFIGS="warm cold disk"] bench/warm_memory_figures.sh [OUT.jsonl] [ROUNDS] [SIZE]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 G=$PWD/build/bin/gridcast
 out=${1:-warm-memory-figures.jsonl}
 rounds=${2:-3}
@@ -28,7 +28,10 @@ daemons_cpu() {
 }
 
 pgrep -x gridcastd >/dev/null && { echo "gridcastd runs already: its CPU would count" >&2; exit 1; }
-for warm in 1GiB 0; do
+for config in ${CONFIGS:-warm cold disk}; do
+  warm=1GiB where=--in-memory
+  [ "$config" = cold ] && warm=0
+  [ "$config" = disk ] && where=
   $G netgrid up "$topology" --state "$state" --daemons --daemon-arg=--warm-memory --daemon-arg="$warm" >/dev/null || exit 1
   mkdir -p "$state/payloads"
   for round in $(seq "$rounds"); do
@@ -38,13 +41,15 @@ for warm in 1GiB 0; do
     echo 1 > /proc/sys/vm/drop_caches
     before=$(daemons_cpu)
     start=$(date +%s%N)
-    result=$($G send "$payload" --cluster "$state/cluster.yaml" --in-memory --digest xxh3 --json 2>/dev/null |
+    # shellcheck disable=SC2086 # $where: one flag or none
+    result=$($G send "$payload" --cluster "$state/cluster.yaml" $where --digest xxh3 --json 2>/dev/null |
       /usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))')
     wall=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
     cpu=$(awk -v a="$before" -v b="$(daemons_cpu)" 'BEGIN { printf "%.2f", b - a }')
-    $G remove "round-$round.bin" --in-memory --cluster "$state/cluster.yaml" >/dev/null
+    # shellcheck disable=SC2086
+    $G remove "round-$round.bin" $where --cluster "$state/cluster.yaml" >/dev/null
     rm -f "$payload"
-    echo "{\"warm_memory\": \"$warm\", \"round\": $round, \"size\": \"$size\", \"wall_s\": $wall, \"daemons_cpu_s\": $cpu, \"send\": ${result:-null}}" |
+    echo "{\"config\": \"$config\", \"warm_memory\": \"$warm\", \"round\": $round, \"size\": \"$size\", \"wall_s\": $wall, \"daemons_cpu_s\": $cpu, \"send\": ${result:-null}}" |
       tee -a "$out"
   done
   $G netgrid down --state "$state" >/dev/null

@@ -33,27 +33,14 @@ WarmMemory::~WarmMemory() {
 
 bool WarmMemory::Keep(int dir_fd, const std::string& name) {
   if (limit_bytes_ == 0) return false;
-  const int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
   struct stat st {};
-  const uint64_t held = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_blocks) * 512 : 0;
+  if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  const uint64_t held = static_cast<uint64_t>(st.st_blocks) * 512;
   // Another link would keep the bytes readable under another name while they are overwritten.
-  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || held == 0 || held > limit_bytes_) {
-    close(fd);
-    return false;
-  }
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || held == 0 || held > limit_bytes_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  // A write lease is granted only to the one open description of a file no mapping holds:
-  // nobody else reads it. Held across the rename, it keeps anyone from opening it meanwhile.
-  if (fcntl(fd, F_SETLEASE, F_WRLCK) != 0) {
-    close(fd);
-    return false;
-  }
   const std::string file = std::to_string(next_file_++);
-  const bool moved = renameat(dir_fd, name.c_str(), dir_fd_, file.c_str()) == 0;
-  fcntl(fd, F_SETLEASE, F_UNLCK);
-  close(fd);
-  if (!moved) return false;
+  if (renameat(dir_fd, name.c_str(), dir_fd_, file.c_str()) != 0) return false;
   while (held_bytes_ + held > limit_bytes_) Drop(0);
   spares_.push_back({file, held, Clock::now()});
   held_bytes_ += held;
@@ -70,19 +57,26 @@ bool WarmMemory::Take(int dir_fd, const std::string& name, uint64_t bytes) {
     if (a_fits != b_fits) return a_fits;
     return a_fits ? a.held_bytes > b.held_bytes : a.held_bytes < b.held_bytes;
   };
-  while (!spares_.empty()) {
-    const auto best = std::min_element(spares_.begin(), spares_.end(), better);
-    const Spare spare = *best;
-    held_bytes_ -= spare.held_bytes;
-    spares_.erase(best);
-    if (renameat2(dir_fd_, spare.file.c_str(), dir_fd, name.c_str(), RENAME_NOREPLACE) == 0) return true;
-    if (errno == EEXIST || errno == EXDEV) {  // the spare is fine; the place is not
-      spares_.insert(std::upper_bound(spares_.begin(), spares_.end(), spare,
-                                      [](const Spare& a, const Spare& b) { return a.kept_at < b.kept_at; }),
-                     spare);
-      held_bytes_ += spare.held_bytes;
-      return false;
+  std::vector<Spare*> order;
+  for (Spare& spare : spares_) order.push_back(&spare);
+  std::sort(order.begin(), order.end(), [&](const Spare* a, const Spare* b) { return better(*a, *b); });
+  for (Spare* spare : order) {
+    const int fd = openat(dir_fd_, spare->file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    // A write lease is granted only to the one open description of a file no mapping holds:
+    // nobody reads the removed payload any more (a member still forwarding it, a process
+    // still copying it out). Held across the rename, it keeps anyone from opening it meanwhile.
+    if (fcntl(fd, F_SETLEASE, F_WRLCK) != 0) {
+      close(fd);
+      continue;
     }
+    const bool moved = renameat2(dir_fd_, spare->file.c_str(), dir_fd, name.c_str(), RENAME_NOREPLACE) == 0;
+    fcntl(fd, F_SETLEASE, F_UNLCK);
+    close(fd);
+    if (!moved) return false;  // the place is taken (or on another file system): the spare stays
+    held_bytes_ -= spare->held_bytes;
+    spares_.erase(spares_.begin() + (spare - spares_.data()));
+    return true;
   }
   return false;
 }

@@ -5,10 +5,12 @@
 // also costs the host a fault: 3.1 CPU-s per GiB here, against 0.23 to map a page a file
 // still holds (docs/performance.md). A removed payload's file is therefore not unlinked but
 // renamed into a directory of spare files, and the next in-memory payload takes one as its
-// ".part": its bytes land in pages that are held already. Only a file nobody else has open or
-// mapped is kept (a write lease tells), so no reader ever sees its bytes change; a kept file
-// holds stale bytes, which are never trusted (a receiver verifies every chunk it holds).
-// At most `limit_bytes` are kept, and what lies unused for `idle` goes. Thread-safe.
+// ".part": its bytes land in pages that are held already. A spare is handed out only once
+// nobody has it open or mapped any more (a write lease tells): whoever still read the removed
+// payload (a member forwarding it to its children, a process copying it out) reads it
+// unchanged to the end, as after an unlink. A spare holds stale bytes, which are never
+// trusted (a receiver verifies every chunk it holds). At most `limit_bytes` are kept, and what
+// lies unused for the idle time goes. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -35,13 +37,13 @@ class WarmMemory {
   WarmMemory& operator=(const WarmMemory&) = delete;
 
   // Removes `name` (in the directory `dir_fd`) by keeping it as a spare, when it is a regular
-  // file of one link that nobody else has open or mapped and its pages fit under the limit
-  // (older spares go to make room). False when it was not kept: then the caller removes it as
-  // it would have.
+  // file of one link whose pages fit under the limit (older spares go to make room). False
+  // when it was not kept: then the caller removes it as it would have.
   bool Keep(int dir_fd, const std::string& name);
 
-  // Renames a spare to `name` in `dir_fd` (which must not exist): the one holding the most
-  // pages up to `bytes`, else the smallest larger one. False when there is none.
+  // Renames a spare nobody reads any more to `name` in `dir_fd` (which must not exist): the
+  // one holding the most pages up to `bytes`, else the smallest larger one. False when there
+  // is none.
   bool Take(int dir_fd, const std::string& name, uint64_t bytes);
 
   // Lets go of the spares kept unused for longer than the idle time, as of `now`.

@@ -1,6 +1,6 @@
-// WarmMemory: removed files kept with their pages, only when nobody else reads them, under the
-// limit, handed to the next payload by best fit, let go when idle; and a receiver's ".part"
-// made from a spare.
+// WarmMemory: removed files kept with their pages under the limit, handed to the next payload
+// by best fit once nobody reads them, let go when idle; and a receiver's ".part" made from a
+// spare.
 #include "daemon/store/warm_memory.h"
 
 #include <fcntl.h>
@@ -78,21 +78,26 @@ TEST_F(WarmMemoryTest, AKeptFileIsTakenBackWithItsPagesUnderAnotherName) {
   EXPECT_FALSE(Exists("other.part"));
 }
 
-TEST_F(WarmMemoryTest, AFileSomeoneElseReadsIsNotKept) {
+// Whoever still reads a removed payload reads it to the end unchanged, as after an unlink.
+TEST_F(WarmMemoryTest, ASpareSomeoneStillReadsIsNotHandedOut) {
   OpenWarm(16 * kMiB);
-  Write("open", kMiB);
+  Write("open", kMiB, 'r');
   const int reader = openat(dir_fd_, "open", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(reader, 0);
-  EXPECT_FALSE(warm_->Keep(dir_fd_, "open"));
-  EXPECT_TRUE(Exists("open"));
+  ASSERT_TRUE(warm_->Keep(dir_fd_, "open"));
+  EXPECT_FALSE(Exists("open"));
+  EXPECT_FALSE(warm_->Take(dir_fd_, "next.part", kMiB));
+  EXPECT_FALSE(Exists("next.part"));
 
   // Mapped, with no descriptor left: still read.
   void* pages = mmap(nullptr, kMiB, PROT_READ, MAP_SHARED, reader, 0);
   ASSERT_NE(pages, MAP_FAILED);
   close(reader);
-  EXPECT_FALSE(warm_->Keep(dir_fd_, "open"));
+  EXPECT_FALSE(warm_->Take(dir_fd_, "next.part", kMiB));
+  EXPECT_EQ(static_cast<const char*>(pages)[kMiB - 1], 'r');
   munmap(pages, kMiB);
-  EXPECT_TRUE(warm_->Keep(dir_fd_, "open"));
+  EXPECT_TRUE(warm_->Take(dir_fd_, "next.part", kMiB));
+  EXPECT_EQ(warm_->spares(), 0u);
 }
 
 TEST_F(WarmMemoryTest, OnlyARegularFileOfOneLinkHoldingPagesIsKept) {
