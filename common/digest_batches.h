@@ -1,0 +1,102 @@
+// Chunk digests in signed batches: how a source tells its members each chunk's digest while
+// it sends, instead of one list at Prepare (docs/streamed-digests.md).
+//
+// DigestBatches is the rule cutting a payload's chunks into batches, computed alike by the
+// source and every member from the chunk size and count: the first batch covers 1 MiB of
+// payload and each next one twice the one before, up to `max_batch_bytes` (16 MiB); a batch
+// holds at least 1 and at most kMaxChunksPerBatch chunks. Small first batches let the first
+// chunk go out as soon as 1 MiB is hashed; larger ones later keep the signatures rare.
+//
+// A DigestBatch carries its chunks' digests (and their weak checksums when members search an
+// earlier copy), signed with the broadcast's key over the plan id and the batch's place, so a
+// batch cannot be altered, moved to another place or replayed into another plan. The
+// DigestTrailer closes the list: the chunk count, the chunk-list digest (ChunkListDigest of
+// every batch's digests in order) and the payload's SHA-256, signed the same way.
+// Pure functions and values; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/chunk_digest.h"
+#include "common/ids.h"
+#include "common/signing.h"
+#include "include/gridcast/result.h"
+
+namespace gridcast {
+
+inline constexpr uint64_t kFirstBatchBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kDefaultMaxBatchBytes = uint64_t{16} << 20;
+inline constexpr uint32_t kMaxChunksPerBatch = 1024;
+
+class DigestBatches {
+ public:
+  struct Range {
+    uint64_t first = 0;  // chunk
+    uint32_t count = 0;
+    friend bool operator==(const Range&, const Range&) = default;
+  };
+
+  // REQUIRES: max_batch_bytes >= kFirstBatchBytes (a chunk size of 0 counts as 1).
+  DigestBatches(uint64_t chunk_bytes, uint64_t chunks, uint64_t max_batch_bytes = kDefaultMaxBatchBytes);
+
+  uint64_t count() const { return batches_; }
+  uint64_t chunks() const { return chunks_; }
+  // REQUIRES: chunk < chunks().
+  uint64_t BatchOf(uint64_t chunk) const;
+  // The chunks of `batch`. REQUIRES: batch < count().
+  Range RangeOf(uint64_t batch) const;
+
+ private:
+  // The ramp: batch i < ramp_.size() holds ramp_[i] chunks, and every later one steady_.
+  std::vector<uint32_t> ramp_;
+  uint64_t ramp_chunks_ = 0;  // chunks in the ramp's batches
+  uint32_t steady_ = 1;
+  uint64_t chunks_ = 0;
+  uint64_t batches_ = 0;
+};
+
+struct DigestBatch {
+  uint64_t index = 0;
+  uint64_t first_chunk = 0;
+  ChunkDigest kind = ChunkDigest::kSha256;
+  std::vector<Digest> digests;  // one per chunk of the batch, in order
+  std::vector<uint32_t> weak;   // empty, or one per chunk: their weak checksums
+  Signature signature{};
+};
+
+struct DigestTrailer {
+  uint64_t chunks = 0;
+  Digest chunk_list_digest{};
+  Digest payload_sha256{};
+  Signature signature{};
+};
+
+// Signs `batch` (its signature is set) or the trailer for `plan`.
+void SignDigestBatch(const SigningKey& key, const PlanId& plan, DigestBatch& batch);
+void SignDigestTrailer(const SigningKey& key, const PlanId& plan, DigestTrailer& trailer);
+
+// A batch as a DIGESTS frame carries it: index, first chunk, count, kind, whether weak
+// checksums follow, the digests (DigestBytes(kind) each), the weak checksums, the signature.
+std::string EncodeDigestBatch(const DigestBatch& batch);
+// InvalidArgument for bytes that are not one batch of `kind` of at most kMaxChunksPerBatch
+// chunks, naming what is wrong. Says nothing of who made it: VerifyDigestBatch does.
+Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind);
+// Largest EncodeDigestBatch: what a frame's length may be.
+size_t MaxEncodedDigestBatchBytes();
+
+std::string EncodeDigestTrailer(const DigestTrailer& trailer);
+Result<DigestTrailer> DecodeDigestTrailer(std::string_view bytes);
+inline constexpr size_t kEncodedDigestTrailerBytes = 8 + 32 + 32 + 64;
+
+// DataLoss unless `batch` is the one `rule` puts at its index (first chunk and count), with
+// weak checksums exactly when `weak_expected`, signed by `key` for `plan`.
+Status VerifyDigestBatch(const PublicKey& key, const PlanId& plan, const DigestBatches& rule, bool weak_expected,
+                         const DigestBatch& batch);
+// DataLoss unless `trailer` is signed by `key` for `plan` and counts `chunks`.
+Status VerifyDigestTrailer(const PublicKey& key, const PlanId& plan, uint64_t chunks, const DigestTrailer& trailer);
+
+}  // namespace gridcast

@@ -1,0 +1,41 @@
+// Ed25519 signatures on OpenSSL: a source signs what it says about its payload (batches of
+// chunk digests, docs/streamed-digests.md) with a key pair made for one broadcast, and every
+// member checks with the public key it got at Prepare. A member that relays the batches holds
+// no private key, so it cannot make one the others accept. Thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "include/gridcast/result.h"
+
+namespace gridcast {
+
+using PublicKey = std::array<uint8_t, 32>;
+using Signature = std::array<uint8_t, 64>;
+
+class SigningKey {
+ public:
+  // A fresh key pair (OpenSSL's random bytes); Internal only when OpenSSL fails.
+  static Result<SigningKey> Generate();
+
+  const PublicKey& public_key() const { return public_key_; }
+  Signature Sign(std::span<const uint8_t> message) const;
+
+ private:
+  struct Freer {
+    void operator()(void* key) const;
+  };
+  SigningKey(std::unique_ptr<void, Freer> key, const PublicKey& public_key)
+      : key_(std::move(key)), public_key_(public_key) {}
+
+  std::shared_ptr<void> key_;  // EVP_PKEY, kept out of this header; shared by copies, never changed
+  PublicKey public_key_{};
+};
+
+// Whether `signature` is `key`'s over `message`.
+bool VerifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature);
+
+}  // namespace gridcast
