@@ -3,9 +3,10 @@
 # as root: on one flat8-10g netgrid whose daemons stay up, ROUNDS sends of a SIZE payload with
 # --in-memory --digest xxh3, each removed from the members after its send (as a workflow that
 # stages one dataset after another does), then the same with --warm-memory 0 (every payload's
-# pages fresh: "cold"), then to disk. Every send starts with a clean page cache; one JSON line per send goes to $1:
-# the send's first_byte_s (Prepare: taking the memory), completion_s, the wall time of the
-# command, and the CPU seconds of every daemon (the source's too) over it, summed.
+# pages fresh: "cold"), then to disk. Every send starts with a clean page cache; one JSON line
+# per send goes to $1: the send's summary (first_byte_s: Prepare, taking the memory, included;
+# completion_s from the request, transfer_s from the start), the command's wall time, and the
+# CPU seconds of every daemon (the source's too) over it, summed.
 # Usage: [CONFIGS="warm cold disk"] bench/warm_memory_figures.sh [OUT.jsonl] [ROUNDS] [SIZE]
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1

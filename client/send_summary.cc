@@ -66,15 +66,20 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
                    !m.chunk_list_sha256().empty() && m.chunk_list_sha256() == last.payload_chunk_list_sha256(),
                    m.finished_s()};
     all_ok = all_ok && r.digest_ok;
-    s.completion_s = std::max(s.completion_s, r.finished_s);
+    s.transfer_s = std::max(s.transfer_s, r.finished_s);
     s.members.push_back(std::move(r));
   }
   s.verified = all_ok;
   if (last.has_control()) {
     const v1::ControlCounters& c = last.control();
-    s.control = SendSummary::Control{c.rpcs_at_source(), c.bytes_at_source(),
-                                     c.first_byte_s() >= 0 ? std::optional<double>(c.first_byte_s()) : std::nullopt};
+    auto when = [](double seconds) { return seconds >= 0 ? std::optional<double>(seconds) : std::nullopt; };
+    s.control = SendSummary::Control{c.rpcs_at_source(), c.bytes_at_source(), when(c.first_byte_s()),
+                                     when(c.started_s())};
   }
+  // A daemon that did not say when the broadcast started after the request (before the
+  // counter) gives the transfer alone.
+  s.completion_s = s.transfer_s > 0 && s.control && s.control->started_s ? *s.control->started_s + s.transfer_s
+                                                                          : s.transfer_s;
   for (const v1::GatheredPart& p : last.parts()) s.parts.push_back({p.member(), p.name(), p.size_bytes(), p.offset()});
   if (source.model) {
     const NetworkModel& net = *source.model;
@@ -112,7 +117,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   nlohmann::json j = {{"plan_id", s.plan_id},       {"algorithm", s.algorithm},
                       {"source", s.source},         {"size_bytes", s.size_bytes},
                       {"chunk_bytes", s.chunk_bytes}, {"lanes", s.lanes}, {"mode", PlanModeName(s.mode)},
-                      {"completion_s", s.completion_s},
+                      {"completion_s", s.completion_s}, {"transfer_s", s.transfer_s},
                       {"rate_bps", s.completion_s > 0 ? 8.0 * double(s.size_bytes) / s.completion_s : 0.0},
                       {"sha256", s.sha256},         {"digest", DigestName(s.digest)},
                       {"moved_bytes", s.moved_bytes}, {"reused_bytes", s.reused_bytes},
@@ -126,7 +131,8 @@ nlohmann::json SummaryJson(const SendSummary& s) {
     j["control"] = {{"rpcs_at_source", s.control->rpcs_at_source},
                     {"bytes_at_source", s.control->bytes_at_source},
                     {"first_byte_s", s.control->first_byte_s ? nlohmann::json(*s.control->first_byte_s)
-                                                             : nlohmann::json(nullptr)}};
+                                                             : nlohmann::json(nullptr)},
+                    {"started_s", s.control->started_s ? nlohmann::json(*s.control->started_s) : nlohmann::json(nullptr)}};
   }
   if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
   if (!s.parts.empty()) {
@@ -195,7 +201,12 @@ void PrintSummary(const SendSummary& s) {
     const double mbit_per_s = 8.0 * double(s.size_bytes) / s.completion_s / 1e6;
     const std::string rate = mbit_per_s >= 1000 ? fmt::format("{:.2f} gbit/s", mbit_per_s / 1000)
                                                 : fmt::format("{:.1f} mbit/s", mbit_per_s);
-    fmt::print("  wall time  {:.3f} s\n  rate       {} per receiver\n", s.completion_s, rate);
+    fmt::print("  wall time  {:.3f} s from the request{}\n  rate       {} per receiver\n", s.completion_s,
+               s.completion_s > s.transfer_s
+                   ? fmt::format(" ({:.3f} s before the start, the transfer {:.3f} s)", s.completion_s - s.transfer_s,
+                                 s.transfer_s)
+                   : std::string(),
+               rate);
   } else if (s.completion_s > 0) {
     fmt::print("  finished   {} of {} members, the last of them after {:.3f} s\n", ok, s.members.size(), s.completion_s);
   }

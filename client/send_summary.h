@@ -51,7 +51,11 @@ struct SendSummary {
   std::optional<double> source_copies;  // pull/hybrid: payloads the source uploaded
   uint64_t moved_bytes = 0;   // payload bytes that crossed the network, all edges summed
   uint64_t reused_bytes = 0;  // taken by members from earlier copies they held, summed
-  double completion_s = 0;        // until the last member held a verified copy
+  // From the request reaching the source until the last member held a verified copy: what the
+  // user waits for (planning, hashing, Prepare included).
+  double completion_s = 0;
+  // From the broadcast's Start (members' finished_s count from it) to the last verified copy.
+  double transfer_s = 0;
   std::optional<double> bound_s;  // physical lower bound, when the topology is known
   std::string sha256;             // the source's, hex
   ChunkDigest digest = ChunkDigest::kSha256;
@@ -68,6 +72,7 @@ struct SendSummary {
     uint64_t rpcs_at_source = 0;
     uint64_t bytes_at_source = 0;
     std::optional<double> first_byte_s;  // from the request to the first payload byte sent
+    std::optional<double> started_s;     // from the request to the broadcast's Start
   };
   std::optional<Control> control;
   // An allgather's parts (BroadcastProgress.parts); the bound is then AllgatherBoundSeconds.

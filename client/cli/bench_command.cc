@@ -275,6 +275,7 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
   try {
     outcome->algo = summary.at("algorithm").get<std::string>();
     outcome->completion_s = summary.at("completion_s").get<double>();
+    if (summary.contains("transfer_s")) outcome->transfer_s = summary["transfer_s"].get<double>();
     outcome->verified = summary.at("verified").get<bool>() && exit_code == 0;
     if (!victims.empty()) {
       // The victims are lost by design; every survivor must hold a verified copy.
@@ -863,6 +864,10 @@ void PrintBenchJson(const BenchReport& r) {
                                r.outcome.reused_bytes.value_or(0));
   }
   if (r.outcome.wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*r.outcome.wall_s));
+  if (r.outcome.transfer_s) {
+    pull_fields += fmt::format(", \"transfer_s\": {}, \"transfer_ratio\": {}", FormatFloat(*r.outcome.transfer_s),
+                               FormatFloat(r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0));
+  }
   if (!r.args.base_change.empty()) {
     pull_fields += fmt::format(
         ", \"base_change\": \"{}\", \"base_size_bytes\": {}, \"base_completion_s\": {}, \"base_wall_s\": {}",
@@ -888,6 +893,10 @@ void PrintBenchText(const BenchReport& r) {
              r.args.tls ? " (TLS)" : "",
              r.outcome.algo, r.model.name, r.model.nodes.size(), FormatSize(r.outcome.size_bytes.value_or(r.size)),
              r.outcome.completion_s, r.bound_s, r.ratio, r.outcome.verified ? "verified" : "NOT VERIFIED");
+  if (r.outcome.transfer_s && *r.outcome.transfer_s < r.outcome.completion_s) {
+    fmt::print("  from the request (planning, hashing, Prepare included); the transfer alone {:.3f} s, ratio {:.3f}\n",
+               *r.outcome.transfer_s, r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0);
+  }
   if (r.cpu) {
     std::vector<std::string> per_node;
     for (const NodeCpu& node : r.outcome.node_cpu) {
@@ -1018,7 +1027,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                     "State directory, must not exist or be empty; removed at the end (default /tmp/gridcast-bench-PID)");
   bench->add_flag("--json", args->json,
                   "Print one JSON object: mode, algo, size_bytes, completion_s, bound_s, ratio, verified, "
-                  "cpu_s_per_gib, transfer_cpu_s_per_gib, busiest_thread_cpu_s_per_gib (docs/performance.md)");
+                  "cpu_s_per_gib, transfer_cpu_s_per_gib, busiest_thread_cpu_s_per_gib; gridcast modes also "
+                  "transfer_s and transfer_ratio (docs/performance.md)");
   bench->callback([args, exit_code] { *exit_code = Bench(*args); });
 }
 

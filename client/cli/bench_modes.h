@@ -83,6 +83,9 @@ struct BenchArgs {
 struct BenchOutcome {
   std::string algo;
   double completion_s = 0;
+  // gridcast broadcasts: from the broadcast's Start to the last verified copy (completion_s
+  // runs from the request: planning, hashing and Prepare included).
+  std::optional<double> transfer_s;
   bool verified = false;
   std::optional<double> source_copies;          // pull modes: payloads the source uploaded
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree

@@ -353,13 +353,17 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
 
   ControlTraffic traffic;
   std::optional<PlanRun> own;  // its first send time is read after release_all() let the node forget it
+  std::optional<std::chrono::steady_clock::time_point> started;
+  auto since_request = [&inputs](std::optional<std::chrono::steady_clock::time_point> at) {
+    return at ? std::chrono::duration<double>(*at - inputs.received).count() : -1.0;
+  };
   // Every report carries the control plane's cost so far.
   auto report_with_counters = [&](v1::BroadcastProgress& p) {
     v1::ControlCounters* counters = p.mutable_control();
     counters->set_rpcs_at_source(traffic.rpcs);
     counters->set_bytes_at_source(traffic.bytes);
-    const auto sent = own ? own->Snapshot().first_payload_sent : std::nullopt;
-    counters->set_first_byte_s(sent ? std::chrono::duration<double>(*sent - inputs.received).count() : -1);
+    counters->set_first_byte_s(since_request(own ? own->Snapshot().first_payload_sent : std::nullopt));
+    counters->set_started_s(since_request(started));
     report(p);
   };
   auto control_deadline = [](std::chrono::milliseconds budget) {
@@ -377,8 +381,8 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   own = std::move(*agreed);
 
   // --- Start (the source first, then down the tree while the data flows), then follow.
-  const auto started = std::chrono::steady_clock::now();
-  if (Status s = tree_.Start(id, started, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
+  started = std::chrono::steady_clock::now();
+  if (Status s = tree_.Start(id, *started, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
     release_all("aborted");
     return s;
   }
@@ -386,7 +390,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   BroadcastFollower follower(
       tree_, id, members, chunks,
       FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives));
-  const FollowOutcome outcome = follower.Follow(progress, started, report_with_counters);
+  const FollowOutcome outcome = follower.Follow(progress, *started, report_with_counters);
   const std::optional<SwarmReport> swarm = own->Swarm();
   if (swarm) progress.set_source_uploaded_bytes(swarm->uploaded_bytes);
   SumTraffic(TrafficOf(own->Snapshot(), swarm).sent_bytes, source_receives, &progress);

@@ -127,12 +127,17 @@ class BenchE2ETest : public ::testing::Test {
       EXPECT_GT(result["control"]["first_byte_s"].get<double>(), 0) << result.dump();
     }
     // A gridcastd broadcast also says what crossed the network (every byte: nobody held a
-    // copy) and its whole time from the request.
+    // copy), its whole time from the command's start, and the transfer alone: from the
+    // broadcast's start, after the request (completion_s) and before the summary (wall_s).
     if (mode == "push") {
-      expected.insert({"moved_bytes", "reused_bytes", "wall_s"});
+      expected.insert({"moved_bytes", "reused_bytes", "wall_s", "transfer_s", "transfer_ratio"});
       EXPECT_GE(result["moved_bytes"].get<uint64_t>(), kSizeBytes) << result.dump();
       EXPECT_EQ(result["reused_bytes"].get<uint64_t>(), 0u) << result.dump();
       EXPECT_GE(result["wall_s"].get<double>(), result["completion_s"].get<double>()) << result.dump();
+      EXPECT_LT(result["transfer_s"].get<double>(), result["completion_s"].get<double>()) << result.dump();
+      EXPECT_GT(result["transfer_s"].get<double>(), kBoundS) << result.dump();
+      EXPECT_NEAR(result["transfer_ratio"].get<double>(), result["transfer_s"].get<double>() / kBoundS, 1e-5);
+      EXPECT_GE(result["control"]["started_s"].get<double>(), 0) << result.dump();
     }
     EXPECT_EQ(keys, expected);
     EXPECT_EQ(result["mode"], mode);

@@ -1,0 +1,60 @@
+// The send summary's times: completion_s from the request (the source's time before the start
+// included), transfer_s from the start, and what a daemon that did not say when it started gives.
+#include "client/send_summary.h"
+
+#include <gtest/gtest.h>
+
+namespace gridcast {
+namespace {
+
+v1::BroadcastProgress FinishedBroadcast() {
+  v1::BroadcastProgress last;
+  last.set_plan_id(std::string(16, '\1'));
+  last.set_algorithm("chain");
+  last.set_payload_bytes(1000);
+  last.set_chunk_bytes(100);
+  last.set_finished(true);
+  last.set_payload_chunk_list_sha256(std::string(32, 'd'));
+  for (const auto& [name, finished_s] : {std::pair{"m1", 2.0}, std::pair{"m2", 3.0}}) {
+    v1::MemberProgress* member = last.add_members();
+    member->set_member(name);
+    member->set_state(v1::MEMBER_STATE_DONE);
+    member->set_chunk_list_sha256(std::string(32, 'd'));
+    member->set_finished_s(finished_s);
+  }
+  return last;
+}
+
+TEST(SendSummaryTest, CompletionRunsFromTheRequestAndTheTransferFromTheStart) {
+  v1::BroadcastProgress last = FinishedBroadcast();
+  last.mutable_control()->set_first_byte_s(1.25);
+  last.mutable_control()->set_started_s(1.5);
+  const ClusterMember source{"m0", "unix:/x", "127.0.0.1:1", "127.0.0.1:2"};
+  const SendSummary s = Summarize(last, SourceChoice{&source, std::nullopt}, Status::Ok());
+  EXPECT_TRUE(s.verified);
+  EXPECT_DOUBLE_EQ(s.transfer_s, 3.0);
+  EXPECT_DOUBLE_EQ(s.completion_s, 4.5);
+  ASSERT_TRUE(s.control && s.control->started_s && s.control->first_byte_s);
+  EXPECT_DOUBLE_EQ(*s.control->started_s, 1.5);
+
+  const nlohmann::json j = SummaryJson(s);
+  EXPECT_DOUBLE_EQ(j.at("completion_s").get<double>(), 4.5);
+  EXPECT_DOUBLE_EQ(j.at("transfer_s").get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j.at("control").at("started_s").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j.at("control").at("first_byte_s").get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(j.at("rate_bps").get<double>(), 8.0 * 1000 / 4.5);
+}
+
+TEST(SendSummaryTest, WithoutAStartTimeTheTransferIsAllThereIs) {
+  v1::BroadcastProgress last = FinishedBroadcast();
+  last.mutable_control()->set_first_byte_s(-1);
+  last.mutable_control()->set_started_s(-1);  // never started, or a daemon before the counter
+  const ClusterMember source{"m0", "unix:/x", "127.0.0.1:1", "127.0.0.1:2"};
+  const SendSummary s = Summarize(last, SourceChoice{&source, std::nullopt}, Status::Ok());
+  EXPECT_DOUBLE_EQ(s.completion_s, 3.0);
+  EXPECT_DOUBLE_EQ(s.transfer_s, 3.0);
+  EXPECT_TRUE(SummaryJson(s).at("control").at("started_s").is_null());
+}
+
+}  // namespace
+}  // namespace gridcast
