@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Result<FrameHeader> header = DecodeFrameHeader(Head<kFrameHeaderBytes>(data), 1u << 20);
     if (header.ok()) {
       if (header->type == FrameType::kData && header->length > (1u << 20)) std::abort();
+      if (header->type == FrameType::kDigests && header->length > MaxEncodedDigestBatchBytes()) std::abort();
       const auto again = EncodeFrameHeader(*header);
       Result<FrameHeader> twice = DecodeFrameHeader(again, 1u << 20);
       if (!twice.ok() || twice->type != header->type || twice->length != header->length ||
@@ -40,6 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       }
     }
+  }
+  // A DIGESTS frame's body, as a parent can send it.
+  Result<DigestBatch> batch = DecodeDigestBatch({reinterpret_cast<const char*>(data), size}, ChunkDigest::kSha256);
+  if (batch.ok() && (batch->digests.empty() || batch->digests.size() > kMaxChunksPerBatch ||
+                     EncodeDigestBatch(*batch) != std::string_view(reinterpret_cast<const char*>(data), size))) {
+    std::abort();
   }
   if (size >= kAcceptHeaderBytes) {
     uint32_t extra = 0;

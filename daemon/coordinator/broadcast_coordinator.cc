@@ -191,6 +191,11 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
     GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
                               TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
     outgoing.proto.mutable_swarm()->set_torrent(std::move(torrent));
+  } else {
+    // A swarm's chunks reach members outside the lanes, without batches: not yet for them.
+    GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
+    outgoing.proto.mutable_payload()->set_digest_key(AsString(key.public_key()));
+    outgoing.digest_key = std::move(key);
   }
   ExecuteInputs inputs;
   inputs.members = members;
@@ -208,7 +213,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
 
 BroadcastCoordinator::OutgoingPlan BroadcastCoordinator::Outgoing(Plan plan, const std::string& name,
                                                                   const PayloadIdentity& identity) {
-  OutgoingPlan outgoing{PlanId::Random(), std::move(plan), {}, identity.ListDigest()};
+  OutgoingPlan outgoing{PlanId::Random(), std::move(plan), {}, identity.ListDigest(), std::nullopt};
   v1::Plan& proto = outgoing.proto;
   PlanToProto(outgoing.plan, &proto);
   proto.set_plan_id(AsString(outgoing.id.bytes()));
@@ -304,6 +309,7 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
 
 Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
                                             std::unique_ptr<PayloadStore> source_store,
+                                            std::optional<SigningKey> digest_key,
                                             const std::string& chunk_list_digest, ControlTraffic* traffic) {
   // A source that receives prepares itself as a member does, while its control children prepare.
   std::future<Result<v1::PrepareResponse>> own_prepare;
@@ -312,7 +318,7 @@ Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, c
     own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(request); });
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(own, participant_.PrepareSource(id, std::move(plan), request.plan(),
-                                                              std::move(source_store)));
+                                                              std::move(source_store), std::move(digest_key)));
   }
   // Deeper members get less of the time (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed = tree_.PrepareFromSource(request, chunk_list_digest, traffic,
@@ -373,7 +379,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
     (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
   };
   Result<PlanRun> agreed = Agree(prepare_request, id, std::move(outgoing.plan), std::move(inputs.source_store),
-                                 chunk_list_digest, &traffic);
+                                 std::move(outgoing.digest_key), chunk_list_digest, &traffic);
   if (!agreed.ok()) {
     release_all("aborted: " + agreed.status().message());
     return agreed.status();

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "cluster/control_client.h"
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
+#include "common/signing.h"
 #include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/coordinator/joined_broadcasts.h"
@@ -82,6 +84,9 @@ class BroadcastCoordinator {
     Plan plan;
     v1::Plan proto;  // the plan, its id and its payload, as the wire carries them
     Digest chunk_list_digest{};  // ChunkListDigest of the payload's chunk hashes
+    // What the source signs its batches of chunk digests with (proto's Payload.digest_key is
+    // its public half); none when the plan streams no batches.
+    std::optional<SigningKey> digest_key;
   };
   // `plan` with a fresh id and the payload `name` with `identity` (its digest, chunk hashes and
   // whole digest): what Execute() takes, for broadcasts and allgathers alike.
@@ -113,10 +118,11 @@ class BroadcastCoordinator {
   Status AddressMembers(v1::Plan* proto) const;
   // Execute's agreement on `request` (the plan `id`, as made: `plan`): every member prepared it,
   // this daemon as the source over `source_store` (or, when that is null, as a member receiving
-  // too). The handle on this daemon's run of the plan.
+  // too), signing batches of digests with `digest_key` if any. The handle on this daemon's run
+  // of the plan.
   Result<PlanRun> Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
-                        std::unique_ptr<PayloadStore> source_store, const std::string& chunk_list_digest,
-                        ControlTraffic* traffic);
+                        std::unique_ptr<PayloadStore> source_store, std::optional<SigningKey> digest_key,
+                        const std::string& chunk_list_digest, ControlTraffic* traffic);
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;

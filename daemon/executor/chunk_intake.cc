@@ -32,14 +32,23 @@ struct ParentConnection {
 };
 
 Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, const PlanId& id, const Plan& plan,
-                        const LaneSchedule& schedule, const PayloadStore& store) {
+                        const LaneSchedule& schedule, const PayloadStore& store, const DigestStream* digests) {
   const bool assign = header.type == FrameType::kAssign;
-  if ((header.type != FrameType::kData && header.type != FrameType::kKeepalive && !assign) || header.plan_id != id ||
-      header.lane != static_cast<uint32_t>(from.lane) || (assign && !plan.shared_chunks)) {
+  const bool batch = header.type == FrameType::kDigests;
+  if ((header.type != FrameType::kData && header.type != FrameType::kKeepalive && !assign && !batch) ||
+      header.plan_id != id || header.lane != static_cast<uint32_t>(from.lane) || (assign && !plan.shared_chunks) ||
+      (batch && digests == nullptr)) {
     return Status::InvalidArgument("frame for another plan, lane or of the wrong type");
   }
   if (header.type == FrameType::kKeepalive) {
     if (header.chunk > kKeepaliveParentRepairs) return Status::InvalidArgument("malformed keepalive");
+    return Status::Ok();
+  }
+  if (batch) {
+    const DigestBatches& rule = digests->rule();
+    if (header.chunk >= rule.chunks() || rule.RangeOf(rule.BatchOf(header.chunk)).first != header.chunk) {
+      return Status::InvalidArgument("a batch of digests said to start at chunk " + std::to_string(header.chunk));
+    }
     return Status::Ok();
   }
   // Built only for a refusal: this runs once per chunk received.
@@ -47,6 +56,7 @@ Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, con
     return Status::InvalidArgument("chunk " + std::to_string(header.chunk) + why);
   };
   if (!schedule.Carries(from.lane, header.chunk, from.stream, from.stream_count)) return refused(" is not carried here");
+  if (digests != nullptr && !digests->Covers(header.chunk)) return refused(" came before its batch of digests");
   if (assign) {
     return store.Has(header.chunk) ? Status::Ok() : refused(" is assigned to this member as held, and it is not");
   }
@@ -87,7 +97,8 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
       break;
     }
     Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(context_.plan.chunk_bytes));
-    const Status valid = header.ok() ? CheckParentFrame(*header, from, context_.id, context_.plan, context_.schedule, store)
+    const Status valid = header.ok() ? CheckParentFrame(*header, from, context_.id, context_.plan, context_.schedule, store,
+                                                                       context_.digests)
                                      : header.status();
     if (!valid.ok()) {
       spdlog::warn("{}: closing parent connection: {}", conn->where, valid.message());
@@ -100,6 +111,18 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
     }
     if (header->type == FrameType::kAssign) {
       if (context_.schedule.AddToLog(lane, header->chunk)) context_.chunk_arrived.Notify();
+      continue;
+    }
+    if (header->type == FrameType::kDigests) {
+      std::string body(header->length, '\0');
+      Status batch = co_await connection->Read({reinterpret_cast<uint8_t*>(body.data()), body.size()},
+                                               context_.options.io_timeout);
+      if (batch.ok()) batch = context_.digests->Accept(body);
+      if (!batch.ok()) {
+        spdlog::warn("{}: closing parent connection: {}", conn->where, batch.message());
+        break;
+      }
+      context_.chunk_arrived.Notify();  // senders to this member's children may pass it on
       continue;
     }
     // Straight into the payload's final pages where the store has them (in memory), else

@@ -25,12 +25,14 @@ struct ParentStream {
   int stream_count = 1;
 };
 
-// Whether `header`, read from the parent of `from`, belongs on it: a DATA, KEEPALIVE or (shared
-// lanes) ASSIGN frame of this plan and lane, for a chunk the stream carries, of the chunk's
-// length and with the plan's digest of it; an ASSIGN only for a chunk the store holds.
+// Whether `header`, read from the parent of `from`, belongs on it: a DATA, KEEPALIVE, (shared
+// lanes) ASSIGN or (plans streaming digests) DIGESTS frame of this plan and lane; a DATA or
+// ASSIGN frame for a chunk the stream carries, whose batch of digests `digests` holds (when the
+// plan streams them), a DATA frame of the chunk's length and with the plan's digest of it, an
+// ASSIGN only for a chunk the store holds, a DIGESTS frame naming a batch's first chunk.
 // InvalidArgument naming what is wrong otherwise.
 Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, const PlanId& id, const Plan& plan,
-                        const LaneSchedule& schedule, const PayloadStore& store);
+                        const LaneSchedule& schedule, const PayloadStore& store, const DigestStream* digests);
 
 class ChunkIntake {
  public:

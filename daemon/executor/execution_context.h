@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collectives/plan.h"
+#include "daemon/executor/digest_stream.h"
 #include "daemon/executor/lane_schedule.h"
 #include "daemon/metrics/daemon_counters.h"
 #include "daemon/store/payload_store.h"
@@ -108,6 +109,8 @@ struct ExecutionContext {
   // A chunk was stored or logged, or (shared lanes) a connection to a child was handed its next.
   Notifier& chunk_arrived;
   ExecutionHost& host;
+  // The plan's signed batches of chunk digests; null when it streams none.
+  DigestStream* const digests;
 
   // The daemon's counters of the bytes exchanged with `member` by push; null without counters.
   PeerTraffic* PushTrafficWith(int member) const {

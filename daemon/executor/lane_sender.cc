@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,7 +29,14 @@ struct LaneSender::Connection {
   std::chrono::steady_clock::time_point last_ack = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
   LaneSchedule::Cursor cursor;
+  std::deque<uint64_t> batches_sent;  // the last kBatchesRemembered, oldest first
 };
+
+namespace {
+// A lane meets batches in increasing order (shared lanes nearly so): a few suffice, and a
+// batch sent again costs one frame.
+constexpr size_t kBatchesRemembered = 64;
+}  // namespace
 
 LaneSender::LaneSender(ExecutionContext& context, int lane, int child, int stream, int stream_count)
     : context_(context),
@@ -100,6 +108,8 @@ asio::awaitable<Status> LaneSender::SendOnce() {
     }));
     if (position >= log.size()) break;  // every chunk is logged: the lane is complete here
     const uint64_t chunk = log[position];
+    // Even for a chunk the child holds: the batch is then there for the child's own children.
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatchOf(*conn, chunk));
     if (conn->child_has[chunk]) {
       context_.host.Delivered(lane_, child_, chunk);
       if (shared) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
@@ -144,6 +154,31 @@ asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk) 
       co_await conn.connection->SendChunk(header_bytes, std::move(*bytes), context_.options.io_timeout));
   context_.traffic.sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
   if (traffic_ != nullptr) traffic_->sent_bytes.fetch_add(header.length, std::memory_order_relaxed);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> LaneSender::SendBatchOf(Connection& conn, uint64_t chunk) {
+  DigestStream* const digests = context_.digests;
+  if (digests == nullptr) co_return Status::Ok();
+  const uint64_t batch = digests->rule().BatchOf(chunk);
+  if (std::find(conn.batches_sent.begin(), conn.batches_sent.end(), batch) != conn.batches_sent.end()) {
+    co_return Status::Ok();
+  }
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(conn, [&] { return digests->Available(batch); }));
+  Result<std::string> body = digests->Encoded(batch);
+  if (!body.ok()) co_return body.status();
+  FrameHeader header;
+  header.type = FrameType::kDigests;
+  header.plan_id = context_.id;
+  header.lane = static_cast<uint32_t>(lane_);
+  header.length = static_cast<uint32_t>(body->size());
+  header.chunk = digests->rule().RangeOf(batch).first;
+  const auto header_bytes = EncodeFrameHeader(header);
+  conn.last_sent = std::chrono::steady_clock::now();
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await conn.connection->Write(
+      header_bytes, {reinterpret_cast<const uint8_t*>(body->data()), body->size()}, context_.options.io_timeout));
+  conn.batches_sent.push_back(batch);
+  if (conn.batches_sent.size() > kBatchesRemembered) conn.batches_sent.pop_front();
   co_return Status::Ok();
 }
 

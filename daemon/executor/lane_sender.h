@@ -1,8 +1,9 @@
 // LaneSender: one stream of one lane from this member to one child: it opens the connection
 // (the parent's side of the handshake: the child's bitmap says what it holds already), hands
 // over the lane's chunks in the lane's order as this member holds them, at most a window of
-// them unacknowledged, resends what the child refused, tells the child it is alive while it
-// waits (keepalives), and reconnects after a lost connection until every chunk it carries is
+// them unacknowledged, resends what the child refused, carries each chunk's signed batch of
+// digests ahead of it (DigestStream) where the plan streams them, tells the child it is alive
+// while it waits (keepalives), and reconnects after a lost connection until every chunk it carries is
 // acknowledged or the execution stops. Chunks are sent from the store (ChunkAt: the file's page
 // cache or the mapped pages), so a lagging child costs no buffer. io thread only.
 #pragma once
@@ -33,6 +34,9 @@ class LaneSender {
   boost::asio::awaitable<Status> SendOnce();
   // One chunk, counted (a second send of it counts as a resend).
   boost::asio::awaitable<Status> SendChunk(Connection& conn, uint64_t chunk);
+  // Before any frame about `chunk`: its batch of digests, unless this connection carried it
+  // (of the last kBatchesRemembered), once this member holds it.
+  boost::asio::awaitable<Status> SendBatchOf(Connection& conn, uint64_t chunk);
   // A frame without payload: a keepalive, or (shared lanes) a chunk the child holds assigned to
   // the lane.
   boost::asio::awaitable<Status> SendHeader(Connection& conn, FrameType type, uint64_t chunk);

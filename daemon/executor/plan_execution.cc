@@ -23,7 +23,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, Plan plan, PlanId id, int self,
                              std::vector<std::string> data_addresses, std::shared_ptr<PayloadStore> store,
-                             ExecutionOptions options)
+                             ExecutionOptions options, std::unique_ptr<DigestStream> digests)
     : io_(io),
       workers_(workers),
       plan_(std::move(plan)),
@@ -31,6 +31,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       data_addresses_(std::move(data_addresses)),
       store_(std::move(store)),
       options_(std::move(options)),
+      digests_(std::move(digests)),
       schedule_(plan_, self),
       chunk_arrived_(io),
       context_{io_,
@@ -47,7 +48,8 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
                repair_,
                traffic_,
                chunk_arrived_,
-               *this},
+               *this,
+               digests_.get()},
       repair_(context_),
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);

@@ -78,9 +78,12 @@ class PlanExecution final : public LaneReceiver,
   // REQUIRES: ValidatePlan(plan).ok(); data_addresses has one "host:port" per member.
   // `workers` runs what would stall the io thread (hashing and writing chunks, finishing the
   // payload); it must outlive the execution's work.
+  // `digests`: the plan's signed batches of chunk digests (Payload.digest_key), or null when
+  // the plan streams none.
   PlanExecution(boost::asio::io_context& io, boost::asio::thread_pool& workers, Plan plan,
                 PlanId id, int self, std::vector<std::string> data_addresses,
-                std::shared_ptr<PayloadStore> store, ExecutionOptions options);
+                std::shared_ptr<PayloadStore> store, ExecutionOptions options,
+                std::unique_ptr<DigestStream> digests = nullptr);
 
   const PlanId& id() const { return id_; }
   const Plan& plan() const { return plan_; }
@@ -151,6 +154,7 @@ class PlanExecution final : public LaneReceiver,
   std::shared_ptr<PullSwarm> swarm_;
   std::function<Status()> after_finalize_;
   const ExecutionOptions options_;
+  const std::unique_ptr<DigestStream> digests_;
 
   // io thread only, but for the traffic's atomics.
   LaneSchedule schedule_;

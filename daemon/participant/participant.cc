@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -26,9 +27,21 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
       workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
       holdings_(options_.directories, plans_, workers_, options_.warm_memory.get()) {}
 
+namespace {
+
+// REQUIRES: bytes.size() == 32.
+PublicKey PublicKeyFrom(const std::string& bytes) {
+  PublicKey key{};
+  std::memcpy(key.data(), bytes.data(), key.size());
+  return key;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
                                                              int self, std::unique_ptr<PayloadStore> store,
-                                                             bool in_memory, std::function<Status()> after_finalize) {
+                                                             bool in_memory, std::function<Status()> after_finalize,
+                                                             std::optional<SigningKey> digest_key) {
   // By whole-plan index; members a slice does not list (this member never deals with them)
   // have none.
   std::vector<std::string> addresses(plan.members.size());
@@ -40,8 +53,28 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
     addresses[WholeIndexOf(proto, entry)] = m.data_address();
     bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
+  std::unique_ptr<DigestStream> digests;
+  if (const std::string& key = proto.payload().digest_key(); !key.empty()) {
+    if (key.size() != PublicKey().size()) return Status::InvalidArgument("digest_key must be 32 bytes");
+    // Unnamed files: the list also comes with the plan, so a restarted member needs none of it.
+    GRIDCAST_ASSIGN_OR_RETURN(
+        std::unique_ptr<DigestLog> log,
+        DigestLog::OpenUnnamed(options_.directories.data_dir, store->identity().digest,
+                               DigestBatches(store->identity().chunk_bytes, store->identity().NumChunks()),
+                               SystemFileIo()));
+    if (digest_key) {
+      if (digest_key->public_key() != PublicKey(PublicKeyFrom(key))) {
+        return Status::Internal("the plan names another digest key than the source signs with");
+      }
+      GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForSource(id, store->identity(), std::move(*digest_key),
+                                                                 std::move(log)));
+    } else {
+      GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForMember(id, store->identity(), PublicKeyFrom(key),
+                                                                 std::move(log)));
+    }
+  }
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
-                                                   std::move(store), options_.execution);
+                                                   std::move(store), options_.execution, std::move(digests));
   if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
   if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
@@ -219,7 +252,7 @@ Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) con
 }
 
 Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
-                                           std::unique_ptr<PayloadStore> store) {
+                                           std::unique_ptr<PayloadStore> store, std::optional<SigningKey> digest_key) {
   GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
   const PayloadIdentity& payload = store->identity();
   if (payload.size_bytes != plan.payload_bytes || payload.chunk_bytes != plan.chunk_bytes) {
@@ -229,7 +262,8 @@ Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1
         " in chunks of " + std::to_string(plan.chunk_bytes));
   }
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PlanExecution> execution,
-                            Register(id, sent, std::move(plan), 0, std::move(store), /*in_memory=*/false));
+                            Register(id, sent, std::move(plan), 0, std::move(store), /*in_memory=*/false, {},
+                                     std::move(digest_key)));
   return PlanRun(std::move(execution));
 }
 

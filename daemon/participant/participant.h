@@ -24,6 +24,7 @@
 #include "daemon/pull/torrent_session.h"
 #include "daemon/store/allgather_bundle.h"
 #include "daemon/store/rank_memory_registry.h"
+#include "common/signing.h"
 #include "daemon/store/warm_memory.h"
 #include "proto/control.pb.h"
 
@@ -63,10 +64,11 @@ class Participant {
   // Source side: registers the source's own run of `plan`, the plan it made (validated here),
   // under `id`, over its opened payload `store`; `sent` is the plan as the members get it (their
   // addresses, the payload's name, a swarm's .torrent). The handle is the coordinator's view of
-  // the run. InvalidArgument for an invalid plan, FailedPrecondition for a store whose payload
-  // is not the one planned.
+  // the run. `digest_key` signs the batches of chunk digests when `sent` streams them
+  // (Payload.digest_key, its public half). InvalidArgument for an invalid plan,
+  // FailedPrecondition for a store whose payload is not the one planned.
   Result<PlanRun> PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
-                                std::unique_ptr<PayloadStore> store);
+                                std::unique_ptr<PayloadStore> store, std::optional<SigningKey> digest_key = {});
 
   // `source_started`: when the broadcast started at the source, on this daemon's clock.
   Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started);
@@ -76,10 +78,12 @@ class Participant {
  private:
   // plan is proto parsed and validated (parsed once: Prepare is on the control plane's
   // critical path, once per member), or the source's own. `after_finalize`:
-  // PlanExecution::SetAfterFinalize.
+  // PlanExecution::SetAfterFinalize. A plan streaming signed batches of digests
+  // (Payload.digest_key) gets its DigestStream: the source's signs with `digest_key`.
   Result<std::shared_ptr<PlanExecution>> Register(const PlanId& id, const v1::Plan& proto, Plan plan, int self,
                                                   std::unique_ptr<PayloadStore> store, bool in_memory,
-                                                  std::function<Status()> after_finalize = {});
+                                                  std::function<Status()> after_finalize = {},
+                                                  std::optional<SigningKey> digest_key = {});
   // Opens the store a member receives `request`'s payload into, its own allgather part seeded;
   // `resumed`: how many chunks it held verified from before.
   Result<std::unique_ptr<PayloadStore>> OpenMemberStore(const v1::PrepareRequest& request, PayloadIdentity identity,

@@ -101,7 +101,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   uint8_t type_digest_pad[4];
   r.Bytes(type_digest_pad, 4);
   FrameHeader h;
-  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kAssign)) {
+  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kDigests)) {
     return Status::InvalidArgument("unknown frame type " + std::to_string(type_digest_pad[0]));
   }
   if (type_digest_pad[2] != 0 || type_digest_pad[3] != 0) {
@@ -113,6 +113,14 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   h.length = r.U32();
   h.chunk = r.U64();
   r.Bytes(h.hash.data(), h.hash.size());
+  if (h.type == FrameType::kDigests) {
+    if (type_digest_pad[1] != 0 || h.hash != Digest{}) return Status::InvalidArgument("DIGESTS frame with a hash");
+    if (h.length == 0 || h.length > MaxEncodedDigestBatchBytes()) {
+      return Status::InvalidArgument("DIGESTS frame of " + std::to_string(h.length) + " bytes (1 to " +
+                                     std::to_string(MaxEncodedDigestBatchBytes()) + ")");
+    }
+    return h;
+  }
   if (h.type != FrameType::kData) {
     if (h.length != 0 || type_digest_pad[1] != 0 || h.hash != Digest{}) {
       return Status::InvalidArgument("ACK/NACK/KEEPALIVE frame with a payload or a hash");

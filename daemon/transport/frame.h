@@ -11,8 +11,13 @@
 // hung parent; its chunk field is kKeepaliveParentRepairs when the parent (hybrid plans) pulls
 // that lane's missing chunks from the swarm, else 0. An ASSIGN (parent -> child, length 0; plans
 // whose lanes share chunks) says `chunk` belongs to `lane` and the child holds it already (its
-// bitmap said so): the child passes it on in that lane as if it had just arrived. Decoding checks everything a header alone can
-// tell; the receiver checks the rest against its plan (lane, chunk range, chunk size).
+// bitmap said so): the child passes it on in that lane as if it had just arrived. A DIGESTS
+// frame (parent -> child; digest 0, no hash) carries `length` bytes (at most
+// MaxEncodedDigestBatchBytes) of one signed batch of chunk digests (common/digest_batches.h,
+// EncodeDigestBatch), its `chunk` the batch's first chunk: a connection carries a chunk's batch
+// before any frame about that chunk. Decoding checks everything a header alone can tell; the
+// receiver checks the rest against its plan (lane, chunk range, chunk size, the batch's
+// signature).
 //
 // Handshake (the secret never travels): the child speaks first with a random challenge, the
 // parent answers with its identity and an HMAC over that challenge plus its own challenge,
@@ -20,8 +25,8 @@
 //
 // Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
 // per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Version 3
-// added ASSIGN frames. Members of different versions refuse each other at the challenge,
-// naming both versions.
+// added ASSIGN frames, version 4 DIGESTS frames. Members of different versions refuse each
+// other at the challenge, naming both versions.
 #pragma once
 
 #include <array>
@@ -32,6 +37,7 @@
 #include <vector>
 
 #include "common/chunk_digest.h"
+#include "common/digest_batches.h"
 #include "common/crypto.h"
 #include "common/ids.h"
 #include "include/gridcast/result.h"
@@ -39,7 +45,7 @@
 namespace gridcast {
 
 // Values are on the wire; do not renumber.
-enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5 };
+enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5, kDigests = 6 };
 
 inline constexpr size_t kFrameHeaderBytes = 72;
 inline constexpr uint64_t kKeepaliveParentRepairs = 1;
@@ -57,7 +63,8 @@ struct FrameHeader {
 std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& header);
 
 // InvalidArgument for a bad magic, an unknown type or digest, a DATA length above max_length,
-// a hash with bytes past its digest's width, or an ACK/NACK/KEEPALIVE with a payload or hash.
+// a hash with bytes past its digest's width, a DIGESTS frame empty, longer than any batch or
+// with a hash, or an ACK/NACK/KEEPALIVE/ASSIGN with a payload or hash.
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length);
 
@@ -66,7 +73,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 // A bitmap for kMaxPlanChunks chunks, or an error message.
 inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
 

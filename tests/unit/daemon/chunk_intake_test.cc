@@ -18,7 +18,12 @@ namespace asio = boost::asio;
 class ChunkIntakeTest : public PlanExecutionFixture {
  protected:
   // Member 1 of a chain (0 -> 1 -> 2 -> 3) of 6 chunks receives; the test is its parent, 0.
+  // Without batches of digests unless a test turns them on (ChunkIntakeDigestsTest).
   void SetUp() override {
+    SetUpMember(/*stream_digests=*/false);
+  }
+  void SetUpMember(bool stream_digests) {
+    stream_digests_ = stream_digests;
     PlanExecutionFixture::SetUp();
     MakePayloadAndPlan(5 * kChunk + 100, "chain");
     base_options_.io_timeout = std::chrono::seconds(5);
@@ -74,6 +79,30 @@ class ChunkIntakeTest : public PlanExecutionFixture {
   }
   uint64_t VerifiedByPush() { return CountersOf(1)->Read().chunks_verified[static_cast<int>(Transport::kPush)]; }
 
+  // Batch `index` of the payload's digests, signed with `key` (the source's unless said) for
+  // `plan` (this one unless said).
+  DigestBatch SignedBatch(uint64_t index, const SigningKey* key = nullptr, const PlanId* plan = nullptr) const {
+    const DigestBatches rule(identity_.chunk_bytes, identity_.NumChunks());
+    const DigestBatches::Range range = rule.RangeOf(index);
+    DigestBatch batch;
+    batch.index = index;
+    batch.first_chunk = range.first;
+    batch.kind = identity_.digest;
+    batch.digests.assign(identity_.chunk_hashes.begin() + static_cast<std::ptrdiff_t>(range.first),
+                         identity_.chunk_hashes.begin() + static_cast<std::ptrdiff_t>(range.first + range.count));
+    SignDigestBatch(key != nullptr ? *key : *digest_key_, plan != nullptr ? *plan : id_, batch);
+    return batch;
+  }
+  Status SendBatch(const ConnectionPtr& connection, const DigestBatch& batch) {
+    const std::string body = EncodeDigestBatch(batch);
+    FrameHeader header;
+    header.type = FrameType::kDigests;
+    header.plan_id = id_;
+    header.length = static_cast<uint32_t>(body.size());
+    header.chunk = batch.first_chunk;
+    return Send(connection, header, {reinterpret_cast<const uint8_t*>(body.data()), body.size()});
+  }
+
   std::shared_ptr<PayloadStore> store_;
 };
 
@@ -81,7 +110,7 @@ TEST_F(ChunkIntakeTest, EveryFrameIsCheckedAgainstThePlanBeforeItsBytesAreRead) 
   const LaneSchedule schedule(plan_, 1);
   const ParentStream from{0, 0, 1};
   const auto check = [&](const FrameHeader& header) {
-    return CheckParentFrame(header, from, id_, plan_, schedule, *store_).code();
+    return CheckParentFrame(header, from, id_, plan_, schedule, *store_, nullptr).code();
   };
   EXPECT_EQ(check(DataFrame(3)), StatusCode::kOk);
   FrameHeader keepalive;
@@ -107,8 +136,8 @@ TEST_F(ChunkIntakeTest, EveryFrameIsCheckedAgainstThePlanBeforeItsBytesAreRead) 
   full_length.length = kChunk;
   EXPECT_EQ(check(full_length), StatusCode::kInvalidArgument);
   // Two streams on an edge: each carries every other chunk.
-  EXPECT_EQ(CheckParentFrame(DataFrame(3), {0, 1, 2}, id_, plan_, schedule, *store_).code(), StatusCode::kOk);
-  EXPECT_EQ(CheckParentFrame(DataFrame(3), {0, 0, 2}, id_, plan_, schedule, *store_).code(),
+  EXPECT_EQ(CheckParentFrame(DataFrame(3), {0, 1, 2}, id_, plan_, schedule, *store_, nullptr).code(), StatusCode::kOk);
+  EXPECT_EQ(CheckParentFrame(DataFrame(3), {0, 0, 2}, id_, plan_, schedule, *store_, nullptr).code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -217,6 +246,67 @@ TEST_F(ChunkIntakeTest, AStoppedMemberHangsUpOnItsParent) {
   (void)Send(parent, DataFrame(0), ChunkBytes(0));
   EXPECT_FALSE(Reply(parent).ok());
   EXPECT_EQ(store_->VerifiedCount(), 0u);
+}
+
+// The same member with the plan's signed batches of digests: a chunk only after its batch, and
+// only a batch the source signed for this plan.
+class ChunkIntakeDigestsTest : public ChunkIntakeTest {
+ protected:
+  void SetUp() override { SetUpMember(/*stream_digests=*/true); }
+};
+
+TEST_F(ChunkIntakeDigestsTest, AChunkBeforeItsBatchEndsTheConnectionThenTheBatchLetsItIn) {
+  const ConnectionPtr early = ConnectAsParent();
+  ASSERT_NE(early, nullptr);
+  ASSERT_TRUE(Send(early, DataFrame(0), ChunkBytes(0)).ok());
+  EXPECT_FALSE(Reply(early).ok());  // closed before the chunk's bytes were read: no reply
+  EXPECT_EQ(store_->VerifiedCount(), 0u);
+
+  const ConnectionPtr parent = ConnectAsParent();
+  ASSERT_NE(parent, nullptr);
+  ASSERT_TRUE(SendBatch(parent, SignedBatch(0)).ok());
+  ASSERT_TRUE(SendBatch(parent, SignedBatch(0)).ok());  // a repeat is dropped
+  for (uint64_t c = 0; c < plan_.NumChunks(); ++c) {
+    ASSERT_TRUE(Send(parent, DataFrame(c), ChunkBytes(c)).ok());
+    Result<FrameHeader> reply = Reply(parent);
+    ASSERT_TRUE(reply.ok() && reply->type == FrameType::kAck) << c << " " << reply.status().ToString();
+  }
+  ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(1).state == ExecutionState::kDone; }));
+  EXPECT_EQ(ReadFile(MemberDir(1) / "payload.bin"), ReadFile(source_path_));
+}
+
+TEST_F(ChunkIntakeDigestsTest, ABatchNotSignedByTheSourceForThisPlanEndsTheConnection) {
+  Result<SigningKey> other = SigningKey::Generate();
+  ASSERT_TRUE(other.ok());
+  const PlanId another_plan = PlanId::Random();
+  DigestBatch altered = SignedBatch(0);
+  altered.digests[1][0] ^= 1;  // changed after the source signed it
+  DigestBatch disagreeing = SignedBatch(0, &*other);
+  disagreeing.digests[2][0] ^= 1;  // a member's own list, signed with its own key
+  SignDigestBatch(*other, id_, disagreeing);
+  DigestBatch misplaced = SignedBatch(0);
+  misplaced.first_chunk = 1;
+  SignDigestBatch(*digest_key_, id_, misplaced);
+  for (const DigestBatch& bad : {altered, disagreeing, SignedBatch(0, &*other), SignedBatch(0, nullptr, &another_plan),
+                                 misplaced}) {
+    const ConnectionPtr parent = ConnectAsParent();
+    ASSERT_NE(parent, nullptr);
+    ASSERT_TRUE(SendBatch(parent, bad).ok());
+    (void)Send(parent, DataFrame(0), ChunkBytes(0));
+    EXPECT_FALSE(Reply(parent).ok());  // closed: the batch was refused, and with it the chunk
+  }
+  EXPECT_EQ(store_->VerifiedCount(), 0u);
+  // A DIGESTS frame that names no batch's first chunk is refused from its header alone.
+  const ConnectionPtr parent = ConnectAsParent();
+  ASSERT_NE(parent, nullptr);
+  const std::string body = EncodeDigestBatch(SignedBatch(0));
+  FrameHeader header;
+  header.type = FrameType::kDigests;
+  header.plan_id = id_;
+  header.length = static_cast<uint32_t>(body.size());
+  header.chunk = 3;  // the body is batch 0, which starts at chunk 0
+  ASSERT_TRUE(Send(parent, header, {reinterpret_cast<const uint8_t*>(body.data()), body.size()}).ok());
+  EXPECT_FALSE(Reply(parent).ok());
 }
 
 }  // namespace

@@ -25,8 +25,10 @@ FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7,
 
 TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
-    for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive, FrameType::kAssign}) {
-      const FrameHeader in = Header(type, type == FrameType::kData ? 4096 : 0, kKeepaliveParentRepairs, digest);
+    for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive, FrameType::kAssign,
+                           FrameType::kDigests}) {
+      const uint32_t length = type == FrameType::kData ? 4096 : type == FrameType::kDigests ? 1000 : 0;
+      const FrameHeader in = Header(type, length, kKeepaliveParentRepairs, digest);
       const auto bytes = EncodeFrameHeader(in);
       Result<FrameHeader> out = DecodeFrameHeader(bytes, 1 << 20);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -41,15 +43,15 @@ TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   }
 }
 
-// A member of data protocol version 1 or 2 is refused at the challenge, by version and clearly.
+// A member of data protocol version 1, 2 or 3 is refused at the challenge, by version and clearly.
 TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
-  for (uint32_t version : {1u, 2u}) {
+  for (uint32_t version : {1u, 2u, 3u}) {
     Challenge old;
     old.version = version;
     Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 3"),
+    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 4"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -71,7 +73,7 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto bad_magic = data;
   bad_magic[0] = 'X';
   refused(bad_magic, 1 << 20, "bad magic");
-  for (uint8_t type : {0, 6, 255}) {
+  for (uint8_t type : {0, 7, 255}) {
     auto unknown = data;
     unknown[4] = type;
     refused(unknown, 1 << 20, "unknown type " + std::to_string(type));
@@ -93,6 +95,18 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
     with_digest[5] = 1;
     refused(with_digest, 1 << 20, "a digest on a control frame");
   }
+  // A DIGESTS frame: a body of one batch at most, never empty, and no hash in the header.
+  refused(EncodeFrameHeader(Header(FrameType::kDigests, 0)), 1 << 20, "an empty batch");
+  refused(EncodeFrameHeader(Header(FrameType::kDigests, static_cast<uint32_t>(MaxEncodedDigestBatchBytes()) + 1)),
+          1 << 20, "a body longer than any batch");
+  EXPECT_TRUE(DecodeFrameHeader(EncodeFrameHeader(Header(FrameType::kDigests,
+                                                         static_cast<uint32_t>(MaxEncodedDigestBatchBytes()))),
+                                1)
+                  .ok())
+      << "a batch's length is bounded by the batch, not by the chunk size";
+  auto batch_with_hash = EncodeFrameHeader(Header(FrameType::kDigests, 100));
+  batch_with_hash[kFrameHeaderBytes - 1] = 1;
+  refused(batch_with_hash, 1 << 20, "a hash on a DIGESTS frame");
 }
 
 }  // namespace

@@ -36,7 +36,9 @@ class SilentChild final : public LaneReceiver, public std::enable_shared_from_th
   uint64_t chunks = 0;
   std::atomic<int> connections{0};
   std::array<std::atomic<int>, 8> data_frames{};  // per connection, the first eight
+  std::array<std::atomic<int>, 8> batches{};      // DIGESTS frames, the same way
   std::atomic<int> keepalives{0};
+  std::atomic<bool> data_before_its_batch{false};
 
  private:
   asio::awaitable<void> Listen(ConnectionPtr connection, int index) {
@@ -47,7 +49,14 @@ class SilentChild final : public LaneReceiver, public std::enable_shared_from_th
       Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(body.size()));
       if (!header.ok()) co_return;
       if (header->type == FrameType::kKeepalive) ++keepalives;
+      if (header->type == FrameType::kDigests) {
+        if (!(co_await connection->Read({body.data(), header->length}, std::chrono::seconds(30))).ok()) co_return;
+        if (index < static_cast<int>(batches.size())) ++batches[index];
+        continue;
+      }
       if (header->type != FrameType::kData) continue;
+      // Only the first batch's chunks come (a window of them): its batch must come first.
+      if (index < static_cast<int>(batches.size()) && batches[index] == 0) data_before_its_batch = true;
       if (!(co_await connection->ReceiveChunk({body.data(), header->length}, std::chrono::seconds(30), {})).ok()) {
         co_return;
       }
@@ -86,6 +95,10 @@ TEST_F(LaneSenderTest, AChildThatStopsAcknowledgingGetsAWindowThenAReconnection)
   // window again (the child's bitmap holds nothing): resends, counted as such.
   ASSERT_TRUE(WaitUntil([&] { return child->connections >= 2 && child->data_frames[1] == static_cast<int>(kWindow); }));
   EXPECT_GE(CountersOf(0)->Read().chunks_resent, kWindow);
+  // Each connection carried the signed batch of digests once, before the chunks.
+  EXPECT_EQ(child->batches[0], 1);
+  EXPECT_EQ(child->batches[1], 1);
+  EXPECT_FALSE(child->data_before_its_batch);
   // The source holds the payload (done), and has not failed: it still forwards.
   const ExecutionSnapshot source = SnapshotOf(0);
   EXPECT_EQ(source.state, ExecutionState::kDone) << source.error;

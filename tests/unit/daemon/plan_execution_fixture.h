@@ -134,6 +134,9 @@ class PlanExecutionFixture : public ::testing::Test {
     identity_ = (*source)->identity();
     source_ = std::move(*source);
     id_ = *PlanId::FromBytes(std::string(PlanId::kBytes, '\x07'));
+    Result<SigningKey> key = SigningKey::Generate();
+    ASSERT_TRUE(key.ok());
+    digest_key_.emplace(std::move(*key));
   }
 
   // Member `i`'s store: the source's, or a receiving one in its directory (resuming from what
@@ -160,12 +163,28 @@ class PlanExecutionFixture : public ::testing::Test {
     options.transport = transports_[i];
     options.reconnect_delay = std::chrono::milliseconds(20);
     options.counters = CountersOf(i);
-    auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, std::move(store), options);
+    auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, store, options,
+                                                     DigestStreamOf(i, *store));
     {
       std::lock_guard<std::mutex> lock(mutex_);
       executions_[i] = execution;
     }
     boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
+  }
+
+  // Member i's signed batches of digests over `store`, as a push plan's are (none when the test
+  // turned them off, or the plan has a swarm).
+  std::unique_ptr<DigestStream> DigestStreamOf(int i, const PayloadStore& store) {
+    if (!stream_digests_ || plan_.HasSwarm() || !digest_key_) return nullptr;
+    Result<std::unique_ptr<DigestLog>> log =
+        DigestLog::OpenUnnamed(MemberDir(i).string(), identity_.digest,
+                               DigestBatches(identity_.chunk_bytes, identity_.NumChunks()), SystemFileIo());
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    if (!log.ok()) return nullptr;
+    Result<std::unique_ptr<DigestStream>> stream =
+        i == 0 ? DigestStream::ForSource(id_, store.identity(), *digest_key_, std::move(*log))
+               : DigestStream::ForMember(id_, store.identity(), digest_key_->public_key(), std::move(*log));
+    return stream.ok() ? std::move(*stream) : nullptr;
   }
 
   // Runs `task` on the io thread and waits for what it returns.
@@ -237,6 +256,7 @@ class PlanExecutionFixture : public ::testing::Test {
   std::map<int, double> upload_bytes_per_s_;       // loopback only, set before SetUp: slow uplinks
   bool mapped_ = false;                            // receivers take chunks into place (in-memory)
   ExecutionOptions base_options_;                  // what StartMember starts from
+  bool stream_digests_ = true;                     // executions carry signed batches of digests
   std::shared_ptr<LoopbackNetwork> network_;
   std::vector<std::shared_ptr<DataTransport>> transports_;
   std::vector<std::unique_ptr<DataPlane>> planes_;
@@ -250,6 +270,7 @@ class PlanExecutionFixture : public ::testing::Test {
   ChunkDigest digest_ = ChunkDigest::kSha256;  // of the plan, set before MakePayloadAndPlan
   std::shared_ptr<PayloadStore> source_;
   PlanId id_{};
+  std::optional<SigningKey> digest_key_;  // the source's, made with the plan
 };
 
 // The transports and digests every executor behaviour is run over: sockets and the in-process

@@ -1,0 +1,54 @@
+#include "daemon/executor/digest_stream.h"
+
+namespace gridcast {
+
+Result<std::unique_ptr<DigestStream>> DigestStream::ForSource(const PlanId& plan, const PayloadIdentity& identity,
+                                                              SigningKey key, std::unique_ptr<DigestLog> log) {
+  const PublicKey public_key = key.public_key();
+  return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, public_key, std::move(key), std::move(log)));
+}
+
+Result<std::unique_ptr<DigestStream>> DigestStream::ForMember(const PlanId& plan, const PayloadIdentity& identity,
+                                                              const PublicKey& key, std::unique_ptr<DigestLog> log) {
+  return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, key, std::nullopt, std::move(log)));
+}
+
+bool DigestStream::Available(uint64_t batch) {
+  if (log_->Has(batch)) return true;
+  if (!signing_ || batch >= rule_.count()) return false;
+  const DigestBatches::Range range = rule_.RangeOf(batch);
+  DigestBatch signed_batch;
+  signed_batch.index = batch;
+  signed_batch.first_chunk = range.first;
+  signed_batch.kind = identity_.digest;
+  const auto first = static_cast<std::ptrdiff_t>(range.first);
+  const auto end = first + static_cast<std::ptrdiff_t>(range.count);
+  signed_batch.digests.assign(identity_.chunk_hashes.begin() + first, identity_.chunk_hashes.begin() + end);
+  if (!identity_.weak_checksums.empty()) {
+    signed_batch.weak.assign(identity_.weak_checksums.begin() + first, identity_.weak_checksums.begin() + end);
+  }
+  SignDigestBatch(*signing_, plan_, signed_batch);
+  return log_->Record(signed_batch).ok();
+}
+
+Result<std::string> DigestStream::Encoded(uint64_t batch) const {
+  GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch held, log_->Batch(batch));
+  return EncodeDigestBatch(held);
+}
+
+Status DigestStream::Accept(std::string_view body) {
+  GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch batch, DecodeDigestBatch(body, identity_.digest));
+  if (log_->Has(batch.index)) return Status::Ok();
+  GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, !identity_.weak_checksums.empty(), batch));
+  for (size_t i = 0; i < batch.digests.size(); ++i) {
+    const uint64_t chunk = batch.first_chunk + i;
+    if (batch.digests[i] != identity_.chunk_hashes[chunk] ||
+        (!batch.weak.empty() && batch.weak[i] != identity_.weak_checksums[chunk])) {
+      return Status::DataLoss("digest batch " + std::to_string(batch.index) + " disagrees with the plan on chunk " +
+                              std::to_string(chunk));
+    }
+  }
+  return log_->Record(batch);
+}
+
+}  // namespace gridcast

@@ -1,0 +1,59 @@
+// DigestStream: one plan's signed batches of chunk digests at this member (docs/streamed-
+// digests.md, common/digest_batches.h). The source signs each batch from the digests it holds,
+// the first time a connection needs it; a member verifies each batch a parent sends against
+// the public key of the plan (Payload.digest_key) and keeps it (DigestLog) to pass on to its
+// own children exactly as the source signed it. A connection carries a chunk's batch before
+// any frame about the chunk (lane_sender.h), and a member takes a chunk only once it holds its
+// batch (CheckParentFrame). The plan's list of digests still comes with Prepare: a batch must
+// agree with it. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/digest_batches.h"
+#include "common/ids.h"
+#include "common/signing.h"
+#include "daemon/store/digest_log.h"
+#include "daemon/store/payload_identity.h"
+
+namespace gridcast {
+
+class DigestStream {
+ public:
+  // At the source: it signs with `key`. `identity` outlives the stream (the store's).
+  static Result<std::unique_ptr<DigestStream>> ForSource(const PlanId& plan, const PayloadIdentity& identity,
+                                                         SigningKey key, std::unique_ptr<DigestLog> log);
+  // At a member: batches must be signed by `key`.
+  static Result<std::unique_ptr<DigestStream>> ForMember(const PlanId& plan, const PayloadIdentity& identity,
+                                                         const PublicKey& key, std::unique_ptr<DigestLog> log);
+
+  const DigestBatches& rule() const { return rule_; }
+  // Whether batch `batch` can be sent now: held, or (at the source) signed now.
+  bool Available(uint64_t batch);
+  // Batch `batch` as a DIGESTS frame carries it. REQUIRES: Available(batch).
+  Result<std::string> Encoded(uint64_t batch) const;
+  // Whether the batch holding `chunk`'s digest is held here.
+  bool Covers(uint64_t chunk) const { return log_->Has(rule_.BatchOf(chunk)); }
+  // A DIGESTS frame's body from a parent: kept when it decodes, is the rule's batch at its
+  // index, is signed by the plan's key for this plan and agrees with the plan's list; a batch
+  // held already is dropped unread. DataLoss or InvalidArgument, saying why, otherwise.
+  Status Accept(std::string_view body);
+
+ private:
+  DigestStream(const PlanId& plan, const PayloadIdentity& identity, const PublicKey& key,
+               std::optional<SigningKey> signing, std::unique_ptr<DigestLog> log)
+      : plan_(plan), identity_(identity), rule_(identity.chunk_bytes, identity.NumChunks()), key_(key),
+        signing_(std::move(signing)), log_(std::move(log)) {}
+
+  const PlanId plan_;
+  const PayloadIdentity& identity_;
+  const DigestBatches rule_;
+  const PublicKey key_;
+  const std::optional<SigningKey> signing_;
+  const std::unique_ptr<DigestLog> log_;
+};
+
+}  // namespace gridcast
