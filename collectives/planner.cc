@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "collectives/validate_plan.h"
+
 namespace gridcast {
 
 uint64_t ChunkBytesForCount(uint64_t payload_bytes, uint64_t chunks, uint64_t min_bytes, uint64_t max_bytes) {
@@ -10,7 +12,8 @@ uint64_t ChunkBytesForCount(uint64_t payload_bytes, uint64_t chunks, uint64_t mi
 }
 
 uint64_t Planner::DefaultChunkBytes(uint64_t payload_bytes) const {
-  return ChunkBytesForCount(payload_bytes, 2048, 64 << 10, 4 << 20);
+  return std::max(ChunkBytesForCount(payload_bytes, 2048, 64 << 10, 4 << 20),
+                  SmallestChunkBytes(payload_bytes, /*swarm=*/false));
 }
 
 }  // namespace gridcast

@@ -45,6 +45,9 @@ struct PlanOptions {
   // false it keeps chunk_bytes, so a size the user asked for is respected. Callers set it when
   // the user left the chunk size unspecified.
   bool choose_chunk_bytes = false;
+  // The smallest chunk auto may choose: callers set SmallestChunkBytes (validate_plan.h) for
+  // the payload and the mode, so no plan exceeds the chunk count a member can hold.
+  uint64_t min_chunk_bytes = 1;
   // When true, auto also tries more parallel streams (2 and 4) on networks with switch uplinks;
   // when false it keeps `streams`.
   bool choose_streams = false;

@@ -1,5 +1,6 @@
 #include "collectives/validate_plan.h"
 
+#include <algorithm>
 #include <bit>
 #include <set>
 #include <string>
@@ -23,6 +24,30 @@ Status CheckPieceBytes(uint64_t piece_bytes) {
                                    "to 64 MiB, not " + std::to_string(piece_bytes) + " bytes");
   }
   return Status::Ok();
+}
+
+uint64_t SmallestChunkBytes(uint64_t payload_bytes, bool swarm) {
+  const uint64_t most = swarm ? kMaxSwarmPieces : kMaxPlanChunks;
+  const uint64_t smallest = std::bit_ceil(std::max<uint64_t>((payload_bytes + most - 1) / most, 1));
+  return swarm ? std::max(smallest, kMinPieceBytes) : smallest;
+}
+
+Status CheckChunkCount(uint64_t payload_bytes, uint64_t chunk_bytes, bool swarm) {
+  if (chunk_bytes == 0) return CheckChunkBytes(chunk_bytes);
+  const uint64_t chunks = (payload_bytes + chunk_bytes - 1) / chunk_bytes;
+  const uint64_t most = swarm ? kMaxSwarmPieces : kMaxPlanChunks;
+  if (chunks <= most) return Status::Ok();
+  const std::string what = swarm ? "pieces" : "chunks";
+  const uint64_t smallest = SmallestChunkBytes(payload_bytes, swarm);
+  if (smallest > kMaxChunkBytes) {
+    return Status::InvalidArgument("a payload of " + std::to_string(payload_bytes) + " bytes makes more than " +
+                                   std::to_string(most) + " " + what + " even of 64 MiB" +
+                                   (swarm ? ": too large for a swarm (send it with --mode push)" : ""));
+  }
+  return Status::InvalidArgument("a payload of " + std::to_string(payload_bytes) + " bytes in chunks of " +
+                                 std::to_string(chunk_bytes) + " bytes makes " + std::to_string(chunks) + " " + what +
+                                 ", more than " + std::to_string(most) + ": chunks of " + std::to_string(smallest) +
+                                 " bytes or more fit");
 }
 
 namespace {
@@ -278,6 +303,7 @@ Status ValidatePlan(const Plan& plan) {
       return Status::InvalidArgument("member '" + name + "' is listed twice");
     }
   }
+  GRIDCAST_RETURN_IF_ERROR(CheckChunkCount(plan.payload_bytes, plan.chunk_bytes, plan.HasSwarm()));
   GRIDCAST_RETURN_IF_ERROR(CheckModeAndLanes(plan));
   if (plan.HasSwarm()) GRIDCAST_RETURN_IF_ERROR(ValidateSwarm(plan));
   for (size_t l = 0; l < plan.lanes.size(); ++l) GRIDCAST_RETURN_IF_ERROR(ValidateTree(plan, l));

@@ -23,10 +23,24 @@ inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMinPieceBytes = uint64_t{16} << 10;
 // Parallel TCP connections on one edge: more only divides a link further.
 inline constexpr int kMaxStreamsPerEdge = 64;
+// Chunks in one plan: what a member keeps per chunk (digests and bits, today in memory) bounds
+// it; it grows once those live in windows and files (docs/streamed-digests.md). A swarm's
+// pieces stay fewer: libtorrent keeps state per piece, and loads a torrent of at most 2^21.
+inline constexpr uint64_t kMaxPlanChunks = uint64_t{1} << 24;
+inline constexpr uint64_t kMaxSwarmPieces = uint64_t{1} << 21;
 // InvalidArgument unless 1 <= chunk_bytes <= kMaxChunkBytes.
 Status CheckChunkBytes(uint64_t chunk_bytes);
 // InvalidArgument unless `piece_bytes` is a power of two from kMinPieceBytes to kMaxChunkBytes.
 Status CheckPieceBytes(uint64_t piece_bytes);
+
+// The smallest chunk, a power of two, that cuts `payload_bytes` into at most kMaxPlanChunks
+// chunks (kMaxSwarmPieces pieces of at least kMinPieceBytes with `swarm`). Beyond
+// kMaxChunkBytes for payloads no plan can carry (over 1 PiB; 128 TiB with a swarm).
+uint64_t SmallestChunkBytes(uint64_t payload_bytes, bool swarm);
+// InvalidArgument unless `payload_bytes` in chunks of `chunk_bytes` makes at most
+// kMaxPlanChunks chunks (kMaxSwarmPieces with `swarm`), naming the smallest chunk that fits,
+// or that the payload is too large for any.
+Status CheckChunkCount(uint64_t payload_bytes, uint64_t chunk_bytes, bool swarm);
 
 // OK, or InvalidArgument naming the lane, member or chunk at fault.
 Status ValidatePlan(const Plan& plan);

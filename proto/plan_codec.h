@@ -6,14 +6,15 @@
 #pragma once
 
 #include "collectives/plan.h"
+#include "collectives/validate_plan.h"
 #include "common/chunk_digest.h"
 #include "include/gridcast/result.h"
 #include "proto/plan.pb.h"
 
 namespace gridcast {
 
-// Limits on plans received from the network. A Plan beyond them is refused, not truncated.
-inline constexpr uint64_t kMaxPlanChunks = uint64_t{1} << 24;
+// Limits on plans received from the network (and kMaxPlanChunks, validate_plan.h). A Plan
+// beyond them is refused, not truncated.
 inline constexpr size_t kMaxPlanMembers = 100000;
 inline constexpr size_t kMaxPlanLanes = 4096;
 inline constexpr uint32_t kMaxPlanWindowChunks = 1 << 16;

@@ -192,7 +192,14 @@ void PrintPlanDot(const Plan& plan, const NetworkModel& net) {
 // Without --chunk, the planner's default chunk size for the payload (as the daemon does).
 Result<Plan> MakePlanFromInputs(const Planner& planner, const Inputs& in) {
   PlanOptions options = in.options;
-  if (options.choose_chunk_bytes) options.chunk_bytes = planner.DefaultChunkBytes(in.payload_bytes);
+  // `plan` and `simulate` make push plans but for the swarm planners, whose default is sized
+  // for their pieces.
+  options.min_chunk_bytes = SmallestChunkBytes(in.payload_bytes, /*swarm=*/false);
+  if (options.choose_chunk_bytes) {
+    options.chunk_bytes = std::max(planner.DefaultChunkBytes(in.payload_bytes), options.min_chunk_bytes);
+  } else {
+    GRIDCAST_RETURN_IF_ERROR(CheckChunkCount(in.payload_bytes, options.chunk_bytes, /*swarm=*/false));
+  }
   return planner.MakePlan(in.net, in.payload_bytes, options);
 }
 

@@ -202,9 +202,12 @@ std::vector<uint64_t> ChunkSizesToTry(const PlanOptions& options, uint64_t paylo
   std::vector<uint64_t> chunk_sizes = {options.chunk_bytes};
   if (!options.choose_chunk_bytes) return chunk_sizes;
   const uint64_t smallest = std::min<uint64_t>(256 << 10, default_chunk_bytes);
+  // Never more chunks than a member can hold, whatever the caller allowed.
+  const uint64_t fewest_chunks = std::max(options.min_chunk_bytes, SmallestChunkBytes(payload_bytes, /*swarm=*/false));
   for (uint64_t size : AutoPlanner::kChunkSizes) {
     // Chunks beyond the payload all plan the same single chunk; keep the smallest of them.
-    if (size != options.chunk_bytes && size >= smallest && (size <= payload_bytes || size == smallest)) {
+    if (size != options.chunk_bytes && size >= smallest && size >= fewest_chunks &&
+        (size <= payload_bytes || size == smallest)) {
       chunk_sizes.push_back(size);
     }
   }
@@ -263,7 +266,7 @@ Result<Plan> AutoPlanner::MakePlan(const NetworkModel& net, uint64_t payload_byt
   Search search(net, payload_bytes, options);
   // Planners of many slow lanes (upload-packing) also at the per-size default chunk when auto
   // may choose it: they need small chunks and would not reach the finalists at 1 MiB.
-  const uint64_t default_chunk_bytes = Planner::DefaultChunkBytes(payload_bytes);
+  const uint64_t default_chunk_bytes = std::max(Planner::DefaultChunkBytes(payload_bytes), options.min_chunk_bytes);
   for (const std::unique_ptr<Planner>& planner : planners) {
     search.Add(*planner, options.chunk_bytes, options.streams);
     if (options.choose_chunk_bytes && default_chunk_bytes != options.chunk_bytes &&

@@ -104,7 +104,8 @@ std::vector<int> PeersAcross(const std::vector<int>& others, int i, int group_si
 }  // namespace
 
 uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
-  return ChunkBytesForCount(payload_bytes, 4096, 64 << 10, 16 << 20);
+  return std::max(ChunkBytesForCount(payload_bytes, 4096, 64 << 10, 16 << 20),
+                  SmallestChunkBytes(payload_bytes, /*swarm=*/true));
 }
 
 Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_bytes,

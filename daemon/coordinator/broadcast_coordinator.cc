@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "collectives/broadcast_mode.h"
+#include "collectives/validate_plan.h"
 #include "collectives/registry.h"
 #include "collectives/topology.h"
 #include "common/file_io.h"
@@ -125,8 +126,13 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   plan_options.choose_streams = request.streams() == 0;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner,
                             MakePlanner(PlannerForMode(mode, mode_inputs.algorithm)));
-  plan_options.chunk_bytes =
-      request.chunk_bytes() > 0 ? request.chunk_bytes() : planner->DefaultChunkBytes(size);
+  plan_options.min_chunk_bytes = SmallestChunkBytes(size, ModeHasSwarm(mode));
+  if (request.chunk_bytes() > 0) {
+    GRIDCAST_RETURN_IF_ERROR(CheckChunkCount(size, request.chunk_bytes(), ModeHasSwarm(mode)));
+    plan_options.chunk_bytes = request.chunk_bytes();
+  } else {
+    plan_options.chunk_bytes = std::max(planner->DefaultChunkBytes(size), plan_options.min_chunk_bytes);
+  }
   return MakeCheckedPlan(*planner, mode, net, size, plan_options);
 }
 
