@@ -283,6 +283,9 @@ Status RunDaemon(const DaemonOptions& options) {
   const std::string memory_dir = directories.memory_dir;
   sigset_t signals = BlockShutdownSignals();
 
+  // First, so that it goes last: the transport below (in `execution`) holds sockets of its
+  // services, and an early return (a data port in use) must not close them after it.
+  boost::asio::io_context io(1);
   auto counters = std::make_shared<DaemonCounters>();
   ExecutionOptions execution = options.execution;
   execution.counters = counters;
@@ -294,7 +297,6 @@ Status RunDaemon(const DaemonOptions& options) {
   torrent_options.counters = counters;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<TorrentSession> torrents, TorrentSession::Start(torrent_options));
 
-  boost::asio::io_context io(1);
   if (tls) {
     execution.transport = std::make_shared<TlsTransport>(io, tls, options.tcp, options.execution.connect_timeout);
   } else {

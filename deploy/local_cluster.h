@@ -3,7 +3,10 @@
 // send root DIR/payloads. Killed (SIGKILL) and removed on destruction.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -43,8 +46,11 @@ class LocalCluster {
     config_.secret = NewClusterSecret();
     // Ports from the pid keep parallel test processes apart. They stay below Linux's ephemeral
     // range (32768 and up): a port in it can be taken by an outgoing connection meanwhile.
-    // Data ports are base + i, BitTorrent ports base + 8 + i: at most 8 members.
-    const int base = 20000 + static_cast<int>(getpid() % 750) * 16;
+    // Data ports are base + i, BitTorrent ports base + 8 + i: at most 8 members. Two processes
+    // whose pids meet in the same block (or anything else holding one of its ports) would
+    // collide: the next free block is taken instead.
+    int base = 20000 + static_cast<int>(getpid() % 750) * 16;
+    for (int tried = 0; tried < 750 && !PortsFree(base, 16); ++tried) base = 20000 + (base - 20000 + 16) % (750 * 16);
     for (int i = 0; i < members; ++i) {
       const std::string name = "m" + std::to_string(i);
       config_.members.push_back({name, "unix:" + (dir_ / (name + ".sock")).string(),
@@ -116,6 +122,24 @@ class LocalCluster {
  private:
   // A daemon that died of a sanitizer report or an uncaught exception shows up only as a
   // closed socket to the client: put the report where a failing test's output shows it.
+  // Whether the `count` ports from `base` can be listened on now on 127.0.0.1.
+  static bool PortsFree(int base, int count) {
+    for (int port = base; port < base + count; ++port) {
+      const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (probe < 0) return true;  // cannot tell: as before
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      const int one = 1;
+      setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // as the daemons bind
+      const bool free = bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+      close(probe);
+      if (!free) return false;
+    }
+    return true;
+  }
+
   void ReportCrash(int i) const {
     std::ifstream in(log(i));
     std::string line;

@@ -2,6 +2,9 @@
 // --check-config` on good and bad configurations (it binds nothing and changes nothing), and
 // deploy/systemd/gridcastd.service checked by `systemd-analyze verify` where that is installed.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -144,6 +147,34 @@ TEST_F(CheckConfigTest, AGoodConfigurationSaysWhatWouldRunAndChangesNothing) {
   ASSERT_TRUE(from_file.ok());
   EXPECT_EQ(from_file->exit_code, 0) << from_file->output;
   EXPECT_NE(from_file->output.find("member n2"), std::string::npos) << from_file->output;
+}
+
+// A daemon that cannot listen on its data port (another process holds it) says so and exits
+// with an error; nothing it made is left half torn down (its sockets go before their io
+// context: under AddressSanitizer that order is checked).
+TEST_F(CheckConfigTest, ADataPortInUseIsAnErrorNotACrash) {
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  // `timeout`: a daemon that started anyway would run until killed.
+  Result<CommandOutput> out =
+      RunCommand({"timeout", "60", GRIDCASTD, "--name", "n1", "--cluster", (dir_ / "cluster.yaml").string(),
+                  "--data-dir", (dir_ / "data").string(), "--memory-dir", (dir_ / "memory").string(), "--control",
+                  "unix:" + (dir_ / "n1.sock").string(), "--data", taken});
+  close(holder);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->exit_code, 0) << out->output;
+  EXPECT_NE(out->exit_code, 124) << "the daemon started on a port in use: " << out->output;
+  EXPECT_NE(out->output.find(taken), std::string::npos) << out->output;
+  EXPECT_EQ(out->output.find("Sanitizer"), std::string::npos) << out->output;
+  EXPECT_EQ(out->output.find("runtime error"), std::string::npos) << out->output;
 }
 
 TEST_F(CheckConfigTest, EachProblemIsNamedWithExitCode2) {
