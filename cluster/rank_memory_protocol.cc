@@ -2,22 +2,13 @@
 
 #include <cstring>
 
+#include "common/big_endian.h"
 #include "common/safe_path.h"
 
 namespace gridcast {
 namespace {
 
 constexpr char kMagic[4] = {'G', 'C', 'R', 'M'};
-
-void Put(uint8_t* out, uint64_t value, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i, value >>= 8) out[i] = static_cast<uint8_t>(value);
-}
-
-uint64_t Get(const uint8_t* in, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
-  return value;
-}
 
 }  // namespace
 
@@ -30,9 +21,9 @@ std::vector<uint8_t> EncodeRankMemoryRequest(const RankMemoryRequest& request) {
   std::memcpy(bytes.data(), kMagic, sizeof kMagic);
   bytes[4] = kRankMemoryVersion;
   bytes[5] = static_cast<uint8_t>(request.op);
-  Put(&bytes[6], request.name.size(), 2);
-  Put(&bytes[8], request.address, 8);
-  Put(&bytes[16], request.length, 8);
+  StoreBigEndian(&bytes[6], request.name.size(), 2);
+  StoreBigEndian(&bytes[8], request.address, 8);
+  StoreBigEndian(&bytes[16], request.length, 8);
   bytes.insert(bytes.end(), request.name.begin(), request.name.end());
   return bytes;
 }
@@ -49,14 +40,14 @@ Result<size_t> RankMemoryNameBytes(std::span<const uint8_t, kRankMemoryRequestHe
   if (op != static_cast<uint8_t>(RankMemoryOp::kRegister) && op != static_cast<uint8_t>(RankMemoryOp::kRelease)) {
     return Status::InvalidArgument("unknown rank-memory operation " + std::to_string(op));
   }
-  const size_t name_bytes = Get(&header[6], 2);
+  const size_t name_bytes = LoadBigEndian(&header[6], 2);
   if (name_bytes > kRankMemoryMaxName) {
     return Status::InvalidArgument("payload name of " + std::to_string(name_bytes) + " bytes (at most " +
                                    std::to_string(kRankMemoryMaxName) + ")");
   }
   if (op == static_cast<uint8_t>(RankMemoryOp::kRegister)) {
-    const uint64_t address = Get(&header[8], 8);
-    const uint64_t length = Get(&header[16], 8);
+    const uint64_t address = LoadBigEndian(&header[8], 8);
+    const uint64_t length = LoadBigEndian(&header[16], 8);
     if (length == 0 || address == 0 || address + length < address) {
       return Status::InvalidArgument("a buffer of " + std::to_string(length) + " bytes at " + std::to_string(address) +
                                      " cannot be lent");
@@ -71,8 +62,8 @@ Result<RankMemoryRequest> DecodeRankMemoryRequest(std::span<const uint8_t, kRank
   if (name.size() != name_bytes) return Status::InvalidArgument("rank-memory request cut short");
   RankMemoryRequest request;
   request.op = static_cast<RankMemoryOp>(header[5]);
-  request.address = Get(&header[8], 8);
-  request.length = Get(&header[16], 8);
+  request.address = LoadBigEndian(&header[8], 8);
+  request.length = LoadBigEndian(&header[16], 8);
   request.name.assign(name.begin(), name.end());
   if (request.op == RankMemoryOp::kRegister) GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(request.name));
   return request;
@@ -83,8 +74,8 @@ std::vector<uint8_t> EncodeRankMemoryReply(const RankMemoryReply& reply) {
   std::vector<uint8_t> bytes(kRankMemoryReplyHeaderBytes);
   bytes[0] = static_cast<uint8_t>(reply.status.code());
   bytes[1] = reply.flags;
-  Put(&bytes[2], message.size(), 2);
-  Put(&bytes[4], reply.daemon_pid, 4);
+  StoreBigEndian(&bytes[2], message.size(), 2);
+  StoreBigEndian(&bytes[4], reply.daemon_pid, 4);
   bytes.insert(bytes.end(), message.begin(), message.end());
   return bytes;
 }
@@ -93,7 +84,7 @@ Result<size_t> RankMemoryMessageBytes(std::span<const uint8_t, kRankMemoryReplyH
   if (header[0] > static_cast<uint8_t>(StatusCode::kUnauthenticated)) {
     return Status::InvalidArgument("rank-memory reply with unknown code " + std::to_string(header[0]));
   }
-  const size_t message_bytes = Get(&header[2], 2);
+  const size_t message_bytes = LoadBigEndian(&header[2], 2);
   if (message_bytes > kRankMemoryMaxMessage) return Status::InvalidArgument("rank-memory reply too long");
   return message_bytes;
 }
@@ -104,7 +95,7 @@ RankMemoryReply DecodeRankMemoryReply(std::span<const uint8_t, kRankMemoryReplyH
   const auto code = static_cast<StatusCode>(header[0]);
   if (code != StatusCode::kOk) reply.status = Status(code, std::string(message.begin(), message.end()));
   reply.flags = header[1];
-  reply.daemon_pid = static_cast<uint32_t>(Get(&header[4], 4));
+  reply.daemon_pid = static_cast<uint32_t>(LoadBigEndian(&header[4], 4));
   return reply;
 }
 

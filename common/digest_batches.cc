@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/big_endian.h"
+
 namespace gridcast {
 namespace {
 
@@ -12,21 +14,13 @@ constexpr std::string_view kTrailerContext = "gridcast-trailer-1";
 constexpr size_t kBatchFieldBytes = 8 + 8 + 4 + 1 + 1;
 constexpr uint8_t kHasWeak = 1;
 
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+void Put(std::string& out, uint64_t value, int bytes) {
+  uint8_t encoded[8];
+  StoreBigEndian(encoded, value, bytes);
+  out.append(reinterpret_cast<const char*>(encoded), static_cast<size_t>(bytes));
 }
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t GetU64(std::string_view in, size_t at) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[at + i]);
-  return v;
-}
-uint32_t GetU32(std::string_view in, size_t at) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(in[at + i]);
-  return v;
+uint64_t Get(std::string_view in, size_t at, int bytes) {
+  return LoadBigEndian(reinterpret_cast<const uint8_t*>(in.data() + at), bytes);
 }
 
 // The encoding without its signature: what is signed, after the context and the plan id.
@@ -34,19 +28,19 @@ std::string BatchFields(const DigestBatch& batch) {
   const size_t digest_bytes = DigestBytes(batch.kind);
   std::string out;
   out.reserve(kBatchFieldBytes + batch.digests.size() * (digest_bytes + 4) + sizeof(Signature));
-  PutU64(out, batch.index);
-  PutU64(out, batch.first_chunk);
-  PutU32(out, static_cast<uint32_t>(batch.digests.size()));
+  Put(out, batch.index, 8);
+  Put(out, batch.first_chunk, 8);
+  Put(out, batch.digests.size(), 4);
   out.push_back(static_cast<char>(batch.kind));
   out.push_back(static_cast<char>(batch.weak.empty() ? 0 : kHasWeak));
   for (const Digest& digest : batch.digests) out.append(reinterpret_cast<const char*>(digest.data()), digest_bytes);
-  for (uint32_t weak : batch.weak) PutU32(out, weak);
+  for (uint32_t weak : batch.weak) Put(out, weak, 4);
   return out;
 }
 
 std::string TrailerFields(const DigestTrailer& trailer) {
   std::string out;
-  PutU64(out, trailer.chunks);
+  Put(out, trailer.chunks, 8);
   out.append(reinterpret_cast<const char*>(trailer.chunk_list_digest.data()), trailer.chunk_list_digest.size());
   out.append(reinterpret_cast<const char*>(trailer.payload_sha256.data()), trailer.payload_sha256.size());
   return out;
@@ -126,9 +120,9 @@ size_t MaxEncodedDigestBatchBytes() { return kBatchFieldBytes + kMaxChunksPerBat
 Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind) {
   if (bytes.size() < kBatchFieldBytes + sizeof(Signature)) return Status::InvalidArgument("digest batch too short");
   DigestBatch batch;
-  batch.index = GetU64(bytes, 0);
-  batch.first_chunk = GetU64(bytes, 8);
-  const uint32_t count = GetU32(bytes, 16);
+  batch.index = Get(bytes, 0, 8);
+  batch.first_chunk = Get(bytes, 8, 8);
+  const auto count = static_cast<uint32_t>(Get(bytes, 16, 4));
   const uint8_t kind_value = static_cast<uint8_t>(bytes[20]);
   const uint8_t flags = static_cast<uint8_t>(bytes[21]);
   if (kind_value != static_cast<uint8_t>(kind)) {
@@ -157,7 +151,7 @@ Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind) 
   if (weak_bytes > 0) {
     batch.weak.resize(count);
     for (uint32_t& weak : batch.weak) {
-      weak = GetU32(bytes, at);
+      weak = static_cast<uint32_t>(Get(bytes, at, 4));
       at += 4;
     }
   }
@@ -177,7 +171,7 @@ Result<DigestTrailer> DecodeDigestTrailer(std::string_view bytes) {
                                    std::to_string(kEncodedDigestTrailerBytes));
   }
   DigestTrailer trailer;
-  trailer.chunks = GetU64(bytes, 0);
+  trailer.chunks = Get(bytes, 0, 8);
   std::memcpy(trailer.chunk_list_digest.data(), bytes.data() + 8, 32);
   std::memcpy(trailer.payload_sha256.data(), bytes.data() + 40, 32);
   std::memcpy(trailer.signature.data(), bytes.data() + 72, 64);

@@ -2,6 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <cstring>
+#include <string>
+
 namespace gridcast {
 
 void SigningKey::Freer::operator()(void* key) const { EVP_PKEY_free(static_cast<EVP_PKEY*>(key)); }
@@ -31,6 +34,16 @@ Signature SigningKey::Sign(std::span<const uint8_t> message) const {
   }
   EVP_MD_CTX_free(context);
   return signature;
+}
+
+Result<PublicKey> PublicKeyFromBytes(std::string_view bytes) {
+  PublicKey key{};
+  if (bytes.size() != key.size()) {
+    return Status::InvalidArgument("a public key is " + std::to_string(key.size()) + " bytes, not " +
+                                   std::to_string(bytes.size()));
+  }
+  std::memcpy(key.data(), bytes.data(), key.size());
+  return key;
 }
 
 bool VerifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature) {

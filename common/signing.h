@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "include/gridcast/result.h"
 
@@ -34,6 +35,9 @@ class SigningKey {
   std::shared_ptr<void> key_;  // EVP_PKEY, kept out of this header; shared by copies, never changed
   PublicKey public_key_{};
 };
+
+// The key a message's 32 bytes hold (Payload.digest_key); InvalidArgument for another length.
+Result<PublicKey> PublicKeyFromBytes(std::string_view bytes);
 
 // Whether `signature` is `key`'s over `message`.
 bool VerifySignature(const PublicKey& key, std::span<const uint8_t> message, const Signature& signature);

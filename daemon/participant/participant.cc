@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
-#include <cstring>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -27,17 +26,6 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
       workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
       holdings_(options_.directories, plans_, workers_, options_.warm_memory.get()) {}
 
-namespace {
-
-// REQUIRES: bytes.size() == 32.
-PublicKey PublicKeyFrom(const std::string& bytes) {
-  PublicKey key{};
-  std::memcpy(key.data(), bytes.data(), key.size());
-  return key;
-}
-
-}  // namespace
-
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
                                                              int self, std::unique_ptr<PayloadStore> store,
                                                              bool in_memory, std::function<Status()> after_finalize,
@@ -54,8 +42,9 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
     bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
   std::unique_ptr<DigestStream> digests;
-  if (const std::string& key = proto.payload().digest_key(); !key.empty()) {
-    if (key.size() != PublicKey().size()) return Status::InvalidArgument("digest_key must be 32 bytes");
+  if (!proto.payload().digest_key().empty()) {
+    const Result<PublicKey> key = PublicKeyFromBytes(proto.payload().digest_key());
+    if (!key.ok()) return key.status().WithContext("the plan's digest_key");
     // Unnamed files: the list also comes with the plan, so a restarted member needs none of it.
     GRIDCAST_ASSIGN_OR_RETURN(
         std::unique_ptr<DigestLog> log,
@@ -63,14 +52,13 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
                                DigestBatches(store->identity().chunk_bytes, store->identity().NumChunks()),
                                SystemFileIo()));
     if (digest_key) {
-      if (digest_key->public_key() != PublicKey(PublicKeyFrom(key))) {
+      if (digest_key->public_key() != *key) {
         return Status::Internal("the plan names another digest key than the source signs with");
       }
       GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForSource(id, store->identity(), std::move(*digest_key),
                                                                  std::move(log)));
     } else {
-      GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForMember(id, store->identity(), PublicKeyFrom(key),
-                                                                 std::move(log)));
+      GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForMember(id, store->identity(), *key, std::move(log)));
     }
   }
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/big_endian.h"
 #include "common/chunk_digest.h"
 #include "common/hex.h"
 
@@ -22,16 +23,6 @@ constexpr char kChunkListMagicV1[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '1'};
 constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '2'};
 constexpr size_t kChunkListV1HeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + sizeof(Digest);
 constexpr size_t kChunkListHeaderBytes = kChunkListV1HeaderBytes + 1;
-
-void PutU64(uint8_t* out, uint64_t v) {
-  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
-}
-
-uint64_t GetU64(const uint8_t* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
-  return v;
-}
 
 // The identity a chunk list's bytes record.
 Result<PayloadIdentity> DecodeChunkList(std::span<const uint8_t> bytes, const Status& damaged) {
@@ -48,8 +39,8 @@ Result<PayloadIdentity> DecodeChunkList(std::span<const uint8_t> bytes, const St
   } else {
     return damaged;
   }
-  id.size_bytes = GetU64(bytes.data() + 8);
-  id.chunk_bytes = GetU64(bytes.data() + 16);
+  id.size_bytes = LoadBigEndian(bytes.data() + 8, 8);
+  id.chunk_bytes = LoadBigEndian(bytes.data() + 16, 8);
   std::memcpy(id.sha256.data(), bytes.data() + 24, sizeof(Digest));
   const std::span<const uint8_t> hashes = bytes.subspan(header_bytes);
   if (id.chunk_bytes == 0 || hashes.size() / DigestBytes(id.digest) != id.NumChunks()) return damaged;
@@ -107,8 +98,8 @@ Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const
 Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync) {
   std::vector<uint8_t> bytes(kChunkListHeaderBytes);
   std::memcpy(bytes.data(), kChunkListMagic, sizeof kChunkListMagic);
-  PutU64(bytes.data() + 8, identity.size_bytes);
-  PutU64(bytes.data() + 16, identity.chunk_bytes);
+  StoreBigEndian(bytes.data() + 8, identity.size_bytes, 8);
+  StoreBigEndian(bytes.data() + 16, identity.chunk_bytes, 8);
   std::memcpy(bytes.data() + 24, identity.sha256.data(), sizeof(Digest));
   bytes[kChunkListV1HeaderBytes] = static_cast<uint8_t>(identity.digest);
   const std::string hashes = EncodeChunkHashes(identity.digest, identity.chunk_hashes);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/big_endian.h"
+
 namespace gridcast {
 namespace {
 
@@ -19,10 +21,12 @@ class Writer {
     out_ += n;
   }
   void U32(uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) *out_++ = static_cast<uint8_t>(v >> shift);
+    StoreBigEndian(out_, v, 4);
+    out_ += 4;
   }
   void U64(uint64_t v) {
-    for (int shift = 56; shift >= 0; shift -= 8) *out_++ = static_cast<uint8_t>(v >> shift);
+    StoreBigEndian(out_, v, 8);
+    out_ += 8;
   }
 
  private:
@@ -47,13 +51,13 @@ class Reader {
     return ok;
   }
   uint32_t U32() {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | *in_++;
+    const auto v = static_cast<uint32_t>(LoadBigEndian(in_, 4));
+    in_ += 4;
     return v;
   }
   uint64_t U64() {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | *in_++;
+    const uint64_t v = LoadBigEndian(in_, 8);
+    in_ += 8;
     return v;
   }
 

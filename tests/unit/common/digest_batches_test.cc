@@ -135,6 +135,13 @@ TEST_F(SignedBatchTest, ASignatureVerifiesOnlyForItsKeyAndMessage) {
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->public_key(), key_->public_key());
   EXPECT_FALSE(VerifySignature(other->public_key(), bytes, signature));
+  // The key as a plan carries it: 32 bytes, nothing else.
+  const std::string wire(reinterpret_cast<const char*>(key_->public_key().data()), key_->public_key().size());
+  Result<PublicKey> parsed = PublicKeyFromBytes(wire);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*parsed, key_->public_key());
+  EXPECT_EQ(PublicKeyFromBytes(wire.substr(1)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(PublicKeyFromBytes(wire + "x").ok());
   // A copy signs as the original does.
   const SigningKey copy = *key_;
   EXPECT_TRUE(VerifySignature(key_->public_key(), bytes, copy.Sign(bytes)));
