@@ -10,12 +10,17 @@ LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self
   logged_in_.assign(plan_.NumChunks(), -1);
   log_.resize(plan_.lanes.size());
   cursors_.resize(plan_.lanes.size());
+  opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
     uint32_t children = 0;
+    size_t streams = 0;
     for (const Fanout& fanout : lane.fanouts) {
-      if (fanout.parent == self_) children += static_cast<uint32_t>(fanout.children.size());
+      if (fanout.parent != self_) continue;
+      children += static_cast<uint32_t>(fanout.children.size());
+      for (size_t i = 0; i < fanout.children.size(); ++i) streams += static_cast<size_t>(lane.StreamsOn(fanout, i));
     }
     children_.push_back(children);
+    edge_streams_.push_back(streams);
     parent_.push_back(lane.ParentOf(self_));
   }
   if (plan_.shared_chunks) return;
@@ -83,6 +88,11 @@ bool LaneSchedule::Carries(int lane, uint64_t chunk, int stream, int stream_coun
   return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
 }
 
+void LaneSchedule::AddCursor(int lane, const Cursor* cursor) {
+  cursors_[lane].push_back(cursor);
+  opened_[lane].emplace(cursor->child, cursor->stream);
+}
+
 void LaneSchedule::RemoveCursor(int lane, const Cursor* cursor) { std::erase(cursors_[lane], cursor); }
 
 bool LaneSchedule::ClaimNext(int lane) {
@@ -94,6 +104,7 @@ bool LaneSchedule::ClaimNext(int lane) {
 }
 
 bool LaneSchedule::Lags(int lane) const {
+  if (opened_[lane].size() < edge_streams_[lane]) return true;
   const uint64_t logged = log_[lane].size();
   for (const Cursor* cursor : cursors_[lane]) {
     if (cursor->next_position >= logged) continue;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,8 @@ class LaneSchedule {
   struct Cursor {
     uint64_t next_position = 0;  // the log position it hands over next
     int stream_count = 1;        // it takes every stream_count-th position
+    int child = 0;               // the edge it is on: this member's child, and its stream
+    int stream = 0;
   };
 
   // REQUIRES: ValidatePlan(plan).ok(); 0 <= self < plan.members.size().
@@ -62,15 +65,16 @@ class LaneSchedule {
 
   // Open connections to this member's children in `lane`, listed while open: a lane's source
   // claims chunks at their pace and a member holds acknowledgements while one of them lags.
-  void AddCursor(int lane, const Cursor* cursor) { cursors_[lane].push_back(cursor); }
+  void AddCursor(int lane, const Cursor* cursor);
   void RemoveCursor(int lane, const Cursor* cursor);
   // At the source of shared lanes: logs the next chunk no lane has claimed in `lane` once
   // every open connection of the lane was handed all the lane logged, so a lane takes chunks
   // as fast as its slowest edge from here drains them. False when it may not (yet).
   bool ClaimNext(int lane);
   // Shared lanes: more than kLaneSlackChunks chunks of `lane` wait here for one connection's
-  // window. The member then holds its acknowledgements back, so a slow edge slows its lane all
-  // the way up to the source, which gives the lane fewer chunks.
+  // window, or an edge of the lane from here was never open yet. The member then holds its
+  // acknowledgements back, so a slow edge slows its lane all the way up to the source, which
+  // gives the lane fewer chunks (and a lane that cannot pass chunks on yet takes none).
   bool Lags(int lane) const;
 
   // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap). True when this made the
@@ -104,6 +108,9 @@ class LaneSchedule {
   uint64_t logged_count_ = 0;
   uint64_t next_unclaimed_ = 0;  // at the source of shared lanes
   std::vector<std::vector<const Cursor*>> cursors_;
+  // Per lane, the connections (child, stream) it has from here, and those opened so far.
+  std::vector<size_t> edge_streams_;
+  std::vector<std::set<std::pair<int, int>>> opened_;
   // Per chunk, the children of this member that do not hold it yet.
   std::vector<uint32_t> sends_left_;
   std::map<std::pair<int, int>, Edge> edges_;

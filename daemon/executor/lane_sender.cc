@@ -84,6 +84,8 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   context_.host.Spawn(ReadAcks(conn));
   LaneSchedule& schedule = context_.schedule;
   conn->cursor.stream_count = stream_count_;
+  conn->cursor.child = child_;
+  conn->cursor.stream = stream_;
   struct Listed {
     ExecutionContext& context;
     int lane;

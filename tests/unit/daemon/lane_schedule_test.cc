@@ -135,8 +135,19 @@ TEST(LaneScheduleTest, SharedLanesClaimChunksAtThePaceOfTheirSlowestConnection) 
 TEST(LaneScheduleTest, ASharedLaneLagsWhileMoreThanOneChunkWaitsForAConnection) {
   const Plan plan = SharedLanes();
   LaneSchedule member(plan, 1);  // lane 0's children: 2 and 3
-  LaneSchedule::Cursor to_child;
+  // Its edges in lane 0: two streams to member 2, one to member 3.
+  LaneSchedule::Cursor to_child{.child = 3};
+  LaneSchedule::Cursor first_stream{.stream_count = 2, .child = 2};
+  LaneSchedule::Cursor second_stream{.stream_count = 2, .child = 2, .stream = 1};
+  EXPECT_TRUE(member.Lags(0));   // it cannot pass chunks on before its edges are open
+  EXPECT_FALSE(member.Lags(1));  // a leaf there
   member.AddCursor(0, &to_child);
+  member.AddCursor(0, &first_stream);
+  EXPECT_TRUE(member.Lags(0));
+  member.AddCursor(0, &second_stream);
+  EXPECT_FALSE(member.Lags(0));
+  member.RemoveCursor(0, &first_stream);  // done, or reconnecting: no longer waited for
+  member.RemoveCursor(0, &second_stream);
   EXPECT_FALSE(member.Lags(0));
   EXPECT_TRUE(member.AddToLog(0, 5));
   EXPECT_FALSE(member.AddToLog(1, 5));  // logged once, in the lane it came in

@@ -4,6 +4,9 @@
 // over sockets and the loopback transport (plan_execution_fixture.h).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "collectives/validate_plan.h"
 #include "plan_execution_fixture.h"
 
@@ -62,12 +65,16 @@ class SlowLaneTest : public PlanExecutionFixture {
     PlanExecutionFixture::SetUp();
   }
 
-  // Bytes members 1 and 2 forwarded in a broadcast of 128 chunks over TwoCrossedLanes.
-  std::pair<uint64_t, uint64_t> Forwarded(bool shared) {
+  // Bytes members 1 and 2 forwarded in a broadcast of 128 chunks over TwoCrossedLanes, members
+  // 2 and 3 starting `late`.
+  std::pair<uint64_t, uint64_t> Forwarded(bool shared, std::chrono::milliseconds late = {}) {
     MakePayloadAndPlan(128 * kChunk, "binary");
     plan_ = TwoCrossedLanes(plan_, shared);
     EXPECT_TRUE(ValidatePlan(plan_).ok());
-    for (int i = 0; i < kMembers; ++i) StartMember(i, OpenStore(i));
+    for (int i = 0; i < kMembers; ++i) {
+      if (i == 2) std::this_thread::sleep_for(late);
+      StartMember(i, OpenStore(i));
+    }
     EXPECT_TRUE(WaitAllDone());
     ExpectEveryCopy();
     EXPECT_TRUE(WaitUntil([&] { return SnapshotOf(1).forwarding_done && SnapshotOf(2).forwarding_done; }));
@@ -89,6 +96,13 @@ TEST_F(SlowLaneTest, ASlowLaneCarriesFewerChunks) {
   EXPECT_EQ(shared_slow + shared_fast, fixed_slow + fixed_fast);  // each chunk to two children
   EXPECT_LT(shared_slow * 3, shared_fast) << shared_slow << " bytes forwarded by the slow member, "
                                           << shared_fast << " by the fast one";
+}
+
+// Members 2 and 3 start late, so member 1 cannot pass lane 0 on for a while: it holds its
+// acknowledgements meanwhile, and lane 0 does not take the payload before its edges open.
+TEST_F(SlowLaneTest, ALaneTakesNoChunksItCannotPassOnYet) {
+  const auto [slow, fast] = Forwarded(true, std::chrono::milliseconds(300));
+  EXPECT_LT(slow * 3, fast) << slow << " bytes forwarded by the slow member, " << fast << " by the fast one";
 }
 
 // The slow member goes down holding chunks of lane 0 it had not forwarded yet. Back, it is told
