@@ -68,7 +68,6 @@ v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree) {
     v1::Swarm* cut = slice.mutable_swarm();
     cut->set_source(swarm.source());
     cut->set_free_choice(swarm.free_choice());
-    cut->set_torrent(swarm.torrent());
     cut->set_source_upload_slots(swarm.source_upload_slots());
     named.insert(swarm.source());
     for (const v1::SwarmMember& entry : swarm.members()) {

@@ -193,12 +193,8 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   OutgoingPlan outgoing = Outgoing(std::move(plan), name, store->identity());
   outgoing.proto.mutable_payload()->set_directory(!payload.directory.empty());
   outgoing.proto.mutable_payload()->set_base(request.base());
-  if (outgoing.plan.HasSwarm()) {
-    GRIDCAST_ASSIGN_OR_RETURN(std::string torrent,
-                              TorrentSession::MakeTorrent(*store, fs::path(name).filename().string()));
-    outgoing.proto.mutable_swarm()->set_torrent(std::move(torrent));
-  } else {
-    // A swarm's chunks reach members outside the lanes, without batches: not yet for them.
+  // A swarm's chunks reach members outside the lanes, without batches: not yet for them.
+  if (!outgoing.plan.HasSwarm()) {
     GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
     outgoing.proto.mutable_payload()->set_digest_key(AsString(key.public_key()));
     outgoing.digest_key = std::move(key);

@@ -7,8 +7,7 @@
 // stored chunks' SHA-256 list) with the source's, and releases the plan everywhere. Prepare,
 // Start, progress and Cancel travel the ControlTree: the source calls only its control
 // children, whatever the number of members (a member that restarted is prepared again by its
-// control parent and resumes from its verified chunks). A pull plan also carries
-// the payload's .torrent (made here: the source seeds it), and its last progress message
+// control parent and resumes from its verified chunks). A pull plan's last progress message
 // carries every member's per-peer receipts.
 // Blocking; runs on the calling (gRPC handler) thread.
 #pragma once

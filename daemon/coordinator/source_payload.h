@@ -40,8 +40,9 @@ Result<std::unique_ptr<PayloadStore>> OpenLentSource(const v1::BroadcastRequest&
                                                      const Plan& plan, RankMemoryRegistry* lenders);
 
 // The source's store of a payload its sender still writes at `path` (BroadcastRequest.fill),
-// or lends. A plan with a swarm waits here for all of it (its .torrent hashes the whole
-// payload), failing once the sender wrote nothing new for `stall_after`.
+// or lends. A plan with a swarm waits here for all of it (the source's swarm announces the
+// pieces it holds as it joins, and adds none later), failing once the sender wrote nothing
+// new for `stall_after`.
 Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastRequest& request,
                                                        const std::filesystem::path& path, const Plan& plan,
                                                        RankMemoryRegistry* lenders,

@@ -67,7 +67,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
   if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
-    SwarmJoin join{proto.swarm().torrent(), execution->shared_store(), execution->plan(), self,
+    SwarmJoin join{id, execution->shared_store(), execution->plan(), self,
                    std::move(bt_addresses), [weak](bool newly) {
                      if (auto e = weak.lock()) e->OnSwarmChunkVerified(newly);
                    },

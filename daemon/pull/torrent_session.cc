@@ -30,7 +30,7 @@
 #include "daemon/pull/member_plugins.h"
 #include "daemon/pull/source_side.h"
 #include "daemon/pull/store_disk_io.h"
-#include "daemon/pull/torrent_check.h"
+#include "daemon/pull/plan_torrent.h"
 
 namespace gridcast {
 
@@ -241,7 +241,8 @@ class TorrentSession::Impl {
     std::set<lt::peer_id> sharers;                   // ... and the peers it waits for
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
   };
-  Result<std::shared_ptr<PullSwarm>> Add(const std::string& torrent, std::shared_ptr<PayloadStore> store, Role role);
+  Result<std::shared_ptr<PullSwarm>> Add(std::shared_ptr<lt::torrent_info> info, std::shared_ptr<PayloadStore> store,
+                                         Role role);
 
   const TorrentSessionOptions options_;
   const std::shared_ptr<TorrentStorageTable> table_;
@@ -336,11 +337,8 @@ void TorrentSession::Impl::DrainAlerts() {
   }
 }
 
-Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(const std::string& torrent,
+Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt::torrent_info> info,
                                                                std::shared_ptr<PayloadStore> store, Role role) {
-  const PayloadIdentity& identity = store->identity();
-  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<lt::torrent_info> info,
-                            ParsePlanTorrent(torrent, identity.size_bytes, identity.chunk_bytes));
   const int pieces = info->num_pieces();
   auto storage = std::make_shared<TorrentStorage>();
   storage->store = store;
@@ -542,7 +540,10 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
     }
     role.push_first = plan.HasLanes();  // hybrid: the push lanes bring most chunks
   }
-  return impl_->Add(join.torrent, std::move(join.store), std::move(role));
+  const PayloadIdentity& identity = join.store->identity();
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<lt::torrent_info> info,
+                            PlanTorrent(join.plan_id, identity.size_bytes, identity.chunk_bytes));
+  return impl_->Add(std::move(info), std::move(join.store), std::move(role));
 }
 
 Status TorrentSession::CheckPeerAddress(const std::string& address) { return Endpoint(address).status(); }
@@ -553,12 +554,14 @@ Result<std::shared_ptr<ClientServe>> TorrentSession::ServeTo(const std::string& 
   GRIDCAST_ASSIGN_OR_RETURN(lt::tcp::endpoint client, Endpoint(address));
   if (!store->Complete()) return Status::FailedPrecondition("only a complete payload can be served");
   const uint64_t payload_bytes = store->identity().size_bytes;
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<lt::torrent_info> info,
+                            ParsePayloadTorrent(torrent, payload_bytes, store->identity().chunk_bytes));
   std::shared_ptr<ClientTracker> tracker = MakeClientTracker(store->identity(), client);
   Impl::Role role;
   role.peers = {client};
   role.on_chunk_verified = [](bool) {};
   role.extension = ClientPlugin(tracker);
-  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, impl_->Add(torrent, std::move(store), std::move(role)));
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PullSwarm> swarm, impl_->Add(std::move(info), std::move(store), std::move(role)));
   swarm->Start();
   return MakeServedClient(std::move(swarm), std::move(tracker), payload_bytes);
 }

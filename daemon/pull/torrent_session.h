@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "collectives/plan.h"
+#include "common/ids.h"
 #include "include/gridcast/result.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/metrics/daemon_counters.h"
@@ -61,7 +62,7 @@ struct TorrentSessionOptions {
 };
 
 struct SwarmJoin {
-  std::string torrent;                 // bencoded .torrent of the payload
+  PlanId plan_id;                      // the swarm runs on the plan's torrent (plan_torrent.h)
   std::shared_ptr<PayloadStore> store;
   Plan plan;                           // mode kPull or kHybrid
   int self = 0;                        // this member's index in the plan
@@ -115,11 +116,12 @@ class TorrentSession {
   // The magnet link of a .torrent.
   static Result<std::string> MagnetLink(const std::string& torrent);
 
-  // Adds the payload's torrent, paused until PullSwarm::Start(). Checks the torrent against the
-  // store (size, piece size and count); verified chunks are announced as held.
+  // Adds the plan's placeholder torrent (plan_torrent.h) for the store's payload, paused until
+  // PullSwarm::Start(); verified chunks are announced as held.
   Result<std::shared_ptr<PullSwarm>> Join(SwarmJoin join);
 
   // Seeds a complete payload to one outside BitTorrent client waiting at `address` ("ip:port";
+  // `torrent` is the payload's MakeTorrent(), checked against the store;
   // it dials the client, no tracker) until Stop(). AlreadyExists while this session already
   // has the torrent (another serve of it, or a pull plan's swarm).
   Result<std::shared_ptr<ClientServe>> ServeTo(const std::string& torrent,

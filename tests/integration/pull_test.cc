@@ -74,7 +74,7 @@ TEST_F(PullTest, StripedSwarmDeliversAndReportsWhoSentWhat) {
   // would send 5), up to a few end-game blocks.
   EXPECT_GE(r.json["source_copies"].get<double>(), 0.99);
   EXPECT_LE(r.json["source_copies"].get<double>(), 1.05);
-  // The source's first upload is timed from the request (the .torrent is made before it).
+  // The source's first upload is timed from the request (its chunks are hashed before it).
   ASSERT_TRUE(r.json["control"]["first_byte_s"].is_number()) << r.output;
   EXPECT_GT(r.json["control"]["first_byte_s"].get<double>(), 0) << r.output;
   const nlohmann::json obs = nlohmann::json::parse(ReadFile(observations), nullptr, false);

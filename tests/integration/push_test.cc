@@ -77,7 +77,7 @@ TEST_F(PushTest, AbsurdChunkSizesAreRefusedWithOneLine) {
   ExpectEverywhere(*cluster_, path, "absurd-chunks.bin");
 }
 
-// Names as users write them: spaces and non-ASCII survive push, pull (the torrent's file name)
+// Names as users write them: spaces and non-ASCII survive push, pull
 // and hybrid; an empty file is a verified copy by push and one clear refusal by pull.
 TEST_F(PushTest, NamesWithSpacesAndNonAsciiAndEmptyFiles) {
   const std::string spaced = cluster_->MakePayload("spaced \u00e9 \u6587\u4ef6.bin", 100'003);
