@@ -6,20 +6,19 @@
 namespace gridcast {
 
 LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self) {
-  sends_left_.assign(plan_.NumChunks(), 0);
   logged_in_.assign(plan_.NumChunks(), -1);
   log_.resize(plan_.lanes.size());
   cursors_.resize(plan_.lanes.size());
   opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
-    uint32_t children = 0;
+    std::vector<int> children;
     size_t streams = 0;
     for (const Fanout& fanout : lane.fanouts) {
       if (fanout.parent != self_) continue;
-      children += static_cast<uint32_t>(fanout.children.size());
+      children.insert(children.end(), fanout.children.begin(), fanout.children.end());
       for (size_t i = 0; i < fanout.children.size(); ++i) streams += static_cast<size_t>(lane.StreamsOn(fanout, i));
     }
-    children_.push_back(children);
+    children_.push_back(std::move(children));
     edge_streams_.push_back(streams);
     parent_.push_back(lane.ParentOf(self_));
   }
@@ -75,7 +74,6 @@ bool LaneSchedule::AddToLog(int lane, uint64_t chunk) {
   logged_in_[chunk] = static_cast<int16_t>(lane);
   ++logged_count_;
   log_[lane].push_back(chunk);
-  sends_left_[chunk] += children_[lane];
   return true;
 }
 
@@ -114,27 +112,21 @@ bool LaneSchedule::Lags(int lane) const {
   return false;
 }
 
-LaneSchedule::Edge& LaneSchedule::EdgeTo(int lane, int child) {
-  Edge& edge = edges_[{lane, child}];
-  if (edge.sent.empty()) {
-    edge.sent.resize(plan_.NumChunks());
-    edge.delivered.resize(plan_.NumChunks());
-  }
-  return edge;
-}
-
 bool LaneSchedule::Delivered(int lane, int child, uint64_t chunk) {
-  std::vector<bool>& held = EdgeTo(lane, child).delivered;
+  std::vector<bool>& held = delivered_[{lane, child}];
+  if (held.empty()) held.resize(plan_.NumChunks());
   if (held[chunk]) return false;
   held[chunk] = true;
-  return --sends_left_[chunk] == 0;
+  return ForwardedToAll(chunk);
 }
 
-bool LaneSchedule::MarkSent(int lane, int child, uint64_t chunk) {
-  std::vector<bool>& sent = EdgeTo(lane, child).sent;
-  const bool before = sent[chunk];
-  sent[chunk] = true;
-  return before;
+bool LaneSchedule::ForwardedToAll(uint64_t chunk) const {
+  const int lane = logged_in_[chunk];
+  if (lane < 0) return true;
+  return std::all_of(children_[lane].begin(), children_[lane].end(), [&](int child) {
+    auto edge = delivered_.find({lane, child});
+    return edge != delivered_.end() && edge->second[chunk];
+  });
 }
 
 }  // namespace gridcast

@@ -78,42 +78,32 @@ class LaneSchedule {
   bool Lags(int lane) const;
 
   // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap). True when this made the
-  // chunk held by every child of this member that it is logged for.
+  // chunk held by every child of this member in the lane it is logged in.
   bool Delivered(int lane, int child, uint64_t chunk);
   // Every child this member sends `chunk` to holds it (or it is logged nowhere yet).
-  bool ForwardedToAll(uint64_t chunk) const { return sends_left_[chunk] == 0; }
-  // Marks `chunk` sent to `child` in `lane`; true when it had been sent there before (a resend:
-  // the child refused it, or a connection was lost with it in flight).
-  bool MarkSent(int lane, int child, uint64_t chunk);
+  bool ForwardedToAll(uint64_t chunk) const;
 
  private:
   // Shared lanes: chunks that may wait at a member for one connection's window before the
   // member holds its acknowledgements back (one arriving while the window drains is no lag).
   static constexpr uint64_t kLaneSlackChunks = 1;
 
-  // Per (lane, child) edge, which chunks were sent on it and which the child holds.
-  struct Edge {
-    std::vector<bool> sent;
-    std::vector<bool> delivered;
-  };
-  Edge& EdgeTo(int lane, int child);
-
   const Plan& plan_;
   const int self_;
   std::vector<int> parent_;
-  std::vector<uint32_t> children_;  // per lane, this member's children in it
+  std::vector<std::vector<int>> children_;  // per lane, this member's children in it
   std::vector<std::vector<uint64_t>> log_;
   // Per chunk, the lane it is logged in (-1: none yet; a plan has at most kMaxPlanLanes, 4,096).
   std::vector<int16_t> logged_in_;
   uint64_t logged_count_ = 0;
   uint64_t next_unclaimed_ = 0;  // at the source of shared lanes
+  // Per (lane, child) edge, the chunks the child holds; a chunk is forwarded to all once every
+  // child of the lane it is logged in holds it (one bit per chunk and edge, no count per chunk).
+  std::map<std::pair<int, int>, std::vector<bool>> delivered_;
   std::vector<std::vector<const Cursor*>> cursors_;
   // Per lane, the connections (child, stream) it has from here, and those opened so far.
   std::vector<size_t> edge_streams_;
   std::vector<std::set<std::pair<int, int>>> opened_;
-  // Per chunk, the children of this member that do not hold it yet.
-  std::vector<uint32_t> sends_left_;
-  std::map<std::pair<int, int>, Edge> edges_;
 };
 
 }  // namespace gridcast

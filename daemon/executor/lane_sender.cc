@@ -74,6 +74,15 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   if (!connected.ok()) co_return connected.status().WithContext("child " + child_name);
   auto conn = std::make_shared<Connection>(context_.io, std::move(*connected));
   context_.host.Track(conn->connection);
+  // However it ends: what it had sent and not had acknowledged goes again on the next one.
+  struct Unacknowledged {
+    std::set<uint64_t>& lost;
+    const Connection& conn;
+    ~Unacknowledged() {
+      lost.insert(conn.in_flight.begin(), conn.in_flight.end());
+      lost.insert(conn.resend.begin(), conn.resend.end());
+    }
+  } unacknowledged{lost_in_flight_, *conn};
 
   const Hello hello = context_.schedule.HelloAsParent(context_.id, lane_, stream_, stream_count_);
   Result<std::vector<bool>> child_has = co_await HandshakeAsParent(conn->connection, options.secret, hello,
@@ -130,7 +139,7 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk) {
+asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk, bool again) {
   const PayloadIdentity& identity = context_.store->identity();
   FrameHeader header;
   header.type = FrameType::kData;
@@ -147,9 +156,7 @@ asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk) 
   conn.in_flight.insert(chunk);
   conn.last_sent = std::chrono::steady_clock::now();
   context_.host.NotePayloadSent();
-  if (context_.schedule.MarkSent(lane_, child_, chunk) && context_.options.counters) {
-    context_.options.counters->ChunkResent();
-  }
+  if ((again || lost_in_flight_.erase(chunk) > 0) && context_.options.counters) context_.options.counters->ChunkResent();
   Result<ChunkRef> bytes = context_.store->ChunkAt(chunk);
   if (!bytes.ok()) co_return bytes.status();
   GRIDCAST_CO_RETURN_IF_ERROR(
@@ -216,7 +223,7 @@ asio::awaitable<Status> LaneSender::WaitForWindow(Connection& conn) {
     if (!conn.resend.empty()) {
       const uint64_t chunk = conn.resend.front();
       conn.resend.pop_front();
-      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(conn, chunk));
+      GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(conn, chunk, /*again=*/true));
       continue;
     }
     if (conn.in_flight.size() < context_.window_chunks) co_return Status::Ok();

@@ -13,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <set>
 
 #include "daemon/executor/execution_context.h"
 
@@ -32,8 +33,9 @@ class LaneSender {
 
   // One connection to the child, from the dial to its last acknowledgement.
   boost::asio::awaitable<Status> SendOnce();
-  // One chunk, counted (a second send of it counts as a resend).
-  boost::asio::awaitable<Status> SendChunk(Connection& conn, uint64_t chunk);
+  // One chunk, counted: a resend when `again` (the child refused it) or when a connection
+  // to the child ended with it unacknowledged.
+  boost::asio::awaitable<Status> SendChunk(Connection& conn, uint64_t chunk, bool again = false);
   // Before any frame about `chunk`: its batch of digests, unless this connection carried it
   // (of the last kBatchesRemembered), once this member holds it.
   boost::asio::awaitable<Status> SendBatchOf(Connection& conn, uint64_t chunk);
@@ -52,6 +54,8 @@ class LaneSender {
   const int stream_;
   const int stream_count_;
   PeerTraffic* const traffic_;  // the daemon's counters of bytes to this child, if any
+  // Chunks sent on an earlier connection and not acknowledged there (at most a window).
+  std::set<uint64_t> lost_in_flight_;
 };
 
 }  // namespace gridcast

@@ -96,14 +96,6 @@ TEST(LaneScheduleTest, AChunkIsForwardedOnceEveryChildOfItsLaneHoldsIt) {
   EXPECT_TRUE(schedule.ForwardedToAll(3));  // lane 1's: member 1 is a leaf there
 }
 
-TEST(LaneScheduleTest, ASecondSendOnAnEdgeIsAResend) {
-  const Plan plan = TwoLanes();
-  LaneSchedule schedule(plan, 1);
-  EXPECT_FALSE(schedule.MarkSent(0, 2, 4));
-  EXPECT_TRUE(schedule.MarkSent(0, 2, 4));
-  EXPECT_FALSE(schedule.MarkSent(0, 3, 4));  // another edge
-}
-
 TEST(LaneScheduleTest, SharedLanesClaimChunksAtThePaceOfTheirSlowestConnection) {
   const Plan plan = SharedLanes();
   LaneSchedule source(plan, 0);
