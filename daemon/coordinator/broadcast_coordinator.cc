@@ -193,12 +193,9 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   OutgoingPlan outgoing = Outgoing(std::move(plan), name, store->identity());
   outgoing.proto.mutable_payload()->set_directory(!payload.directory.empty());
   outgoing.proto.mutable_payload()->set_base(request.base());
-  // A swarm's chunks reach members outside the lanes, without batches: not yet for them.
-  if (!outgoing.plan.HasSwarm()) {
-    GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
-    outgoing.proto.mutable_payload()->set_digest_key(AsString(key.public_key()));
-    outgoing.digest_key = std::move(key);
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
+  outgoing.proto.mutable_payload()->set_digest_key(AsString(key.public_key()));
+  outgoing.digest_key = std::move(key);
   ExecuteInputs inputs;
   inputs.members = members;
   inputs.timeout_s = request.timeout_s();
@@ -320,7 +317,8 @@ Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, c
     own_prepare = std::async(std::launch::async, [&] { return participant_.Prepare(request); });
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(own, participant_.PrepareSource(id, std::move(plan), request.plan(),
-                                                              std::move(source_store), std::move(digest_key)));
+                                                              request.control_fanout(), std::move(source_store),
+                                                              std::move(digest_key)));
   }
   // Deeper members get less of the time (each level keeps a quarter to step around a silent child).
   Result<uint32_t> agreed = tree_.PrepareFromSource(request, chunk_list_digest, traffic,

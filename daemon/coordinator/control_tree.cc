@@ -82,23 +82,6 @@ void Merge(SubtreeReport&& part, SubtreeReport* into) {
 
 }  // namespace
 
-int ControlParent(int member, int fanout) { return member == 0 ? -1 : (member - 1) / fanout; }
-
-std::vector<int> ControlChildren(int member, int members, int fanout) {
-  std::vector<int> children;
-  const int64_t first = int64_t{fanout} * member + 1;
-  for (int64_t c = first; c < first + fanout && c < members; ++c) children.push_back(static_cast<int>(c));
-  return children;
-}
-
-std::vector<int> ControlSubtree(int member, int members, int fanout) {
-  std::vector<int> subtree = {member};
-  for (size_t i = 0; i < subtree.size(); ++i) {
-    for (int c : ControlChildren(subtree[i], members, fanout)) subtree.push_back(c);
-  }
-  return subtree;
-}
-
 Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
                       const v1::PrepareResponse& echo) {
   auto differs = [&](const char* field) {

@@ -37,6 +37,7 @@
 #include "cluster/control_client.h"
 #include "include/gridcast/result.h"
 #include "daemon/coordinator/call_threads.h"
+#include "common/control_tree_shape.h"
 #include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
 
@@ -54,12 +55,6 @@ struct SubtreeReport {
   v1::SubtreeProgress progress;
   std::vector<v1::MemberProgress> detail;  // one entry per member, when asked for
 };
-
-// The shape. REQUIRES: fanout >= 1, 0 <= member < members.
-int ControlParent(int member, int fanout);
-std::vector<int> ControlChildren(int member, int members, int fanout);
-// `member` and every member below it.
-std::vector<int> ControlSubtree(int member, int members, int fanout);
 
 // Compares a member's echo of the plan with the caller's view, field by field; Aborted with
 // the member and the field named. `chunk_list_digest` is ChunkListDigest of the plan's hashes.

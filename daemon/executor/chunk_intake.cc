@@ -44,13 +44,7 @@ Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, con
     if (header.chunk > kKeepaliveParentRepairs) return Status::InvalidArgument("malformed keepalive");
     return Status::Ok();
   }
-  if (batch) {
-    const DigestBatches& rule = digests->rule();
-    if (header.chunk >= rule.chunks() || rule.RangeOf(rule.BatchOf(header.chunk)).first != header.chunk) {
-      return Status::InvalidArgument("a batch of digests said to start at chunk " + std::to_string(header.chunk));
-    }
-    return Status::Ok();
-  }
+  if (batch) return digests->CheckFirstChunk(header.chunk);
   // Built only for a refusal: this runs once per chunk received.
   const auto refused = [&header](const char* why) {
     return Status::InvalidArgument("chunk " + std::to_string(header.chunk) + why);

@@ -1,5 +1,7 @@
 #include "daemon/executor/digest_stream.h"
 
+#include <string>
+
 namespace gridcast {
 
 Result<std::unique_ptr<DigestStream>> DigestStream::ForSource(const PlanId& plan, const PayloadIdentity& identity,
@@ -34,6 +36,13 @@ bool DigestStream::Available(uint64_t batch) {
 Result<std::string> DigestStream::Encoded(uint64_t batch) const {
   GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch held, log_->Batch(batch));
   return EncodeDigestBatch(held);
+}
+
+Status DigestStream::CheckFirstChunk(uint64_t chunk) const {
+  if (chunk >= rule_.chunks() || rule_.RangeOf(rule_.BatchOf(chunk)).first != chunk) {
+    return Status::InvalidArgument("a batch of digests said to start at chunk " + std::to_string(chunk));
+  }
+  return Status::Ok();
 }
 
 Status DigestStream::Accept(std::string_view body) {

@@ -37,6 +37,11 @@ class DigestStream {
   Result<std::string> Encoded(uint64_t batch) const;
   // Whether the batch holding `chunk`'s digest is held here.
   bool Covers(uint64_t chunk) const { return log_->Has(rule_.BatchOf(chunk)); }
+  // OK when a DIGESTS frame may name `chunk` as its batch's first chunk.
+  Status CheckFirstChunk(uint64_t chunk) const;
+  // Batches held here, and whether that is all of them.
+  uint64_t Held() const { return log_->recorded(); }
+  bool HoldsEvery() const { return Held() == rule_.count(); }
   // A DIGESTS frame's body from a parent: kept when it decodes, is the rule's batch at its
   // index, is signed by the plan's key for this plan and agrees with the plan's list; a batch
   // held already is dropped unread. DataLoss or InvalidArgument, saying why, otherwise.

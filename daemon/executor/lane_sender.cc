@@ -46,24 +46,30 @@ LaneSender::LaneSender(ExecutionContext& context, int lane, int child, int strea
       stream_count_(stream_count),
       traffic_(context.PushTrafficWith(child)) {}
 
-asio::awaitable<void> LaneSender::Run() {
-  while (!context_.host.Stopping()) {
-    Status status = co_await SendOnce();
+asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::string& what,
+                                      const std::function<asio::awaitable<Status>()>& attempt) {
+  while (!context.host.Stopping()) {
+    Status status = co_await attempt();
     if (status.ok()) break;
     // A wrong secret or certificate, or a child of another data protocol version, does not
     // heal by reconnecting: fail, naming the child.
     if (status.code() == StatusCode::kUnauthenticated || status.code() == StatusCode::kFailedPrecondition) {
-      context_.host.Fail(status);
+      context.host.Fail(status);
       break;
     }
-    if (!context_.host.Stopping()) {
-      spdlog::debug("plan {} lane {} -> {} stream {}: {}; reconnecting", ToHex(context_.id), lane_,
-                    context_.plan.members[child_], stream_, status.ToString());
-      asio::steady_timer delay(context_.io, context_.options.reconnect_delay);
+    if (!context.host.Stopping()) {
+      spdlog::debug("plan {} {}: {}; reconnecting", ToHex(context.id), what, status.ToString());
+      asio::steady_timer delay(context.io, context.options.reconnect_delay);
       boost::system::error_code ec;
       co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
   }
+}
+
+asio::awaitable<void> LaneSender::Run() {
+  const std::string what = "lane " + std::to_string(lane_) + " -> " + context_.plan.members[child_] + " stream " +
+                           std::to_string(stream_);
+  co_await RunReconnecting(context_, what, [this] { return SendOnce(); });
 }
 
 asio::awaitable<Status> LaneSender::SendOnce() {

@@ -13,11 +13,19 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <set>
 
 #include "daemon/executor/execution_context.h"
 
 namespace gridcast {
+
+// Runs `attempt` (one connection to a child, start to end) until it succeeds or the execution
+// stops, waiting the reconnect delay between attempts. A child refused for good (another
+// secret, certificate or data protocol version) fails the execution instead. `what` names the
+// edge in the debug log.
+boost::asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::string& what,
+                                             const std::function<boost::asio::awaitable<Status>()>& attempt);
 
 class LaneSender {
  public:

@@ -80,6 +80,16 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
   }
   senders_running_ = static_cast<int>(senders_.size());
   for (const std::unique_ptr<LaneSender>& sender : senders_) Spawn(RunSender(*sender));
+  if (digests_ != nullptr) {
+    for (int child : digest_tree_.children) {
+      if (data_addresses_[child].empty()) {
+        spdlog::error("plan {}: the slice of the plan has no address for digest tree child {}", ToHex(id_), child);
+        continue;
+      }
+      tree_senders_.push_back(std::make_unique<DigestTreeSender>(context_, child));
+      Spawn(tree_senders_.back()->Run());
+    }
+  }
   if (senders_.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
@@ -192,13 +202,26 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   snapshot.digest = digest_;
   snapshot.finished_s = finished_s_;
   snapshot.forwarding_done = forwarding_done_;
+  if (digests_ != nullptr) snapshot.digest_batches_held = digests_->Held();
   if (const int64_t sent = first_payload_sent_ns_.load(); sent != 0) {
     snapshot.first_payload_sent = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(sent));
   }
   return snapshot;
 }
 
+Status PlanExecution::CheckParent(const Hello& hello) const {
+  if (hello.lane != kDigestTreeLane) return schedule_.CheckParent(hello);
+  if (digests_ == nullptr) return Status::InvalidArgument("this plan streams no digests");
+  if (digest_tree_.parent < 0 || hello.parent != static_cast<uint32_t>(digest_tree_.parent)) {
+    return Status::PermissionDenied("member " + std::to_string(hello.parent) +
+                                    " is not this member's parent in the digest tree");
+  }
+  if (hello.stream_count != 1) return Status::InvalidArgument("the digest tree has one stream per edge");
+  return Status::Ok();
+}
+
 void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello& hello) {
+  if (hello.lane == kDigestTreeLane) return Spawn(ReceiveDigestTree(context_, std::move(connection)));
   const ParentStream from{static_cast<int>(hello.lane), static_cast<int>(hello.stream),
                           static_cast<int>(hello.stream_count)};
   Spawn(intake_.Receive(std::move(connection), from));

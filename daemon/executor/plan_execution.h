@@ -42,6 +42,7 @@
 
 #include "collectives/plan.h"
 #include "daemon/executor/chunk_intake.h"
+#include "daemon/executor/digest_tree.h"
 #include "daemon/executor/execution_context.h"
 #include "daemon/executor/lane_repair.h"
 #include "daemon/executor/lane_schedule.h"
@@ -69,6 +70,7 @@ struct ExecutionSnapshot {
   uint64_t pushed_received_bytes = 0;
   // When this member first handed payload bytes to a socket (push or swarm), if it has.
   std::optional<std::chrono::steady_clock::time_point> first_payload_sent;
+  uint64_t digest_batches_held = 0;  // signed batches of digests held here (plans streaming them)
 };
 
 class PlanExecution final : public LaneReceiver,
@@ -93,6 +95,9 @@ class PlanExecution final : public LaneReceiver,
 
   // Before Start(): the swarm of a pull or hybrid plan, started and left with this execution.
   void AttachSwarm(std::shared_ptr<PullSwarm> swarm) { swarm_ = std::move(swarm); }
+  // Before Start(), for a plan that streams digests: this member's place in the digest tree
+  // (digest_tree.h). Its parent there is accepted as one; Start() dials its children.
+  void SetDigestTree(DigestTreePlace place) { digest_tree_ = std::move(place); }
   // Before Start: a step that runs (on the worker pool) once the store has finalized the
   // complete payload and before this member reports done; its error fails the execution.
   void SetAfterFinalize(std::function<Status()> step) { after_finalize_ = std::move(step); }
@@ -112,7 +117,7 @@ class PlanExecution final : public LaneReceiver,
   void RequestStop(std::string reason);
 
   // The child side of a handshake (LaneReceiver), on the io thread.
-  Status CheckParent(const Hello& hello) const override { return schedule_.CheckParent(hello); }
+  Status CheckParent(const Hello& hello) const override;
   std::string DataAddressOf(uint32_t member) const override { return data_addresses_.at(member); }
   std::vector<uint8_t> HeldBitmap() const override { return store_->BitmapBytes(); }
   void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) override;
@@ -164,6 +169,8 @@ class PlanExecution final : public LaneReceiver,
   LaneRepair repair_;
   ChunkIntake intake_;
   std::vector<std::unique_ptr<LaneSender>> senders_;
+  DigestTreePlace digest_tree_;
+  std::vector<std::unique_ptr<DigestTreeSender>> tree_senders_;
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;

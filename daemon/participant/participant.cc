@@ -11,6 +11,7 @@
 
 #include "cluster/cluster_file.h"
 #include "collectives/validate_plan.h"
+#include "common/control_tree_shape.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
 #include "daemon/participant/plan_payload.h"
@@ -27,7 +28,8 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
       holdings_(options_.directories, plans_, workers_, options_.warm_memory.get()) {}
 
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
-                                                             int self, std::unique_ptr<PayloadStore> store,
+                                                             int self, uint32_t control_fanout,
+                                                             std::unique_ptr<PayloadStore> store,
                                                              bool in_memory, std::function<Status()> after_finalize,
                                                              std::optional<SigningKey> digest_key) {
   // By whole-plan index; members a slice does not list (this member never deals with them)
@@ -64,6 +66,11 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
   auto execution = std::make_shared<PlanExecution>(io_, workers_, std::move(plan), id, self, std::move(addresses),
                                                    std::move(store), options_.execution, std::move(digests));
   if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
+  if (execution->plan().HasSwarm() && !proto.payload().digest_key().empty()) {
+    const int fanout = control_fanout > 0 ? static_cast<int>(control_fanout) : kDefaultControlFanout;
+    execution->SetDigestTree(DigestTreePlaceOf(self, execution->plan().swarm.source,
+                                               static_cast<int>(execution->plan().members.size()), fanout));
+  }
   if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");
     std::weak_ptr<PlanExecution> weak = execution;
@@ -123,7 +130,7 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
                               OpenMemberStore(request, std::move(identity), parts, &resumed));
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(id, plan, std::move(parsed), static_cast<int>(request.member_index()),
-                                                  std::move(store), request.in_memory(),
+                                                  request.control_fanout(), std::move(store), request.in_memory(),
                                                   AfterFinalize(request, id, parts)));
     if (options_.execution.counters) {
       if (resumed > 0) options_.execution.counters->Resumed(resumed);
@@ -239,7 +246,7 @@ Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) con
   return seeded;
 }
 
-Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
+Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent, uint32_t control_fanout,
                                            std::unique_ptr<PayloadStore> store, std::optional<SigningKey> digest_key) {
   GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan));
   const PayloadIdentity& payload = store->identity();
@@ -250,7 +257,8 @@ Result<PlanRun> Participant::PrepareSource(const PlanId& id, Plan plan, const v1
         " in chunks of " + std::to_string(plan.chunk_bytes));
   }
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<PlanExecution> execution,
-                            Register(id, sent, std::move(plan), 0, std::move(store), /*in_memory=*/false, {},
+                            Register(id, sent, std::move(plan), 0, control_fanout, std::move(store),
+                                     /*in_memory=*/false, {},
                                      std::move(digest_key)));
   return PlanRun(std::move(execution));
 }

@@ -63,11 +63,11 @@ class Participant {
 
   // Source side: registers the source's own run of `plan`, the plan it made (validated here),
   // under `id`, over its opened payload `store`; `sent` is the plan as the members get it (their
-  // addresses, the payload's name, a swarm's .torrent). The handle is the coordinator's view of
-  // the run. `digest_key` signs the batches of chunk digests when `sent` streams them
-  // (Payload.digest_key, its public half). InvalidArgument for an invalid plan,
+  // addresses, the payload's name). The handle is the coordinator's view of the run.
+  // `digest_key` signs the batches of chunk digests when `sent` streams them
+  // (Payload.digest_key, its public half); `control_fanout` as for Register. InvalidArgument for an invalid plan,
   // FailedPrecondition for a store whose payload is not the one planned.
-  Result<PlanRun> PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent,
+  Result<PlanRun> PrepareSource(const PlanId& id, Plan plan, const v1::Plan& sent, uint32_t control_fanout,
                                 std::unique_ptr<PayloadStore> store, std::optional<SigningKey> digest_key = {});
 
   // `source_started`: when the broadcast started at the source, on this daemon's clock.
@@ -80,8 +80,11 @@ class Participant {
   // critical path, once per member), or the source's own. `after_finalize`:
   // PlanExecution::SetAfterFinalize. A plan streaming signed batches of digests
   // (Payload.digest_key) gets its DigestStream: the source's signs with `digest_key`.
+  // `control_fanout`: the control tree's (PrepareRequest.control_fanout; 0: the default), whose
+  // shape a swarm plan's digest tree takes.
   Result<std::shared_ptr<PlanExecution>> Register(const PlanId& id, const v1::Plan& proto, Plan plan, int self,
-                                                  std::unique_ptr<PayloadStore> store, bool in_memory,
+                                                  uint32_t control_fanout, std::unique_ptr<PayloadStore> store,
+                                                  bool in_memory,
                                                   std::function<Status()> after_finalize = {},
                                                   std::optional<SigningKey> digest_key = {});
   // Opens the store a member receives `request`'s payload into, its own allgather part seeded;

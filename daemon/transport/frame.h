@@ -25,8 +25,14 @@
 //
 // Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
 // per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Version 3
-// added ASSIGN frames, version 4 DIGESTS frames. Members of different versions refuse each
-// other at the challenge, naming both versions.
+// added ASSIGN frames, version 4 DIGESTS frames, version 5 the digest tree (connections on lane
+// kDigestTreeLane). Members of different versions refuse each other at the challenge, naming
+// both versions.
+//
+// The digest tree (plans with a swarm; daemon/executor/digest_tree.h): a parent's connection to
+// its child in the tree says lane kDigestTreeLane in its hello and frames, and carries DIGESTS
+// and KEEPALIVE frames only, every batch of the plan in order; the child answers one ACK (its
+// `chunk` the last batch's first chunk) once it holds every batch, however they reached it.
 #pragma once
 
 #include <array>
@@ -48,6 +54,8 @@ namespace gridcast {
 enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5, kDigests = 6 };
 
 inline constexpr size_t kFrameHeaderBytes = 72;
+// The lane number of the digest tree's connections: no plan has that many lanes.
+inline constexpr uint32_t kDigestTreeLane = 0xFFFF'FFFF;
 inline constexpr uint64_t kKeepaliveParentRepairs = 1;
 
 struct FrameHeader {
@@ -73,7 +81,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 // A bitmap for kMaxPlanChunks chunks, or an error message.
 inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
 

@@ -43,15 +43,15 @@ TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   }
 }
 
-// A member of data protocol version 1, 2 or 3 is refused at the challenge, by version and clearly.
+// A member of data protocol version 1 to 4 is refused at the challenge, by version and clearly.
 TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
-  for (uint32_t version : {1u, 2u, 3u}) {
+  for (uint32_t version : {1u, 2u, 3u, 4u}) {
     Challenge old;
     old.version = version;
     Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 4"),
+    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 5"),
               std::string::npos)
         << decoded.status().message();
   }

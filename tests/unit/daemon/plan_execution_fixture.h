@@ -165,6 +165,9 @@ class PlanExecutionFixture : public ::testing::Test {
     options.counters = CountersOf(i);
     auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, store, options,
                                                      DigestStreamOf(i, *store));
+    if (plan_.HasSwarm()) {
+      execution->SetDigestTree(DigestTreePlaceOf(i, plan_.swarm.source, kMembers, digest_tree_fanout_));
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       executions_[i] = execution;
@@ -172,10 +175,9 @@ class PlanExecutionFixture : public ::testing::Test {
     boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
   }
 
-  // Member i's signed batches of digests over `store`, as a push plan's are (none when the test
-  // turned them off, or the plan has a swarm).
+  // Member i's signed batches of digests over `store` (none when the test turned them off).
   std::unique_ptr<DigestStream> DigestStreamOf(int i, const PayloadStore& store) {
-    if (!stream_digests_ || plan_.HasSwarm() || !digest_key_) return nullptr;
+    if (!stream_digests_ || !digest_key_) return nullptr;
     Result<std::unique_ptr<DigestLog>> log =
         DigestLog::OpenUnnamed(MemberDir(i).string(), identity_.digest,
                                DigestBatches(identity_.chunk_bytes, identity_.NumChunks()), SystemFileIo());
@@ -257,6 +259,7 @@ class PlanExecutionFixture : public ::testing::Test {
   bool mapped_ = false;                            // receivers take chunks into place (in-memory)
   ExecutionOptions base_options_;                  // what StartMember starts from
   bool stream_digests_ = true;                     // executions carry signed batches of digests
+  int digest_tree_fanout_ = 2;                     // plans with a swarm: the digest tree's
   std::shared_ptr<LoopbackNetwork> network_;
   std::vector<std::shared_ptr<DataTransport>> transports_;
   std::vector<std::unique_ptr<DataPlane>> planes_;
