@@ -28,18 +28,59 @@ FrameHeader TreeFrame(const PlanId& id, FrameType type, uint64_t chunk) {
 
 }  // namespace
 
-DigestTreePlace DigestTreePlaceOf(int self, int source, int members, int fanout) {
-  const auto member_at = [&](int position) { return (position + source) % members; };
-  const int position = (self - source + members) % members;
-  DigestTreePlace place;
-  const int parent = ControlParent(position, fanout);
-  place.parent = parent < 0 ? -1 : member_at(parent);
-  for (int child : ControlChildren(position, members, fanout)) place.children.push_back(member_at(child));
-  return place;
+int DigestTree::ParentOf(int member) const {
+  const int parent = ControlParent((member - source + members) % members, fanout);
+  return parent < 0 ? -1 : (parent + source) % members;
+}
+
+std::vector<int> DigestTree::ChildrenOf(int member) const {
+  std::vector<int> children = ControlChildren((member - source + members) % members, members, fanout);
+  for (int& child : children) child = (child + source) % members;
+  return children;
+}
+
+bool DigestTree::IsAncestor(int ancestor, int member) const {
+  for (int above = ParentOf(member); above >= 0; above = ParentOf(above)) {
+    if (above == ancestor) return true;
+  }
+  return false;
+}
+
+void DigestTreeFeed::Start() {
+  for (int child : tree_.ChildrenOf(self_)) Feed(child);
+}
+
+void DigestTreeFeed::Feed(int member) {
+  if (context_.host.Stopping() || !fed_.insert(member).second) return;
+  if (context_.data_addresses[member].empty()) {
+    spdlog::error("plan {}: the slice of the plan has no address for member {} of the digest tree",
+                  ToHex(context_.id), member);
+    return;
+  }
+  senders_.push_back(std::make_unique<DigestTreeSender>(context_, *this, member));
+  context_.host.Spawn(senders_.back()->Run());
+}
+
+Status DigestTreeFeed::CheckParent(const Hello& hello) const {
+  if (hello.parent >= static_cast<uint32_t>(tree_.members) || !tree_.IsAncestor(static_cast<int>(hello.parent), self_)) {
+    return Status::PermissionDenied("member " + std::to_string(hello.parent) +
+                                    " is not above this member in the digest tree");
+  }
+  if (hello.stream_count != 1) return Status::InvalidArgument("the digest tree has one stream per edge");
+  return Status::Ok();
 }
 
 asio::awaitable<void> DigestTreeSender::Run() {
-  co_await RunReconnecting(context_, "digest tree -> " + context_.plan.members[child_], [this] { return SendOnce(); });
+  // An attempt that fails also feeds the child's children (once): if the child is gone, its
+  // subtree waits for nothing but this; if it is only late, they get the batches twice.
+  co_await RunReconnecting(context_, "digest tree -> " + context_.plan.members[child_],
+                           [this]() -> asio::awaitable<Status> {
+                             Status sent = co_await SendOnce();
+                             if (!sent.ok()) {
+                               for (int grandchild : feed_.tree().ChildrenOf(child_)) feed_.Feed(grandchild);
+                             }
+                             co_return sent;
+                           });
 }
 
 asio::awaitable<Status> DigestTreeSender::SendOnce() {

@@ -14,27 +14,36 @@
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
 
 #include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <set>
 #include <vector>
 
+#include "common/control_tree_shape.h"
 #include "daemon/executor/execution_context.h"
 
 namespace gridcast {
 
-// Where a member sits in its plan's digest tree: its parent (-1 at the root) and children,
-// whole-plan member indices.
-struct DigestTreePlace {
-  int parent = -1;
-  std::vector<int> children;
+// A plan's digest tree: the control tree's shape over `members` members, member indices
+// rotated so that `source` is its root. REQUIRES: fanout >= 1, 0 <= source < members, and
+// every member asked about below `members`.
+struct DigestTree {
+  int source = 0;
+  int members = 1;
+  int fanout = kDefaultControlFanout;
+
+  int ParentOf(int member) const;  // -1 at the root
+  std::vector<int> ChildrenOf(int member) const;
+  // Whether `ancestor` is above `member` (its parent, its parent's parent, ...).
+  bool IsAncestor(int ancestor, int member) const;
 };
 
-// The place of `self` in the tree of `fanout` over `members` members rooted at `source`:
-// the control tree's shape, with member indices rotated so that the source is its root.
-// REQUIRES: fanout >= 1, 0 <= self, source < members.
-DigestTreePlace DigestTreePlaceOf(int self, int source, int members, int fanout);
+class DigestTreeFeed;
 
+// One edge of the tree, from this member to `child`.
 class DigestTreeSender {
  public:
-  DigestTreeSender(ExecutionContext& context, int child) : context_(context), child_(child) {}
+  DigestTreeSender(ExecutionContext& context, DigestTreeFeed& feed, int child)
+      : context_(context), feed_(feed), child_(child) {}
 
   // Returns once the child said it holds every batch, or the execution stops; reconnects
   // (sending every batch again) after a lost connection. A child that fails the handshake for
@@ -45,7 +54,34 @@ class DigestTreeSender {
   boost::asio::awaitable<Status> SendOnce();
 
   ExecutionContext& context_;
+  DigestTreeFeed& feed_;
   const int child_;
+};
+
+// One member's part of the tree: it dials its children, and the children of a child it cannot
+// reach (or whose connection ended before the child held every batch), so that a dead member
+// costs its subtree nothing but a reconnect delay; a member accepts any of its ancestors as
+// its parent on the tree's lane. io thread only.
+class DigestTreeFeed {
+ public:
+  DigestTreeFeed(ExecutionContext& context, int self, DigestTree tree)
+      : context_(context), self_(self), tree_(tree) {}
+
+  const DigestTree& tree() const { return tree_; }
+  // Dials this member's children.
+  void Start();
+  // The child side of a handshake on the tree's lane.
+  Status CheckParent(const Hello& hello) const;
+  // Dials `member` unless this member does already (or the execution stops, or the slice of
+  // the plan has no address for it).
+  void Feed(int member);
+
+ private:
+  ExecutionContext& context_;
+  const int self_;
+  const DigestTree tree_;
+  std::set<int> fed_;
+  std::vector<std::unique_ptr<DigestTreeSender>> senders_;
 };
 
 // The child's side of one connection from its parent in the tree (the handshake is done):

@@ -80,16 +80,7 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
   }
   senders_running_ = static_cast<int>(senders_.size());
   for (const std::unique_ptr<LaneSender>& sender : senders_) Spawn(RunSender(*sender));
-  if (digests_ != nullptr) {
-    for (int child : digest_tree_.children) {
-      if (data_addresses_[child].empty()) {
-        spdlog::error("plan {}: the slice of the plan has no address for digest tree child {}", ToHex(id_), child);
-        continue;
-      }
-      tree_senders_.push_back(std::make_unique<DigestTreeSender>(context_, child));
-      Spawn(tree_senders_.back()->Run());
-    }
-  }
+  if (digest_tree_ != nullptr) digest_tree_->Start();
   if (senders_.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
@@ -209,15 +200,14 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   return snapshot;
 }
 
+void PlanExecution::SetDigestTree(const DigestTree& tree) {
+  if (digests_ != nullptr) digest_tree_ = std::make_unique<DigestTreeFeed>(context_, self(), tree);
+}
+
 Status PlanExecution::CheckParent(const Hello& hello) const {
   if (hello.lane != kDigestTreeLane) return schedule_.CheckParent(hello);
-  if (digests_ == nullptr) return Status::InvalidArgument("this plan streams no digests");
-  if (digest_tree_.parent < 0 || hello.parent != static_cast<uint32_t>(digest_tree_.parent)) {
-    return Status::PermissionDenied("member " + std::to_string(hello.parent) +
-                                    " is not this member's parent in the digest tree");
-  }
-  if (hello.stream_count != 1) return Status::InvalidArgument("the digest tree has one stream per edge");
-  return Status::Ok();
+  if (digest_tree_ == nullptr) return Status::InvalidArgument("this plan has no digest tree");
+  return digest_tree_->CheckParent(hello);
 }
 
 void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello& hello) {

@@ -95,9 +95,9 @@ class PlanExecution final : public LaneReceiver,
 
   // Before Start(): the swarm of a pull or hybrid plan, started and left with this execution.
   void AttachSwarm(std::shared_ptr<PullSwarm> swarm) { swarm_ = std::move(swarm); }
-  // Before Start(), for a plan that streams digests: this member's place in the digest tree
-  // (digest_tree.h). Its parent there is accepted as one; Start() dials its children.
-  void SetDigestTree(DigestTreePlace place) { digest_tree_ = std::move(place); }
+  // Before Start(), for a plan that streams digests: its digest tree (digest_tree.h). Start()
+  // dials this member's children in it; its ancestors there are accepted as parents.
+  void SetDigestTree(const DigestTree& tree);
   // Before Start: a step that runs (on the worker pool) once the store has finalized the
   // complete payload and before this member reports done; its error fails the execution.
   void SetAfterFinalize(std::function<Status()> step) { after_finalize_ = std::move(step); }
@@ -169,8 +169,7 @@ class PlanExecution final : public LaneReceiver,
   LaneRepair repair_;
   ChunkIntake intake_;
   std::vector<std::unique_ptr<LaneSender>> senders_;
-  DigestTreePlace digest_tree_;
-  std::vector<std::unique_ptr<DigestTreeSender>> tree_senders_;
+  std::unique_ptr<DigestTreeFeed> digest_tree_;
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;

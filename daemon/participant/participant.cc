@@ -68,8 +68,8 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
   if (after_finalize) execution->SetAfterFinalize(std::move(after_finalize));
   if (execution->plan().HasSwarm() && !proto.payload().digest_key().empty()) {
     const int fanout = control_fanout > 0 ? static_cast<int>(control_fanout) : kDefaultControlFanout;
-    execution->SetDigestTree(DigestTreePlaceOf(self, execution->plan().swarm.source,
-                                               static_cast<int>(execution->plan().members.size()), fanout));
+    execution->SetDigestTree(
+        DigestTree{execution->plan().swarm.source, static_cast<int>(execution->plan().members.size()), fanout});
   }
   if (execution->plan().HasSwarm()) {
     if (options_.torrents == nullptr) return Status::FailedPrecondition("this daemon runs no BitTorrent session");

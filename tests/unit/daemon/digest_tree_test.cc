@@ -1,37 +1,48 @@
 // The digest tree (daemon/executor/digest_tree.h): a pull plan's members get every signed batch
 // of digests from their parent in the tree, the source signing them, over every transport and
-// digest; a member that comes late gets them all the same; only its parent in the tree is
-// accepted on the tree's lane. Executors in one process (plan_execution_fixture.h), with no
-// swarm attached: only batches move.
+// digest; a member that comes late gets them all the same, and so do the children of one that
+// never comes; only an ancestor in the tree is accepted on the tree's lane. Executors in one
+// process (plan_execution_fixture.h), with no swarm attached: only batches move.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
 
 #include "plan_execution_fixture.h"
 
 namespace gridcast {
 namespace {
 
-TEST(DigestTreePlaceTest, TheControlTreesShapeRootedAtTheSource) {
-  DigestTreePlace root = DigestTreePlaceOf(0, 0, 4, 2);
-  EXPECT_EQ(root.parent, -1);
-  EXPECT_EQ(root.children, (std::vector<int>{1, 2}));
-  EXPECT_EQ(DigestTreePlaceOf(1, 0, 4, 2).children, (std::vector<int>{3}));
-  EXPECT_EQ(DigestTreePlaceOf(3, 0, 4, 2).parent, 1);
+TEST(DigestTreeShapeTest, TheControlTreesShapeRootedAtTheSource) {
+  const DigestTree from_0{0, 4, 2};
+  EXPECT_EQ(from_0.ParentOf(0), -1);
+  EXPECT_EQ(from_0.ChildrenOf(0), (std::vector<int>{1, 2}));
+  EXPECT_EQ(from_0.ChildrenOf(1), (std::vector<int>{3}));
+  EXPECT_EQ(from_0.ParentOf(3), 1);
+  EXPECT_TRUE(from_0.IsAncestor(0, 3));
+  EXPECT_TRUE(from_0.IsAncestor(1, 3));
+  EXPECT_FALSE(from_0.IsAncestor(2, 3));
+  EXPECT_FALSE(from_0.IsAncestor(3, 3));
+  EXPECT_FALSE(from_0.IsAncestor(3, 0));
   // Source 2: positions 0..3 are members 2, 3, 0, 1.
-  EXPECT_EQ(DigestTreePlaceOf(2, 2, 4, 2).parent, -1);
-  EXPECT_EQ(DigestTreePlaceOf(2, 2, 4, 2).children, (std::vector<int>{3, 0}));
-  EXPECT_EQ(DigestTreePlaceOf(3, 2, 4, 2).children, (std::vector<int>{1}));
-  EXPECT_EQ(DigestTreePlaceOf(1, 2, 4, 2).parent, 3);
-  EXPECT_TRUE(DigestTreePlaceOf(0, 2, 4, 2).children.empty());
-  // Every member but the root has one parent, which lists it.
+  const DigestTree from_2{2, 4, 2};
+  EXPECT_EQ(from_2.ParentOf(2), -1);
+  EXPECT_EQ(from_2.ChildrenOf(2), (std::vector<int>{3, 0}));
+  EXPECT_EQ(from_2.ChildrenOf(3), (std::vector<int>{1}));
+  EXPECT_EQ(from_2.ParentOf(1), 3);
+  EXPECT_TRUE(from_2.ChildrenOf(0).empty());
+  // Every member but the root has one parent, which lists it, and the root above it.
   for (int members : {1, 2, 9, 30}) {
     for (int fanout : {1, 3, 8}) {
       for (int source = 0; source < members; source += 7) {
+        const DigestTree tree{source, members, fanout};
         for (int m = 0; m < members; ++m) {
-          const DigestTreePlace place = DigestTreePlaceOf(m, source, members, fanout);
-          EXPECT_EQ(place.parent < 0, m == source);
-          if (place.parent < 0) continue;
-          const std::vector<int> siblings = DigestTreePlaceOf(place.parent, source, members, fanout).children;
+          const int parent = tree.ParentOf(m);
+          EXPECT_EQ(parent < 0, m == source);
+          if (parent < 0) continue;
+          const std::vector<int> siblings = tree.ChildrenOf(parent);
           EXPECT_EQ(std::count(siblings.begin(), siblings.end(), m), 1);
+          EXPECT_TRUE(tree.IsAncestor(source, m));
         }
       }
     }
@@ -72,9 +83,25 @@ TEST_P(DigestTreeTest, AMemberThatComesLateGetsEveryBatch) {
   ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(kMembers - 1).digest_batches_held == batches; }));
 }
 
-TEST_F(PlanExecutionFixture, OnlyTheParentInTheDigestTreeIsAcceptedOnItsLane) {
+// The tree routes around a member that is not there: its parent feeds its children.
+TEST_P(DigestTreeTest, AMissingMembersChildrenAreFedByItsParent) {
+  for (int fanout : {1, 2}) {  // 0 -> 1 -> 2 -> 3, and 0 -> {1, 2}, 1 -> {3}
+    SCOPED_TRACE("fanout " + std::to_string(fanout));
+    digest_tree_fanout_ = fanout;
+    MakePayloadAndPlan(24 << 20, "swarm");
+    const uint64_t batches = DigestBatches(identity_.chunk_bytes, identity_.NumChunks()).count();
+    for (int i : {0, 2, 3}) StartMember(i, OpenStore(i));  // member 1 never comes
+    ASSERT_TRUE(WaitUntil([&] {
+      return SnapshotOf(2).digest_batches_held == batches && SnapshotOf(3).digest_batches_held == batches;
+    }));
+    StopAll();
+    id_ = PlanId::Random();
+  }
+}
+
+TEST_F(PlanExecutionFixture, OnlyAnAncestorInTheDigestTreeIsAcceptedOnItsLane) {
   MakePayloadAndPlan(4 << 20, "swarm");
-  StartMember(3, OpenStore(3));  // its parent in the tree is member 1
+  StartMember(3, OpenStore(3));  // its parent in the tree is member 1, whose parent is 0
   std::shared_ptr<PlanExecution> member;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -86,6 +113,10 @@ TEST_F(PlanExecutionFixture, OnlyTheParentInTheDigestTreeIsAcceptedOnItsLane) {
   hello.parent = 1;
   EXPECT_TRUE(member->CheckParent(hello).ok());
   hello.parent = 0;
+  EXPECT_TRUE(member->CheckParent(hello).ok());
+  hello.parent = 2;
+  EXPECT_EQ(member->CheckParent(hello).code(), StatusCode::kPermissionDenied);
+  hello.parent = 99;
   EXPECT_EQ(member->CheckParent(hello).code(), StatusCode::kPermissionDenied);
   hello.parent = 1;
   hello.stream_count = 2;

@@ -166,7 +166,7 @@ class PlanExecutionFixture : public ::testing::Test {
     auto execution = std::make_shared<PlanExecution>(io_, workers_, plan_, id_, i, addresses_, store, options,
                                                      DigestStreamOf(i, *store));
     if (plan_.HasSwarm()) {
-      execution->SetDigestTree(DigestTreePlaceOf(i, plan_.swarm.source, kMembers, digest_tree_fanout_));
+      execution->SetDigestTree(DigestTree{plan_.swarm.source, kMembers, digest_tree_fanout_});
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
