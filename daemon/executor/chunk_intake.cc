@@ -194,7 +194,7 @@ asio::awaitable<void> ChunkIntake::WriteReplies(std::shared_ptr<ParentConnection
     // Shared lanes: while this member's children in the lane fall behind, the parent hears
     // nothing (its window fills, and the lag travels up to the source), up to half the time
     // after which it would give up on this connection.
-    if (context_.plan.shared_chunks && context_.schedule.Lags(conn->stream.lane) &&
+    if (context_.plan.shared_chunks && context_.schedule.Lags(conn->stream.lane, context_.window_chunks) &&
         std::chrono::steady_clock::now() - conn->last_written < context_.options.io_timeout / 2) {
       co_await context_.chunk_arrived.Wait();
       continue;

@@ -101,9 +101,9 @@ bool LaneSchedule::ClaimNext(int lane) {
   return AddToLog(lane, next_unclaimed_++);
 }
 
-bool LaneSchedule::Lags(int lane) const {
-  if (opened_[lane].size() < edge_streams_[lane]) return true;
+bool LaneSchedule::Lags(int lane, uint64_t unopened_slack) const {
   const uint64_t logged = log_[lane].size();
+  if (opened_[lane].size() < edge_streams_[lane]) return logged > unopened_slack;
   for (const Cursor* cursor : cursors_[lane]) {
     if (cursor->next_position >= logged) continue;
     const uint64_t waiting = (logged - 1 - cursor->next_position) / cursor->stream_count + 1;

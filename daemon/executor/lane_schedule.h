@@ -72,10 +72,11 @@ class LaneSchedule {
   // as fast as its slowest edge from here drains them. False when it may not (yet).
   bool ClaimNext(int lane);
   // Shared lanes: more than kLaneSlackChunks chunks of `lane` wait here for one connection's
-  // window, or an edge of the lane from here was never open yet. The member then holds its
-  // acknowledgements back, so a slow edge slows its lane all the way up to the source, which
-  // gives the lane fewer chunks (and a lane that cannot pass chunks on yet takes none).
-  bool Lags(int lane) const;
+  // window, or more than `unopened_slack` while an edge of the lane from here was never open
+  // yet. The member then holds its acknowledgements back, so a slow edge slows its lane all the
+  // way up to the source, which gives the lane fewer chunks (and a lane that cannot pass chunks
+  // on yet takes no more than that slack; a window of it lets the edges open meanwhile).
+  bool Lags(int lane, uint64_t unopened_slack) const;
 
   // `child` holds `chunk` of `lane` (acknowledged, or in its bitmap). True when this made the
   // chunk held by every child of this member in the lane it is logged in.

@@ -131,29 +131,37 @@ TEST(LaneScheduleTest, ASharedLaneLagsWhileMoreThanOneChunkWaitsForAConnection) 
   LaneSchedule::Cursor to_child{.child = 3};
   LaneSchedule::Cursor first_stream{.stream_count = 2, .child = 2};
   LaneSchedule::Cursor second_stream{.stream_count = 2, .child = 2, .stream = 1};
-  EXPECT_TRUE(member.Lags(0));   // it cannot pass chunks on before its edges are open
-  EXPECT_FALSE(member.Lags(1));  // a leaf there
+  {
+    LaneSchedule unopened(plan, 1);
+    EXPECT_FALSE(unopened.Lags(0, 0));  // nothing logged yet
+    EXPECT_TRUE(unopened.AddToLog(0, 0));
+    EXPECT_TRUE(unopened.Lags(0, 0));   // it cannot pass chunks on before its edges are open...
+    EXPECT_FALSE(unopened.Lags(0, 1));  // ... beyond the slack it is given for that
+    EXPECT_FALSE(unopened.Lags(1, 0));  // a leaf there
+  }
+  EXPECT_TRUE(member.AddToLog(0, 0));
   member.AddCursor(0, &to_child);
   member.AddCursor(0, &first_stream);
-  EXPECT_TRUE(member.Lags(0));
+  EXPECT_TRUE(member.Lags(0, 0));
   member.AddCursor(0, &second_stream);
-  EXPECT_FALSE(member.Lags(0));
+  EXPECT_FALSE(member.Lags(0, 0));
+  to_child.next_position = 1;
   member.RemoveCursor(0, &first_stream);  // done, or reconnecting: no longer waited for
   member.RemoveCursor(0, &second_stream);
-  EXPECT_FALSE(member.Lags(0));
+  EXPECT_FALSE(member.Lags(0, 0));
   EXPECT_TRUE(member.AddToLog(0, 5));
   EXPECT_FALSE(member.AddToLog(1, 5));  // logged once, in the lane it came in
-  EXPECT_FALSE(member.Lags(0));         // one chunk waiting is no lag
+  EXPECT_FALSE(member.Lags(0, 0));  // one chunk waiting is no lag
   EXPECT_TRUE(member.AddToLog(0, 6));
-  EXPECT_TRUE(member.Lags(0));
-  to_child.next_position = 1;
-  EXPECT_FALSE(member.Lags(0));
+  EXPECT_TRUE(member.Lags(0, 0));
+  to_child.next_position = 2;
+  EXPECT_FALSE(member.Lags(0, 0));
   // A frame of a chunk logged in the other lane is not this lane's; an unlogged one may be.
   EXPECT_TRUE(member.Carries(0, 5, 0, 1));
   EXPECT_FALSE(member.Carries(1, 5, 0, 1));
   EXPECT_TRUE(member.Carries(1, 7, 0, 1));
   member.RemoveCursor(0, &to_child);
-  EXPECT_FALSE(member.Lags(0));
+  EXPECT_FALSE(member.Lags(0, 0));
 }
 
 }  // namespace
