@@ -55,7 +55,7 @@ Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, con
     return store.Has(header.chunk) ? Status::Ok() : refused(" is assigned to this member as held, and it is not");
   }
   if (header.length != plan.ChunkSize(header.chunk)) return refused(" has the wrong length");
-  if (header.digest != store.identity().digest || header.hash != store.identity().chunk_hashes[header.chunk]) {
+  if (header.digest != store.identity().digest || header.hash != store.ExpectedDigest(header.chunk)) {
     return refused(" comes with another digest than the plan's");
   }
   return Status::Ok();

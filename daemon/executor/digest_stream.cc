@@ -5,13 +5,13 @@
 namespace gridcast {
 
 Result<std::unique_ptr<DigestStream>> DigestStream::ForSource(const PlanId& plan, const PayloadIdentity& identity,
-                                                              SigningKey key, std::unique_ptr<DigestLog> log) {
+                                                              SigningKey key, std::shared_ptr<DigestLog> log) {
   const PublicKey public_key = key.public_key();
   return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, public_key, std::move(key), std::move(log)));
 }
 
 Result<std::unique_ptr<DigestStream>> DigestStream::ForMember(const PlanId& plan, const PayloadIdentity& identity,
-                                                              const PublicKey& key, std::unique_ptr<DigestLog> log) {
+                                                              const PublicKey& key, std::shared_ptr<DigestLog> log) {
   return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, key, std::nullopt, std::move(log)));
 }
 

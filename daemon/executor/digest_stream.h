@@ -25,10 +25,10 @@ class DigestStream {
  public:
   // At the source: it signs with `key`. `identity` outlives the stream (the store's).
   static Result<std::unique_ptr<DigestStream>> ForSource(const PlanId& plan, const PayloadIdentity& identity,
-                                                         SigningKey key, std::unique_ptr<DigestLog> log);
+                                                         SigningKey key, std::shared_ptr<DigestLog> log);
   // At a member: batches must be signed by `key`.
   static Result<std::unique_ptr<DigestStream>> ForMember(const PlanId& plan, const PayloadIdentity& identity,
-                                                         const PublicKey& key, std::unique_ptr<DigestLog> log);
+                                                         const PublicKey& key, std::shared_ptr<DigestLog> log);
 
   const DigestBatches& rule() const { return rule_; }
   // Whether batch `batch` can be sent now: held, or (at the source) signed now.
@@ -49,7 +49,7 @@ class DigestStream {
 
  private:
   DigestStream(const PlanId& plan, const PayloadIdentity& identity, const PublicKey& key,
-               std::optional<SigningKey> signing, std::unique_ptr<DigestLog> log)
+               std::optional<SigningKey> signing, std::shared_ptr<DigestLog> log)
       : plan_(plan), identity_(identity), rule_(identity.chunk_bytes, identity.NumChunks()), key_(key),
         signing_(std::move(signing)), log_(std::move(log)) {}
 
@@ -58,7 +58,7 @@ class DigestStream {
   const DigestBatches rule_;
   const PublicKey key_;
   const std::optional<SigningKey> signing_;
-  const std::unique_ptr<DigestLog> log_;
+  const std::shared_ptr<DigestLog> log_;  // the store's (PayloadStore::digest_log)
 };
 
 }  // namespace gridcast

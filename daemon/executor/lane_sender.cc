@@ -154,7 +154,10 @@ asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk, 
   header.length = static_cast<uint32_t>(identity.ChunkSize(chunk));
   header.chunk = chunk;
   header.digest = identity.digest;
-  header.hash = identity.chunk_hashes[chunk];
+  // A held chunk's batch is held too.
+  const std::optional<Digest> digest = context_.store->ExpectedDigest(chunk);
+  if (!digest) co_return Status::Internal("no digest for chunk " + std::to_string(chunk) + ", which is held");
+  header.hash = *digest;
   const auto header_bytes = EncodeFrameHeader(header);
   // The acknowledgement timeout counts from the oldest chunk unacknowledged, not from an ACK
   // that came before the connection idled.

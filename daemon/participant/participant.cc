@@ -49,10 +49,11 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
     if (!key.ok()) return key.status().WithContext("the plan's digest_key");
     // Unnamed files: the list also comes with the plan, so a restarted member needs none of it.
     GRIDCAST_ASSIGN_OR_RETURN(
-        std::unique_ptr<DigestLog> log,
+        std::shared_ptr<DigestLog> log,
         DigestLog::OpenUnnamed(options_.directories.data_dir, store->identity().digest,
                                DigestBatches(store->identity().chunk_bytes, store->identity().NumChunks()),
                                SystemFileIo()));
+    store->ExpectDigestsFrom(log);
     if (digest_key) {
       if (digest_key->public_key() != *key) {
         return Status::Internal("the plan names another digest key than the source signs with");

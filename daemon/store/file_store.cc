@@ -29,8 +29,8 @@ Status FileStore::VerifyStoredChunk(uint64_t chunk, bool* newly_verified) {
   if (have_[chunk]) return Status::Ok();  // e.g. the push path's chunks handed to libtorrent
   std::vector<uint8_t> buffer(identity_.ChunkSize(chunk));
   GRIDCAST_ASSIGN_OR_RETURN(Digest digest, HashStoredChunk(chunk, buffer));
-  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
-  GRIDCAST_RETURN_IF_ERROR(MarkVerified(chunk, digest));
+  GRIDCAST_RETURN_IF_ERROR(CheckDigest(chunk, digest));
+  GRIDCAST_RETURN_IF_ERROR(MarkVerified(chunk));
   if (newly_verified != nullptr) *newly_verified = true;
   return Status::Ok();
 }

@@ -7,7 +7,23 @@ namespace gridcast {
 PayloadStore::PayloadStore(PayloadIdentity identity, std::string base_name)
     : identity_(std::move(identity)), base_name_(std::move(base_name)) {
   have_.assign(identity_.NumChunks(), false);
-  stored_hashes_.assign(identity_.NumChunks(), Digest{});
+}
+
+std::optional<Digest> PayloadStore::ExpectedDigest(uint64_t chunk) const {
+  if (digest_log_ != nullptr) {
+    // A log that cannot be read leaves the chunk unverifiable, never wrongly verified.
+    if (Result<std::optional<Digest>> logged = digest_log_->DigestOf(chunk); logged.ok() && logged->has_value()) {
+      return **logged;
+    }
+  }
+  if (chunk < identity_.chunk_hashes.size()) return identity_.chunk_hashes[chunk];
+  return std::nullopt;
+}
+
+Status PayloadStore::CheckDigest(uint64_t chunk, const Digest& digest) const {
+  const std::optional<Digest> expected = ExpectedDigest(chunk);
+  if (!expected) return Status::FailedPrecondition("the digest of " + ChunkName(chunk) + " has not arrived yet");
+  return digest == *expected ? Status::Ok() : DigestMismatch(chunk);
 }
 
 Status PayloadStore::CheckReceivable(const PayloadIdentity& identity) {
@@ -20,7 +36,6 @@ Status PayloadStore::CheckReceivable(const PayloadIdentity& identity) {
 }
 
 void PayloadStore::HoldAll() {
-  stored_hashes_ = identity_.chunk_hashes;
   have_.assign(identity_.NumChunks(), true);
   verified_ = identity_.NumChunks();
   finalized_ = true;
@@ -109,7 +124,7 @@ Status PayloadStore::CheckReceived(uint64_t chunk, std::span<const uint8_t> data
 
 Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& digest, bool* newly_verified) {
   const uint64_t chunk = received.chunk;
-  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
+  GRIDCAST_RETURN_IF_ERROR(CheckDigest(chunk, digest));
   std::lock_guard<std::mutex> lock(mutex_);
   if (have_[chunk]) return Status::Ok();
   if (Claimed(chunk)) return Status::Aborted(ChunkName(chunk) + " is being received from another connection");
@@ -117,7 +132,7 @@ Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& di
   if (Status written = PutVerified(received); !written.ok()) {
     return written.WithContext("storing " + ChunkName(chunk));
   }
-  Status marked = MarkVerified(chunk, digest);
+  Status marked = MarkVerified(chunk);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
   *newly_verified = true;
   return marked;
@@ -127,16 +142,15 @@ Status PayloadStore::MarkHashedInPlace(uint64_t chunk, const Digest& digest, boo
   std::lock_guard<std::mutex> lock(mutex_);
   claimed_[chunk] = false;
   if (have_[chunk]) return Status::Ok();
-  if (digest != identity_.chunk_hashes[chunk]) return DigestMismatch(chunk);
-  Status marked = MarkVerified(chunk, digest);
+  GRIDCAST_RETURN_IF_ERROR(CheckDigest(chunk, digest));
+  Status marked = MarkVerified(chunk);
   if (!marked.ok()) return marked.WithContext("recording " + ChunkName(chunk) + " as verified");
   *newly_verified = true;
   return Status::Ok();
 }
 
-Status PayloadStore::MarkVerified(uint64_t chunk, const Digest& digest) {
+Status PayloadStore::MarkVerified(uint64_t chunk) {
   have_[chunk] = true;
-  stored_hashes_[chunk] = digest;
   verified_.fetch_add(1, std::memory_order_relaxed);
   return RecordVerified(chunk);
 }
@@ -164,17 +178,18 @@ Status PayloadStore::ReadBlock(uint64_t chunk, uint64_t offset, std::span<uint8_
   return ReadStored(ChunkOffset(chunk) + offset, out);
 }
 
+Result<Digest> PayloadStore::ListDigest() const {
+  if (digest_log_ != nullptr) {
+    if (std::optional<Digest> folded = digest_log_->ListDigest()) return *folded;
+  }
+  if (identity_.chunk_hashes.size() == identity_.NumChunks()) return identity_.ListDigest();
+  return Status::FailedPrecondition("the digests of " + base_name_ + " have not all arrived");
+}
+
 Result<Digest> PayloadStore::Finalize(bool sync) {
-  Digest digest;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    digest = ChunkListDigest(identity_.digest, stored_hashes_);
-  }
+  if (!finalized_ && !Complete()) return Status::FailedPrecondition("payload is not complete");
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, ListDigest());
   if (finalized_) return digest;
-  if (!Complete()) return Status::FailedPrecondition("payload is not complete");
-  if (digest != identity_.ListDigest()) {
-    return Status::DataLoss("the stored chunks' digests do not match the source's chunk list");
-  }
   GRIDCAST_RETURN_IF_ERROR(Persist(sync));
   finalized_ = true;
   return digest;

@@ -52,6 +52,7 @@
 #include "common/crypto.h"
 #include "common/file_io.h"
 #include "common/safe_path.h"
+#include "daemon/store/digest_log.h"
 #include "daemon/store/payload_identity.h"
 #include "daemon/store/rank_memory.h"
 #include "daemon/store/state_files.h"
@@ -214,6 +215,14 @@ class PayloadStore {
   virtual StoreCapabilities capabilities() { return {}; }
 
   const PayloadIdentity& identity() const { return identity_; }
+  // Where the digests the chunks are checked against come from once the plan streams them
+  // (docs/streamed-digests.md): the log of the batches this member verified (or, at the
+  // source, signed). Set before the store is shared with another thread. Without one, or for a
+  // chunk whose batch the log lacks, the identity's list (while Prepare still carries it).
+  void ExpectDigestsFrom(std::shared_ptr<DigestLog> log) { digest_log_ = std::move(log); }
+  const std::shared_ptr<DigestLog>& digest_log() const { return digest_log_; }
+  // What `chunk`'s bytes must hash to; none while it is not known here yet.
+  std::optional<Digest> ExpectedDigest(uint64_t chunk) const;
   bool Has(uint64_t chunk) const;
   uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
   // The bytes of the chunks taken at opening from an earlier copy the member held (an
@@ -272,14 +281,16 @@ class PayloadStore {
   virtual Result<ChunkRef> ChunkAt(uint64_t chunk) const = 0;
   uint64_t ChunkOffset(uint64_t chunk) const { return chunk * identity_.chunk_bytes; }
 
-  // REQUIRES: Complete(). Compares the digests of the stored chunks with the identity's
-  // (without reading the payload), records the chunk list for Scrub(), renames the .part file
-  // to its final name and removes the bitmap. Returns ChunkListDigest of the stored chunks.
-  // Idempotent. With `sync`, the data reaches the disk first (fdatasync). Without it a power
+  // REQUIRES: Complete(). Records the chunk list for Scrub(), renames the .part file to its
+  // final name and removes the bitmap. Returns ChunkListDigest of the chunks' digests: every
+  // chunk was marked only once its bytes hashed to its digest, so it is also the list of what
+  // the stored chunks hashed to. Idempotent. With `sync`, the data reaches the disk first (fdatasync). Without it a power
   // loss can lose data the page cache held; gridcast notices (a re-prepared payload is
   // verified again and re-received where it differs), but the copy is not durable until the
   // kernel writes it.
   Result<Digest> Finalize(bool sync);
+  // ChunkListDigest of every chunk's expected digest; FailedPrecondition until all are known.
+  Result<Digest> ListDigest() const;
 
   // Re-hashes every chunk of the complete payload `name` below data_dir against the chunk list
   // recorded when it was received. NotFound when there is no such payload or no list (a file
@@ -295,7 +306,7 @@ class PayloadStore {
   PayloadStore(PayloadIdentity identity, std::string base_name);
   // What every store that receives needs of the identity it is given.
   static Status CheckReceivable(const PayloadIdentity& identity);
-  // Every chunk held, with the identity's digests, and nothing to finalize: a source's store.
+  // Every chunk held and nothing to finalize: a source's store.
   void HoldAll();
 
   // Writes the bytes of a received chunk whose digest matched, at its place. REQUIRES: mutex_ held.
@@ -314,16 +325,19 @@ class PayloadStore {
   std::string ChunkName(uint64_t chunk) const;
   // DataLoss: the chunk's bytes do not hash to the plan's digest.
   Status DigestMismatch(uint64_t chunk) const;
-  // REQUIRES: mutex_ held. `digest` is what the chunk's bytes hashed to.
-  Status MarkVerified(uint64_t chunk, const Digest& digest);
+  // OK when `digest`, what the chunk's bytes hashed to, is its expected digest; DataLoss when
+  // it differs, FailedPrecondition while the expected digest is not known here.
+  Status CheckDigest(uint64_t chunk, const Digest& digest) const;
+  // REQUIRES: mutex_ held, and the chunk's bytes hashed to its expected digest.
+  Status MarkVerified(uint64_t chunk);
   // REQUIRES: mutex_ held. A receiver claimed the chunk's place (ChunkPlacement).
   bool Claimed(uint64_t chunk) const { return !claimed_.empty() && claimed_[chunk]; }
 
   PayloadIdentity identity_;
   std::string base_name_;  // final component of the name
-  mutable std::mutex mutex_;  // guards have_, stored_hashes_, claimed_ and the bytes of unverified chunks
+  mutable std::mutex mutex_;  // guards have_, claimed_ and the bytes of unverified chunks
   std::vector<bool> have_;
-  std::vector<Digest> stored_hashes_;  // what each held chunk's bytes hashed to
+  std::shared_ptr<DigestLog> digest_log_;
   // Per chunk, whether a receiver claimed its place (ChunkPlacement); empty without placement.
   std::vector<bool> claimed_;
   std::atomic<uint64_t> verified_{0};

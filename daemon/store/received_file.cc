@@ -157,7 +157,6 @@ Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
                            [&](uint64_t c, const Digest& digest) {
                              if (digest == identity_.chunk_hashes[c]) {
                                have_[c] = true;
-                               stored_hashes_[c] = digest;
                                ++verified_;
                                bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
                              }

@@ -88,7 +88,7 @@ Result<uint64_t> SourceFile::VerifyFilled() {
       return Status::DataLoss(base_name_ + " as written differs from the whole-payload SHA-256 its sender declared");
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    GRIDCAST_RETURN_IF_ERROR(MarkVerified(c, digest));
+    GRIDCAST_RETURN_IF_ERROR(MarkVerified(c));
   }
   return newly;
 }

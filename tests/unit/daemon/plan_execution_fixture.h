@@ -175,17 +175,20 @@ class PlanExecutionFixture : public ::testing::Test {
     boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
   }
 
-  // Member i's signed batches of digests over `store` (none when the test turned them off).
-  std::unique_ptr<DigestStream> DigestStreamOf(int i, const PayloadStore& store) {
+  // Member i's signed batches of digests over `store`, whose chunks are then checked against
+  // them (none when the test turned them off).
+  std::unique_ptr<DigestStream> DigestStreamOf(int i, PayloadStore& store) {
     if (!stream_digests_ || !digest_key_) return nullptr;
     Result<std::unique_ptr<DigestLog>> log =
         DigestLog::OpenUnnamed(MemberDir(i).string(), identity_.digest,
                                DigestBatches(identity_.chunk_bytes, identity_.NumChunks()), SystemFileIo());
     EXPECT_TRUE(log.ok()) << log.status().ToString();
     if (!log.ok()) return nullptr;
+    std::shared_ptr<DigestLog> shared = std::move(*log);
+    store.ExpectDigestsFrom(shared);
     Result<std::unique_ptr<DigestStream>> stream =
-        i == 0 ? DigestStream::ForSource(id_, store.identity(), *digest_key_, std::move(*log))
-               : DigestStream::ForMember(id_, store.identity(), digest_key_->public_key(), std::move(*log));
+        i == 0 ? DigestStream::ForSource(id_, store.identity(), *digest_key_, shared)
+               : DigestStream::ForMember(id_, store.identity(), digest_key_->public_key(), shared);
     return stream.ok() ? std::move(*stream) : nullptr;
   }
 
