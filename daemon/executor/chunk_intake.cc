@@ -19,7 +19,11 @@ struct ParentConnection {
   const ParentStream stream;
   std::chrono::steady_clock::time_point last_written = std::chrono::steady_clock::now();
   std::string where;                // for log lines
-  std::deque<FrameHeader> replies;  // ACKs and NACKs not written yet
+  struct Reply {
+    FrameHeader header;
+    std::vector<uint8_t> body;  // a HELD frame's bits
+  };
+  std::deque<Reply> replies;  // ACKs, NACKs and HELDs not written yet
   uint32_t verifying = 0;           // chunks with ChunkVerification
   int mismatches = 0;
   bool closed = false;
@@ -77,6 +81,7 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
   context_.host.Track(connection);
   conn->where = "plan " + ToHex(context_.id) + " lane " + std::to_string(lane);
   context_.host.Spawn(WriteReplies(conn));
+  parents_.push_back(conn);
   PeerTraffic* const traffic = context_.PushTrafficWith(context_.schedule.ParentOf(lane));
   PayloadStore& store = *context_.store;
   ChunkPlacement* const placement = context_.capabilities.placement;
@@ -181,7 +186,31 @@ void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool new
     context_.host.ChunkStored(static_cast<int>(header.lane), header.chunk, data, newly);
   }
   if (conn.closed) return;
-  conn.replies.push_back(reply);
+  conn.replies.push_back({reply, {}});
+}
+
+void ChunkIntake::AnnounceHeld(std::span<const uint64_t> chunks) {
+  std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
+  for (size_t i = 0; i < chunks.size();) {
+    FrameHeader held;
+    held.type = FrameType::kHeld;
+    held.plan_id = context_.id;
+    held.chunk = chunks[i] / 8 * 8;
+    std::vector<uint8_t> bits;
+    for (; i < chunks.size() && chunks[i] - held.chunk < uint64_t{kMaxHeldBytes} * 8; ++i) {
+      const uint64_t bit = chunks[i] - held.chunk;
+      bits.resize(std::max<size_t>(bits.size(), bit / 8 + 1));
+      bits[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+    }
+    held.length = static_cast<uint32_t>(bits.size());
+    for (const std::weak_ptr<ParentConnection>& weak : parents_) {
+      const std::shared_ptr<ParentConnection> parent = weak.lock();
+      if (parent == nullptr || parent->closed) continue;
+      held.lane = static_cast<uint32_t>(parent->stream.lane);
+      parent->replies.push_back({held, bits});
+      parent->changed.Notify();
+    }
+  }
 }
 
 asio::awaitable<void> ChunkIntake::WriteReplies(std::shared_ptr<ParentConnection> conn) {
@@ -200,9 +229,10 @@ asio::awaitable<void> ChunkIntake::WriteReplies(std::shared_ptr<ParentConnection
       continue;
     }
     bytes.clear();
-    for (const FrameHeader& reply : conn->replies) {
-      const auto encoded = EncodeFrameHeader(reply);
+    for (const ParentConnection::Reply& reply : conn->replies) {
+      const auto encoded = EncodeFrameHeader(reply.header);
       bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+      bytes.insert(bytes.end(), reply.body.begin(), reply.body.end());
     }
     conn->replies.clear();
     conn->last_written = std::chrono::steady_clock::now();

@@ -11,6 +11,8 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "common/buffer_pool.h"
 #include "daemon/executor/chunk_verification.h"
@@ -40,6 +42,9 @@ class ChunkIntake {
 
   // Receives `from` over `connection` (its handshake is done) until the connection ends.
   boost::asio::awaitable<void> Receive(ConnectionPtr connection, ParentStream from);
+  // Tells every parent connection open now that this member holds `chunks` (in increasing
+  // order), which it found itself (HELD frames): they need not come.
+  void AnnounceHeld(std::span<const uint64_t> chunks);
 
  private:
   // With what ChunkVerification made of a received chunk: the reply to queue.
@@ -50,6 +55,7 @@ class ChunkIntake {
   ExecutionContext& context_;
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
   ChunkVerification verification_;
+  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for AnnounceHeld
 };
 
 }  // namespace gridcast

@@ -51,13 +51,15 @@ Status DigestStream::Accept(std::string_view body) {
   GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, !identity_.weak_checksums.empty(), batch));
   for (size_t i = 0; i < batch.digests.size(); ++i) {
     const uint64_t chunk = batch.first_chunk + i;
-    if (batch.digests[i] != identity_.chunk_hashes[chunk] ||
-        (!batch.weak.empty() && batch.weak[i] != identity_.weak_checksums[chunk])) {
+    if ((!identity_.chunk_hashes.empty() && batch.digests[i] != identity_.chunk_hashes[chunk]) ||
+        (!batch.weak.empty() && !identity_.weak_checksums.empty() && batch.weak[i] != identity_.weak_checksums[chunk])) {
       return Status::DataLoss("digest batch " + std::to_string(batch.index) + " disagrees with the plan on chunk " +
                               std::to_string(chunk));
     }
   }
-  return log_->Record(batch);
+  GRIDCAST_RETURN_IF_ERROR(log_->Record(batch));
+  if (on_new_batch_) on_new_batch_(batch.index);
+  return Status::Ok();
 }
 
 }  // namespace gridcast

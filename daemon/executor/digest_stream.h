@@ -8,6 +8,7 @@
 // agree with it. Thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,8 @@ class DigestStream {
   // index, is signed by the plan's key for this plan and agrees with the plan's list; a batch
   // held already is dropped unread. DataLoss or InvalidArgument, saying why, otherwise.
   Status Accept(std::string_view body);
+  // Called with each batch newly kept by Accept, on its thread. Set before the first Accept.
+  void OnNewBatch(std::function<void(uint64_t batch)> callback) { on_new_batch_ = std::move(callback); }
 
  private:
   DigestStream(const PlanId& plan, const PayloadIdentity& identity, const PublicKey& key,
@@ -59,6 +62,7 @@ class DigestStream {
   const PublicKey key_;
   const std::optional<SigningKey> signing_;
   const std::shared_ptr<DigestLog> log_;  // the store's (PayloadStore::digest_log)
+  std::function<void(uint64_t batch)> on_new_batch_;
 };
 
 }  // namespace gridcast

@@ -30,12 +30,18 @@ struct LaneSender::Connection {
   std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
   LaneSchedule::Cursor cursor;
   std::deque<uint64_t> batches_sent;  // the last kBatchesRemembered, oldest first
+  uint64_t ahead = 0;  // the lane log's position up to which batches were sent ahead
 };
 
 namespace {
 // A lane meets batches in increasing order (shared lanes nearly so): a few suffice, and a
 // batch sent again costs one frame.
 constexpr size_t kBatchesRemembered = 64;
+// How many batches past the next chunk's a connection carries, as far as the sender holds
+// them: a child finds the chunks it holds already (an earlier attempt's, an earlier copy's)
+// once their digests are there, and says so (HELD) before those chunks would be sent. Eight
+// are 128 MiB past the ramp, well inside kBatchesRemembered.
+constexpr uint64_t kBatchesAhead = 8;
 }  // namespace
 
 LaneSender::LaneSender(ExecutionContext& context, int lane, int child, int stream, int stream_count)
@@ -126,7 +132,7 @@ asio::awaitable<Status> LaneSender::SendOnce() {
     if (position >= log.size()) break;  // every chunk is logged: the lane is complete here
     const uint64_t chunk = log[position];
     // Even for a chunk the child holds: the batch is then there for the child's own children.
-    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatchOf(*conn, chunk));
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatchOf(*conn, position));
     if (conn->child_has[chunk]) {
       context_.host.Delivered(lane_, child_, chunk);
       if (shared) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
@@ -175,14 +181,29 @@ asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk, 
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> LaneSender::SendBatchOf(Connection& conn, uint64_t chunk) {
+asio::awaitable<Status> LaneSender::SendBatchOf(Connection& conn, uint64_t position) {
   DigestStream* const digests = context_.digests;
   if (digests == nullptr) co_return Status::Ok();
-  const uint64_t batch = digests->rule().BatchOf(chunk);
+  const std::vector<uint64_t>& log = context_.schedule.Log(lane_);
+  const uint64_t batch = digests->rule().BatchOf(log[position]);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(conn, [&] { return digests->Available(batch); }));
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatch(conn, batch));
+  // Ahead: the batches of this stream's next chunks, as far as this member holds them.
+  conn.ahead = std::max(conn.ahead, position);
+  while (conn.ahead < log.size()) {
+    const uint64_t next = digests->rule().BatchOf(log[conn.ahead]);
+    if (next > batch + kBatchesAhead || !digests->Available(next)) break;
+    GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatch(conn, next));
+    conn.ahead += static_cast<uint64_t>(stream_count_);
+  }
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> LaneSender::SendBatch(Connection& conn, uint64_t batch) {
+  DigestStream* const digests = context_.digests;
   if (std::find(conn.batches_sent.begin(), conn.batches_sent.end(), batch) != conn.batches_sent.end()) {
     co_return Status::Ok();
   }
-  GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(conn, [&] { return digests->Available(batch); }));
   Result<std::string> body = digests->Encoded(batch);
   if (!body.ok()) co_return body.status();
   FrameHeader header;
@@ -248,6 +269,10 @@ asio::awaitable<void> LaneSender::ReadAcks(std::shared_ptr<Connection> conn) {
   for (;;) {
     Status read = co_await conn->connection->Read(bytes, std::chrono::hours(24 * 365));
     Result<FrameHeader> header = read.ok() ? DecodeFrameHeader(bytes, 0) : Result<FrameHeader>(read);
+    if (header.ok() && header->type == FrameType::kHeld && header->plan_id == context_.id) {
+      header = co_await ReadHeld(*conn, *header);
+      if (header.ok()) continue;
+    }
     const bool answer = header.ok() && (header->type == FrameType::kAck || header->type == FrameType::kNack);
     if (header.ok() && (!answer || header->plan_id != context_.id || !conn->in_flight.count(header->chunk))) {
       header = Status::InvalidArgument("unexpected frame from child");
@@ -269,6 +294,17 @@ asio::awaitable<void> LaneSender::ReadAcks(std::shared_ptr<Connection> conn) {
     }
     conn->wake.Notify();
   }
+}
+
+asio::awaitable<Result<FrameHeader>> LaneSender::ReadHeld(Connection& conn, const FrameHeader& header) {
+  std::vector<uint8_t> bits(header.length);
+  GRIDCAST_CO_RETURN_IF_ERROR(co_await conn.connection->Read(bits, context_.options.io_timeout));
+  const uint64_t chunks = conn.child_has.size();
+  if (header.chunk >= chunks) co_return Status::InvalidArgument("HELD frame past the payload's chunks");
+  for (uint64_t i = 0; i < bits.size() * 8 && header.chunk + i < chunks; ++i) {
+    if ((bits[i / 8] >> (i % 8)) & 1) conn.child_has[header.chunk + i] = true;
+  }
+  co_return header;
 }
 
 }  // namespace gridcast

@@ -1,5 +1,6 @@
 // LaneSender: one stream of one lane from this member to one child: it opens the connection
-// (the parent's side of the handshake: the child's bitmap says what it holds already), hands
+// (the parent's side of the handshake: the child's bitmap says what it holds already, and its
+// HELD frames what it finds it holds later), hands
 // over the lane's chunks in the lane's order as this member holds them, at most a window of
 // them unacknowledged, resends what the child refused, carries each chunk's signed batch of
 // digests ahead of it (DigestStream) where the plan streams them, tells the child it is alive
@@ -44,9 +45,12 @@ class LaneSender {
   // One chunk, counted: a resend when `again` (the child refused it) or when a connection
   // to the child ended with it unacknowledged.
   boost::asio::awaitable<Status> SendChunk(Connection& conn, uint64_t chunk, bool again = false);
-  // Before any frame about `chunk`: its batch of digests, unless this connection carried it
-  // (of the last kBatchesRemembered), once this member holds it.
-  boost::asio::awaitable<Status> SendBatchOf(Connection& conn, uint64_t chunk);
+  // Before any frame about the chunk at `position` of the lane's log: its batch of digests,
+  // unless this connection carried it (of the last kBatchesRemembered), once this member holds
+  // it, and the batches of the next chunks of this stream that this member holds, a few ahead.
+  boost::asio::awaitable<Status> SendBatchOf(Connection& conn, uint64_t position);
+  // One DIGESTS frame, unless this connection carried the batch. REQUIRES: Available(batch).
+  boost::asio::awaitable<Status> SendBatch(Connection& conn, uint64_t batch);
   // A frame without payload: a keepalive, or (shared lanes) a chunk the child holds assigned to
   // the lane.
   boost::asio::awaitable<Status> SendHeader(Connection& conn, FrameType type, uint64_t chunk);
@@ -54,7 +58,10 @@ class LaneSender {
   boost::asio::awaitable<Status> WaitUntil(Connection& conn, const std::function<bool()>& ready);
   // Returns once the connection can take one more chunk; resends what the child refused.
   boost::asio::awaitable<Status> WaitForWindow(Connection& conn);
+  // Reads the ACK, NACK and HELD frames the child sends back, until the connection ends.
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<Connection> conn);
+  // The bits of a HELD frame whose header is `header`: chunks the child found it holds.
+  boost::asio::awaitable<Result<FrameHeader>> ReadHeld(Connection& conn, const FrameHeader& header);
 
   ExecutionContext& context_;
   const int lane_;

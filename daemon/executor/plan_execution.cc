@@ -53,6 +53,36 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       repair_(context_),
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
+  // Digests that arrive during the broadcast say which chunks this member holds already.
+  if (digests_ != nullptr && context_.capabilities.known != nullptr && store_->identity().chunk_hashes.empty()) {
+    digests_->OnNewBatch([this](uint64_t batch) { TakeKnownChunks(batch); });
+  }
+}
+
+void PlanExecution::TakeKnownChunks(uint64_t batch) {
+  OnWorkers([self = shared_from_this(), batch] {
+    const DigestBatches::Range range = self->digests_->rule().RangeOf(batch);
+    Result<DigestBatch> held = self->store_->digest_log()->Batch(batch);
+    if (!held.ok()) return;
+    KnownChunks::Taken taken = self->context_.capabilities.known->TakeKnownChunks(range.first, range.count, held->weak);
+    if (taken.chunks.empty()) return;
+    if (const std::shared_ptr<DaemonCounters>& counters = self->options_.counters) {
+      if (taken.resumed_chunks > 0) counters->Resumed(taken.resumed_chunks);
+      if (taken.reused_bytes > 0) counters->Reused(taken.reused_bytes);
+    }
+    if (self->swarm_ != nullptr) {
+      // The swarm announces them as pieces this member has.
+      std::vector<uint8_t> bytes;
+      for (uint64_t chunk : taken.chunks) {
+        bytes.resize(self->store_->identity().ChunkSize(chunk));
+        if (self->store_->ReadChunk(chunk, bytes).ok()) self->swarm_->ChunkVerifiedByPush(chunk, bytes);
+      }
+    }
+    self->OnIo([self, chunks = std::move(taken.chunks)] {
+      self->intake_.AnnounceHeld(chunks);
+      self->OnChunkVerified();
+    });
+  });
 }
 
 bool PlanExecution::Stopping() const {

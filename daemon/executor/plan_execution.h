@@ -145,6 +145,9 @@ class PlanExecution final : public LaneReceiver,
   // A chunk this member holds went to every child it sends it to: it may leave the page cache.
   void ReleaseFromPageCache(uint64_t chunk);
   void OnChunkVerified();
+  // Takes, on a worker, the chunks of newly verified batch `batch` this member holds already
+  // (KnownChunks), and tells its parents (HELD).
+  void TakeKnownChunks(uint64_t batch);
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   // Under mutex_, as the state leaves kPrepared or kRunning for good.

@@ -188,10 +188,10 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
   const v1::Plan& plan = request.plan();
   std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
   const std::string& dir = options_.directories.Of(request.in_memory());
-  const std::unique_ptr<ByteSource> tree = EarlierTree(dir, plan.payload());
+  std::shared_ptr<const ByteSource> tree = EarlierTree(dir, plan.payload());
   ReceiveOptions receive;
   receive.space = request.in_memory() && request.take_memory_lazily() ? ReceiveSpace::kCheckFree : ReceiveSpace::kReserve;
-  receive.earlier = {plan.payload().base(), tree.get()};
+  receive.earlier = {plan.payload().base(), std::move(tree)};
   // In memory and no swarm (one writer per chunk): chunks are received into their final pages.
   receive.in_place = request.in_memory() && !PlanHasSwarm(plan);
   receive.take_memory_now = request.in_memory() && !request.take_memory_lazily();

@@ -47,7 +47,7 @@ Status FileStore::ReadStored(uint64_t offset, std::span<uint8_t> out) const {
   return PreadFull(*io_, fd_, out, offset);
 }
 
-Status FileStore::HashStoredChunks(const std::function<bool(uint64_t chunk)>& wanted,
+Status FileStore::HashStoredChunks(uint64_t first, uint64_t end, const std::function<bool(uint64_t chunk)>& wanted,
                                    const std::function<bool(uint64_t chunk, const Digest& digest)>& hashed) const {
   // A batch is at most 16 chunks and 8 MiB (or one chunk): what multi-buffer SHA-256 takes.
   const uint64_t chunk_bytes = identity_.LargestChunk();
@@ -65,7 +65,7 @@ Status FileStore::HashStoredChunks(const std::function<bool(uint64_t chunk)>& wa
     bytes.clear();
     return true;
   };
-  for (uint64_t c = 0; c < identity_.NumChunks(); ++c) {
+  for (uint64_t c = first; c < std::min(end, identity_.NumChunks()); ++c) {
     if (!wanted(c)) continue;
     const std::span<uint8_t> slot(buffer.data() + chunks.size() * chunk_bytes, identity_.ChunkSize(c));
     if (Status read = PreadFull(*io_, fd_, slot, ChunkOffset(c)); !read.ok()) {

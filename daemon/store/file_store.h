@@ -30,10 +30,10 @@ class FileStore : public PayloadStore {
   Status ReadStored(uint64_t offset, std::span<uint8_t> out) const override;
   // Reads `chunk` from the file into `buffer` (LargestChunk() bytes) and returns its digest.
   Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
-  // Hashes the stored bytes of every chunk `wanted` says, in order, several at once where
-  // HashChunks is faster so (SHA-256: 2.3x), and shows each digest to `hashed`; stops when it
-  // returns false. The first read error is returned (chunks before it were shown).
-  Status HashStoredChunks(const std::function<bool(uint64_t chunk)>& wanted,
+  // Hashes the stored bytes of every chunk in [first, end) `wanted` says, in order, several at
+  // once where HashChunks is faster so (SHA-256: 2.3x), and shows each digest to `hashed`;
+  // stops when it returns false. The first read error is returned (chunks before it were shown).
+  Status HashStoredChunks(uint64_t first, uint64_t end, const std::function<bool(uint64_t chunk)>& wanted,
                           const std::function<bool(uint64_t chunk, const Digest& digest)>& hashed) const;
 
   FileIo* io_;

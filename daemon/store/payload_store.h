@@ -103,12 +103,33 @@ class ForwardedChunks {
   virtual bool MayBlock() const = 0;
 };
 
+// Chunks a receiver may take from bytes it holds already: an earlier attempt's ".part" (its
+// resume bitmap names them) and an earlier copy (the one under the payload's name, or the
+// base) when the source offers reuse. Each is taken only once the digest it must have is known here, and only when its
+// bytes hash to it; where the digests arrive batch by batch (docs/streamed-digests.md), so
+// does this.
+class KnownChunks {
+ public:
+  virtual ~KnownChunks() = default;
+  // Takes what the bytes here supply among the `count` chunks from `first`, whose expected
+  // digests are now known (PayloadStore::ExpectedDigest); `weak`: their weak checksums, one
+  // per chunk, when the source offers reuse (empty: nothing is searched by weak checksum,
+  // only the resume bitmap). Reads and hashes: not on the io thread.
+  struct Taken {
+    std::vector<uint64_t> chunks;  // newly held, in increasing order
+    uint64_t resumed_chunks = 0;   // of them, from an earlier attempt's ".part"
+    uint64_t reused_bytes = 0;     // the others' bytes, from an earlier copy
+  };
+  virtual Taken TakeKnownChunks(uint64_t first, uint64_t count, std::span<const uint32_t> weak) = 0;
+};
+
 class WarmMemory;
 
 struct StoreCapabilities {
   ChunkPlacement* placement = nullptr;
   GrowingSource* growing = nullptr;
   ForwardedChunks* forwarded = nullptr;
+  KnownChunks* known = nullptr;
   // Storing a chunk received into a buffer is one copy, as receiving into place is (lent
   // memory, written with process_vm_writev): where the digest is cheap, worth doing at once.
   bool one_copy_writes = false;
@@ -129,7 +150,7 @@ struct EarlierCopy {
   std::string name;  // below data_dir by the same rules (BroadcastRequest.base), or empty
   // Bytes this daemon composed itself (a directory payload's tree read as its archive,
   // ReadDirectoryAsArchive), or null. Either replaces the copy under `name`.
-  const ByteSource* bytes = nullptr;
+  std::shared_ptr<const ByteSource> bytes = nullptr;
 };
 
 struct ReceiveOptions {
@@ -141,6 +162,9 @@ struct ReceiveOptions {
   // Only for one writer per chunk at a time (push plans: a swarm's blocks go through
   // WriteBlock).
   bool in_place = false;
+  // The source sends every chunk's weak checksum with its digest (Payload.weak_checksums_streamed):
+  // the earlier copy is searched by them, batch by batch.
+  bool weak_checksums_streamed = false;
   // Takes the memory of every chunk not held yet now, as an MPI program allocates and touches
   // its receive buffer before the broadcast, not chunk by chunk while data arrives: a mapped
   // payload's pages are populated, another's are written with zeros (harmless: those bytes
@@ -185,11 +209,13 @@ class PayloadStore {
       const std::function<uint64_t(uint64_t size_bytes)>& chunk_bytes_for_size, FileIo& io = SystemFileIo());
 
   // Prepares to receive `name` below data_dir (see safe_path.h), making sure of the space
-  // (ResourceExhausted when the file system cannot hold it) and resuming verified chunks.
-  // When the identity has weak checksums and an earlier copy of `name` is there (another
-  // version, complete: only a finished copy has the name), the chunks found in it anywhere
-  // are copied into the new one, each verified, and count as held; the earlier copy stays
-  // whole until Finalize renames the new one over it. `options.earlier` may name another copy.
+  // (ResourceExhausted when the file system cannot hold it). Chunks an earlier attempt
+  // verified (its resume bitmap) and chunks of an earlier copy (KnownChunks) are held once
+  // they hash to their digests: at once when the identity lists every digest, else as the
+  // digests arrive. The earlier copy, searched only when weak checksums are offered, is the
+  // one under `name` (complete: only a finished copy has the name) or `options.earlier`; it is
+  // searched near where each chunk falls (docs/delta.md), what it gives is copied into the
+  // new one, and it stays whole until Finalize renames the new one over it.
   static Result<std::unique_ptr<PayloadStore>> OpenForReceive(const std::string& data_dir,
                                                               const std::string& name,
                                                               PayloadIdentity identity,
@@ -225,11 +251,13 @@ class PayloadStore {
   std::optional<Digest> ExpectedDigest(uint64_t chunk) const;
   bool Has(uint64_t chunk) const;
   uint64_t VerifiedCount() const { return verified_.load(std::memory_order_relaxed); }
-  // The bytes of the chunks taken at opening from an earlier copy the member held (an
-  // identical one adopted whole, or chunks found in another version: docs/delta.md), each
-  // verified like a received one; those chunks count in VerifiedCount().
-  uint64_t ReusedBytes() const { return reused_bytes_; }
-  uint64_t ReusedChunks() const { return reused_chunks_; }
+  // The bytes of the chunks taken from an earlier copy the member held (an identical one, or
+  // chunks found in another version: docs/delta.md), each verified like a received one; those
+  // chunks count in VerifiedCount().
+  uint64_t ReusedBytes() const { return reused_bytes_.load(std::memory_order_relaxed); }
+  uint64_t ReusedChunks() const { return reused_chunks_.load(std::memory_order_relaxed); }
+  // The chunks an earlier attempt at this payload had verified, held again (KnownChunks).
+  uint64_t ResumedChunks() const { return resumed_chunks_.load(std::memory_order_relaxed); }
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
@@ -341,9 +369,9 @@ class PayloadStore {
   // Per chunk, whether a receiver claimed its place (ChunkPlacement); empty without placement.
   std::vector<bool> claimed_;
   std::atomic<uint64_t> verified_{0};
-  // Set while opening, before any other thread sees the store.
-  uint64_t reused_bytes_ = 0;
-  uint64_t reused_chunks_ = 0;
+  std::atomic<uint64_t> reused_bytes_{0};
+  std::atomic<uint64_t> reused_chunks_{0};
+  std::atomic<uint64_t> resumed_chunks_{0};
   std::atomic<bool> finalized_{false};  // set by Finalize(), which may run on another thread
 
  private:

@@ -20,13 +20,16 @@
 namespace gridcast {
 namespace {
 
-// The earlier copy of a payload, read through the store's FileIo for the delta search. What is
+// An earlier copy of a payload (its file, owned), read through the store's FileIo. What is
 // read leaves the page cache (the search keeps its own copy of the bytes it still needs): the
 // new copy replaces this one, and its pages are taken from those freed, not fresh ones (fresh
 // pages made the copy into the new file 9x dearer than the read, on this host's netgrid).
-class EarlierCopyBytes : public ByteSource {
+class EarlierCopyFile : public ByteSource {
  public:
-  EarlierCopyBytes(FileIo& io, int fd, uint64_t size) : io_(io), fd_(fd), size_(size) {}
+  EarlierCopyFile(FileIo& io, int fd, uint64_t size) : io_(io), fd_(fd), size_(size) {}
+  ~EarlierCopyFile() override { close(fd_); }
+  EarlierCopyFile(const EarlierCopyFile&) = delete;
+  EarlierCopyFile& operator=(const EarlierCopyFile&) = delete;
   uint64_t size() const override { return size_; }
   Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
     GRIDCAST_RETURN_IF_ERROR(PreadFull(io_, fd_, out, offset));
@@ -65,29 +68,41 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(store->chunks_path_).parent_path(), ec);
   if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
-  GRIDCAST_ASSIGN_OR_RETURN(const bool adopted, store->AdoptCompleteCopy(name));
-  if (adopted) {
-    store->reused_bytes_ = store->identity_.size_bytes;
-    store->reused_chunks_ = store->identity_.NumChunks();
-    GRIDCAST_RETURN_IF_ERROR(WriteChunkList(io, store->chunks_path_, store->identity_, /*sync=*/false));
-    return std::unique_ptr<PayloadStore>(std::move(store));
-  }
-  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space, options.warm));
-  GRIDCAST_RETURN_IF_ERROR(store->ResumeFromBitmap(PayloadStatePath(data_dir, name, ".state")));
-  const EarlierCopy& earlier = options.earlier;
-  if (!store->identity_.weak_checksums.empty() && !store->Complete()) {
-    if (earlier.bytes != nullptr) {
-      store->TakeFromEarlierCopy(*earlier.bytes);
-    } else if (earlier.name.empty()) {
-      store->TakeFromEarlierCopy(store->dir_.get(), store->base_name_);
+  // A symlink under the payload's name is refused whether or not it would be searched.
+  GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<const ByteSource> same_name,
+                            store->OpenEarlierCopy(store->dir_.get(), store->base_name_, "payload name '" + name + "'"));
+  if (!store->identity_.weak_checksums.empty() || options.weak_checksums_streamed) {
+    if (options.earlier.bytes != nullptr) {
+      store->earlier_copy_ = options.earlier.bytes;
+    } else if (options.earlier.name.empty()) {
+      store->earlier_copy_ = std::move(same_name);
     } else {
       // Another name's copy: below data_dir like any payload, without a symlink on the way. A
       // member that lacks it receives everything.
-      Result<std::pair<DirFd, std::string>> base_parent = OpenParentDir(data_dir, earlier.name, /*create=*/false);
+      Result<std::pair<DirFd, std::string>> base_parent = OpenParentDir(data_dir, options.earlier.name, /*create=*/false);
       if (!base_parent.ok() && base_parent.status().code() != StatusCode::kNotFound) {
         return base_parent.status().WithContext("the base");
       }
-      if (base_parent.ok()) store->TakeFromEarlierCopy(base_parent->first.get(), base_parent->second);
+      if (base_parent.ok()) {
+        GRIDCAST_ASSIGN_OR_RETURN(store->earlier_copy_, store->OpenEarlierCopy(base_parent->first.get(),
+                                                                               base_parent->second, "the base"));
+      }
+    }
+  }
+  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space, options.warm));
+  GRIDCAST_RETURN_IF_ERROR(store->OpenResumeState(PayloadStatePath(data_dir, name, ".state")));
+  if (store->identity_.chunk_hashes.size() == store->identity_.NumChunks()) {
+    // Every digest is known already: take what is here now, a batch's worth at a time.
+    const DigestBatches rule(store->identity_.chunk_bytes, store->identity_.NumChunks());
+    const std::vector<uint32_t>& weak = store->identity_.weak_checksums;
+    for (uint64_t b = 0; b < rule.count() && !store->Complete(); ++b) {
+      const DigestBatches::Range range = rule.RangeOf(b);
+      (void)store->TakeKnownChunks(range.first, range.count,
+                                   weak.empty() ? std::span<const uint32_t>() : std::span(weak).subspan(range.first, range.count));
+    }
+    if (store->reused_chunks_ > 0) {
+      spdlog::info("{}: {} of {} chunks taken from an earlier copy", store->base_name_, store->reused_chunks_.load(),
+                   store->identity_.NumChunks());
     }
   }
   store->page_cache_window_ = options.page_cache_window_bytes;
@@ -96,28 +111,17 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
-Result<bool> ReceivedFile::AdoptCompleteCopy(const std::string& name) {
-  const int final_fd = io_->OpenAt(dir_.get(), base_name_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-  if (final_fd < 0 && errno == ELOOP) return Status::InvalidArgument("payload name '" + name + "' is a symlink");
-  if (final_fd < 0) return false;
+Result<std::shared_ptr<const ByteSource>> ReceivedFile::OpenEarlierCopy(int dir, const std::string& file,
+                                                                        const std::string& what) {
+  const int fd = io_->OpenAt(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0 && errno == ELOOP) return Status::InvalidArgument(what + " is a symlink");
+  if (fd < 0) return std::shared_ptr<const ByteSource>();
   struct stat st {};
-  if (fstat(final_fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != identity_.size_bytes) {
-    close(final_fd);
-    return false;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return std::shared_ptr<const ByteSource>();
   }
-  fd_ = final_fd;
-  bool same = true;
-  const Status read = HashStoredChunks([](uint64_t) { return true; }, [&](uint64_t c, const Digest& digest) {
-    same = digest == identity_.chunk_hashes[c];
-    return same;
-  });
-  if (!read.ok() || !same) {
-    fd_ = -1;
-    close(final_fd);
-    return false;
-  }
-  HoldAll();
-  return true;
+  return std::shared_ptr<const ByteSource>(std::make_shared<EarlierCopyFile>(*io_, fd, static_cast<uint64_t>(st.st_size)));
 }
 
 Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm) {
@@ -143,61 +147,119 @@ Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmM
   return Status::Ok();
 }
 
-Status ReceivedFile::ResumeFromBitmap(const std::string& state_path) {
+Status ReceivedFile::OpenResumeState(const std::string& state_path) {
   state_path_ = state_path;
   const uint64_t n = identity_.NumChunks();
   state_fd_ = io_->OpenAt(AT_FDCWD, state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (state_fd_ < 0) return ErrnoStatus("cannot open " + state_path_, errno);
   const Digest fingerprint = identity_.Fingerprint();
-  std::vector<uint8_t> bitmap((n + 7) / 8, 0);
-  if (const std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n)) {
-    // Trust the bitmap only as far as the data on disk still hashes right; a read error ends
-    // the trust there.
-    (void)HashStoredChunks([&](uint64_t c) { return ((*recorded)[c / 8] >> (c % 8)) & 1; },
-                           [&](uint64_t c, const Digest& digest) {
-                             if (digest == identity_.chunk_hashes[c]) {
-                               have_[c] = true;
-                               ++verified_;
-                               bitmap[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
-                             }
-                             return true;
-                           });
+  std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n);
+  if (!recorded) {
+    return WriteResumeState(*io_, state_fd_, fingerprint, std::vector<uint8_t>((n + 7) / 8, 0)).WithContext(state_path_);
   }
-  return WriteResumeState(*io_, state_fd_, fingerprint, bitmap).WithContext(state_path_);
+  resume_candidates_.assign(n, false);
+  for (uint64_t c = 0; c < n; ++c) resume_candidates_[c] = ((*recorded)[c / 8] >> (c % 8)) & 1;
+  return Status::Ok();
 }
 
-void ReceivedFile::TakeFromEarlierCopy(int dir, const std::string& file) {
-  const int earlier_fd = io_->OpenAt(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-  if (earlier_fd < 0) return;
-  struct stat st {};
-  if (fstat(earlier_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(earlier_fd);
-    return;
-  }
-  TakeFromEarlierCopy(EarlierCopyBytes(*io_, earlier_fd, static_cast<uint64_t>(st.st_size)));
-  close(earlier_fd);
+KnownChunks::Taken ReceivedFile::TakeKnownChunks(uint64_t first, uint64_t count, std::span<const uint32_t> weak) {
+  Taken taken;
+  if (first >= identity_.NumChunks()) return taken;
+  count = std::min(count, identity_.NumChunks() - first);
+  std::lock_guard<std::mutex> search(search_mutex_);
+  ResumeCandidates(first, count, taken);
+  if (weak.size() == count && earlier_copy_ != nullptr) SearchNear(*earlier_copy_, first, count, weak, taken);
+  std::sort(taken.chunks.begin(), taken.chunks.end());
+  return taken;
 }
 
-void ReceivedFile::TakeFromEarlierCopy(const ByteSource& earlier) {
-  std::vector<ChunkSummary> chunks(identity_.NumChunks());
-  for (uint64_t c = 0; c < chunks.size(); ++c) {
-    chunks[c] = {identity_.ChunkSize(c), identity_.weak_checksums[c], identity_.chunk_hashes[c]};
-  }
-  // Each chunk is written from the very bytes that hashed to its digest in the search.
-  Result<std::vector<uint64_t>> found =
-      FindHeldChunks(earlier, identity_.digest, chunks, [&](size_t c, std::span<const uint8_t> bytes) {
-        bool newly = false;
-        if (WriteHashedChunk(c, bytes, chunks[c].digest, &newly).ok() && newly) {
-          ++reused_chunks_;
-          reused_bytes_ += bytes.size();
+void ReceivedFile::ResumeCandidates(uint64_t first, uint64_t count, Taken& taken) {
+  if (resume_candidates_.empty()) return;
+  // A read error ends the trust there: those chunks are received again.
+  (void)HashStoredChunks(
+      first, first + count, [&](uint64_t c) { return resume_candidates_[c] && !Has(c); },
+      [&](uint64_t c, const Digest& digest) {
+        if (CheckDigest(c, digest).ok()) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!have_[c] && !Claimed(c) && MarkVerified(c).ok()) {
+            ++resumed_chunks_;
+            ++taken.resumed_chunks;
+            taken.chunks.push_back(c);
+          }
         }
+        return true;
+      });
+}
+
+namespace {
+
+// How far from where a chunk is expected in an earlier copy (its offset, moved as the last
+// chunk found there was) it is looked for: the edits docs/delta.md measures (an insertion of
+// 64 KiB, a prepend of 4 KiB, an append) move chunks far less.
+constexpr uint64_t kSearchBandBytes = 2 << 20;
+
+// Bytes [offset, offset + size) of another source.
+class ByteWindow : public ByteSource {
+ public:
+  ByteWindow(const ByteSource& whole, uint64_t offset, uint64_t size) : whole_(whole), offset_(offset), size_(size) {}
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    return whole_.ReadAt(offset_ + offset, out);
+  }
+
+ private:
+  const ByteSource& whole_;
+  uint64_t offset_;
+  uint64_t size_;
+};
+
+}  // namespace
+
+void ReceivedFile::SearchNear(const ByteSource& copy, uint64_t first, uint64_t count, std::span<const uint32_t> weak,
+                              Taken& taken) {
+  std::vector<ChunkSummary> wanted;
+  std::vector<uint64_t> chunks;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t c = first + i;
+    if (Has(c)) continue;
+    const std::optional<Digest> expected = ExpectedDigest(c);
+    if (!expected) continue;
+    wanted.push_back({identity_.ChunkSize(c), weak[i], *expected});
+    chunks.push_back(c);
+  }
+  if (chunks.empty()) return;
+  const auto around = [&](uint64_t offset, bool below) {
+    const int64_t moved = static_cast<int64_t>(offset) + shift_ + (below ? -1 : 1) * static_cast<int64_t>(kSearchBandBytes);
+    return static_cast<uint64_t>(std::clamp<int64_t>(moved, 0, static_cast<int64_t>(copy.size())));
+  };
+  const uint64_t begin = around(ChunkOffset(chunks.front()), true);
+  const uint64_t end = around(ChunkOffset(chunks.back()) + identity_.ChunkSize(chunks.back()), false);
+  if (begin >= end) return;
+  const ByteWindow window(copy, begin, end - begin);
+  Result<std::vector<uint64_t>> found =
+      FindHeldChunks(window, identity_.digest, wanted, [&](size_t i, std::span<const uint8_t> bytes) {
+        TakeFound(chunks[i], bytes, wanted[i].digest, taken);
       });
   if (!found.ok()) {
-    spdlog::warn("{}: the earlier copy could not be searched to its end ({}); took what was found before",
-                 base_name_, found.status().ToString());
+    spdlog::warn("{}: the earlier copy could not be searched near chunk {} ({}); those chunks are received",
+                 base_name_, first, found.status().ToString());
+    return;
   }
-  spdlog::info("{}: {} of {} chunks taken from the earlier copy ({} bytes)", base_name_, reused_chunks_,
-               chunks.size(), earlier.size());
+  for (size_t i = found->size(); i-- > 0;) {
+    if ((*found)[i] == kNotHeld) continue;
+    shift_ = static_cast<int64_t>(begin + (*found)[i]) - static_cast<int64_t>(ChunkOffset(chunks[i]));
+    break;
+  }
+}
+
+void ReceivedFile::TakeFound(uint64_t chunk, std::span<const uint8_t> bytes, const Digest& digest, Taken& taken) {
+  bool newly = false;
+  if (WriteHashedChunk(chunk, bytes, digest, &newly).ok() && newly) {
+    ++reused_chunks_;
+    reused_bytes_ += bytes.size();
+    taken.reused_bytes += bytes.size();
+    taken.chunks.push_back(chunk);
+  }
 }
 
 ReceivedFile::~ReceivedFile() {
@@ -219,11 +281,12 @@ Status ReceivedFile::PutVerified(const ReceivedChunk& received) {
 
 Status ReceivedFile::RecordVerified(uint64_t chunk) {
   if (state_fd_ < 0) return Status::Ok();  // a complete copy adopted: nothing to resume
-  // One byte of the bitmap holds this chunk's bit; rewrite just that byte.
+  // One byte of the bitmap holds this chunk's bit; rewrite just that byte, keeping the bits of
+  // an earlier attempt's chunks not checked yet.
   uint8_t byte = 0;
   const uint64_t first = chunk / 8 * 8;
   for (uint64_t c = first; c < std::min<uint64_t>(first + 8, have_.size()); ++c) {
-    if (have_[c]) byte |= static_cast<uint8_t>(1u << (c % 8));
+    if (have_[c] || (!resume_candidates_.empty() && resume_candidates_[c])) byte |= static_cast<uint8_t>(1u << (c % 8));
   }
   return PwriteFull(*io_, state_fd_, {&byte, 1}, ResumeBitmapByteOffset(chunk));
 }
@@ -247,6 +310,7 @@ StoreCapabilities ReceivedFile::capabilities() {
   StoreCapabilities offered;
   if (mapped_ != nullptr) offered.placement = this;
   if (page_cache_window_ > 0) offered.forwarded = this;
+  offered.known = this;
   return offered;
 }
 

@@ -21,11 +21,12 @@
 
 namespace gridcast {
 
-class ReceivedFile final : public FileStore, public ChunkPlacement, public ForwardedChunks {
+class ReceivedFile final : public FileStore, public ChunkPlacement, public ForwardedChunks, public KnownChunks {
  public:
   ~ReceivedFile() override;
 
   StoreCapabilities capabilities() override;
+  Taken TakeKnownChunks(uint64_t first, uint64_t count, std::span<const uint32_t> weak) override;
   std::span<uint8_t> Claim(uint64_t chunk) override;
   void Release(uint64_t chunk) override;
   void Forwarded(uint64_t chunk) override;
@@ -48,24 +49,28 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   // ReceiveOptions::take_memory_now.
   Status TakeMemoryNow();
 
-  // A complete copy already under the final name: true when it hashes to the identity (then
-  // every chunk is held and nothing is left to do); InvalidArgument when the name is a symlink.
-  // `name` (the payload's, below the data directory) names it in errors.
-  Result<bool> AdoptCompleteCopy(const std::string& name);
   // Opens (or makes, from a spare of `warm` when there is one) "<name>.part" at the payload's
   // size, making sure of its space.
   Status OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm);
-  // Holds the chunks the bitmap at `state_path` marks whose bytes in the file still hash right,
-  // and records just those there.
-  Status ResumeFromBitmap(const std::string& state_path);
-  // Finds the chunks not held yet in the earlier copy `file` in `dir` (another version: the
-  // copy under the final name, or the request's base) by their weak checksums
-  // (delta/held_chunks.h) and writes each one found as a received chunk (verified, marked in
-  // the bitmap). Reuse only saves a transfer: an earlier copy that cannot be read, or is no
-  // regular file, gives nothing. Adds what it took to reused_bytes_.
-  void TakeFromEarlierCopy(int dir, const std::string& file);
-  // The same over any bytes; a read error ends the search, keeping what it found before.
-  void TakeFromEarlierCopy(const ByteSource& earlier);
+  // Opens the resume bitmap at `state_path`: the chunks it marks become candidates, held once
+  // their bytes in the file hash to their digests (TakeKnownChunks); bits stay set until then,
+  // so a restart before the digests came loses nothing.
+  Status OpenResumeState(const std::string& state_path);
+  // The earlier copy `file` in `dir` (the one under the final name, or the request's base),
+  // when it is a regular file. InvalidArgument when it is a symlink; `what` names it in errors.
+  Result<std::shared_ptr<const ByteSource>> OpenEarlierCopy(int dir, const std::string& file, const std::string& what);
+  // TakeKnownChunks' ways, each over the chunks it is shown that are not held yet.
+  void ResumeCandidates(uint64_t first, uint64_t count, Taken& taken);
+  void SearchNear(const ByteSource& copy, uint64_t first, uint64_t count, std::span<const uint32_t> weak,
+                  Taken& taken);
+  // Stores bytes that hashed to `digest` as chunk `chunk`, found in an earlier copy.
+  void TakeFound(uint64_t chunk, std::span<const uint8_t> bytes, const Digest& digest, Taken& taken);
+
+  // What TakeKnownChunks takes from; guarded by search_mutex_ (one search at a time).
+  std::mutex search_mutex_;
+  std::vector<bool> resume_candidates_;                // the earlier attempt's bitmap, by chunk
+  std::shared_ptr<const ByteSource> earlier_copy_;     // searched by weak checksums
+  int64_t shift_ = 0;  // where the last chunk found in earlier_copy_ was, less where it is now
 
   DirFd dir_;                // holds the payload; for renameat
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized

@@ -103,7 +103,7 @@ Result<ScrubReport> SourceFile::Scrub() const {
   const auto whole = [&](uint64_t c) {
     return ChunkOffset(c) + identity_.ChunkSize(c) <= static_cast<uint64_t>(st.st_size);
   };
-  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(whole, [&](uint64_t c, const Digest& digest) {
+  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(0, report.chunks, whole, [&](uint64_t c, const Digest& digest) {
                              if (digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
                              return true;
                            }).WithContext(base_name_));

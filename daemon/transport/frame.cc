@@ -105,7 +105,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   uint8_t type_digest_pad[4];
   r.Bytes(type_digest_pad, 4);
   FrameHeader h;
-  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kDigests)) {
+  if (type_digest_pad[0] < 1 || type_digest_pad[0] > static_cast<uint8_t>(FrameType::kHeld)) {
     return Status::InvalidArgument("unknown frame type " + std::to_string(type_digest_pad[0]));
   }
   if (type_digest_pad[2] != 0 || type_digest_pad[3] != 0) {
@@ -122,6 +122,15 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
     if (h.length == 0 || h.length > MaxEncodedDigestBatchBytes()) {
       return Status::InvalidArgument("DIGESTS frame of " + std::to_string(h.length) + " bytes (1 to " +
                                      std::to_string(MaxEncodedDigestBatchBytes()) + ")");
+    }
+    return h;
+  }
+  if (h.type == FrameType::kHeld) {
+    if (type_digest_pad[1] != 0 || h.hash != Digest{}) return Status::InvalidArgument("HELD frame with a hash");
+    if (h.length == 0 || h.length > kMaxHeldBytes || h.chunk % 8 != 0) {
+      return Status::InvalidArgument("HELD frame of " + std::to_string(h.length) + " bytes at chunk " +
+                                     std::to_string(h.chunk) + " (1 to " + std::to_string(kMaxHeldBytes) +
+                                     " bytes, at a multiple of 8)");
     }
     return h;
   }

@@ -15,7 +15,11 @@
 // frame (parent -> child; digest 0, no hash) carries `length` bytes (at most
 // MaxEncodedDigestBatchBytes) of one signed batch of chunk digests (common/digest_batches.h,
 // EncodeDigestBatch), its `chunk` the batch's first chunk: a connection carries a chunk's batch
-// before any frame about that chunk. Decoding checks everything a header alone can tell; the
+// before any frame about that chunk. A HELD frame (child -> parent; digest 0, no hash) says
+// the child holds more chunks than its handshake said (it found them in its earlier attempt's
+// ".part" or an earlier copy once their digests arrived): `length` bytes (1 to kMaxHeldBytes)
+// of bits follow, chunk `chunk` + i at bit i % 8 of byte i / 8, `chunk` a multiple of 8; the
+// parent sends no chunk whose bit is set. Decoding checks everything a header alone can tell; the
 // receiver checks the rest against its plan (lane, chunk range, chunk size, the batch's
 // signature).
 //
@@ -26,7 +30,7 @@
 // Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
 // per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Version 3
 // added ASSIGN frames, version 4 DIGESTS frames, version 5 the digest tree (connections on lane
-// kDigestTreeLane). Members of different versions refuse each other at the challenge, naming
+// kDigestTreeLane), version 6 HELD frames. Members of different versions refuse each other at the challenge, naming
 // both versions.
 //
 // The digest tree (plans with a swarm; daemon/executor/digest_tree.h): a parent's connection to
@@ -51,7 +55,17 @@
 namespace gridcast {
 
 // Values are on the wire; do not renumber.
-enum class FrameType : uint8_t { kData = 1, kAck = 2, kNack = 3, kKeepalive = 4, kAssign = 5, kDigests = 6 };
+enum class FrameType : uint8_t {
+  kData = 1,
+  kAck = 2,
+  kNack = 3,
+  kKeepalive = 4,
+  kAssign = 5,
+  kDigests = 6,
+  kHeld = 7,
+};
+// A HELD frame's bits: at most this many bytes (65,536 chunks) a frame.
+inline constexpr uint32_t kMaxHeldBytes = 8192;
 
 inline constexpr size_t kFrameHeaderBytes = 72;
 // The lane number of the digest tree's connections: no plan has that many lanes.
@@ -72,7 +86,8 @@ std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& head
 
 // InvalidArgument for a bad magic, an unknown type or digest, a DATA length above max_length,
 // a hash with bytes past its digest's width, a DIGESTS frame empty, longer than any batch or
-// with a hash, or an ACK/NACK/KEEPALIVE/ASSIGN with a payload or hash.
+// with a hash, a HELD frame empty, longer than kMaxHeldBytes, with a hash or at a chunk not a
+// multiple of 8, or an ACK/NACK/KEEPALIVE/ASSIGN with a payload or hash.
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length);
 
@@ -81,7 +96,7 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 // A bitmap for kMaxPlanChunks chunks, or an error message.
 inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
 

@@ -26,9 +26,10 @@ FrameHeader Header(FrameType type, uint32_t length, uint64_t chunk = 7,
 TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   for (ChunkDigest digest : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
     for (FrameType type : {FrameType::kData, FrameType::kAck, FrameType::kNack, FrameType::kKeepalive, FrameType::kAssign,
-                           FrameType::kDigests}) {
-      const uint32_t length = type == FrameType::kData ? 4096 : type == FrameType::kDigests ? 1000 : 0;
-      const FrameHeader in = Header(type, length, kKeepaliveParentRepairs, digest);
+                           FrameType::kDigests, FrameType::kHeld}) {
+      const bool held = type == FrameType::kHeld;
+      const uint32_t length = type == FrameType::kData ? 4096 : type == FrameType::kDigests ? 1000 : held ? 128 : 0;
+      const FrameHeader in = Header(type, length, held ? 1024 : kKeepaliveParentRepairs, digest);
       const auto bytes = EncodeFrameHeader(in);
       Result<FrameHeader> out = DecodeFrameHeader(bytes, 1 << 20);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -43,15 +44,15 @@ TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
   }
 }
 
-// A member of data protocol version 1 to 4 is refused at the challenge, by version and clearly.
+// A member of data protocol version 1 to 5 is refused at the challenge, by version and clearly.
 TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
-  for (uint32_t version : {1u, 2u, 3u, 4u}) {
+  for (uint32_t version : {1u, 2u, 3u, 4u, 5u}) {
     Challenge old;
     old.version = version;
     Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 5"),
+    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 6"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -107,6 +108,14 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto batch_with_hash = EncodeFrameHeader(Header(FrameType::kDigests, 100));
   batch_with_hash[kFrameHeaderBytes - 1] = 1;
   refused(batch_with_hash, 1 << 20, "a hash on a DIGESTS frame");
+  // A HELD frame: 1 to kMaxHeldBytes of bits, from a chunk that is a multiple of 8, no hash.
+  refused(EncodeFrameHeader(Header(FrameType::kHeld, 0, 8)), 1 << 20, "no bits");
+  refused(EncodeFrameHeader(Header(FrameType::kHeld, kMaxHeldBytes + 1, 8)), 1 << 20, "too many bits");
+  refused(EncodeFrameHeader(Header(FrameType::kHeld, 1, 12)), 1 << 20, "bits from the middle of a byte");
+  EXPECT_TRUE(DecodeFrameHeader(EncodeFrameHeader(Header(FrameType::kHeld, kMaxHeldBytes, 16)), 1).ok());
+  auto held_with_hash = EncodeFrameHeader(Header(FrameType::kHeld, 1, 8));
+  held_with_hash[kFrameHeaderBytes - 1] = 1;
+  refused(held_with_hash, 1 << 20, "a hash on a HELD frame");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The lane sender against a child the test plays: one that takes the handshake and reads every
-// frame but never acknowledges. The sender keeps no more than its window in flight, gives the
+// The lane sender against a child the test plays. One that takes the handshake and reads every
+// frame but never acknowledges: the sender keeps no more than its window in flight, gives the
 // connection up after the I/O timeout and reconnects, the chunks it sent before counted as
-// resent; the execution itself goes on.
+// resent; the execution itself goes on. One that says it holds chunks (HELD): they are not sent.
 #include "daemon/executor/lane_sender.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,8 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/detached.hpp>
+#include <mutex>
+#include <set>
 
 #include "plan_execution_fixture.h"
 
@@ -67,7 +69,99 @@ class SilentChild final : public LaneReceiver, public std::enable_shared_from_th
   asio::io_context& io_;
 };
 
+// A child that takes lane 0 from member 0, says at once (HELD) that it holds `held`, and
+// acknowledges every chunk sent, recording which came.
+class HoldingChild final : public LaneReceiver {
+ public:
+  HoldingChild(asio::io_context& io, PlanId id) : io_(io), id_(id) {}
+
+  Status CheckParent(const Hello& hello) const override {
+    return hello.parent == 0 ? Status::Ok() : Status::PermissionDenied("not my parent");
+  }
+  std::string DataAddressOf(uint32_t) const override { return parent_address; }
+  std::vector<uint8_t> HeldBitmap() const override { return std::vector<uint8_t>((chunks + 7) / 8, 0); }
+  void AdoptParentConnection(ConnectionPtr connection, const Hello&) override {
+    asio::co_spawn(io_, Listen(std::move(connection)), asio::detached);
+  }
+
+  std::string parent_address;
+  uint64_t chunks = 0;
+  std::vector<uint64_t> held;  // in increasing order, from chunk 8 on
+  std::mutex mutex;
+  std::set<uint64_t> received;  // guarded by mutex
+
+ private:
+  asio::awaitable<void> Listen(ConnectionPtr connection) {
+    FrameHeader announce;
+    announce.type = FrameType::kHeld;
+    announce.plan_id = id_;
+    announce.chunk = 8;
+    std::vector<uint8_t> bits((held.back() - 8) / 8 + 1, 0);
+    for (uint64_t c : held) bits[(c - 8) / 8] |= static_cast<uint8_t>(1u << ((c - 8) % 8));
+    announce.length = static_cast<uint32_t>(bits.size());
+    if (!(co_await connection->Write(EncodeFrameHeader(announce), bits, std::chrono::seconds(30))).ok()) co_return;
+    std::array<uint8_t, kFrameHeaderBytes> bytes{};
+    std::vector<uint8_t> body(1 << 20);
+    for (;;) {
+      if (!(co_await connection->Read(bytes, std::chrono::seconds(30))).ok()) co_return;
+      Result<FrameHeader> header = DecodeFrameHeader(bytes, static_cast<uint32_t>(body.size()));
+      if (!header.ok()) co_return;
+      if (header->type == FrameType::kDigests) {
+        if (!(co_await connection->Read({body.data(), header->length}, std::chrono::seconds(30))).ok()) co_return;
+        continue;
+      }
+      if (header->type != FrameType::kData) continue;
+      if (!(co_await connection->ReceiveChunk({body.data(), header->length}, std::chrono::seconds(30), {})).ok()) {
+        co_return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        received.insert(header->chunk);
+      }
+      FrameHeader ack;
+      ack.type = FrameType::kAck;
+      ack.plan_id = id_;
+      ack.chunk = header->chunk;
+      if (!(co_await connection->Write(EncodeFrameHeader(ack), {}, std::chrono::seconds(30))).ok()) co_return;
+    }
+  }
+
+  asio::io_context& io_;
+  const PlanId id_;
+};
+
 class LaneSenderTest : public PlanExecutionFixture {};
+
+// A child that finds it holds chunks after the handshake (HELD) is not sent them: the frame
+// comes before its first acknowledgement, and the window holds the sender back until then.
+TEST_F(LaneSenderTest, ChunksAChildSaysItHoldsAreNotSent) {
+  constexpr uint32_t kWindow = 4;
+  constexpr uint64_t kChunks = 40;
+  MakePayloadAndPlan(kChunks * kChunk, "chain");  // 0 -> 1 -> 2 -> 3: the source's one child is 1
+  auto child = std::make_shared<HoldingChild>(io_, id_);
+  child->chunks = plan_.NumChunks();
+  child->parent_address = addresses_[0];
+  for (uint64_t c = 8; c < kChunks; c += 2) child->held.push_back(c);
+  auto transport = std::make_shared<TcpTransport>(io_, TcpOptions{});
+  DataPlane plane(io_, transport, kSecret,
+                  [child](const PlanId&) -> std::shared_ptr<LaneReceiver> { return child; }, std::chrono::seconds(5));
+  Result<uint16_t> port = plane.Listen("127.0.0.1:0");
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  addresses_[1] = "127.0.0.1:" + std::to_string(*port);
+
+  base_options_.window_chunks = kWindow;
+  StartMember(0, OpenStore(0));
+  const auto received = [&] {
+    std::lock_guard<std::mutex> lock(child->mutex);
+    return child->received.size();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return received() == kChunks - child->held.size(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::lock_guard<std::mutex> lock(child->mutex);
+  EXPECT_EQ(child->received.size(), kChunks - child->held.size());
+  for (uint64_t c : child->held) EXPECT_EQ(child->received.count(c), 0u) << c;
+  StopAll();
+}
 
 TEST_F(LaneSenderTest, AChildThatStopsAcknowledgingGetsAWindowThenAReconnection) {
   constexpr uint32_t kWindow = 3;
@@ -95,9 +189,11 @@ TEST_F(LaneSenderTest, AChildThatStopsAcknowledgingGetsAWindowThenAReconnection)
   // window again (the child's bitmap holds nothing): resends, counted as such.
   ASSERT_TRUE(WaitUntil([&] { return child->connections >= 2 && child->data_frames[1] == static_cast<int>(kWindow); }));
   EXPECT_GE(CountersOf(0)->Read().chunks_resent, kWindow);
-  // Each connection carried the signed batch of digests once, before the chunks.
-  EXPECT_EQ(child->batches[0], 1);
-  EXPECT_EQ(child->batches[1], 1);
+  // Each connection carried each of the payload's two signed batches of digests once, before
+  // the chunks: the second ahead of its chunks (kBatchesAhead).
+  ASSERT_EQ(DigestBatches(kChunk, plan_.NumChunks()).count(), 2u);
+  EXPECT_EQ(child->batches[0], 2);
+  EXPECT_EQ(child->batches[1], 2);
   EXPECT_FALSE(child->data_before_its_batch);
   // The source holds the payload (done), and has not failed: it still forwards.
   const ExecutionSnapshot source = SnapshotOf(0);

@@ -13,6 +13,7 @@
 
 #include <thread>
 
+#include "daemon/store/digest_log.h"
 #include "payload_store_fixture.h"
 
 namespace gridcast {
@@ -341,6 +342,140 @@ TEST_P(PayloadStoreTest, AnEarlierVersionGivesTheChunksFoundInItAndStaysWholeUnt
   EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
 }
 
+// Streamed digests (docs/streamed-digests.md): an identity without its list, the digests
+// arriving batch by batch in the store's log. A payload of 40 chunks: batches 0-15 and 16-39.
+class StreamedDigestsTest : public PayloadStoreTest {
+ protected:
+  void SetUp() override {
+    PayloadStoreTest::SetUp();
+    payload_.resize(40 * kChunk);
+    std::mt19937_64 random(11);
+    for (uint8_t& b : payload_) b = static_cast<uint8_t>(random());
+    identity_.size_bytes = payload_.size();
+    identity_.chunk_hashes.clear();
+    for (uint64_t c = 0; c < identity_.NumChunks(); ++c) identity_.chunk_hashes.push_back(HashChunk(GetParam(), Chunk(c)));
+    identity_.sha256 = Sha256(payload_);
+    ASSERT_EQ(rule_.count(), 2u);
+  }
+  // The identity as a plan that streams its digests declares it.
+  PayloadIdentity Streamed() const {
+    PayloadIdentity streamed = identity_;
+    streamed.chunk_hashes.clear();
+    streamed.weak_checksums.clear();
+    streamed.sha256 = {};
+    return streamed;
+  }
+  std::unique_ptr<PayloadStore> OpenStreamed(const ReceiveOptions& options = {}) {
+    Result<std::unique_ptr<PayloadStore>> store =
+        PayloadStore::OpenForReceive(dir_.string(), "p.bin", Streamed(), SystemFileIo(), options);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return nullptr;
+    Result<std::unique_ptr<DigestLog>> log = DigestLog::OpenUnnamed(dir_.string(), GetParam(), rule_, SystemFileIo());
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    log_ = std::move(*log);
+    (*store)->ExpectDigestsFrom(log_);
+    return std::move(*store);
+  }
+  // Batch `index` arrives (its signature checked elsewhere: the log trusts its caller).
+  void Arrive(uint64_t index) {
+    const DigestBatches::Range range = rule_.RangeOf(index);
+    DigestBatch batch;
+    batch.index = index;
+    batch.first_chunk = range.first;
+    batch.kind = GetParam();
+    for (uint64_t c = range.first; c < range.first + range.count; ++c) batch.digests.push_back(identity_.chunk_hashes[c]);
+    ASSERT_TRUE(log_->Record(batch).ok());
+  }
+  std::vector<uint32_t> WeakOf(uint64_t index) const {
+    const DigestBatches::Range range = rule_.RangeOf(index);
+    std::vector<uint32_t> weak;
+    for (uint64_t c = range.first; c < range.first + range.count; ++c) weak.push_back(WeakChecksum(Chunk(c)));
+    return weak;
+  }
+
+  const DigestBatches rule_{kChunk, 40};
+  std::shared_ptr<DigestLog> log_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Digests, StreamedDigestsTest, ::testing::Values(ChunkDigest::kSha256, ChunkDigest::kXxh3),
+                         DigestParamName);
+
+// What an earlier attempt verified is held again batch by batch, once each chunk's digest is
+// here and its bytes still hash to it; a restart before the digests came forgets nothing.
+TEST_P(StreamedDigestsTest, AResumeTakesEachBatchsChunksAsItsDigestsArrive) {
+  {
+    auto first = OpenStreamed();
+    Arrive(0);
+    Arrive(1);
+    for (uint64_t c = 0; c < 40; c += 2) ASSERT_TRUE(first->WriteChunk(c, Chunk(c)).ok()) << c;
+    EXPECT_FALSE(first->WriteChunk(1, Chunk(3)).ok());
+  }
+  {
+    std::fstream part(dir_ / "p.bin.part", std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(4 * kChunk + 9);
+    part.put('\x5a');  // chunk 4 changes on disk while the member is down
+  }
+  for (int restart = 0; restart < 2; ++restart) {
+    auto store = OpenStreamed();
+    EXPECT_EQ(store->VerifiedCount(), 0u);  // nothing is known before the digests
+    KnownChunks* known = store->capabilities().known;
+    ASSERT_NE(known, nullptr);
+    EXPECT_TRUE(known->TakeKnownChunks(0, 16, {}).chunks.empty()) << "no digests yet";
+    if (restart == 0) continue;  // down again before any batch came
+    Arrive(0);
+    const KnownChunks::Taken batch0 = known->TakeKnownChunks(0, 16, {});
+    EXPECT_EQ(batch0.chunks, (std::vector<uint64_t>{0, 2, 6, 8, 10, 12, 14}));
+    EXPECT_EQ(batch0.resumed_chunks, 7u);
+    EXPECT_FALSE(store->Has(16));
+    Arrive(1);
+    EXPECT_EQ(known->TakeKnownChunks(16, 24, {}).chunks.size(), 12u);
+    EXPECT_EQ(store->VerifiedCount(), 19u);
+    EXPECT_EQ(store->ResumedChunks(), 19u);
+    for (uint64_t c = 0; c < 40; ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok()) << c;
+    Result<Digest> digest = store->Finalize(false);
+    ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+    EXPECT_EQ(*digest, identity_.ListDigest());
+    EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+  }
+}
+
+// A chunk whose digest has not arrived cannot be verified: it is refused, never written as good.
+TEST_P(StreamedDigestsTest, AChunkBeforeItsDigestIsRefused) {
+  auto store = OpenStreamed();
+  const Status early = store->WriteChunk(20, Chunk(20));
+  EXPECT_EQ(early.code(), StatusCode::kFailedPrecondition) << early.ToString();
+  EXPECT_FALSE(store->Has(20));
+  EXPECT_FALSE(store->Finalize(false).ok());
+  Arrive(1);
+  EXPECT_TRUE(store->WriteChunk(20, Chunk(20)).ok());
+  EXPECT_EQ(store->WriteChunk(21, Chunk(22)).code(), StatusCode::kDataLoss);
+}
+
+// An earlier version is searched batch by batch with the weak checksums the batches carry, near
+// where each batch's chunks fall: everything it holds is found, and it stays whole.
+TEST_P(StreamedDigestsTest, AnEarlierVersionIsSearchedBatchByBatch) {
+  std::vector<uint8_t> earlier(4096 + payload_.size(), 0x33);  // 4 KiB in front: every chunk moved
+  std::copy(payload_.begin(), payload_.end(), earlier.begin() + 4096);
+  for (uint64_t i = 0; i < 100; ++i) earlier[4096 + 20 * kChunk + 7 * i] ^= 0xa5;  // chunk 20 changed
+  WriteFileBytes(dir_ / "p.bin", earlier);
+  auto store = OpenStreamed({.weak_checksums_streamed = true});
+  KnownChunks* known = store->capabilities().known;
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(store->VerifiedCount(), 0u);
+  Arrive(0);
+  EXPECT_EQ(known->TakeKnownChunks(0, 16, WeakOf(0)).chunks.size(), 16u);
+  Arrive(1);
+  const KnownChunks::Taken batch1 = known->TakeKnownChunks(16, 24, WeakOf(1));
+  EXPECT_EQ(batch1.chunks.size(), 23u);
+  EXPECT_EQ(batch1.reused_bytes, 23 * kChunk);
+  EXPECT_FALSE(store->Has(20));
+  EXPECT_EQ(store->ReusedChunks(), 39u);
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), earlier);
+  ASSERT_TRUE(store->WriteChunk(20, Chunk(20)).ok());
+  ASSERT_TRUE(store->Finalize(false).ok());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+}
+
 // A base names the earlier copy (by the rules of payload names, without symlinks on the way);
 // a member that lacks it takes nothing.
 TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
@@ -371,20 +506,17 @@ TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
             StatusCode::kInvalidArgument);
 }
 
-// Without weak checksums (--no-reuse) nothing is taken; an identical copy is adopted whole
-// either way, and counts as reused.
-TEST_P(PayloadStoreTest, WithoutWeakChecksumsOnlyAnIdenticalCopyIsKept) {
-  WriteFileBytes(dir_ / "p.bin", EarlierVersion());
-  {
+// Without weak checksums (--no-reuse) nothing is taken from an earlier copy, not even from an
+// identical one: every chunk is received.
+TEST_P(PayloadStoreTest, WithoutWeakChecksumsNothingIsTaken) {
+  for (const std::vector<uint8_t>& earlier : {EarlierVersion(), payload_}) {
+    WriteFileBytes(dir_ / "p.bin", earlier);
     auto store = Open();
     EXPECT_EQ(store->VerifiedCount(), 0u);
     EXPECT_EQ(store->ReusedBytes(), 0u);
+    store.reset();
+    fs::remove(dir_ / "p.bin.part");
   }
-  fs::remove(dir_ / "p.bin.part");
-  WriteFileBytes(dir_ / "p.bin", payload_);
-  auto store = Open();
-  EXPECT_TRUE(store->Complete());
-  EXPECT_EQ(store->ReusedBytes(), payload_.size());
 }
 
 // An earlier copy that is not a regular file is no base: a symlink is refused by name, a
