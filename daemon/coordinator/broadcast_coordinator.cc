@@ -194,7 +194,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   outgoing.proto.mutable_payload()->set_directory(!payload.directory.empty());
   outgoing.proto.mutable_payload()->set_base(request.base());
   GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
-  outgoing.proto.mutable_payload()->set_digest_key(AsString(key.public_key()));
+  StreamDigests(key.public_key(), outgoing.chunk_list_digest, outgoing.proto.mutable_payload());
   outgoing.digest_key = std::move(key);
   ExecuteInputs inputs;
   inputs.members = members;
@@ -223,6 +223,16 @@ BroadcastCoordinator::OutgoingPlan BroadcastCoordinator::Outgoing(Plan plan, con
   payload->set_sha256(AsString(identity.sha256));
   payload->set_weak_checksums(EncodeWeakChecksums(identity.weak_checksums));
   return outgoing;
+}
+
+void BroadcastCoordinator::StreamDigests(const PublicKey& key, const Digest& chunk_list_digest,
+                                         v1::Payload* payload) {
+  payload->set_digest_key(AsString(key));
+  if (payload->size_bytes() == 0) return;  // no chunk, no batch: the empty list stays
+  payload->set_chunk_list_sha256(AsString(chunk_list_digest));
+  payload->set_weak_checksums_streamed(!payload->weak_checksums().empty());
+  payload->clear_chunk_hashes();
+  payload->clear_weak_checksums();
 }
 
 void BroadcastCoordinator::SumTraffic(uint64_t source_sent_bytes, bool source_listed,

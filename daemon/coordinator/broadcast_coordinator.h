@@ -90,6 +90,9 @@ class BroadcastCoordinator {
   // `plan` with a fresh id and the payload `name` with `identity` (its digest, chunk hashes and
   // whole digest): what Execute() takes, for broadcasts and allgathers alike.
   static OutgoingPlan Outgoing(Plan plan, const std::string& name, const PayloadIdentity& identity);
+  // The payload's digests travel in batches signed with `key`'s private half, not in the plan
+  // (docs/streamed-digests.md): `payload` keeps only the digest of their list.
+  static void StreamDigests(const PublicKey& key, const Digest& chunk_list_digest, v1::Payload* payload);
 
   // A plan ready to run from here, and how.
   struct ExecuteInputs {

@@ -121,6 +121,12 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
         spdlog::warn("{}: closing parent connection: {}", conn->where, batch.message());
         break;
       }
+      // A batch looked through before, sent again on this connection: this parent waits for
+      // its HELD frame too.
+      const uint64_t index = context_.digests->rule().BatchOf(header->chunk);
+      if (!looked_through_.empty() && looked_through_[index]) {
+        QueueHeld(*conn, index);
+      }
       context_.chunk_arrived.Notify();  // senders to this member's children may pass it on
       continue;
     }
@@ -189,28 +195,30 @@ void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool new
   conn.replies.push_back({reply, {}});
 }
 
-void ChunkIntake::AnnounceHeld(std::span<const uint64_t> chunks) {
+void ChunkIntake::LookedThrough(uint64_t batch) {
+  if (looked_through_.empty()) looked_through_.assign(context_.digests->rule().count(), false);
+  looked_through_[batch] = true;
   std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
-  for (size_t i = 0; i < chunks.size();) {
-    FrameHeader held;
-    held.type = FrameType::kHeld;
-    held.plan_id = context_.id;
-    held.chunk = chunks[i] / 8 * 8;
-    std::vector<uint8_t> bits;
-    for (; i < chunks.size() && chunks[i] - held.chunk < uint64_t{kMaxHeldBytes} * 8; ++i) {
-      const uint64_t bit = chunks[i] - held.chunk;
-      bits.resize(std::max<size_t>(bits.size(), bit / 8 + 1));
-      bits[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
-    }
-    held.length = static_cast<uint32_t>(bits.size());
-    for (const std::weak_ptr<ParentConnection>& weak : parents_) {
-      const std::shared_ptr<ParentConnection> parent = weak.lock();
-      if (parent == nullptr || parent->closed) continue;
-      held.lane = static_cast<uint32_t>(parent->stream.lane);
-      parent->replies.push_back({held, bits});
-      parent->changed.Notify();
-    }
+  for (const std::weak_ptr<ParentConnection>& weak : parents_) {
+    if (const std::shared_ptr<ParentConnection> parent = weak.lock()) QueueHeld(*parent, batch);
   }
+}
+
+void ChunkIntake::QueueHeld(ParentConnection& conn, uint64_t batch) {
+  if (conn.closed) return;
+  const DigestBatches::Range range = context_.digests->rule().RangeOf(batch);
+  FrameHeader held;
+  held.type = FrameType::kHeld;
+  held.plan_id = context_.id;
+  held.lane = static_cast<uint32_t>(conn.stream.lane);
+  held.chunk = range.first;
+  std::vector<uint8_t> bits((range.count + 7) / 8, 0);
+  for (uint32_t i = 0; i < range.count; ++i) {
+    if (context_.store->Has(range.first + i)) bits[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+  }
+  held.length = static_cast<uint32_t>(bits.size());
+  conn.replies.push_back({held, std::move(bits)});
+  conn.changed.Notify();
 }
 
 asio::awaitable<void> ChunkIntake::WriteReplies(std::shared_ptr<ParentConnection> conn) {

@@ -42,20 +42,24 @@ class ChunkIntake {
 
   // Receives `from` over `connection` (its handshake is done) until the connection ends.
   boost::asio::awaitable<void> Receive(ConnectionPtr connection, ParentStream from);
-  // Tells every parent connection open now that this member holds `chunks` (in increasing
-  // order), which it found itself (HELD frames): they need not come.
-  void AnnounceHeld(std::span<const uint64_t> chunks);
+  // This member has looked through `batch` for chunks it holds already (KnownChunks): tells
+  // every parent connection open now which of its chunks it holds (HELD frames). Only for a
+  // member whose handshake said it finds held chunks later.
+  void LookedThrough(uint64_t batch);
 
  private:
   // With what ChunkVerification made of a received chunk: the reply to queue.
   void OnVerified(ReceivedFrame frame, const Status& status, bool newly);
-  // Writes the ACK and NACK frames of a parent connection as chunks are verified.
+  // Queues `conn` a HELD frame for `batch`: which of its chunks this member holds now.
+  void QueueHeld(ParentConnection& conn, uint64_t batch);
+  // Writes the ACK, NACK and HELD frames of a parent connection as chunks are verified.
   boost::asio::awaitable<void> WriteReplies(std::shared_ptr<ParentConnection> conn);
 
   ExecutionContext& context_;
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
   ChunkVerification verification_;
-  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for AnnounceHeld
+  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough
+  std::vector<bool> looked_through_;  // by batch (LookedThrough), once one was
 };
 
 }  // namespace gridcast

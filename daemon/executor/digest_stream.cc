@@ -48,7 +48,7 @@ Status DigestStream::CheckFirstChunk(uint64_t chunk) const {
 Status DigestStream::Accept(std::string_view body) {
   GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch batch, DecodeDigestBatch(body, identity_.digest));
   if (log_->Has(batch.index)) return Status::Ok();
-  GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, !identity_.weak_checksums.empty(), batch));
+  GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, identity_.OffersReuse(), batch));
   for (size_t i = 0; i < batch.digests.size(); ++i) {
     const uint64_t chunk = batch.first_chunk + i;
     if ((!identity_.chunk_hashes.empty() && batch.digests[i] != identity_.chunk_hashes[chunk]) ||

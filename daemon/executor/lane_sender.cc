@@ -22,6 +22,9 @@ struct LaneSender::Connection {
   Connection(asio::io_context& io, ConnectionPtr c) : connection(std::move(c)), wake(io) {}
   const ConnectionPtr connection;
   std::vector<bool> child_has;
+  // The child finds held chunks later (ChildHolds::finds_later): the batches it said it
+  // looked through (HELD), by batch; empty otherwise.
+  std::vector<bool> looked_through;
   std::set<uint64_t> in_flight;
   std::deque<uint64_t> resend;
   Notifier wake;
@@ -97,10 +100,11 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   } unacknowledged{lost_in_flight_, *conn};
 
   const Hello hello = context_.schedule.HelloAsParent(context_.id, lane_, stream_, stream_count_);
-  Result<std::vector<bool>> child_has = co_await HandshakeAsParent(conn->connection, options.secret, hello,
-                                                                   context_.plan.NumChunks(), options.io_timeout);
-  if (!child_has.ok()) co_return child_has.status().WithContext("child " + child_name);
-  conn->child_has = std::move(*child_has);
+  Result<ChildHolds> holds = co_await HandshakeAsParent(conn->connection, options.secret, hello,
+                                                        context_.plan.NumChunks(), options.io_timeout);
+  if (!holds.ok()) co_return holds.status().WithContext("child " + child_name);
+  conn->child_has = std::move(holds->chunks);
+  if (holds->finds_later && context_.digests != nullptr) conn->looked_through.assign(context_.digests->rule().count(), false);
 
   context_.host.Spawn(ReadAcks(conn));
   LaneSchedule& schedule = context_.schedule;
@@ -133,6 +137,7 @@ asio::awaitable<Status> LaneSender::SendOnce() {
     const uint64_t chunk = log[position];
     // Even for a chunk the child holds: the batch is then there for the child's own children.
     GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatchOf(*conn, position));
+    if (!conn->looked_through.empty()) GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntilLookedThrough(*conn, chunk));
     if (conn->child_has[chunk]) {
       context_.host.Delivered(lane_, child_, chunk);
       if (shared) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
@@ -299,12 +304,33 @@ asio::awaitable<void> LaneSender::ReadAcks(std::shared_ptr<Connection> conn) {
 asio::awaitable<Result<FrameHeader>> LaneSender::ReadHeld(Connection& conn, const FrameHeader& header) {
   std::vector<uint8_t> bits(header.length);
   GRIDCAST_CO_RETURN_IF_ERROR(co_await conn.connection->Read(bits, context_.options.io_timeout));
-  const uint64_t chunks = conn.child_has.size();
-  if (header.chunk >= chunks) co_return Status::InvalidArgument("HELD frame past the payload's chunks");
-  for (uint64_t i = 0; i < bits.size() * 8 && header.chunk + i < chunks; ++i) {
+  if (conn.looked_through.empty()) co_return Status::InvalidArgument("HELD frame from a child that said it finds nothing later");
+  const DigestBatches& rule = context_.digests->rule();
+  if (header.chunk >= rule.chunks() || rule.RangeOf(rule.BatchOf(header.chunk)).first != header.chunk) {
+    co_return Status::InvalidArgument("HELD frame at chunk " + std::to_string(header.chunk) + ", no batch's first");
+  }
+  const uint64_t batch = rule.BatchOf(header.chunk);
+  const uint32_t count = rule.RangeOf(batch).count;
+  if (bits.size() != (count + 7) / 8) co_return Status::InvalidArgument("HELD frame of another size than its batch");
+  for (uint32_t i = 0; i < count; ++i) {
     if ((bits[i / 8] >> (i % 8)) & 1) conn.child_has[header.chunk + i] = true;
   }
+  conn.looked_through[batch] = true;
+  context_.chunk_arrived.Notify();
   co_return header;
+}
+
+asio::awaitable<Status> LaneSender::WaitUntilLookedThrough(Connection& conn, uint64_t chunk) {
+  const uint64_t batch = context_.digests->rule().BatchOf(chunk);
+  const auto give_up = std::chrono::steady_clock::now() + context_.options.io_timeout;
+  Status waited = co_await WaitUntil(conn, [&] {
+    return conn.looked_through[batch] || std::chrono::steady_clock::now() >= give_up;
+  });
+  if (waited.ok() && !conn.looked_through[batch]) {
+    waited = Status::DeadlineExceeded("no HELD frame for digest batch " + std::to_string(batch) +
+                                      " within the I/O timeout");
+  }
+  co_return waited;
 }
 
 }  // namespace gridcast

@@ -60,8 +60,11 @@ class LaneSender {
   boost::asio::awaitable<Status> WaitForWindow(Connection& conn);
   // Reads the ACK, NACK and HELD frames the child sends back, until the connection ends.
   boost::asio::awaitable<void> ReadAcks(std::shared_ptr<Connection> conn);
-  // The bits of a HELD frame whose header is `header`: chunks the child found it holds.
+  // The bits of a HELD frame whose header is `header`: chunks of a batch the child found it holds.
   boost::asio::awaitable<Result<FrameHeader>> ReadHeld(Connection& conn, const FrameHeader& header);
+  // For a child that finds held chunks later: returns once its HELD frame for `chunk`'s batch
+  // came; DeadlineExceeded after the I/O timeout without it.
+  boost::asio::awaitable<Status> WaitUntilLookedThrough(Connection& conn, uint64_t chunk);
 
   ExecutionContext& context_;
   const int lane_;

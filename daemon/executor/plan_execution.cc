@@ -54,7 +54,9 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
   // Digests that arrive during the broadcast say which chunks this member holds already.
-  if (digests_ != nullptr && context_.capabilities.known != nullptr && store_->identity().chunk_hashes.empty()) {
+  KnownChunks* const known = context_.capabilities.known;
+  if (digests_ != nullptr && known != nullptr && known->Searches() && store_->identity().Streams()) {
+    finds_held_later_ = true;
     digests_->OnNewBatch([this](uint64_t batch) { TakeKnownChunks(batch); });
   }
 }
@@ -65,9 +67,8 @@ void PlanExecution::TakeKnownChunks(uint64_t batch) {
     Result<DigestBatch> held = self->store_->digest_log()->Batch(batch);
     if (!held.ok()) return;
     KnownChunks::Taken taken = self->context_.capabilities.known->TakeKnownChunks(range.first, range.count, held->weak);
-    if (taken.chunks.empty()) return;
     if (const std::shared_ptr<DaemonCounters>& counters = self->options_.counters) {
-      if (taken.resumed_chunks > 0) counters->Resumed(taken.resumed_chunks);
+      if (taken.resumed_chunks > 0) counters->ChunksResumed(taken.resumed_chunks);
       if (taken.reused_bytes > 0) counters->Reused(taken.reused_bytes);
     }
     if (self->swarm_ != nullptr) {
@@ -78,8 +79,8 @@ void PlanExecution::TakeKnownChunks(uint64_t batch) {
         if (self->store_->ReadChunk(chunk, bytes).ok()) self->swarm_->ChunkVerifiedByPush(chunk, bytes);
       }
     }
-    self->OnIo([self, chunks = std::move(taken.chunks)] {
-      self->intake_.AnnounceHeld(chunks);
+    self->OnIo([self, batch] {
+      self->intake_.LookedThrough(batch);
       self->OnChunkVerified();
     });
   });

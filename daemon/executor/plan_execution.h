@@ -120,6 +120,7 @@ class PlanExecution final : public LaneReceiver,
   Status CheckParent(const Hello& hello) const override;
   std::string DataAddressOf(uint32_t member) const override { return data_addresses_.at(member); }
   std::vector<uint8_t> HeldBitmap() const override { return store_->BitmapBytes(); }
+  bool FindsHeldChunksLater() const override { return finds_held_later_; }
   void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) override;
 
   ExecutionSnapshot Snapshot() const;
@@ -148,6 +149,9 @@ class PlanExecution final : public LaneReceiver,
   // Takes, on a worker, the chunks of newly verified batch `batch` this member holds already
   // (KnownChunks), and tells its parents (HELD).
   void TakeKnownChunks(uint64_t batch);
+  // This member's digests arrive during the broadcast and its store has somewhere to look
+  // for chunks it holds already: its parents wait for its HELD frame of each batch.
+  bool finds_held_later_ = false;
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   // Under mutex_, as the state leaves kPrepared or kRunning for good.

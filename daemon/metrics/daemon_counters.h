@@ -57,11 +57,10 @@ class DaemonCounters {
   // connection).
   void ChunkResent() { resent_.fetch_add(1, kRelaxed); }
   void PlanEnded(PlanMode mode, PlanOutcome outcome);
-  // A plan prepared here over a store that already held `chunks` verified chunks.
-  void Resumed(uint64_t chunks) {
-    resumes_.fetch_add(1, kRelaxed);
-    resumed_chunks_.fetch_add(chunks, kRelaxed);
-  }
+  // A plan prepared here over a store an earlier attempt had verified chunks of.
+  void ResumeBegun() { resumes_.fetch_add(1, kRelaxed); }
+  // Chunks of such a store held again (at Prepare, or as their digests arrive).
+  void ChunksResumed(uint64_t chunks) { resumed_chunks_.fetch_add(chunks, kRelaxed); }
   // A plan prepared here over an earlier copy of the payload from which it took `bytes`.
   void Reused(uint64_t bytes) { reused_bytes_.fetch_add(bytes, kRelaxed); }
   // One control call answered with `code` (gRPC's numbering).

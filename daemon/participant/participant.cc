@@ -127,19 +127,24 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
     GRIDCAST_ASSIGN_OR_RETURN(
         const RunningPlans::Claim claim,
         plans_.ClaimName(id, HeldName{plan.payload().name(), request.in_memory()}, parsed.members[0]));
-    uint64_t resumed = 0;
-    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store,
-                              OpenMemberStore(request, std::move(identity), parts, &resumed));
+    GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<PayloadStore> store, OpenMemberStore(request, std::move(identity), parts));
+    KnownChunks* const known = store->capabilities().known;
+    // Chunks an earlier attempt verified: held again now, or as their digests come.
+    const uint64_t to_check = known != nullptr ? known->Candidates() : 0;
     GRIDCAST_ASSIGN_OR_RETURN(execution, Register(id, plan, std::move(parsed), static_cast<int>(request.member_index()),
                                                   request.control_fanout(), std::move(store), request.in_memory(),
                                                   AfterFinalize(request, id, parts)));
     if (options_.execution.counters) {
-      if (resumed > 0) options_.execution.counters->Resumed(resumed);
+      if (to_check > 0) options_.execution.counters->ResumeBegun();
+      if (const uint64_t resumed = execution->store().ResumedChunks(); resumed > 0) {
+        options_.execution.counters->ChunksResumed(resumed);
+      }
       if (const uint64_t reused = execution->store().ReusedBytes(); reused > 0) options_.execution.counters->Reused(reused);
     }
-    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held; told of {} of {} members)", ToHex(id),
-                 plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
-                 execution->store().identity().NumChunks(), plan.members_size(), WholeMemberCount(plan));
+    spdlog::info("prepared plan {} ({}, {} bytes, {} of {} chunks held, {} verified before to check; told of {} of {} "
+                 "members)",
+                 ToHex(id), plan.payload().name(), plan.payload().size_bytes(), execution->store().VerifiedCount(),
+                 execution->store().identity().NumChunks(), to_check, plan.members_size(), WholeMemberCount(plan));
   }
   v1::PrepareResponse response;
   response.set_member(options_.name);
@@ -161,7 +166,7 @@ namespace fs = std::filesystem;
 // same bytes). Null when there is no tree to search (or it cannot be read as one: then every
 // chunk is received).
 std::unique_ptr<ByteSource> EarlierTree(const std::string& data_dir, const v1::Payload& payload) {
-  if (!payload.directory() || payload.weak_checksums().empty()) return nullptr;
+  if (!payload.directory() || (payload.weak_checksums().empty() && !payload.weak_checksums_streamed())) return nullptr;
   Result<std::string> dir = payload.base().empty() ? DirectoryOfArchive(payload.name()) : payload.base();
   std::error_code ec;
   const fs::path tree = fs::path(data_dir) / (dir.ok() ? *dir : "");
@@ -183,8 +188,7 @@ std::unique_ptr<ByteSource> EarlierTree(const std::string& data_dir, const v1::P
 
 Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::PrepareRequest& request,
                                                                    PayloadIdentity identity,
-                                                                   const std::vector<BundlePart>& parts,
-                                                                   uint64_t* resumed) const {
+                                                                   const std::vector<BundlePart>& parts) const {
   const v1::Plan& plan = request.plan();
   std::shared_ptr<RankMemory> lent = LentMemoryFor(request, parts.empty());
   const std::string& dir = options_.directories.Of(request.in_memory());
@@ -202,7 +206,6 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
       lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
                       : PayloadStore::OpenForReceive(dir, plan.payload().name(), std::move(identity), SystemFileIo(),
                                                      receive));
-  *resumed = store->VerifiedCount() - store->ReusedChunks();  // before this member's own allgather part
   for (const BundlePart& part : parts) {
     if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
   }

@@ -87,10 +87,9 @@ class Participant {
                                                   bool in_memory,
                                                   std::function<Status()> after_finalize = {},
                                                   std::optional<SigningKey> digest_key = {});
-  // Opens the store a member receives `request`'s payload into, its own allgather part seeded;
-  // `resumed`: how many chunks it held verified from before.
+  // Opens the store a member receives `request`'s payload into, its own allgather part seeded.
   Result<std::unique_ptr<PayloadStore>> OpenMemberStore(const v1::PrepareRequest& request, PayloadIdentity identity,
-                                                        const std::vector<BundlePart>& parts, uint64_t* resumed) const;
+                                                        const std::vector<BundlePart>& parts) const;
   // What the member does once every chunk is verified: unpack a directory, split an
   // allgather's bundle into its parts; nothing otherwise.
   std::function<Status()> AfterFinalize(const v1::PrepareRequest& request, const PlanId& id,

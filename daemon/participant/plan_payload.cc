@@ -1,5 +1,6 @@
 #include "daemon/participant/plan_payload.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -14,6 +15,29 @@ namespace gridcast {
 Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
+  if (!payload.chunk_list_sha256().empty()) {
+    // Streamed: the digests come in batches signed with the plan's key.
+    if (payload.digest_key().empty() || !payload.chunk_hashes().empty() || !payload.weak_checksums().empty()) {
+      return Status::InvalidArgument("a payload's chunk_list_sha256 goes with a digest_key, and without a list");
+    }
+    PayloadIdentity identity;
+    identity.size_bytes = payload.size_bytes();
+    identity.chunk_bytes = payload.chunk_bytes();
+    identity.digest = digest;
+    if (!payload.sha256().empty()) {  // known when the source read the payload first
+      if (payload.sha256().size() != sizeof(Digest)) return Status::InvalidArgument("a payload's sha256 is not 32 bytes");
+      std::copy(payload.sha256().begin(), payload.sha256().end(), identity.sha256.begin());
+    }
+    if (payload.chunk_list_sha256().size() != sizeof(Digest)) {
+      return Status::InvalidArgument("a payload's chunk_list_sha256 has " +
+                                     std::to_string(payload.chunk_list_sha256().size()) + " bytes, not " +
+                                     std::to_string(sizeof(Digest)));
+    }
+    std::copy(payload.chunk_list_sha256().begin(), payload.chunk_list_sha256().end(), identity.chunk_list_digest.begin());
+    identity.streams_weak_checksums = payload.weak_checksums_streamed();
+    return identity;
+  }
+  if (payload.weak_checksums_streamed()) return Status::InvalidArgument("weak checksums streamed without streamed digests");
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity,
                             DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(),
                                                   payload.chunk_hashes(), payload.sha256()));

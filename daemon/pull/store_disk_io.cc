@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <libtorrent/aux_/vector.hpp>
 #include <libtorrent/error_code.hpp>
 #include <libtorrent/peer_request.hpp>
@@ -136,36 +137,15 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
   void async_hash(lt::storage_index_t index, lt::piece_index_t piece, lt::span<lt::sha256_hash>,
                   lt::disk_job_flags_t,
                   std::function<void(lt::piece_index_t, lt::sha1_hash const&, lt::storage_error const&)> handler) override {
-    std::shared_ptr<TorrentStorage> storage = storages_[index];
-    const auto chunk = static_cast<uint64_t>(static_cast<int>(piece));
-    std::shared_ptr<const std::vector<uint8_t>> gathered = assembly_.Take({static_cast<int>(index), chunk});
-    boost::asio::post(pool_, [this, index, storage, piece, chunk, gathered, handler = std::move(handler)] {
-      lt::sha1_hash reported;  // all zero: never a real piece hash, so libtorrent fails it
-      lt::storage_error error;
-      if (storage == nullptr || chunk >= storage->piece_sha1.size()) {
-        error = StorageError(lt::operation_t::file_read);
-      } else {
-        // A gathered piece is checked in memory and written only if good; other pieces were
-        // written block by block and are checked as stored.
-        bool newly = false;
-        Status verified = gathered != nullptr ? storage->store->WriteChunk(chunk, *gathered, &newly)
-                                              : storage->store->VerifyStoredChunk(chunk, &newly);
-        if (verified.ok()) {
-          reported = storage->piece_sha1[chunk];
-          storage->on_chunk_verified(newly);
-        } else if (verified.code() != StatusCode::kDataLoss) {
-          error = StorageError(lt::operation_t::file_read);
-          spdlog::warn("swarm: checking piece {}: {}", chunk, verified.ToString());
-        }
-      }
-      const bool recent = gathered != nullptr && !reported.is_all_zeros();
-      boost::asio::post(io_, [this, index, storage, chunk, gathered, recent, handler, piece, reported, error] {
-        // Recent before libtorrent announces the piece (peers ask for it next), and only while
-        // the torrent is still the one at `index`: a removed torrent's index is reused.
-        if (recent && storages_[index] == storage) recent_.Add({static_cast<int>(index), chunk}, gathered);
-        handler(piece, reported, error);
-      });
-    });
+    auto job = std::make_shared<HashJob>();
+    job->index = index;
+    job->storage = storages_[index];
+    job->piece = piece;
+    job->chunk = static_cast<uint64_t>(static_cast<int>(piece));
+    job->gathered = assembly_.Take({static_cast<int>(index), job->chunk});
+    job->handler = std::move(handler);
+    job->give_up = std::chrono::steady_clock::now() + kDigestWait;
+    boost::asio::post(pool_, [this, job] { Hash(job); });
   }
 
   void async_hash2(lt::storage_index_t, lt::piece_index_t piece, int, lt::disk_job_flags_t,
@@ -222,7 +202,10 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
 
   void update_stats_counters(lt::counters&) const override {}
   std::vector<lt::open_file_state> get_status(lt::storage_index_t) const override { return {}; }
-  void abort(bool) override { pool_.join(); }
+  void abort(bool) override {
+    *alive_ = false;  // on io_, as the retries' timers: none posts a check from now on
+    pool_.join();
+  }
   void submit_jobs() override {}
   void settings_updated() override {}
 
@@ -249,7 +232,62 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
     if (handler) boost::asio::post(io_, std::move(handler));
   }
 
+  struct HashJob {
+    lt::storage_index_t index;
+    std::shared_ptr<TorrentStorage> storage;
+    lt::piece_index_t piece;
+    uint64_t chunk = 0;
+    std::shared_ptr<const std::vector<uint8_t>> gathered;
+    std::function<void(lt::piece_index_t, lt::sha1_hash const&, lt::storage_error const&)> handler;
+    std::chrono::steady_clock::time_point give_up;
+  };
+  // A piece may come before the batch holding its digest, which travels the digest tree: it is
+  // checked again every kDigestRetry until kDigestWait has passed, then failed (libtorrent
+  // fetches it again). Nothing is marked without its digest.
+  static constexpr auto kDigestWait = std::chrono::seconds(10);
+  static constexpr auto kDigestRetry = std::chrono::milliseconds(10);
+
+  // On pool_: checks the piece against its digest and answers libtorrent on io_.
+  void Hash(const std::shared_ptr<HashJob>& job) {
+    lt::sha1_hash reported;  // all zero: never a real piece hash, so libtorrent fails it
+    lt::storage_error error;
+    const std::shared_ptr<TorrentStorage>& storage = job->storage;
+    if (storage == nullptr || job->chunk >= storage->piece_sha1.size()) {
+      error = StorageError(lt::operation_t::file_read);
+    } else {
+      // A gathered piece is checked in memory and written only if good; other pieces were
+      // written block by block and are checked as stored.
+      bool newly = false;
+      Status verified = job->gathered != nullptr ? storage->store->WriteChunk(job->chunk, *job->gathered, &newly)
+                                                 : storage->store->VerifyStoredChunk(job->chunk, &newly);
+      if (verified.code() == StatusCode::kUnavailable && std::chrono::steady_clock::now() < job->give_up) {
+        auto timer = std::make_shared<boost::asio::steady_timer>(io_, kDigestRetry);
+        timer->async_wait([this, job, timer, alive = alive_](const boost::system::error_code&) {
+          if (*alive) boost::asio::post(pool_, [this, job] { Hash(job); });
+        });
+        return;
+      }
+      if (verified.ok()) {
+        reported = storage->piece_sha1[job->chunk];
+        storage->on_chunk_verified(newly);
+      } else if (verified.code() != StatusCode::kDataLoss) {
+        error = StorageError(lt::operation_t::file_read);
+        spdlog::warn("swarm: checking piece {}: {}", job->chunk, verified.ToString());
+      }
+    }
+    const bool recent = job->gathered != nullptr && !reported.is_all_zeros();
+    boost::asio::post(io_, [this, job, recent, reported, error] {
+      // Recent before libtorrent announces the piece (peers ask for it next), and only while
+      // the torrent is still the one at `index`: a removed torrent's index is reused.
+      if (recent && storages_[job->index] == job->storage) {
+        recent_.Add({static_cast<int>(job->index), job->chunk}, job->gathered);
+      }
+      job->handler(job->piece, reported, error);
+    });
+  }
+
   lt::io_context& io_;
+  const std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   const std::shared_ptr<TorrentStorageTable> table_;
   lt::aux::vector<std::shared_ptr<TorrentStorage>, lt::storage_index_t> storages_;
   std::vector<lt::storage_index_t> free_;

@@ -22,7 +22,7 @@ std::optional<Digest> PayloadStore::ExpectedDigest(uint64_t chunk) const {
 
 Status PayloadStore::CheckDigest(uint64_t chunk, const Digest& digest) const {
   const std::optional<Digest> expected = ExpectedDigest(chunk);
-  if (!expected) return Status::FailedPrecondition("the digest of " + ChunkName(chunk) + " has not arrived yet");
+  if (!expected) return Status::Unavailable("the digest of " + ChunkName(chunk) + " has not arrived yet");
   return digest == *expected ? Status::Ok() : DigestMismatch(chunk);
 }
 
@@ -191,9 +191,25 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   if (!finalized_ && !Complete()) return Status::FailedPrecondition("payload is not complete");
   GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, ListDigest());
   if (finalized_) return digest;
+  if (identity_.Streams() && digest != identity_.chunk_list_digest) {
+    return Status::DataLoss("the digests of " + base_name_ + "'s batches do not make the list the source announced");
+  }
   GRIDCAST_RETURN_IF_ERROR(Persist(sync));
   finalized_ = true;
   return digest;
+}
+
+Result<PayloadIdentity> PayloadStore::Listed() const {
+  PayloadIdentity listed = identity_;
+  if (!listed.Streams()) return listed;
+  if (digest_log_ == nullptr) return Status::FailedPrecondition("no digests of " + base_name_ + " arrived");
+  const DigestBatches rule(identity_.chunk_bytes, identity_.NumChunks());
+  listed.chunk_hashes.reserve(identity_.NumChunks());
+  for (uint64_t b = 0; b < rule.count(); ++b) {
+    GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch batch, digest_log_->Batch(b));
+    listed.chunk_hashes.insert(listed.chunk_hashes.end(), batch.digests.begin(), batch.digests.end());
+  }
+  return listed;
 }
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name,

@@ -121,6 +121,10 @@ class KnownChunks {
     uint64_t reused_bytes = 0;     // the others' bytes, from an earlier copy
   };
   virtual Taken TakeKnownChunks(uint64_t first, uint64_t count, std::span<const uint32_t> weak) = 0;
+  // Whether there is anything to look in: an earlier attempt's verified chunks, an earlier copy.
+  virtual bool Searches() const = 0;
+  // The chunks an earlier attempt verified that are not held again yet.
+  virtual uint64_t Candidates() const = 0;
 };
 
 class WarmMemory;
@@ -162,9 +166,6 @@ struct ReceiveOptions {
   // Only for one writer per chunk at a time (push plans: a swarm's blocks go through
   // WriteBlock).
   bool in_place = false;
-  // The source sends every chunk's weak checksum with its digest (Payload.weak_checksums_streamed):
-  // the earlier copy is searched by them, batch by batch.
-  bool weak_checksums_streamed = false;
   // Takes the memory of every chunk not held yet now, as an MPI program allocates and touches
   // its receive buffer before the broadcast, not chunk by chunk while data arrives: a mapped
   // payload's pages are populated, another's are written with zeros (harmless: those bytes
@@ -349,12 +350,15 @@ class PayloadStore {
   // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
   // copy: read once and hashed once): the same checks, without hashing them again.
   Status WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
+  // The identity with every chunk's digest listed (from the log where they streamed): what a
+  // finished copy records. 32 bytes per chunk, once.
+  Result<PayloadIdentity> Listed() const;
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
   // DataLoss: the chunk's bytes do not hash to the plan's digest.
   Status DigestMismatch(uint64_t chunk) const;
   // OK when `digest`, what the chunk's bytes hashed to, is its expected digest; DataLoss when
-  // it differs, FailedPrecondition while the expected digest is not known here.
+  // it differs, Unavailable while the expected digest is not known here.
   Status CheckDigest(uint64_t chunk, const Digest& digest) const;
   // REQUIRES: mutex_ held, and the chunk's bytes hashed to its expected digest.
   Status MarkVerified(uint64_t chunk);

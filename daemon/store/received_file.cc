@@ -71,7 +71,7 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
   // A symlink under the payload's name is refused whether or not it would be searched.
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<const ByteSource> same_name,
                             store->OpenEarlierCopy(store->dir_.get(), store->base_name_, "payload name '" + name + "'"));
-  if (!store->identity_.weak_checksums.empty() || options.weak_checksums_streamed) {
+  if (store->identity_.OffersReuse()) {
     if (options.earlier.bytes != nullptr) {
       store->earlier_copy_ = options.earlier.bytes;
     } else if (options.earlier.name.empty()) {
@@ -171,6 +171,13 @@ KnownChunks::Taken ReceivedFile::TakeKnownChunks(uint64_t first, uint64_t count,
   if (weak.size() == count && earlier_copy_ != nullptr) SearchNear(*earlier_copy_, first, count, weak, taken);
   std::sort(taken.chunks.begin(), taken.chunks.end());
   return taken;
+}
+
+uint64_t ReceivedFile::Candidates() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t count = 0;
+  for (uint64_t c = 0; c < resume_candidates_.size(); ++c) count += resume_candidates_[c] && !have_[c];
+  return count;
 }
 
 void ReceivedFile::ResumeCandidates(uint64_t first, uint64_t count, Taken& taken) {
@@ -293,7 +300,8 @@ Status ReceivedFile::RecordVerified(uint64_t chunk) {
 
 Status ReceivedFile::Persist(bool sync) {
   if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
-  GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, identity_, sync));
+  GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity listed, Listed());
+  GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, listed, sync));
   const std::string part = base_name_ + ".part";
   if (io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);

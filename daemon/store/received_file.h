@@ -27,6 +27,8 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
 
   StoreCapabilities capabilities() override;
   Taken TakeKnownChunks(uint64_t first, uint64_t count, std::span<const uint32_t> weak) override;
+  bool Searches() const override { return !resume_candidates_.empty() || earlier_copy_ != nullptr; }
+  uint64_t Candidates() const override;
   std::span<uint8_t> Claim(uint64_t chunk) override;
   void Release(uint64_t chunk) override;
   void Forwarded(uint64_t chunk) override;

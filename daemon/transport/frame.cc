@@ -127,10 +127,9 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
   }
   if (h.type == FrameType::kHeld) {
     if (type_digest_pad[1] != 0 || h.hash != Digest{}) return Status::InvalidArgument("HELD frame with a hash");
-    if (h.length == 0 || h.length > kMaxHeldBytes || h.chunk % 8 != 0) {
-      return Status::InvalidArgument("HELD frame of " + std::to_string(h.length) + " bytes at chunk " +
-                                     std::to_string(h.chunk) + " (1 to " + std::to_string(kMaxHeldBytes) +
-                                     " bytes, at a multiple of 8)");
+    if (h.length == 0 || h.length > kMaxHeldBytes) {
+      return Status::InvalidArgument("HELD frame of " + std::to_string(h.length) + " bytes (1 to " +
+                                     std::to_string(kMaxHeldBytes) + ")");
     }
     return h;
   }

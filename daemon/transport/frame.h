@@ -15,11 +15,13 @@
 // frame (parent -> child; digest 0, no hash) carries `length` bytes (at most
 // MaxEncodedDigestBatchBytes) of one signed batch of chunk digests (common/digest_batches.h,
 // EncodeDigestBatch), its `chunk` the batch's first chunk: a connection carries a chunk's batch
-// before any frame about that chunk. A HELD frame (child -> parent; digest 0, no hash) says
-// the child holds more chunks than its handshake said (it found them in its earlier attempt's
-// ".part" or an earlier copy once their digests arrived): `length` bytes (1 to kMaxHeldBytes)
-// of bits follow, chunk `chunk` + i at bit i % 8 of byte i / 8, `chunk` a multiple of 8; the
-// parent sends no chunk whose bit is set. Decoding checks everything a header alone can tell; the
+// before any frame about that chunk. A HELD frame (child -> parent; digest 0, no hash) comes
+// from a child that finds held chunks later (its Accept said so: it looks in its earlier
+// attempt's ".part" or an earlier copy once their digests arrive), one per batch of digests
+// the child has looked through: `chunk` is the batch's first chunk and `length` bytes (1 to
+// kMaxHeldBytes) of bits follow, one per chunk of the batch (chunk `chunk` + i at bit i % 8
+// of byte i / 8), set for those it holds. The parent sends such a child no chunk of a batch
+// before its HELD frame, and none whose bit is set. Decoding checks everything a header alone can tell; the
 // receiver checks the rest against its plan (lane, chunk range, chunk size, the batch's
 // signature).
 //
@@ -64,8 +66,8 @@ enum class FrameType : uint8_t {
   kDigests = 6,
   kHeld = 7,
 };
-// A HELD frame's bits: at most this many bytes (65,536 chunks) a frame.
-inline constexpr uint32_t kMaxHeldBytes = 8192;
+// A HELD frame's bits: a batch's (kMaxChunksPerBatch chunks).
+inline constexpr uint32_t kMaxHeldBytes = kMaxChunksPerBatch / 8;
 
 inline constexpr size_t kFrameHeaderBytes = 72;
 // The lane number of the digest tree's connections: no plan has that many lanes.
@@ -86,8 +88,8 @@ std::array<uint8_t, kFrameHeaderBytes> EncodeFrameHeader(const FrameHeader& head
 
 // InvalidArgument for a bad magic, an unknown type or digest, a DATA length above max_length,
 // a hash with bytes past its digest's width, a DIGESTS frame empty, longer than any batch or
-// with a hash, a HELD frame empty, longer than kMaxHeldBytes, with a hash or at a chunk not a
-// multiple of 8, or an ACK/NACK/KEEPALIVE/ASSIGN with a payload or hash.
+// with a hash, a HELD frame empty, longer than kMaxHeldBytes or with a hash, or an
+// ACK/NACK/KEEPALIVE/ASSIGN with a payload or hash.
 Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes> bytes,
                                       uint32_t max_length);
 
@@ -97,8 +99,8 @@ inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce 
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
 inline constexpr uint32_t kProtocolVersion = 6;
-// A bitmap for kMaxPlanChunks chunks, or an error message.
-inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8;
+// A bitmap for kMaxPlanChunks chunks and a byte of flags, or an error message.
+inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8 + 1;
 
 struct Challenge {
   uint32_t version = kProtocolVersion;
@@ -115,7 +117,9 @@ struct Hello {
   Digest mac{};               // ParentMac(...)
 };
 
-// Status 0 = accepted: `extra` is the child's bitmap. Otherwise `extra` is an error message.
+// Status 0 = accepted: `extra` is the child's bitmap and one byte of flags (1: the child
+// finds held chunks later, LaneReceiver::FindsHeldChunksLater). Otherwise `extra` is an error
+// message.
 struct Accept {
   uint32_t status = 0;
   Digest mac{};

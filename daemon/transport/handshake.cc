@@ -11,9 +11,9 @@ namespace gridcast {
 
 namespace asio = boost::asio;
 
-asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
-                                                             Hello hello, uint64_t num_chunks,
-                                                             std::chrono::milliseconds timeout) {
+asio::awaitable<Result<ChildHolds>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
+                                                      Hello hello, uint64_t num_chunks,
+                                                      std::chrono::milliseconds timeout) {
   std::array<uint8_t, kChallengeBytes> challenge_bytes{};
   GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Read(challenge_bytes, timeout));
   Result<Challenge> challenge = DecodeChallenge(challenge_bytes);
@@ -39,10 +39,15 @@ asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(ConnectionPtr conne
   if (!ConstantTimeEqual(accept->mac, ChildMac(secret, hello))) {
     co_return Status::Unauthenticated("failed authentication");
   }
-  if (extra.size() != (num_chunks + 7) / 8) co_return Status::InvalidArgument("sent a bitmap of the wrong size");
-  std::vector<bool> child_has(num_chunks);
-  for (uint64_t c = 0; c < num_chunks; ++c) child_has[c] = (extra[c / 8] >> (c % 8)) & 1;
-  co_return child_has;
+  const uint64_t bitmap_bytes = (num_chunks + 7) / 8;
+  if (extra.size() != bitmap_bytes + 1 || extra.back() > 1) {
+    co_return Status::InvalidArgument("sent a bitmap of the wrong size");
+  }
+  ChildHolds holds;
+  holds.chunks.resize(num_chunks);
+  for (uint64_t c = 0; c < num_chunks; ++c) holds.chunks[c] = (extra[c / 8] >> (c % 8)) & 1;
+  holds.finds_later = extra.back() == 1;
+  co_return holds;
 }
 
 asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> HandshakeAsChild(
@@ -93,6 +98,7 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
   Accept accept;
   accept.mac = ChildMac(secret, *hello);
   accept.extra = receiver->HeldBitmap();
+  accept.extra.push_back(receiver->FindsHeldChunksLater() ? 1 : 0);
   const std::vector<uint8_t> accept_bytes = EncodeAccept(accept);
   GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Write(accept_bytes, {}, timeout));
   co_return std::make_pair(std::move(receiver), *hello);

@@ -37,20 +37,30 @@ class LaneReceiver {
   virtual std::string DataAddressOf(uint32_t member) const = 0;
   // The verified chunks, chunk c at bit c % 8 of byte c / 8: what the parent need not send.
   virtual std::vector<uint8_t> HeldBitmap() const = 0;
+  // Whether this member looks for chunks it holds already (an earlier attempt's, an earlier
+  // copy's) as their digests arrive: then a parent sends no chunk of a batch of digests before
+  // the child's HELD frame for that batch.
+  virtual bool FindsHeldChunksLater() const { return false; }
   // Receive the lane over `connection` (the handshake is done).
   virtual void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) = 0;
 };
 
 using ReceiverLookup = std::function<std::shared_ptr<LaneReceiver>(const PlanId&)>;
 
+// What a child's handshake says it holds.
+struct ChildHolds {
+  std::vector<bool> chunks;  // by chunk
+  bool finds_later = false;  // LaneReceiver::FindsHeldChunksLater
+};
+
 // Parent side on a connection to the child. `hello` names the plan, lane, parent and stream;
 // its nonce and MAC are filled here. Returns which of the plan's `num_chunks` chunks the
 // child holds. A refusal comes back with the child's status code and reason; a failed
 // authentication is Unauthenticated; a child of another data protocol version is
 // FailedPrecondition.
-boost::asio::awaitable<Result<std::vector<bool>>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
-                                                                     Hello hello, uint64_t num_chunks,
-                                                                     std::chrono::milliseconds timeout);
+boost::asio::awaitable<Result<ChildHolds>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
+                                                             Hello hello, uint64_t num_chunks,
+                                                             std::chrono::milliseconds timeout);
 
 // Child side on an accepted connection: challenges the parent, authenticates it, finds the
 // plan with `lookup`, asks it whether this parent belongs, and answers. Returns the receiver

@@ -40,7 +40,7 @@ class ChunkIntakeTest : public PlanExecutionFixture {
       Hello hello;
       hello.plan_id = id_;
       hello.parent = 0;
-      Result<std::vector<bool>> held =
+      Result<ChildHolds> held =
           co_await HandshakeAsParent(*connected, kSecret, hello, plan_.NumChunks(), std::chrono::seconds(5));
       EXPECT_TRUE(held.ok()) << held.status().ToString();
       co_return held.ok() ? *connected : nullptr;

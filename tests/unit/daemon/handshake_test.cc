@@ -46,7 +46,7 @@ TEST_F(HandshakeTest, AParentRefusesAChildOfAnOlderVersionByVersion) {
     old.version = version;
     const auto challenge = EncodeChallenge(old);
     asio::write(theirs_, asio::buffer(challenge));
-    std::optional<Result<std::vector<bool>>> result;
+    std::optional<Result<ChildHolds>> result;
     asio::co_spawn(
         io_,
         [&]() -> asio::awaitable<void> {

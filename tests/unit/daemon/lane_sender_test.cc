@@ -69,8 +69,9 @@ class SilentChild final : public LaneReceiver, public std::enable_shared_from_th
   asio::io_context& io_;
 };
 
-// A child that takes lane 0 from member 0, says at once (HELD) that it holds `held`, and
-// acknowledges every chunk sent, recording which came.
+// A child that takes lane 0 from member 0, says it finds held chunks later and, for each batch
+// of digests as it comes, which of `held` it holds (HELD), and acknowledges every chunk sent,
+// recording which came.
 class HoldingChild final : public LaneReceiver {
  public:
   HoldingChild(asio::io_context& io, PlanId id) : io_(io), id_(id) {}
@@ -80,26 +81,21 @@ class HoldingChild final : public LaneReceiver {
   }
   std::string DataAddressOf(uint32_t) const override { return parent_address; }
   std::vector<uint8_t> HeldBitmap() const override { return std::vector<uint8_t>((chunks + 7) / 8, 0); }
+  bool FindsHeldChunksLater() const override { return true; }
   void AdoptParentConnection(ConnectionPtr connection, const Hello&) override {
     asio::co_spawn(io_, Listen(std::move(connection)), asio::detached);
   }
 
   std::string parent_address;
   uint64_t chunks = 0;
-  std::vector<uint64_t> held;  // in increasing order, from chunk 8 on
+  uint64_t chunk_bytes = 0;
+  std::set<uint64_t> held;
   std::mutex mutex;
   std::set<uint64_t> received;  // guarded by mutex
 
  private:
   asio::awaitable<void> Listen(ConnectionPtr connection) {
-    FrameHeader announce;
-    announce.type = FrameType::kHeld;
-    announce.plan_id = id_;
-    announce.chunk = 8;
-    std::vector<uint8_t> bits((held.back() - 8) / 8 + 1, 0);
-    for (uint64_t c : held) bits[(c - 8) / 8] |= static_cast<uint8_t>(1u << ((c - 8) % 8));
-    announce.length = static_cast<uint32_t>(bits.size());
-    if (!(co_await connection->Write(EncodeFrameHeader(announce), bits, std::chrono::seconds(30))).ok()) co_return;
+    const DigestBatches rule(chunk_bytes, chunks);
     std::array<uint8_t, kFrameHeaderBytes> bytes{};
     std::vector<uint8_t> body(1 << 20);
     for (;;) {
@@ -108,6 +104,17 @@ class HoldingChild final : public LaneReceiver {
       if (!header.ok()) co_return;
       if (header->type == FrameType::kDigests) {
         if (!(co_await connection->Read({body.data(), header->length}, std::chrono::seconds(30))).ok()) co_return;
+        const DigestBatches::Range range = rule.RangeOf(rule.BatchOf(header->chunk));
+        FrameHeader announce;
+        announce.type = FrameType::kHeld;
+        announce.plan_id = id_;
+        announce.chunk = range.first;
+        std::vector<uint8_t> bits((range.count + 7) / 8, 0);
+        for (uint32_t i = 0; i < range.count; ++i) {
+          if (held.count(range.first + i)) bits[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+        }
+        announce.length = static_cast<uint32_t>(bits.size());
+        if (!(co_await connection->Write(EncodeFrameHeader(announce), bits, std::chrono::seconds(30))).ok()) co_return;
         continue;
       }
       if (header->type != FrameType::kData) continue;
@@ -132,16 +139,17 @@ class HoldingChild final : public LaneReceiver {
 
 class LaneSenderTest : public PlanExecutionFixture {};
 
-// A child that finds it holds chunks after the handshake (HELD) is not sent them: the frame
-// comes before its first acknowledgement, and the window holds the sender back until then.
+// A child that finds held chunks later is sent no chunk of a batch before its HELD frame for
+// the batch, and none it holds. 40 chunks: batches 0-15 and 16-39.
 TEST_F(LaneSenderTest, ChunksAChildSaysItHoldsAreNotSent) {
-  constexpr uint32_t kWindow = 4;
   constexpr uint64_t kChunks = 40;
   MakePayloadAndPlan(kChunks * kChunk, "chain");  // 0 -> 1 -> 2 -> 3: the source's one child is 1
   auto child = std::make_shared<HoldingChild>(io_, id_);
   child->chunks = plan_.NumChunks();
+  child->chunk_bytes = kChunk;
   child->parent_address = addresses_[0];
-  for (uint64_t c = 8; c < kChunks; c += 2) child->held.push_back(c);
+  for (uint64_t c = 0; c < kChunks; c += 3) child->held.insert(c);
+  ASSERT_EQ(DigestBatches(kChunk, kChunks).count(), 2u);
   auto transport = std::make_shared<TcpTransport>(io_, TcpOptions{});
   DataPlane plane(io_, transport, kSecret,
                   [child](const PlanId&) -> std::shared_ptr<LaneReceiver> { return child; }, std::chrono::seconds(5));
@@ -149,7 +157,6 @@ TEST_F(LaneSenderTest, ChunksAChildSaysItHoldsAreNotSent) {
   ASSERT_TRUE(port.ok()) << port.status().ToString();
   addresses_[1] = "127.0.0.1:" + std::to_string(*port);
 
-  base_options_.window_chunks = kWindow;
   StartMember(0, OpenStore(0));
   const auto received = [&] {
     std::lock_guard<std::mutex> lock(child->mutex);
