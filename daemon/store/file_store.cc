@@ -52,7 +52,9 @@ Status FileStore::HashStoredChunks(uint64_t first, uint64_t end, const std::func
   // A batch is at most 16 chunks and 8 MiB (or one chunk): what multi-buffer SHA-256 takes.
   const uint64_t chunk_bytes = identity_.LargestChunk();
   const uint64_t batch = std::clamp<uint64_t>((8 << 20) / chunk_bytes, 1, kChunksHashedTogether);
-  std::vector<uint8_t> buffer(batch * chunk_bytes);
+  // Taken at the first chunk wanted: a resume looks through each batch of digests, most of
+  // them often with nothing to hash (fresh pages cost here, docs/performance.md).
+  std::vector<uint8_t> buffer;
   std::vector<uint64_t> chunks;
   std::vector<std::span<const uint8_t>> bytes;
   std::vector<Digest> digests(batch);
@@ -67,6 +69,7 @@ Status FileStore::HashStoredChunks(uint64_t first, uint64_t end, const std::func
   };
   for (uint64_t c = first; c < std::min(end, identity_.NumChunks()); ++c) {
     if (!wanted(c)) continue;
+    buffer.resize(batch * chunk_bytes);
     const std::span<uint8_t> slot(buffer.data() + chunks.size() * chunk_bytes, identity_.ChunkSize(c));
     if (Status read = PreadFull(*io_, fd_, slot, ChunkOffset(c)); !read.ok()) {
       (void)flush();  // the chunks read before the error are shown
