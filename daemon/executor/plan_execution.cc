@@ -61,6 +61,12 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
   }
 }
 
+void PlanExecution::StartSwarm() {
+  if (swarm_ == nullptr || swarm_started_ || Stopping()) return;
+  swarm_started_ = true;
+  swarm_->Start();
+}
+
 void PlanExecution::TakeKnownChunks(uint64_t batch) {
   OnWorkers([self = shared_from_this(), batch] {
     const DigestBatches::Range range = self->digests_->rule().RangeOf(batch);
@@ -81,6 +87,7 @@ void PlanExecution::TakeKnownChunks(uint64_t batch) {
     }
     self->OnIo([self, batch] {
       self->intake_.LookedThrough(batch);
+      if (++self->batches_looked_through_ == self->digests_->rule().count()) self->StartSwarm();
       self->OnChunkVerified();
     });
   });
@@ -116,7 +123,15 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
   }
-  if (swarm_) swarm_->Start();
+  // A member that looks for chunks it holds already joins the swarm once it has looked
+  // through every batch (or after the I/O timeout): the swarm would fetch them meanwhile.
+  if (swarm_ && !finds_held_later_) StartSwarm();
+  if (swarm_ && finds_held_later_) {
+    auto timer = std::make_shared<asio::steady_timer>(io_, options_.io_timeout);
+    timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
+      if (const std::shared_ptr<PlanExecution> self = weak.lock()) self->StartSwarm();
+    });
+  }
   if (swarm_ && plan_.HasLanes()) repair_.Start(swarm_);  // hybrid: the swarm repairs stalled lanes
   if (context_.capabilities.growing != nullptr && !store_->Complete()) FollowFill(std::chrono::milliseconds(1));
   OnChunkVerified();  // a member that already holds everything is done at once

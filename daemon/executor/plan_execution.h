@@ -152,6 +152,10 @@ class PlanExecution final : public LaneReceiver,
   // This member's digests arrive during the broadcast and its store has somewhere to look
   // for chunks it holds already: its parents wait for its HELD frame of each batch.
   bool finds_held_later_ = false;
+  uint64_t batches_looked_through_ = 0;  // io thread
+  // Joins the swarm, once (io thread).
+  void StartSwarm();
+  bool swarm_started_ = false;  // io thread
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   // Under mutex_, as the state leaves kPrepared or kRunning for good.
