@@ -9,10 +9,11 @@ namespace gridcast {
 namespace {
 
 constexpr std::string_view kBatchContext = "gridcast-digests-1";
-constexpr std::string_view kTrailerContext = "gridcast-trailer-1";
 // index, first chunk, count, kind, flags
 constexpr size_t kBatchFieldBytes = 8 + 8 + 4 + 1 + 1;
 constexpr uint8_t kHasWeak = 1;
+constexpr uint8_t kHasClosing = 2;
+constexpr size_t kClosingBytes = 2 * sizeof(Digest);
 
 void Put(std::string& out, uint64_t value, int bytes) {
   uint8_t encoded[8];
@@ -27,22 +28,18 @@ uint64_t Get(std::string_view in, size_t at, int bytes) {
 std::string BatchFields(const DigestBatch& batch) {
   const size_t digest_bytes = DigestBytes(batch.kind);
   std::string out;
-  out.reserve(kBatchFieldBytes + batch.digests.size() * (digest_bytes + 4) + sizeof(Signature));
+  out.reserve(kBatchFieldBytes + batch.digests.size() * (digest_bytes + 4) + kClosingBytes + sizeof(Signature));
   Put(out, batch.index, 8);
   Put(out, batch.first_chunk, 8);
   Put(out, batch.digests.size(), 4);
   out.push_back(static_cast<char>(batch.kind));
-  out.push_back(static_cast<char>(batch.weak.empty() ? 0 : kHasWeak));
+  out.push_back(static_cast<char>((batch.weak.empty() ? 0 : kHasWeak) | (batch.closing ? kHasClosing : 0)));
   for (const Digest& digest : batch.digests) out.append(reinterpret_cast<const char*>(digest.data()), digest_bytes);
   for (uint32_t weak : batch.weak) Put(out, weak, 4);
-  return out;
-}
-
-std::string TrailerFields(const DigestTrailer& trailer) {
-  std::string out;
-  Put(out, trailer.chunks, 8);
-  out.append(reinterpret_cast<const char*>(trailer.chunk_list_digest.data()), trailer.chunk_list_digest.size());
-  out.append(reinterpret_cast<const char*>(trailer.payload_sha256.data()), trailer.payload_sha256.size());
+  if (batch.closing) {
+    out.append(reinterpret_cast<const char*>(batch.closing->chunk_list_digest.data()), sizeof(Digest));
+    out.append(reinterpret_cast<const char*>(batch.closing->payload_sha256.data()), sizeof(Digest));
+  }
   return out;
 }
 
@@ -105,17 +102,15 @@ void SignDigestBatch(const SigningKey& key, const PlanId& plan, DigestBatch& bat
   batch.signature = key.Sign(Bytes(Signed(kBatchContext, plan, BatchFields(batch))));
 }
 
-void SignDigestTrailer(const SigningKey& key, const PlanId& plan, DigestTrailer& trailer) {
-  trailer.signature = key.Sign(Bytes(Signed(kTrailerContext, plan, TrailerFields(trailer))));
-}
-
 std::string EncodeDigestBatch(const DigestBatch& batch) {
   std::string out = BatchFields(batch);
   out.append(reinterpret_cast<const char*>(batch.signature.data()), batch.signature.size());
   return out;
 }
 
-size_t MaxEncodedDigestBatchBytes() { return kBatchFieldBytes + kMaxChunksPerBatch * (32 + 4) + sizeof(Signature); }
+size_t MaxEncodedDigestBatchBytes() {
+  return kBatchFieldBytes + kMaxChunksPerBatch * (32 + 4) + kClosingBytes + sizeof(Signature);
+}
 
 Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind) {
   if (bytes.size() < kBatchFieldBytes + sizeof(Signature)) return Status::InvalidArgument("digest batch too short");
@@ -134,10 +129,11 @@ Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind) 
     return Status::InvalidArgument("digest batch of " + std::to_string(count) + " chunks (1 to " +
                                    std::to_string(kMaxChunksPerBatch) + ")");
   }
-  if ((flags & ~kHasWeak) != 0) return Status::InvalidArgument("digest batch with unknown flags");
+  if ((flags & ~(kHasWeak | kHasClosing)) != 0) return Status::InvalidArgument("digest batch with unknown flags");
   const size_t digest_bytes = DigestBytes(kind);
   const size_t weak_bytes = (flags & kHasWeak) ? 4 : 0;
-  const size_t expected = kBatchFieldBytes + count * (digest_bytes + weak_bytes) + sizeof(Signature);
+  const size_t closing_bytes = (flags & kHasClosing) ? kClosingBytes : 0;
+  const size_t expected = kBatchFieldBytes + count * (digest_bytes + weak_bytes) + closing_bytes + sizeof(Signature);
   if (bytes.size() != expected) {
     return Status::InvalidArgument("digest batch of " + std::to_string(bytes.size()) + " bytes where " +
                                    std::to_string(count) + " chunks make " + std::to_string(expected));
@@ -155,27 +151,14 @@ Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind) 
       at += 4;
     }
   }
+  if (closing_bytes > 0) {
+    DigestClosing& closing = batch.closing.emplace();
+    std::memcpy(closing.chunk_list_digest.data(), bytes.data() + at, sizeof(Digest));
+    std::memcpy(closing.payload_sha256.data(), bytes.data() + at + sizeof(Digest), sizeof(Digest));
+    at += closing_bytes;
+  }
   std::memcpy(batch.signature.data(), bytes.data() + at, batch.signature.size());
   return batch;
-}
-
-std::string EncodeDigestTrailer(const DigestTrailer& trailer) {
-  std::string out = TrailerFields(trailer);
-  out.append(reinterpret_cast<const char*>(trailer.signature.data()), trailer.signature.size());
-  return out;
-}
-
-Result<DigestTrailer> DecodeDigestTrailer(std::string_view bytes) {
-  if (bytes.size() != kEncodedDigestTrailerBytes) {
-    return Status::InvalidArgument("digest trailer of " + std::to_string(bytes.size()) + " bytes, not " +
-                                   std::to_string(kEncodedDigestTrailerBytes));
-  }
-  DigestTrailer trailer;
-  trailer.chunks = Get(bytes, 0, 8);
-  std::memcpy(trailer.chunk_list_digest.data(), bytes.data() + 8, 32);
-  std::memcpy(trailer.payload_sha256.data(), bytes.data() + 40, 32);
-  std::memcpy(trailer.signature.data(), bytes.data() + 72, 64);
-  return trailer;
 }
 
 Status VerifyDigestBatch(const PublicKey& key, const PlanId& plan, const DigestBatches& rule, bool weak_expected,
@@ -193,19 +176,12 @@ Status VerifyDigestBatch(const PublicKey& key, const PlanId& plan, const DigestB
   if (weak_expected != !batch.weak.empty() || (!batch.weak.empty() && batch.weak.size() != batch.digests.size())) {
     return Status::DataLoss(where + (weak_expected ? " lacks" : " has") + " weak checksums");
   }
+  const bool last = batch.index + 1 == rule.count();
+  if (last != batch.closing.has_value()) {
+    return Status::DataLoss(where + (last ? " is the last and does not close the list" : " closes the list early"));
+  }
   if (!VerifySignature(key, Bytes(Signed(kBatchContext, plan, BatchFields(batch))), batch.signature)) {
     return Status::DataLoss(where + " is not signed by the broadcast's source");
-  }
-  return Status::Ok();
-}
-
-Status VerifyDigestTrailer(const PublicKey& key, const PlanId& plan, uint64_t chunks, const DigestTrailer& trailer) {
-  if (trailer.chunks != chunks) {
-    return Status::DataLoss("the digest trailer counts " + std::to_string(trailer.chunks) + " chunks, not " +
-                            std::to_string(chunks));
-  }
-  if (!VerifySignature(key, Bytes(Signed(kTrailerContext, plan, TrailerFields(trailer))), trailer.signature)) {
-    return Status::DataLoss("the digest trailer is not signed by the broadcast's source");
   }
   return Status::Ok();
 }

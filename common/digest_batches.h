@@ -9,13 +9,16 @@
 //
 // A DigestBatch carries its chunks' digests (and their weak checksums when members search an
 // earlier copy), signed with the broadcast's key over the plan id and the batch's place, so a
-// batch cannot be altered, moved to another place or replayed into another plan. The
-// DigestTrailer closes the list: the chunk count, the chunk-list digest (ChunkListDigest of
-// every batch's digests in order) and the payload's SHA-256, signed the same way.
+// batch cannot be altered, moved to another place or replayed into another plan. The last
+// batch also closes the list (DigestClosing): the chunk-list digest (ChunkListDigest of every
+// batch's digests in order) and the payload's SHA-256, under the same signature. A source
+// that reads its payload as it sends it knows both only then, and every member needs the last
+// batch anyway, so no other message has to reach every member.
 // Pure functions and values; thread-compatible.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,28 +62,28 @@ class DigestBatches {
   uint64_t batches_ = 0;
 };
 
+struct DigestClosing {
+  Digest chunk_list_digest{};
+  Digest payload_sha256{};
+  friend bool operator==(const DigestClosing&, const DigestClosing&) = default;
+};
+
 struct DigestBatch {
   uint64_t index = 0;
   uint64_t first_chunk = 0;
   ChunkDigest kind = ChunkDigest::kSha256;
   std::vector<Digest> digests;  // one per chunk of the batch, in order
   std::vector<uint32_t> weak;   // empty, or one per chunk: their weak checksums
+  std::optional<DigestClosing> closing;  // the last batch's, only
   Signature signature{};
 };
 
-struct DigestTrailer {
-  uint64_t chunks = 0;
-  Digest chunk_list_digest{};
-  Digest payload_sha256{};
-  Signature signature{};
-};
-
-// Signs `batch` (its signature is set) or the trailer for `plan`.
+// Signs `batch` (its signature is set) for `plan`.
 void SignDigestBatch(const SigningKey& key, const PlanId& plan, DigestBatch& batch);
-void SignDigestTrailer(const SigningKey& key, const PlanId& plan, DigestTrailer& trailer);
 
-// A batch as a DIGESTS frame carries it: index, first chunk, count, kind, whether weak
-// checksums follow, the digests (DigestBytes(kind) each), the weak checksums, the signature.
+// A batch as a DIGESTS frame carries it: index, first chunk, count, kind, flags (weak
+// checksums follow, a closing follows), the digests (DigestBytes(kind) each), the weak
+// checksums, the closing's two digests, the signature.
 std::string EncodeDigestBatch(const DigestBatch& batch);
 // InvalidArgument for bytes that are not one batch of `kind` of at most kMaxChunksPerBatch
 // chunks, naming what is wrong. Says nothing of who made it: VerifyDigestBatch does.
@@ -88,15 +91,9 @@ Result<DigestBatch> DecodeDigestBatch(std::string_view bytes, ChunkDigest kind);
 // Largest EncodeDigestBatch: what a frame's length may be.
 size_t MaxEncodedDigestBatchBytes();
 
-std::string EncodeDigestTrailer(const DigestTrailer& trailer);
-Result<DigestTrailer> DecodeDigestTrailer(std::string_view bytes);
-inline constexpr size_t kEncodedDigestTrailerBytes = 8 + 32 + 32 + 64;
-
 // DataLoss unless `batch` is the one `rule` puts at its index (first chunk and count), with
-// weak checksums exactly when `weak_expected`, signed by `key` for `plan`.
+// weak checksums exactly when `weak_expected` and a closing exactly when it is the last,
+// signed by `key` for `plan`.
 Status VerifyDigestBatch(const PublicKey& key, const PlanId& plan, const DigestBatches& rule, bool weak_expected,
                          const DigestBatch& batch);
-// DataLoss unless `trailer` is signed by `key` for `plan` and counts `chunks`.
-Status VerifyDigestTrailer(const PublicKey& key, const PlanId& plan, uint64_t chunks, const DigestTrailer& trailer);
-
 }  // namespace gridcast

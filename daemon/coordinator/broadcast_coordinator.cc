@@ -185,16 +185,22 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
                               OpenFilledSource(request, canonical, plan, participant_.rank_memory(), stall_after));
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
-    GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest,
-                                                              SystemFileIo(),
-                                                              request.no_reuse() ? WeakChecksums::kSkip
-                                                                                 : WeakChecksums::kCompute));
+    const WeakChecksums weak = request.no_reuse() ? WeakChecksums::kSkip : WeakChecksums::kCompute;
+    // A pushed payload is hashed as it is sent (docs/streamed-digests.md, section 4); a swarm's
+    // source still reads it first, as does an empty one (nothing to stream).
+    if (plan.HasSwarm() || size == 0) {
+      GRIDCAST_ASSIGN_OR_RETURN(
+          store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest, SystemFileIo(), weak));
+    } else {
+      GRIDCAST_ASSIGN_OR_RETURN(store, PayloadStore::OpenStreamedSource(canonical.string(), plan.chunk_bytes, digest,
+                                                                        SystemFileIo(), weak));
+    }
   }
   OutgoingPlan outgoing = Outgoing(std::move(plan), name, store->identity());
   outgoing.proto.mutable_payload()->set_directory(!payload.directory.empty());
   outgoing.proto.mutable_payload()->set_base(request.base());
   GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
-  StreamDigests(key.public_key(), outgoing.chunk_list_digest, outgoing.proto.mutable_payload());
+  StreamDigests(key.public_key(), outgoing.proto.mutable_payload());
   outgoing.digest_key = std::move(key);
   ExecuteInputs inputs;
   inputs.members = members;
@@ -212,24 +218,28 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
 
 BroadcastCoordinator::OutgoingPlan BroadcastCoordinator::Outgoing(Plan plan, const std::string& name,
                                                                   const PayloadIdentity& identity) {
-  OutgoingPlan outgoing{PlanId::Random(), std::move(plan), {}, identity.ListDigest(), std::nullopt};
+  OutgoingPlan outgoing{PlanId::Random(), std::move(plan), {}, std::nullopt};
   v1::Plan& proto = outgoing.proto;
   PlanToProto(outgoing.plan, &proto);
   proto.set_plan_id(AsString(outgoing.id.bytes()));
   v1::Payload* payload = proto.mutable_payload();
   payload->set_name(name);
   payload->set_digest(ChunkDigestToProto(identity.digest));
+  if (identity.Streams()) {  // hashed as it is sent: nothing known yet but what to stream
+    payload->set_weak_checksums_streamed(identity.streams_weak_checksums);
+    return outgoing;
+  }
   payload->set_chunk_hashes(EncodeChunkHashes(identity.digest, identity.chunk_hashes));
   payload->set_sha256(AsString(identity.sha256));
   payload->set_weak_checksums(EncodeWeakChecksums(identity.weak_checksums));
   return outgoing;
 }
 
-void BroadcastCoordinator::StreamDigests(const PublicKey& key, const Digest& chunk_list_digest,
-                                         v1::Payload* payload) {
+void BroadcastCoordinator::StreamDigests(const PublicKey& key, v1::Payload* payload) {
   payload->set_digest_key(AsString(key));
-  if (payload->size_bytes() == 0) return;  // no chunk, no batch: the empty list stays
-  payload->set_chunk_list_sha256(AsString(chunk_list_digest));
+  if (payload->chunk_hashes().empty()) return;  // none to announce: no chunk, or hashed as it is sent
+  // ChunkListDigest is the SHA-256 of the list as it is encoded.
+  payload->set_chunk_list_sha256(AsString(Sha256(AsBytes(payload->chunk_hashes()))));
   payload->set_weak_checksums_streamed(!payload->weak_checksums().empty());
   payload->clear_chunk_hashes();
   payload->clear_weak_checksums();
@@ -260,16 +270,14 @@ Status BroadcastCoordinator::AddressMembers(v1::Plan* proto) const {
 
 namespace {
 
-// What every progress report of `proto` says before anything moved; `chunk_list_digest` is
-// ChunkListDigest of its payload's chunk hashes.
-v1::BroadcastProgress FirstProgress(const v1::Plan& proto, const std::string& chunk_list_digest) {
+// What every progress report of `proto` says before anything moved. The payload's digests are
+// there once known (a source that hashes as it sends learns them at the end).
+v1::BroadcastProgress FirstProgress(const v1::Plan& proto) {
   v1::BroadcastProgress progress;
   progress.set_plan_id(proto.plan_id());
   progress.set_algorithm(proto.algorithm());
   progress.set_rationale(proto.rationale());
   progress.set_payload_bytes(proto.payload().size_bytes());
-  progress.set_payload_sha256(proto.payload().sha256());
-  progress.set_payload_chunk_list_sha256(chunk_list_digest);
   progress.set_chunk_bytes(proto.payload().chunk_bytes());
   progress.set_digest(proto.payload().digest());
   progress.set_lanes(static_cast<uint32_t>(proto.lanes_size()));
@@ -305,7 +313,8 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
   follow.timeout_s = timeout_s;
   follow.swarm_routes_around = has_swarm;
   follow.source_receives = source_receives;
-  if (own.PayloadStillWritten()) {
+  follow.closing = [own] { return own.Closing(); };
+  if (!source_receives) {
     follow.source_failure = [own] {
       const ExecutionSnapshot source = own.Snapshot();
       return source.state == ExecutionState::kFailed ? Status::Aborted("at the source: " + source.error) : Status::Ok();
@@ -319,7 +328,7 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
 Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
                                             std::unique_ptr<PayloadStore> source_store,
                                             std::optional<SigningKey> digest_key,
-                                            const std::string& chunk_list_digest, ControlTraffic* traffic) {
+                                            const std::string& agreement_digest, ControlTraffic* traffic) {
   // A source that receives prepares itself as a member does, while its control children prepare.
   std::future<Result<v1::PrepareResponse>> own_prepare;
   std::optional<PlanRun> own;
@@ -331,7 +340,7 @@ Result<PlanRun> BroadcastCoordinator::Agree(const v1::PrepareRequest& request, c
                                                               std::move(digest_key)));
   }
   // Deeper members get less of the time (each level keeps a quarter to step around a silent child).
-  Result<uint32_t> agreed = tree_.PrepareFromSource(request, chunk_list_digest, traffic,
+  Result<uint32_t> agreed = tree_.PrepareFromSource(request, agreement_digest, traffic,
                                                     std::chrono::steady_clock::now() + 2 * options_.client.call_timeout);
   const auto others = static_cast<uint32_t>(request.plan().members_size() - 1);
   if (agreed.ok() && *agreed != others) {
@@ -359,11 +368,11 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   const bool has_swarm = outgoing.plan.HasSwarm();
   const double timeout_s = inputs.timeout_s > 0 ? inputs.timeout_s : 120.0 + static_cast<double>(size) / 1e6;
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(timeout_s);
-  const std::string chunk_list_digest = AsString(outgoing.chunk_list_digest);
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest agreement_digest, PlanAgreementDigest(outgoing.proto));
   // The source receives too when it holds no whole payload (an allgather).
   const bool source_receives = inputs.source_store == nullptr;
   GRIDCAST_RETURN_IF_ERROR(AddressMembers(&outgoing.proto));
-  v1::BroadcastProgress progress = FirstProgress(outgoing.proto, chunk_list_digest);
+  v1::BroadcastProgress progress = FirstProgress(outgoing.proto);
 
   const v1::PrepareRequest prepare_request = PrepareRequestOf(std::move(outgoing.proto), inputs, timeout_s, options_);
 
@@ -389,7 +398,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
     (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
   };
   Result<PlanRun> agreed = Agree(prepare_request, id, std::move(outgoing.plan), std::move(inputs.source_store),
-                                 std::move(outgoing.digest_key), chunk_list_digest, &traffic);
+                                 std::move(outgoing.digest_key), AsString(agreement_digest), &traffic);
   if (!agreed.ok()) {
     release_all("aborted: " + agreed.status().message());
     return agreed.status();

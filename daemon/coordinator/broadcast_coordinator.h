@@ -82,17 +82,17 @@ class BroadcastCoordinator {
     PlanId id;
     Plan plan;
     v1::Plan proto;  // the plan, its id and its payload, as the wire carries them
-    Digest chunk_list_digest{};  // ChunkListDigest of the payload's chunk hashes
     // What the source signs its batches of chunk digests with (proto's Payload.digest_key is
     // its public half); none when the plan streams no batches.
     std::optional<SigningKey> digest_key;
   };
-  // `plan` with a fresh id and the payload `name` with `identity` (its digest, chunk hashes and
-  // whole digest): what Execute() takes, for broadcasts and allgathers alike.
+  // `plan` with a fresh id and the payload `name` with `identity` (its digest, and its chunk
+  // hashes and whole digest where it knows them): what Execute() takes, for broadcasts and
+  // allgathers alike.
   static OutgoingPlan Outgoing(Plan plan, const std::string& name, const PayloadIdentity& identity);
   // The payload's digests travel in batches signed with `key`'s private half, not in the plan
-  // (docs/streamed-digests.md): `payload` keeps only the digest of their list.
-  static void StreamDigests(const PublicKey& key, const Digest& chunk_list_digest, v1::Payload* payload);
+  // (docs/streamed-digests.md): `payload` keeps only the digest of their list, where it had one.
+  static void StreamDigests(const PublicKey& key, v1::Payload* payload);
 
   // A plan ready to run from here, and how.
   struct ExecuteInputs {
@@ -124,7 +124,7 @@ class BroadcastCoordinator {
   // of the plan.
   Result<PlanRun> Agree(const v1::PrepareRequest& request, const PlanId& id, Plan plan,
                         std::unique_ptr<PayloadStore> source_store, std::optional<SigningKey> digest_key,
-                        const std::string& chunk_list_digest, ControlTraffic* traffic);
+                        const std::string& agreement_digest, ControlTraffic* traffic);
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
   Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                  uint64_t size) const;

@@ -49,7 +49,14 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
     progress.set_elapsed_s(std::chrono::duration<double>(Clock::now() - started).count());
     Status failure;
     uint32_t lost_now = 0;
-    Result<SubtreeReport> round = Poll(PollDetail::kSums, In(options_.poll_timeout));
+    // No member can be done before the source knew the digests: the round counts with them.
+    if (progress.payload_chunk_list_sha256().empty() && options_.closing) {
+      if (const std::optional<DigestClosing> closing = options_.closing()) {
+        progress.set_payload_chunk_list_sha256(AsString(closing->chunk_list_digest));
+        progress.set_payload_sha256(AsString(closing->payload_sha256));
+      }
+    }
+    Result<SubtreeReport> round = Poll(PollDetail::kSums, In(options_.poll_timeout), progress);
     const auto now = Clock::now();
     if (!round.ok()) {  // only when the plan was released here meanwhile: a Cancel of the source
       failure = Status::Cancelled("the broadcast was cancelled at the source");
@@ -161,7 +168,7 @@ void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
   const PollDetail detail =
       options_.swarm_routes_around ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
   std::map<std::string, v1::MemberProgress> by_name;
-  if (Result<SubtreeReport> round = Poll(detail, In(2 * options_.poll_timeout)); round.ok()) {
+  if (Result<SubtreeReport> round = Poll(detail, In(2 * options_.poll_timeout), progress); round.ok()) {
     for (v1::MemberProgress& m : round->detail) by_name[m.member()] = std::move(m);
   }
   progress.clear_members();
@@ -179,8 +186,11 @@ void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
   }
 }
 
-Result<SubtreeReport> BroadcastFollower::Poll(PollDetail detail, ControlDeadline deadline) {
-  return options_.source_receives ? tree_.PollWhole(id_, detail, deadline) : tree_.PollBelow(id_, detail, deadline);
+Result<SubtreeReport> BroadcastFollower::Poll(PollDetail detail, ControlDeadline deadline,
+                                              const v1::BroadcastProgress& progress) {
+  const std::string& list = progress.payload_chunk_list_sha256();
+  return options_.source_receives ? tree_.PollWhole(id_, detail, deadline, list)
+                                  : tree_.PollBelow(id_, detail, deadline, list);
 }
 
 std::string BroadcastFollower::LostNames() const {

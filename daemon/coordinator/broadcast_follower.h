@@ -10,10 +10,12 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/digest_batches.h"
 #include "daemon/coordinator/control_tree.h"
 #include "proto/control.pb.h"
 
@@ -36,6 +38,10 @@ struct FollowOptions {
   // Asked every round when set: not OK once the source's own execution failed (a payload its
   // sender writes did not hash right), which ends the broadcast with that error.
   std::function<Status()> source_failure;
+  // The payload's digests as the source knows them (none yet: a source that hashes as it
+  // sends knows them at the end); the progress reports them from then on, and a member is done
+  // once it is done with that chunk-list digest.
+  std::function<std::optional<DigestClosing>()> closing;
 };
 
 struct FollowOutcome {
@@ -67,8 +73,9 @@ class BroadcastFollower {
   std::string LostNames() const;
   // The members followed: every one but the source, or with source_receives every one.
   size_t FirstReceiver() const { return options_.source_receives ? 0 : 1; }
-  // One progress round over the members followed.
-  Result<SubtreeReport> Poll(PollDetail detail, ControlDeadline deadline);
+  // One progress round over the members followed, done counted with `progress`'s chunk-list
+  // digest.
+  Result<SubtreeReport> Poll(PollDetail detail, ControlDeadline deadline, const v1::BroadcastProgress& progress);
   // How long to wait before the next round, `chunks_done` (of every member) being verified.
   std::chrono::milliseconds NextPoll(uint64_t chunks_done, Clock::time_point now);
 

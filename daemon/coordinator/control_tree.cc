@@ -50,9 +50,12 @@ void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest
   sum->set_members(sum->members() + 1);
   sum->set_chunks_done(sum->chunks_done() + entry.chunks_done());
   const v1::MemberState state = entry.state();
-  if (state == v1::MEMBER_STATE_DONE && entry.chunk_list_sha256() == chunk_list_digest) {
+  // Done with a list digest not known here yet (a source that hashes as it sends): running.
+  const bool done = state == v1::MEMBER_STATE_DONE && !chunk_list_digest.empty();
+  if (done && entry.chunk_list_sha256() == chunk_list_digest) {
     sum->set_done(sum->done() + 1);
-  } else if (state == v1::MEMBER_STATE_RUNNING || state == v1::MEMBER_STATE_PREPARED) {
+  } else if (state == v1::MEMBER_STATE_RUNNING || state == v1::MEMBER_STATE_PREPARED ||
+             (state == v1::MEMBER_STATE_DONE && !done)) {
     if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
       sum->set_slowest_member(entry.member());
       sum->set_slowest_chunks(entry.chunks_done());
@@ -82,7 +85,7 @@ void Merge(SubtreeReport&& part, SubtreeReport* into) {
 
 }  // namespace
 
-Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
+Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& agreement_digest,
                       const v1::PrepareResponse& echo) {
   auto differs = [&](const char* field) {
     return Status::Aborted("member '" + member + "' disagrees on " + field + "; broadcast aborted");
@@ -90,7 +93,7 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std
   if (echo.member() != member) return differs("its own name");
   if (echo.plan_id() != plan.plan_id()) return differs("plan id");
   if (echo.payload_bytes() != plan.payload().size_bytes()) return differs("payload size");
-  if (echo.chunk_hashes_sha256() != chunk_list_digest) return differs("chunk hashes");
+  if (echo.chunk_hashes_sha256() != agreement_digest) return differs("the payload");
   if (echo.members_sha256() != AsString(MembersDigest(plan))) return differs("member list");
   return Status::Ok();
 }
@@ -101,7 +104,9 @@ struct ControlTree::PlanState {
   int self = 0;
   int fanout = 1;
   int members = 0;
-  std::string chunk_list_digest;
+  std::string agreement_digest;
+  std::string chunk_list_digest;  // the plan's, or the source's once learned; guarded by digest_mutex
+  std::mutex digest_mutex;
   ControlTraffic* traffic = nullptr;
   std::atomic<bool> started{false};
   std::chrono::steady_clock::time_point source_started;  // set before `started`
@@ -143,7 +148,7 @@ Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& reque
   // is written at Prepare (ReceiveOptions::take_memory_now), and one member after another
   // down the tree, 15 members' 256 MiB took 6 s on netgrid. The children match the chunk list
   // this member parsed, which needs no preparing.
-  GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PlanChunkListDigest(request.plan()));
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, PlanAgreementDigest(request.plan()));
   auto own = std::async(std::launch::async, [this, &request] { return participant_.Prepare(request); });
   Result<uint32_t> below = PrepareChildren(request, AsString(digest), nullptr, deadline);
   GRIDCAST_ASSIGN_OR_RETURN(v1::PrepareResponse response, own.get());
@@ -153,13 +158,13 @@ Result<v1::PrepareResponse> ControlTree::Prepare(const v1::PrepareRequest& reque
 }
 
 Result<uint32_t> ControlTree::PrepareFromSource(const v1::PrepareRequest& request,
-                                                const std::string& chunk_list_digest, ControlTraffic* traffic,
+                                                const std::string& agreement_digest, ControlTraffic* traffic,
                                                 ControlDeadline deadline) {
   if (request.member_index() != 0) return Status::InvalidArgument("the source is member 0");
-  return PrepareChildren(request, chunk_list_digest, traffic, deadline);
+  return PrepareChildren(request, agreement_digest, traffic, deadline);
 }
 
-Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request, const std::string& agreement_digest,
                                               ControlTraffic* traffic, ControlDeadline deadline) {
   if (request.control_fanout() == 0 || request.control_fanout() > kMaxControlFanout) {
     return Status::InvalidArgument("control fanout " + std::to_string(request.control_fanout()) +
@@ -176,7 +181,9 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
   state->fanout = static_cast<int>(request.control_fanout());
   state->members = static_cast<int>(WholeMemberCount(plan));
   state->traffic = traffic;
-  state->chunk_list_digest = chunk_list_digest;
+  state->agreement_digest = agreement_digest;
+  GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> list, PlanChunkListDigest(plan));
+  if (list) state->chunk_list_digest = AsString(*list);
   for (int member : ControlSubtree(state->self, state->members, state->fanout)) {
     const v1::Member* named = FindMember(plan, static_cast<uint32_t>(member));
     if (named == nullptr) {
@@ -221,7 +228,7 @@ Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, Contro
     return NameUnreachable(status, client, name, cluster_.Find(name)->control_address);
   }
   if (!status.ok()) return status.WithContext("member '" + name + "' refused the plan");
-  GRIDCAST_RETURN_IF_ERROR(CheckAgreement(name, request.plan(), state.chunk_list_digest, echo));
+  GRIDCAST_RETURN_IF_ERROR(CheckAgreement(name, request.plan(), state.agreement_digest, echo));
   const auto expected = ControlSubtree(child, state.members, state.fanout).size();
   if (echo.subtree_agreed() != expected) {
     return Status::Aborted("member '" + name + "' answered for " + std::to_string(echo.subtree_agreed()) + " of the " +
@@ -288,14 +295,22 @@ void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& 
   });
 }
 
-Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
+std::string ControlTree::ListDigestOf(PlanState& state, const std::string& learned) {
+  std::lock_guard<std::mutex> lock(state.digest_mutex);
+  if (state.chunk_list_digest.empty() && learned.size() == sizeof(Digest)) state.chunk_list_digest = learned;
+  return state.chunk_list_digest;
+}
+
+Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline,
+                                             const std::string& chunk_list_digest) {
   std::shared_ptr<PlanState> state = Find(id);
   if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  const std::string list = ListDigestOf(*state, chunk_list_digest);
   const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
   SubtreeReport all;
   for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(children, [&](int child) {
          SubtreeReport below;
-         PollSubtree(*state, child, detail, deadline, &below);
+         PollSubtree(*state, list, child, detail, deadline, &below);
          return below;
        })) {
     Merge(std::move(part), &all);
@@ -303,7 +318,8 @@ Result<SubtreeReport> ControlTree::PollBelow(const PlanId& id, PollDetail detail
   return all;
 }
 
-Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline) {
+Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline,
+                                             const std::string& chunk_list_digest) {
   std::shared_ptr<PlanState> state = Find(id);
   const std::optional<PlanRun> run = participant_.plans().FindRun(id);
   if (state == nullptr || !run) return Status::NotFound("plan " + ToHex(id) + " does not run here");
@@ -312,23 +328,24 @@ Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail
   const v1::Plan& plan = state->request.plan();
   v1::MemberProgress entry =
       EntryFromStatus(participant_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());
+  const std::string list = ListDigestOf(*state, chunk_list_digest);
   SubtreeReport all;
-  Count(entry, state->chunk_list_digest, &all.progress);
+  Count(entry, list, &all.progress);
   if (detail != PollDetail::kSums) all.detail.push_back(std::move(entry));
-  GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, PollBelow(id, detail, deadline));
+  GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, PollBelow(id, detail, deadline, list));
   Merge(std::move(below), &all);
   return all;
 }
 
-void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, ControlDeadline deadline,
-                              SubtreeReport* out) {
+void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, int child, PollDetail poll,
+                              ControlDeadline deadline, SubtreeReport* out) {
   const bool detail = poll != PollDetail::kSums;
   const v1::Plan& plan = state.request.plan();
   const uint64_t chunk_bytes = plan.payload().chunk_bytes();
   const uint64_t payload_bytes = plan.payload().size_bytes();
   const std::vector<int> subtree = ControlSubtree(child, state.members, state.fanout);
   auto note = [&](v1::MemberProgress entry) {
-    Count(entry, state.chunk_list_digest, &out->progress);
+    Count(entry, list_digest, &out->progress);
     if (detail) out->detail.push_back(std::move(entry));
   };
   auto note_subtree = [&](v1::MemberState how, const std::string& error) {
@@ -345,6 +362,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, Cont
   request.set_subtree(true);
   request.set_detail(detail);
   request.set_observations(poll == PollDetail::kEveryMemberWithObservations);
+  request.set_chunk_list_sha256(list_digest);
   v1::StatusResponse response;
   Status status = Client(state, child).GetStatus(request, &response, ChildBudget(deadline));
   if (status.code() == StatusCode::kNotFound) {
@@ -392,7 +410,7 @@ void ControlTree::PollSubtree(PlanState& state, int child, PollDetail poll, Cont
   const std::vector<int> grandchildren = ControlChildren(child, state.members, state.fanout);
   for (SubtreeReport& part : calls_.ForEach<SubtreeReport>(grandchildren, [&](int g) {
          SubtreeReport below;
-         PollSubtree(state, g, poll, deadline, &below);
+         PollSubtree(state, list_digest, g, poll, deadline, &below);
          return below;
        })) {
     Merge(std::move(part), out);

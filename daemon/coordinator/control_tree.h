@@ -57,8 +57,8 @@ struct SubtreeReport {
 };
 
 // Compares a member's echo of the plan with the caller's view, field by field; Aborted with
-// the member and the field named. `chunk_list_digest` is ChunkListDigest of the plan's hashes.
-Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& chunk_list_digest,
+// the member and the field named. `agreement_digest` is PlanAgreementDigest of the plan.
+Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std::string& agreement_digest,
                       const v1::PrepareResponse& echo);
 
 class ControlTree {
@@ -73,10 +73,10 @@ class ControlTree {
 
   // The source's side: `request` is the plan as the members get it, with member_index 0 and a
   // control fanout. The source must be prepared already (Participant::PrepareSource). Prepares
-  // every other member through the source's children; `chunk_list_digest` is ChunkListDigest of
-  // the payload's chunk hashes, and `traffic` (which must outlive the plan here) counts the
-  // source's calls. Returns how many members agreed (all of them, or an error).
-  Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+  // every other member through the source's children; `agreement_digest` is
+  // PlanAgreementDigest of the plan, and `traffic` (which must outlive the plan here) counts
+  // the source's calls. Returns how many members agreed (all of them, or an error).
+  Result<uint32_t> PrepareFromSource(const v1::PrepareRequest& request, const std::string& agreement_digest,
                                      ControlTraffic* traffic, ControlDeadline deadline);
 
   // Starts this member, then the subtrees below it; `source_started` is when the source started
@@ -90,25 +90,35 @@ class ControlTree {
   Status Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
 
   // The members below this one, summed up (every one of them, whatever answered), and with
-  // `detail` listed. NotFound for a plan this tree does not carry.
-  Result<SubtreeReport> PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline);
-  // PollBelow() with this member's own execution counted and listed first.
-  Result<SubtreeReport> PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline);
+  // `detail` listed. A member counts as done once it is done with the payload's chunk-list
+  // digest; where the plan did not say it (a source that hashes as it sends), `chunk_list_digest`
+  // is the source's, passed down with each round once it knows it (empty: not yet). NotFound
+  // for a plan this tree does not carry.
+  Result<SubtreeReport> PollBelow(const PlanId& id, PollDetail detail, ControlDeadline deadline,
+                                  const std::string& chunk_list_digest = "");
+  // PollBelow() with this member's own execution counted and listed first: the source's.
+  Result<SubtreeReport> PollWhole(const PlanId& id, PollDetail detail, ControlDeadline deadline,
+                                  const std::string& chunk_list_digest = "");
 
  private:
   struct PlanState;
 
   std::shared_ptr<PlanState> Find(const PlanId& id) const;
   // Registers the plan and prepares the children of request.member_index(); their echoes are
-  // compared with `chunk_list_digest`, this member's own view of the chunk hashes.
-  Result<uint32_t> PrepareChildren(const v1::PrepareRequest& request, const std::string& chunk_list_digest,
+  // compared with `agreement_digest`, this member's own view of the plan's payload.
+  Result<uint32_t> PrepareChildren(const v1::PrepareRequest& request, const std::string& agreement_digest,
                                    ControlTraffic* traffic, ControlDeadline deadline);
+  // The chunk-list digest a member must be done with: the plan's, else the source's once it
+  // came (`learned`, from a round of PollBelow).
+  static std::string ListDigestOf(PlanState& state, const std::string& learned);
   ControlClient& Client(PlanState& state, int member);
   // The members of the child's subtree that agreed (all of them, or an error).
   Result<uint32_t> PrepareSubtree(PlanState& state, int child, ControlDeadline deadline);
   Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
-  void PollSubtree(PlanState& state, int child, PollDetail detail, ControlDeadline deadline, SubtreeReport* out);
+  // `list_digest`: as ListDigestOf gave it for this round.
+  void PollSubtree(PlanState& state, const std::string& list_digest, int child, PollDetail detail,
+                   ControlDeadline deadline, SubtreeReport* out);
 
   Participant& participant_;
   const ClusterConfig& cluster_;

@@ -18,6 +18,14 @@ Result<std::unique_ptr<DigestStream>> DigestStream::ForMember(const PlanId& plan
 bool DigestStream::Available(uint64_t batch) {
   if (log_->Has(batch)) return true;
   if (!signing_ || batch >= rule_.count()) return false;
+  if (identity_.Streams()) {  // sealed as the source reads its payload
+    uint64_t wanted = wanted_.load(std::memory_order_relaxed);
+    bool grew = false;
+    while (wanted <= batch && !(grew = wanted_.compare_exchange_weak(wanted, batch + 1, std::memory_order_relaxed))) {
+    }
+    if (grew && on_wanted_) on_wanted_();
+    return false;
+  }
   const DigestBatches::Range range = rule_.RangeOf(batch);
   DigestBatch signed_batch;
   signed_batch.index = batch;
@@ -29,8 +37,16 @@ bool DigestStream::Available(uint64_t batch) {
   if (!identity_.weak_checksums.empty()) {
     signed_batch.weak.assign(identity_.weak_checksums.begin() + first, identity_.weak_checksums.begin() + end);
   }
+  if (batch + 1 == rule_.count()) signed_batch.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
   SignDigestBatch(*signing_, plan_, signed_batch);
   return log_->Record(signed_batch).ok();
+}
+
+Status DigestStream::Seal(DigestBatch batch) {
+  if (!signing_) return Status::Internal("a member cannot seal digest batches");
+  SignDigestBatch(*signing_, plan_, batch);
+  GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, identity_.OffersReuse(), batch));
+  return log_->Record(batch);
 }
 
 Result<std::string> DigestStream::Encoded(uint64_t batch) const {
@@ -56,6 +72,10 @@ Status DigestStream::Accept(std::string_view body) {
       return Status::DataLoss("digest batch " + std::to_string(batch.index) + " disagrees with the plan on chunk " +
                               std::to_string(chunk));
     }
+  }
+  if (batch.closing && ((identity_.chunk_list_digest && batch.closing->chunk_list_digest != *identity_.chunk_list_digest) ||
+                        (identity_.sha256 != Digest{} && batch.closing->payload_sha256 != identity_.sha256))) {
+    return Status::DataLoss("the last digest batch closes another list than the plan announced");
   }
   GRIDCAST_RETURN_IF_ERROR(log_->Record(batch));
   if (on_new_batch_) on_new_batch_(batch.index);

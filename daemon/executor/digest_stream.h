@@ -1,13 +1,16 @@
 // DigestStream: one plan's signed batches of chunk digests at this member (docs/streamed-
-// digests.md, common/digest_batches.h). The source signs each batch from the digests it holds,
-// the first time a connection needs it; a member verifies each batch a parent sends against
-// the public key of the plan (Payload.digest_key) and keeps it (DigestLog) to pass on to its
-// own children exactly as the source signed it. A connection carries a chunk's batch before
-// any frame about the chunk (lane_sender.h), and a member takes a chunk only once it holds its
-// batch (CheckParentFrame). The plan's list of digests still comes with Prepare: a batch must
-// agree with it. Thread-safe.
+// digests.md, common/digest_batches.h). A source that knows its chunks' digests (it read the
+// payload first, or its sender declared them) signs each batch from that list the first time a
+// connection needs it; a source that reads its payload as it sends it seals each batch as its
+// chunks are hashed (SourceSealing, source_sealing.h), and a connection that needs a batch not
+// sealed yet waits for it. A member verifies each batch a parent sends against the public key
+// of the plan (Payload.digest_key) and keeps it (DigestLog) to pass on to its own children
+// exactly as the source signed it. A connection carries a chunk's batch before any frame about
+// the chunk (lane_sender.h), and a member takes a chunk only once it holds its batch
+// (CheckParentFrame). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,7 +27,8 @@ namespace gridcast {
 
 class DigestStream {
  public:
-  // At the source: it signs with `key`. `identity` outlives the stream (the store's).
+  // At the source: it signs with `key`, from the identity's list when it has one, else what
+  // Seal() is given. `identity` outlives the stream (the store's).
   static Result<std::unique_ptr<DigestStream>> ForSource(const PlanId& plan, const PayloadIdentity& identity,
                                                          SigningKey key, std::shared_ptr<DigestLog> log);
   // At a member: batches must be signed by `key`.
@@ -32,8 +36,16 @@ class DigestStream {
                                                          const PublicKey& key, std::shared_ptr<DigestLog> log);
 
   const DigestBatches& rule() const { return rule_; }
-  // Whether batch `batch` can be sent now: held, or (at the source) signed now.
+  // Whether batch `batch` can be sent now: held, or (at a source with a list) signed now. A
+  // source that seals its batches notes the batch as wanted.
   bool Available(uint64_t batch);
+  // At a source that seals its batches: one past the furthest batch a connection asked for,
+  // and what to call, on the asking thread, when that grows. Set before the first Available.
+  uint64_t Wanted() const { return wanted_.load(std::memory_order_relaxed); }
+  void OnWanted(std::function<void()> callback) { on_wanted_ = std::move(callback); }
+  // At a source without a list: signs `batch` (its digests, its weak checksums when the plan
+  // offers reuse, its closing when it is the last) and keeps it.
+  Status Seal(DigestBatch batch);
   // Batch `batch` as a DIGESTS frame carries it. REQUIRES: Available(batch).
   Result<std::string> Encoded(uint64_t batch) const;
   // Whether the batch holding `chunk`'s digest is held here.
@@ -63,6 +75,8 @@ class DigestStream {
   const std::optional<SigningKey> signing_;
   const std::shared_ptr<DigestLog> log_;  // the store's (PayloadStore::digest_log)
   std::function<void(uint64_t batch)> on_new_batch_;
+  std::function<void()> on_wanted_;
+  std::atomic<uint64_t> wanted_{0};
 };
 
 }  // namespace gridcast

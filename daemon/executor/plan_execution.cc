@@ -53,6 +53,9 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       repair_(context_),
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
+  if (context_.capabilities.streamed != nullptr && digests_ != nullptr) {
+    sealing_ = std::make_unique<SourceSealing>(context_, [this] { OnChunkVerified(); });
+  }
   // Digests that arrive during the broadcast say which chunks this member holds already.
   KnownChunks* const known = context_.capabilities.known;
   if (digests_ != nullptr && known != nullptr && known->Searches() && store_->identity().Streams()) {
@@ -134,6 +137,7 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
   }
   if (swarm_ && plan_.HasLanes()) repair_.Start(swarm_);  // hybrid: the swarm repairs stalled lanes
   if (context_.capabilities.growing != nullptr && !store_->Complete()) FollowFill(std::chrono::milliseconds(1));
+  if (sealing_ != nullptr) sealing_->Start();
   OnChunkVerified();  // a member that already holds everything is done at once
 }
 

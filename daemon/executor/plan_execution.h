@@ -10,6 +10,7 @@
 //   ChunkVerification (chunk_verification.h)  chunks hashed and stored, on which thread
 //   LaneSender (lane_sender.h)      one stream to a child: order, window, acks, resends
 //   LaneRepair (lane_repair.h)      hybrid plans: a stalled lane pulled from the swarm
+//   SourceSealing (source_sealing.h)  a source that hashes its payload as it sends it
 // This class owns them, runs the execution's state (start, stop, failure, completion) and
 // what the parts share (ExecutionHost). Connecting, securing and moving bytes are the
 // DataTransport's (daemon/transport/connection.h).
@@ -47,6 +48,7 @@
 #include "daemon/executor/lane_repair.h"
 #include "daemon/executor/lane_schedule.h"
 #include "daemon/executor/lane_sender.h"
+#include "daemon/executor/source_sealing.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
 #include "daemon/transport/handshake.h"
@@ -181,6 +183,7 @@ class PlanExecution final : public LaneReceiver,
   ChunkIntake intake_;
   std::vector<std::unique_ptr<LaneSender>> senders_;
   std::unique_ptr<DigestTreeFeed> digest_tree_;
+  std::unique_ptr<SourceSealing> sealing_;  // at a StreamedSource only
   int senders_running_ = 0;
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;

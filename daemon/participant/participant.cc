@@ -150,8 +150,9 @@ Result<v1::PrepareResponse> Participant::Prepare(const v1::PrepareRequest& reque
   response.set_member(options_.name);
   response.set_plan_id(plan.plan_id());
   response.set_payload_bytes(plan.payload().size_bytes());
-  // The list this member parsed and will verify against, not the request's bytes.
-  response.set_chunk_hashes_sha256(AsString(execution->store().identity().ListDigest()));
+  // What this member parsed and will verify against.
+  GRIDCAST_ASSIGN_OR_RETURN(const Digest agreement, PlanAgreementDigest(plan));
+  response.set_chunk_hashes_sha256(AsString(agreement));
   response.set_members_sha256(AsString(MembersDigest(plan)));
   response.set_chunks_held(execution->store().VerifiedCount());
   return response;

@@ -15,10 +15,10 @@ namespace gridcast {
 Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
-  if (!payload.chunk_list_sha256().empty()) {
+  if (payload.chunk_hashes().empty() && payload.size_bytes() > 0) {
     // Streamed: the digests come in batches signed with the plan's key.
-    if (payload.digest_key().empty() || !payload.chunk_hashes().empty() || !payload.weak_checksums().empty()) {
-      return Status::InvalidArgument("a payload's chunk_list_sha256 goes with a digest_key, and without a list");
+    if (payload.digest_key().empty() || !payload.weak_checksums().empty()) {
+      return Status::InvalidArgument("a payload without its chunk list needs a digest_key, and no weak checksums");
     }
     PayloadIdentity identity;
     identity.size_bytes = payload.size_bytes();
@@ -28,16 +28,21 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
       if (payload.sha256().size() != sizeof(Digest)) return Status::InvalidArgument("a payload's sha256 is not 32 bytes");
       std::copy(payload.sha256().begin(), payload.sha256().end(), identity.sha256.begin());
     }
-    if (payload.chunk_list_sha256().size() != sizeof(Digest)) {
-      return Status::InvalidArgument("a payload's chunk_list_sha256 has " +
-                                     std::to_string(payload.chunk_list_sha256().size()) + " bytes, not " +
-                                     std::to_string(sizeof(Digest)));
+    if (!payload.chunk_list_sha256().empty()) {  // likewise
+      if (payload.chunk_list_sha256().size() != sizeof(Digest)) {
+        return Status::InvalidArgument("a payload's chunk_list_sha256 has " +
+                                       std::to_string(payload.chunk_list_sha256().size()) + " bytes, not " +
+                                       std::to_string(sizeof(Digest)));
+      }
+      Digest& announced = identity.chunk_list_digest.emplace();
+      std::copy(payload.chunk_list_sha256().begin(), payload.chunk_list_sha256().end(), announced.begin());
     }
-    std::copy(payload.chunk_list_sha256().begin(), payload.chunk_list_sha256().end(), identity.chunk_list_digest.begin());
     identity.streams_weak_checksums = payload.weak_checksums_streamed();
     return identity;
   }
-  if (payload.weak_checksums_streamed()) return Status::InvalidArgument("weak checksums streamed without streamed digests");
+  if (payload.weak_checksums_streamed() || !payload.chunk_list_sha256().empty()) {
+    return Status::InvalidArgument("a payload that lists its chunks streams nothing");
+  }
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity,
                             DecodePayloadIdentity(digest, payload.size_bytes(), payload.chunk_bytes(),
                                                   payload.chunk_hashes(), payload.sha256()));
@@ -54,9 +59,30 @@ std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
   return parts;
 }
 
-Result<Digest> PlanChunkListDigest(const v1::Plan& plan) {
-  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, IdentityFromProto(plan.payload()));
-  return identity.ListDigest();
+Result<std::optional<Digest>> PlanChunkListDigest(const v1::Plan& plan) {
+  GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity identity, IdentityFromProto(plan.payload()));
+  if (!identity.Streams()) return std::optional<Digest>(identity.ListDigest());
+  return identity.chunk_list_digest;
+}
+
+Result<Digest> PlanAgreementDigest(const v1::Plan& plan) {
+  GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> list, PlanChunkListDigest(plan));
+  if (list) return *list;
+  const v1::Payload& payload = plan.payload();
+  Sha256Stream header;
+  auto update_string = [&header](std::string_view field) {
+    const uint64_t length = field.size();
+    header.Update({reinterpret_cast<const uint8_t*>(&length), sizeof length});
+    header.Update(AsBytes(field));
+  };
+  update_string("gridcast-payload-header-1");
+  const uint64_t numbers[] = {payload.size_bytes(), payload.chunk_bytes(), static_cast<uint64_t>(payload.digest()),
+                              payload.weak_checksums_streamed() ? 1u : 0u, payload.directory() ? 1u : 0u};
+  header.Update({reinterpret_cast<const uint8_t*>(numbers), sizeof numbers});
+  update_string(payload.name());
+  update_string(payload.digest_key());
+  update_string(payload.base());
+  return header.Finish();
 }
 
 Digest MembersDigest(const v1::Plan& plan) {

@@ -3,6 +3,7 @@
 // its source can compare views field by field.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "include/gridcast/result.h"
@@ -16,8 +17,13 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload);
 
 std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload);
 
-// The ChunkListDigest that Prepare will echo for `plan`, found without preparing anything.
-Result<Digest> PlanChunkListDigest(const v1::Plan& plan);
+// What Prepare echoes for `plan` (PrepareResponse.chunk_hashes_sha256), found without
+// preparing anything: ChunkListDigest of its payload's chunks where the plan lists them or
+// announces their digest, else (a source that hashes as it sends) the SHA-256 of what the
+// payload's header says (name, sizes, digest, key, reuse, directory, base).
+Result<Digest> PlanAgreementDigest(const v1::Plan& plan);
+// ChunkListDigest of `plan`'s payload, where the plan lists the chunks or announces it.
+Result<std::optional<Digest>> PlanChunkListDigest(const v1::Plan& plan);
 
 // Digest of the member list as the plan (or slice) gives it, indices with names.
 Digest MembersDigest(const v1::Plan& plan);

@@ -30,8 +30,12 @@ std::optional<SwarmReport> PlanRun::Swarm() const {
 
 uint64_t PlanRun::ReusedBytes() const { return execution_->store().ReusedBytes(); }
 
-const Digest& PlanRun::PayloadSha256() const { return execution_->store().identity().sha256; }
-
-bool PlanRun::PayloadStillWritten() const { return execution_->shared_store()->capabilities().growing != nullptr; }
+std::optional<DigestClosing> PlanRun::Closing() const {
+  const PayloadStore& store = execution_->store();
+  const PayloadIdentity& identity = store.identity();
+  if (!identity.Streams()) return DigestClosing{identity.ListDigest(), identity.sha256};
+  if (store.digest_log() == nullptr) return std::nullopt;
+  return store.digest_log()->Closing();
+}
 
 }  // namespace gridcast

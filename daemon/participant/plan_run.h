@@ -39,11 +39,9 @@ class PlanRun {
   std::optional<SwarmReport> Swarm() const;
   // Payload bytes this member took at Prepare from earlier copies instead of receiving them.
   uint64_t ReusedBytes() const;
-  // SHA-256 of the whole payload (the source's, or what the plan says it is).
-  const Digest& PayloadSha256() const;
-  // Whether the payload is still being written by its sender as the source sends it
-  // (PayloadStore::OpenFilling: a store with the growing capability).
-  bool PayloadStillWritten() const;
+  // SHA-256 of the whole payload and the digest of its chunk list, as the plan gave them or, where
+  // the source hashes as it sends, as its last batch of digests says once it came (none before).
+  std::optional<DigestClosing> Closing() const;
 
  private:
   std::shared_ptr<const PlanExecution> execution_;

@@ -37,7 +37,9 @@ void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);
-    if (run.IsSource()) ps->set_sha256(AsString(run.PayloadSha256()));
+    if (run.IsSource()) {
+      if (const std::optional<DigestClosing> closing = run.Closing()) ps->set_sha256(AsString(closing->payload_sha256));
+    }
   }
   if (!observations || !report) return;
   ps->set_bin_s(report->bin_s);

@@ -172,7 +172,13 @@ grpc::Status ControlService::Status(grpc::ServerContext* context, const v1::Stat
       const PollDetail detail = !request->detail()        ? PollDetail::kSums
                                 : request->observations() ? PollDetail::kEveryMemberWithObservations
                                                           : PollDetail::kEveryMember;
-      GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, tree_.PollBelow(id, detail, DeadlineOf(context)));
+      if (!request->chunk_list_sha256().empty() && request->chunk_list_sha256().size() != sizeof(Digest)) {
+        return gridcast::Status::InvalidArgument("a chunk_list_sha256 of " +
+                                                 std::to_string(request->chunk_list_sha256().size()) +
+                                                 " bytes, not 32");
+      }
+      GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below,
+                                tree_.PollBelow(id, detail, DeadlineOf(context), request->chunk_list_sha256()));
       *response->mutable_subtree_progress() = std::move(below.progress);
       for (v1::MemberProgress& m : below.detail) *response->add_subtree() = std::move(m);
     }

@@ -83,6 +83,7 @@ Status DigestLog::Record(const DigestBatch& batch) {
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(io_, signatures_fd_, batch.signature, batch.index * sizeof(Signature)));
   recorded_[batch.index] = true;
   weak_[batch.index] = !batch.weak.empty();
+  if (batch.closing) closing_ = batch.closing;
   ++recorded_count_;
   cache_[batch.index] = batch;
   cached_order_.push_back(batch.index);
@@ -125,6 +126,7 @@ Result<DigestBatch> DigestLog::Load(uint64_t index) const {
         PreadFull(io_, weak_fd_, {weak, batch.weak.size() * sizeof(uint32_t)}, range.first * sizeof(uint32_t)));
   }
   GRIDCAST_RETURN_IF_ERROR(PreadFull(io_, signatures_fd_, batch.signature, index * sizeof(Signature)));
+  if (index + 1 == rule_.count()) batch.closing = closing_;
   return batch;
 }
 
@@ -158,6 +160,11 @@ Result<std::optional<Digest>> DigestLog::DigestOf(uint64_t chunk) const {
 std::optional<Digest> DigestLog::ListDigest() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return list_digest_;
+}
+
+std::optional<DigestClosing> DigestLog::Closing() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closing_;
 }
 
 uint64_t DigestLog::recorded() const {

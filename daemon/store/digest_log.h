@@ -51,6 +51,8 @@ class DigestLog {
   Result<DigestBatch> Batch(uint64_t batch) const;
   // The chunk-list digest, once every batch is recorded.
   std::optional<Digest> ListDigest() const;
+  // What the last batch says closes the list, once it is recorded.
+  std::optional<DigestClosing> Closing() const;
   uint64_t recorded() const;
 
  private:
@@ -81,6 +83,7 @@ class DigestLog {
   uint64_t folded_ = 0;                               // batches folded; guarded by mutex_
   Sha256Stream fold_;                                 // guarded by mutex_
   std::optional<Digest> list_digest_;                 // guarded by mutex_
+  std::optional<DigestClosing> closing_;              // guarded by mutex_
 };
 
 }  // namespace gridcast

@@ -48,7 +48,7 @@ Status FileStore::ReadStored(uint64_t offset, std::span<uint8_t> out) const {
 }
 
 Status FileStore::HashStoredChunks(uint64_t first, uint64_t end, const std::function<bool(uint64_t chunk)>& wanted,
-                                   const std::function<bool(uint64_t chunk, const Digest& digest)>& hashed) const {
+                                   const HashedChunk& hashed) const {
   // A batch is at most 16 chunks and 8 MiB (or one chunk): what multi-buffer SHA-256 takes.
   const uint64_t chunk_bytes = identity_.LargestChunk();
   const uint64_t batch = std::clamp<uint64_t>((8 << 20) / chunk_bytes, 1, kChunksHashedTogether);
@@ -61,7 +61,7 @@ Status FileStore::HashStoredChunks(uint64_t first, uint64_t end, const std::func
   auto flush = [&]() -> Result<bool> {
     HashChunks(identity_.digest, bytes, std::span(digests).first(bytes.size()));
     for (size_t i = 0; i < chunks.size(); ++i) {
-      if (!hashed(chunks[i], digests[i])) return false;
+      if (!hashed(chunks[i], digests[i], bytes[i])) return false;
     }
     chunks.clear();
     bytes.clear();

@@ -31,10 +31,12 @@ class FileStore : public PayloadStore {
   // Reads `chunk` from the file into `buffer` (LargestChunk() bytes) and returns its digest.
   Result<Digest> HashStoredChunk(uint64_t chunk, std::vector<uint8_t>& buffer) const;
   // Hashes the stored bytes of every chunk in [first, end) `wanted` says, in order, several at
-  // once where HashChunks is faster so (SHA-256: 2.3x), and shows each digest to `hashed`;
-  // stops when it returns false. The first read error is returned (chunks before it were shown).
+  // once where HashChunks is faster so (SHA-256: 2.3x), and shows each digest (and the bytes
+  // it is of) to `hashed`; stops when it returns false. The first read error is returned
+  // (chunks before it were shown).
+  using HashedChunk = std::function<bool(uint64_t chunk, const Digest& digest, std::span<const uint8_t> bytes)>;
   Status HashStoredChunks(uint64_t first, uint64_t end, const std::function<bool(uint64_t chunk)>& wanted,
-                          const std::function<bool(uint64_t chunk, const Digest& digest)>& hashed) const;
+                          const HashedChunk& hashed) const;
 
   FileIo* io_;
   int fd_;  // the payload (.part while a receiver receives it)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,9 +26,11 @@ struct PayloadIdentity {
   // for in an earlier copy it holds. Not part of the fingerprint: it follows from the bytes.
   std::vector<uint32_t> weak_checksums;
   // Where chunk_hashes is empty and the payload has chunks, their digests arrive during the
-  // broadcast in signed batches (docs/streamed-digests.md): this is the digest of their list
-  // (ChunkListDigest), and the batches carry the weak checksums when streams_weak_checksums.
-  Digest chunk_list_digest{};
+  // broadcast in signed batches (docs/streamed-digests.md), the last of which closes the list
+  // with its digest (ChunkListDigest) and the payload's SHA-256. This is the list's digest when
+  // the source announced it at Prepare (it read the payload first); the batches carry the weak
+  // checksums when streams_weak_checksums.
+  std::optional<Digest> chunk_list_digest;
   bool streams_weak_checksums = false;
 
   uint64_t NumChunks() const;
@@ -36,9 +39,8 @@ struct PayloadIdentity {
   uint64_t LargestChunk() const;
   // Digest of everything above: two stores hold the same payload iff fingerprints match.
   Digest Fingerprint() const;
-  // ChunkListDigest of chunk_hashes (or chunk_list_digest where they stream): what Prepare
-  // agrees on and what a finished member reports.
-  Digest ListDigest() const { return Streams() ? chunk_list_digest : ChunkListDigest(digest, chunk_hashes); }
+  // ChunkListDigest of chunk_hashes: what a finished member reports. REQUIRES: !Streams().
+  Digest ListDigest() const { return ChunkListDigest(digest, chunk_hashes); }
   // Whether the chunk digests arrive during the broadcast rather than with the identity.
   bool Streams() const { return chunk_hashes.empty() && NumChunks() > 0; }
   // Whether members search an earlier copy with weak checksums (delta/held_chunks.h).

@@ -191,8 +191,12 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   if (!finalized_ && !Complete()) return Status::FailedPrecondition("payload is not complete");
   GRIDCAST_ASSIGN_OR_RETURN(const Digest digest, ListDigest());
   if (finalized_) return digest;
-  if (identity_.Streams() && digest != identity_.chunk_list_digest) {
-    return Status::DataLoss("the digests of " + base_name_ + "'s batches do not make the list the source announced");
+  if (identity_.Streams()) {
+    const std::optional<DigestClosing> closing = digest_log_->Closing();
+    if (!closing || digest != closing->chunk_list_digest ||
+        (identity_.chunk_list_digest && digest != *identity_.chunk_list_digest)) {
+      return Status::DataLoss("the digests of " + base_name_ + "'s batches do not make the list the source announced");
+    }
   }
   GRIDCAST_RETURN_IF_ERROR(Persist(sync));
   finalized_ = true;
@@ -202,7 +206,10 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
 Result<PayloadIdentity> PayloadStore::Listed() const {
   PayloadIdentity listed = identity_;
   if (!listed.Streams()) return listed;
-  if (digest_log_ == nullptr) return Status::FailedPrecondition("no digests of " + base_name_ + " arrived");
+  if (digest_log_ == nullptr || !digest_log_->Closing()) {
+    return Status::FailedPrecondition("the digests of " + base_name_ + " have not all arrived");
+  }
+  listed.sha256 = digest_log_->Closing()->payload_sha256;
   const DigestBatches rule(identity_.chunk_bytes, identity_.NumChunks());
   listed.chunk_hashes.reserve(identity_.NumChunks());
   for (uint64_t b = 0; b < rule.count(); ++b) {

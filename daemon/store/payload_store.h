@@ -43,6 +43,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -93,6 +94,27 @@ class GrowingSource {
   virtual Result<uint64_t> VerifyFilled() = 0;
 };
 
+// A source that reads its payload as it sends it (PayloadStore::OpenStreamedSource): nothing
+// was read at open, and a chunk is held once its batch of digests is sealed (SourceSealing,
+// daemon/executor/source_sealing.h, hashes them on the workers a few batches ahead of the
+// senders). The first byte then waits for the first batch, not for the whole payload.
+class StreamedSource {
+ public:
+  virtual ~StreamedSource() = default;
+  struct Hashed {
+    std::vector<Digest> digests;  // one per chunk, in order
+    std::vector<uint32_t> weak;   // their weak checksums, when asked for
+  };
+  // Reads and hashes `count` chunks from `first`. Any thread; calls for other chunks may
+  // run at the same time.
+  virtual Result<Hashed> HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) = 0;
+  // Feeds the payload's bytes from where the call before stopped up to `end`, in order, to its
+  // SHA-256. The digest once the last byte is in. Must not race with itself.
+  virtual Result<std::optional<Digest>> HashWholeUpTo(uint64_t end) = 0;
+  // Holds `count` chunks from `first`: their batch is sealed, and they may be sent.
+  virtual Status HoldSealed(uint64_t first, uint32_t count) = 0;
+};
+
 // Chunks this member has forwarded to every child may leave memory: a received file's window
 // of page cache (ReceiveOptions::page_cache_window_bytes), lent memory's kept buffers.
 class ForwardedChunks {
@@ -132,6 +154,7 @@ class WarmMemory;
 struct StoreCapabilities {
   ChunkPlacement* placement = nullptr;
   GrowingSource* growing = nullptr;
+  StreamedSource* streamed = nullptr;
   ForwardedChunks* forwarded = nullptr;
   KnownChunks* known = nullptr;
   // Storing a chunk received into a buffer is one copy, as receiving into place is (lent
@@ -193,6 +216,14 @@ class PayloadStore {
   static Result<std::unique_ptr<PayloadStore>> OpenSource(const std::string& path, uint64_t chunk_bytes,
                                                           ChunkDigest digest, FileIo& io = SystemFileIo(),
                                                           WeakChecksums weak = WeakChecksums::kSkip);
+
+  // Like OpenSource, without reading anything now: the file is hashed as it is sent
+  // (StreamedSource). Its identity has no list of chunk digests; its SHA-256 is known once the
+  // last batch is sealed (PayloadStore::digest_log()'s closing). With `weak` kCompute the
+  // batches carry weak checksums (PayloadIdentity::streams_weak_checksums).
+  static Result<std::unique_ptr<PayloadStore>> OpenStreamedSource(const std::string& path, uint64_t chunk_bytes,
+                                                                  ChunkDigest digest, FileIo& io = SystemFileIo(),
+                                                                  WeakChecksums weak = WeakChecksums::kSkip);
 
   // A payload its sender is still writing to `path`, in order (BroadcastRequest.fill): the
   // source sends each chunk as soon as it is there, instead of after a copy of the whole.

@@ -185,7 +185,7 @@ void ReceivedFile::ResumeCandidates(uint64_t first, uint64_t count, Taken& taken
   // A read error ends the trust there: those chunks are received again.
   (void)HashStoredChunks(
       first, first + count, [&](uint64_t c) { return resume_candidates_[c] && !Has(c); },
-      [&](uint64_t c, const Digest& digest) {
+      [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
         if (CheckDigest(c, digest).ok()) {
           std::lock_guard<std::mutex> lock(mutex_);
           if (!have_[c] && !Claimed(c) && MarkVerified(c).ok()) {

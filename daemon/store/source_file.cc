@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -50,9 +51,71 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
   return store;
 }
 
+Result<std::unique_ptr<SourceFile>> SourceFile::Streamed(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                         ChunkDigest digest, FileIo& io, WeakChecksums weak) {
+  struct stat st {};
+  if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return chunk_bytes == 0 ? Status::InvalidArgument("chunk size must be positive")
+                            : Status::InvalidArgument(label + " is not a regular file");
+  }
+  PayloadIdentity id;
+  id.size_bytes = static_cast<uint64_t>(st.st_size);
+  id.chunk_bytes = chunk_bytes;
+  id.digest = digest;
+  id.streams_weak_checksums = weak == WeakChecksums::kCompute;
+  std::unique_ptr<SourceFile> store(new SourceFile(id, label, io, fd));
+  store->kind_ = Kind::kStreamed;
+  store->whole_ = std::make_unique<Sha256Stream>();
+  // Nothing to finalize: the file is the sender's, under its own name.
+  store->finalized_ = true;
+  return store;
+}
+
+Result<StreamedSource::Hashed> SourceFile::HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) {
+  Hashed hashed;
+  hashed.digests.reserve(count);
+  if (weak == WeakChecksums::kCompute) hashed.weak.reserve(count);
+  GRIDCAST_RETURN_IF_ERROR(
+      HashStoredChunks(first, first + count, [](uint64_t) { return true; },
+                       [&](uint64_t, const Digest& digest, std::span<const uint8_t> bytes) {
+                         hashed.digests.push_back(digest);
+                         if (weak == WeakChecksums::kCompute) hashed.weak.push_back(WeakChecksum(bytes));
+                         return true;
+                       })
+          .WithContext(base_name_));
+  if (hashed.digests.size() != count) return Status::InvalidArgument("chunks past the end of " + base_name_);
+  return hashed;
+}
+
+Result<std::optional<Digest>> SourceFile::HashWholeUpTo(uint64_t end) {
+  end = std::min(end, identity_.size_bytes);
+  constexpr uint64_t kReadBytes = uint64_t{4} << 20;
+  while (whole_bytes_ < end) {
+    whole_buffer_.resize(std::min(kReadBytes, end - whole_bytes_));
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(*io_, fd_, whole_buffer_, whole_bytes_).WithContext(base_name_));
+    whole_->Update(whole_buffer_);
+    whole_bytes_ += whole_buffer_.size();
+  }
+  if (whole_bytes_ == identity_.size_bytes && !whole_digest_) {
+    whole_digest_ = whole_->Finish();
+    whole_buffer_ = {};
+  }
+  return whole_digest_;
+}
+
+Status SourceFile::HoldSealed(uint64_t first, uint32_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (uint64_t c = first; c < first + count && c < identity_.NumChunks(); ++c) {
+    if (!have_[c]) GRIDCAST_RETURN_IF_ERROR(MarkVerified(c));
+  }
+  return Status::Ok();
+}
+
 std::unique_ptr<SourceFile> SourceFile::Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io) {
   std::unique_ptr<SourceFile> store(new SourceFile(std::move(identity), std::move(base_name), io, fd));
-  store->filled_whole_ = std::make_unique<Sha256Stream>();
+  store->kind_ = Kind::kFilling;
+  store->whole_ = std::make_unique<Sha256Stream>();
   // Nothing to finalize: the file is the sender's, under its own name.
   store->finalized_ = true;
   return store;
@@ -83,8 +146,8 @@ Result<uint64_t> SourceFile::VerifyFilled() {
       return Status::DataLoss(ChunkName(c) + " as written differs from the " + std::string(DigestName(identity_.digest)) +
                               " its sender declared for it");
     }
-    filled_whole_->Update({buffer.data(), identity_.ChunkSize(c)});
-    if (c + 1 == identity_.NumChunks() && filled_whole_->Finish() != identity_.sha256) {
+    whole_->Update({buffer.data(), identity_.ChunkSize(c)});
+    if (c + 1 == identity_.NumChunks() && whole_->Finish() != identity_.sha256) {
       return Status::DataLoss(base_name_ + " as written differs from the whole-payload SHA-256 its sender declared");
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -103,7 +166,7 @@ Result<ScrubReport> SourceFile::Scrub() const {
   const auto whole = [&](uint64_t c) {
     return ChunkOffset(c) + identity_.ChunkSize(c) <= static_cast<uint64_t>(st.st_size);
   };
-  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(0, report.chunks, whole, [&](uint64_t c, const Digest& digest) {
+  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(0, report.chunks, whole, [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
                              if (digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
                              return true;
                            }).WithContext(base_name_));
@@ -123,6 +186,16 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenSource(const std::string
   if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
                             SourceFile::Hash(fd, path, chunk_bytes, digest, io, weak));
+  return std::unique_ptr<PayloadStore>(std::move(store));
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenStreamedSource(const std::string& path, uint64_t chunk_bytes,
+                                                                       ChunkDigest digest, FileIo& io,
+                                                                       WeakChecksums weak) {
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
+                            SourceFile::Streamed(fd, path, chunk_bytes, digest, io, weak));
   return std::unique_ptr<PayloadStore>(std::move(store));
 }
 

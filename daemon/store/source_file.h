@@ -1,11 +1,14 @@
 // SourceFile: a payload a source sends from its file, which is only ever read. Either complete
-// when opened (PayloadStore::OpenSource, OpenHeld: hashed once, every chunk held), or still
-// being written by its sender (OpenFilling: a chunk is held once VerifyFilled found it whole
-// and hashing to what the sender declared). Scrub reads a held copy the same way.
+// when opened (PayloadStore::OpenSource, OpenHeld: hashed once, every chunk held), hashed as it
+// is sent (OpenStreamedSource: a chunk is held once its batch is sealed), or still being
+// written by its sender (OpenFilling: a chunk is held once VerifyFilled found it whole and
+// hashing to what the sender declared). Scrub reads a held copy the same way.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "common/crypto.h"
@@ -13,18 +16,26 @@
 
 namespace gridcast {
 
-class SourceFile final : public FileStore, public GrowingSource {
+class SourceFile final : public FileStore, public GrowingSource, public StreamedSource {
  public:
   // Takes `fd` (a regular file, read only) and hashes it into a complete store; `label` names
   // it in errors. `weak` as for PayloadStore::OpenSource.
   static Result<std::unique_ptr<SourceFile>> Hash(int fd, const std::string& label, uint64_t chunk_bytes,
                                                   ChunkDigest digest, FileIo& io,
                                                   WeakChecksums weak = WeakChecksums::kSkip);
+  // Takes `fd` (a regular file, read only), hashed as it is sent; nothing held yet.
+  static Result<std::unique_ptr<SourceFile>> Streamed(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                      ChunkDigest digest, FileIo& io, WeakChecksums weak);
   // Takes `fd`, a file its sender fills with the payload `identity` declares; nothing held yet.
   static std::unique_ptr<SourceFile> Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
 
   Result<uint64_t> VerifyFilled() override;
-  StoreCapabilities capabilities() override { return {.growing = filled_whole_ != nullptr ? this : nullptr}; }
+  Result<Hashed> HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) override;
+  Result<std::optional<Digest>> HashWholeUpTo(uint64_t end) override;
+  Status HoldSealed(uint64_t first, uint32_t count) override;
+  StoreCapabilities capabilities() override {
+    return {.growing = kind_ == Kind::kFilling ? this : nullptr, .streamed = kind_ == Kind::kStreamed ? this : nullptr};
+  }
 
   // The chunks of this file whose bytes do not hash to the identity's (PayloadStore::Scrub).
   // REQUIRES: opened with the recorded identity by Recorded().
@@ -36,9 +47,15 @@ class SourceFile final : public FileStore, public GrowingSource {
   SourceFile(PayloadIdentity identity, std::string base_name, FileIo& io, int fd)
       : FileStore(std::move(identity), std::move(base_name), io, fd) {}
 
-  // OpenFilling: the next chunk VerifyFilled() waits for, and the whole payload's hash so far.
+  enum class Kind { kComplete, kStreamed, kFilling };
+  Kind kind_ = Kind::kComplete;
+  // The whole payload's SHA-256 so far, and of how many bytes (kStreamed, kFilling).
+  std::unique_ptr<Sha256Stream> whole_;
+  uint64_t whole_bytes_ = 0;
+  std::vector<uint8_t> whole_buffer_;     // kStreamed: reused from read to read
+  std::optional<Digest> whole_digest_;    // kStreamed: once every byte is in
+  // kFilling: the next chunk VerifyFilled() waits for.
   uint64_t next_filled_ = 0;
-  std::unique_ptr<Sha256Stream> filled_whole_;
 };
 
 }  // namespace gridcast

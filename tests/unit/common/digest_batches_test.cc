@@ -110,6 +110,11 @@ class SignedBatchTest : public ::testing::Test {
       batch.digests.push_back(HashChunk(kind, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
       if (weak) batch.weak.push_back(static_cast<uint32_t>(c * 2654435761u));
     }
+    if (index + 1 == rule_.count()) {
+      batch.closing.emplace();
+      batch.closing->chunk_list_digest[0] = 7;
+      batch.closing->payload_sha256[31] = 9;
+    }
     SignDigestBatch(*key_, plan_, batch);
     return batch;
   }
@@ -208,27 +213,34 @@ TEST_F(SignedBatchTest, MalformedBytesAreRefusedSayingWhy) {
   huge[16] = '\x7f';  // a count past the most
   EXPECT_FALSE(DecodeDigestBatch(huge, ChunkDigest::kSha256).ok());
   std::string flags = encoded;
-  flags[21] = 2;
+  flags[21] = 4;
   EXPECT_FALSE(DecodeDigestBatch(flags, ChunkDigest::kSha256).ok());
 }
 
-TEST_F(SignedBatchTest, TheTrailerIsSignedForItsPlanAndCount) {
-  DigestTrailer trailer;
-  trailer.chunks = 500;
-  trailer.chunk_list_digest[0] = 7;
-  trailer.payload_sha256[31] = 9;
-  SignDigestTrailer(*key_, plan_, trailer);
-  Result<DigestTrailer> decoded = DecodeDigestTrailer(EncodeDigestTrailer(trailer));
-  ASSERT_TRUE(decoded.ok());
-  EXPECT_EQ(decoded->chunk_list_digest, trailer.chunk_list_digest);
-  EXPECT_EQ(decoded->payload_sha256, trailer.payload_sha256);
-  EXPECT_TRUE(VerifyDigestTrailer(key_->public_key(), plan_, 500, *decoded).ok());
-  EXPECT_EQ(VerifyDigestTrailer(key_->public_key(), plan_, 501, *decoded).code(), StatusCode::kDataLoss);
-  EXPECT_EQ(VerifyDigestTrailer(key_->public_key(), PlanId::Random(), 500, *decoded).code(), StatusCode::kDataLoss);
-  DigestTrailer changed = *decoded;
-  changed.payload_sha256[0] ^= 1;
-  EXPECT_EQ(VerifyDigestTrailer(key_->public_key(), plan_, 500, changed).code(), StatusCode::kDataLoss);
-  EXPECT_FALSE(DecodeDigestTrailer(EncodeDigestTrailer(trailer).substr(1)).ok());
+TEST_F(SignedBatchTest, TheLastBatchAndOnlyItClosesTheList) {
+  const uint64_t last = rule_.count() - 1;
+  for (ChunkDigest kind : {ChunkDigest::kSha256, ChunkDigest::kXxh3}) {
+    const DigestBatch batch = Batch(last, kind, true);
+    const std::string encoded = EncodeDigestBatch(batch);
+    EXPECT_LE(encoded.size(), MaxEncodedDigestBatchBytes());
+    Result<DigestBatch> decoded = DecodeDigestBatch(encoded, kind);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    ASSERT_TRUE(decoded->closing.has_value());
+    EXPECT_EQ(*decoded->closing, *batch.closing);
+    EXPECT_TRUE(Verify(*decoded, true).ok()) << Verify(*decoded, true).ToString();
+    EXPECT_FALSE(DecodeDigestBatch(encoded.substr(0, encoded.size() - 1), kind).ok());
+  }
+  DigestBatch changed = Batch(last);
+  changed.closing->payload_sha256[0] ^= 1;  // after signing
+  EXPECT_EQ(Verify(changed).code(), StatusCode::kDataLoss);
+  DigestBatch unclosed = Batch(last);
+  unclosed.closing.reset();
+  SignDigestBatch(*key_, plan_, unclosed);
+  EXPECT_EQ(Verify(unclosed).code(), StatusCode::kDataLoss);
+  DigestBatch early = Batch(2);
+  early.closing.emplace();
+  SignDigestBatch(*key_, plan_, early);
+  EXPECT_EQ(Verify(early).code(), StatusCode::kDataLoss);
 }
 
 }  // namespace

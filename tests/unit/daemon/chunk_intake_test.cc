@@ -90,6 +90,7 @@ class ChunkIntakeTest : public PlanExecutionFixture {
     batch.kind = identity_.digest;
     batch.digests.assign(identity_.chunk_hashes.begin() + static_cast<std::ptrdiff_t>(range.first),
                          identity_.chunk_hashes.begin() + static_cast<std::ptrdiff_t>(range.first + range.count));
+    if (index + 1 == rule.count()) batch.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
     SignDigestBatch(key != nullptr ? *key : *digest_key_, plan != nullptr ? *plan : id_, batch);
     return batch;
   }

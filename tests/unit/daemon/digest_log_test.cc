@@ -46,6 +46,7 @@ class DigestLogTest : public ::testing::Test {
     if (kind == ChunkDigest::kSha256) {
       for (uint64_t c = range.first; c < range.first + range.count; ++c) batch.weak.push_back(uint32_t(c * 31));
     }
+    if (index + 1 == rule.count()) batch.closing = DigestClosing{ChunkListDigest(kind, digests), Digest{}};
     batch.signature.fill(static_cast<uint8_t>(index));
     return batch;
   }
@@ -74,7 +75,9 @@ TEST_F(DigestLogTest, BatchesInAnyOrderFoldToTheChunkListDigest) {
       ASSERT_FALSE(log->Has(order[i]));
       ASSERT_TRUE(log->Record(Batch(rule, order[i], kind, digests)).ok());
       ASSERT_TRUE(log->Has(order[i]));
+      ASSERT_EQ(log->Closing().has_value(), log->Has(rule.count() - 1)) << i;
     }
+    EXPECT_EQ(log->Closing()->chunk_list_digest, ChunkListDigest(kind, digests));
     EXPECT_EQ(log->recorded(), rule.count());
     ASSERT_TRUE(log->ListDigest());
     EXPECT_EQ(*log->ListDigest(), ChunkListDigest(kind, digests));
@@ -95,6 +98,7 @@ TEST_F(DigestLogTest, BatchesInAnyOrderFoldToTheChunkListDigest) {
       EXPECT_EQ(back->digests, recorded.digests);
       EXPECT_EQ(back->weak, recorded.weak);
       EXPECT_EQ(back->signature, recorded.signature);
+      EXPECT_EQ(back->closing, recorded.closing);
     }
   }
 }

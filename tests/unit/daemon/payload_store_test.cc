@@ -387,6 +387,7 @@ class StreamedDigestsTest : public PayloadStoreTest {
     batch.first_chunk = range.first;
     batch.kind = GetParam();
     for (uint64_t c = range.first; c < range.first + range.count; ++c) batch.digests.push_back(identity_.chunk_hashes[c]);
+    if (index + 1 == rule_.count()) batch.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
     ASSERT_TRUE(log_->Record(batch).ok());
   }
   std::vector<uint32_t> WeakOf(uint64_t index) const {
@@ -439,6 +440,45 @@ TEST_P(StreamedDigestsTest, AResumeTakesEachBatchsChunksAsItsDigestsArrive) {
     ASSERT_TRUE(digest.ok()) << digest.status().ToString();
     EXPECT_EQ(*digest, identity_.ListDigest());
     EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+    // The finished copy records the payload's SHA-256 the last batch brought.
+    Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir_.string(), "p.bin");
+    ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+    EXPECT_EQ(recorded->sha256, identity_.sha256);
+    EXPECT_EQ(recorded->chunk_hashes, identity_.chunk_hashes);
+  }
+}
+
+// A source that hashes as it sends announces no list: the last batch's closing is what the
+// batches must fold into.
+TEST_P(StreamedDigestsTest, WithoutAnAnnouncedListTheLastBatchClosesIt) {
+  for (bool honest : {false, true}) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    PayloadIdentity streamed = Streamed();
+    streamed.chunk_list_digest.reset();
+    Result<std::unique_ptr<PayloadStore>> opened =
+        PayloadStore::OpenForReceive(dir_.string(), "p.bin", streamed, SystemFileIo());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<PayloadStore> store = std::move(*opened);
+    Result<std::unique_ptr<DigestLog>> log = DigestLog::OpenUnnamed(dir_.string(), GetParam(), rule_, SystemFileIo());
+    ASSERT_TRUE(log.ok());
+    log_ = std::move(*log);
+    store->ExpectDigestsFrom(log_);
+    Arrive(0);
+    DigestBatch last;
+    last.index = 1;
+    last.first_chunk = 16;
+    last.kind = GetParam();
+    for (uint64_t c = 16; c < 40; ++c) last.digests.push_back(identity_.chunk_hashes[c]);
+    last.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
+    if (!honest) last.closing->chunk_list_digest[0] ^= 1;
+    ASSERT_TRUE(log_->Record(last).ok());
+    for (uint64_t c = 0; c < 40; ++c) ASSERT_TRUE(store->WriteChunk(c, Chunk(c)).ok()) << c;
+    Result<Digest> digest = store->Finalize(false);
+    EXPECT_EQ(digest.ok(), honest) << digest.status().ToString();
+    if (!honest) {
+      EXPECT_EQ(digest.status().code(), StatusCode::kDataLoss);
+    }
   }
 }
 

@@ -139,6 +139,17 @@ class PlanExecutionFixture : public ::testing::Test {
     digest_key_.emplace(std::move(*key));
   }
 
+  // The source reads its payload as it sends it (PayloadStore::OpenStreamedSource), and the
+  // members know of it only what such a plan says: no chunk list, no whole SHA-256.
+  void StreamTheSource(WeakChecksums weak = WeakChecksums::kSkip) {
+    Result<std::unique_ptr<PayloadStore>> source =
+        PayloadStore::OpenStreamedSource(source_path_.string(), kChunk, digest_, SystemFileIo(), weak);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    ASSERT_NE((*source)->capabilities().streamed, nullptr);
+    source_ = std::move(*source);
+    member_identity_ = source_->identity();
+  }
+
   // Member `i`'s store: the source's, or a receiving one in its directory (resuming from what
   // an earlier store there verified).
   std::shared_ptr<PayloadStore> OpenStore(int i, FileIo& io = SystemFileIo()) {
@@ -147,7 +158,8 @@ class PlanExecutionFixture : public ::testing::Test {
     options.in_place = mapped_;
     options.page_cache_window_bytes = mapped_ ? 0 : kPageCacheWindow;
     Result<std::unique_ptr<PayloadStore>> store =
-        PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin", identity_, io, options);
+        PayloadStore::OpenForReceive(MemberDir(i).string(), "payload.bin",
+                                     member_identity_ ? *member_identity_ : identity_, io, options);
     EXPECT_TRUE(store.ok()) << store.status().message();
     if (store.ok() && mapped_) {
       // a tmpfs: its chunks are received into place
@@ -272,7 +284,8 @@ class PlanExecutionFixture : public ::testing::Test {
   std::map<int, std::shared_ptr<DaemonCounters>> counters_;   // guarded by mutex_
   fs::path source_path_;
   Plan plan_;
-  PayloadIdentity identity_;
+  PayloadIdentity identity_;  // the payload's, every digest listed
+  std::optional<PayloadIdentity> member_identity_;  // what the plan tells members, where not identity_
   ChunkDigest digest_ = ChunkDigest::kSha256;  // of the plan, set before MakePayloadAndPlan
   std::shared_ptr<PayloadStore> source_;
   PlanId id_{};

@@ -31,6 +31,51 @@ TEST_P(PlanExecutionTest, EveryPlannerDeliversEveryChunkToEveryMember) {
   }
 }
 
+// A source that hashes its payload as it sends it: every planner's members verify every chunk
+// against the batches it sealed, and the last batch brings them the payload's SHA-256.
+TEST_P(PlanExecutionTest, AStreamedSourceSealsItsBatchesAsItSends) {
+  if (!stream_digests_) GTEST_SKIP() << "a streamed source needs signed batches";
+  for (const std::string planner : {"chain", "multilane", "splitstream:2"}) {
+    SCOPED_TRACE(planner);
+    // Enough chunks for several batches: 1 MiB, 2 MiB, 4 MiB, ...
+    MakePayloadAndPlan(300 * kChunk + 11, planner);
+    StreamTheSource(planner == "chain" ? WeakChecksums::kCompute : WeakChecksums::kSkip);
+    EXPECT_EQ(source_->VerifiedCount(), 0u) << "nothing is read before the start";
+    for (int i = 0; i < kMembers; ++i) StartMember(i, OpenStore(i));
+    ASSERT_TRUE(WaitAllDone());
+    ExpectEveryCopy();
+    ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(0).state == ExecutionState::kDone; }));
+    EXPECT_EQ(SnapshotOf(0).digest, identity_.ListDigest());
+    const std::optional<DigestClosing> closing = source_->digest_log()->Closing();
+    ASSERT_TRUE(closing);
+    EXPECT_EQ(closing->payload_sha256, identity_.sha256);
+    EXPECT_EQ(closing->chunk_list_digest, identity_.ListDigest());
+    StopAll();
+    for (int i = 1; i < kMembers; ++i) {
+      fs::remove_all(MemberDir(i));
+      fs::create_directories(MemberDir(i));
+    }
+    member_identity_.reset();
+    id_ = PlanId::Random();
+  }
+}
+
+// A source file cut short while it is sent: the source fails naming it, and no member holds a
+// chunk past the cut.
+TEST_P(PlanExecutionTest, AStreamedSourceCutShortFailsTheSource) {
+  if (!stream_digests_) GTEST_SKIP() << "a streamed source needs signed batches";
+  MakePayloadAndPlan(200 * kChunk, "chain");
+  StreamTheSource();
+  fs::resize_file(source_path_, 50 * kChunk);
+  for (int i = 0; i < kMembers; ++i) StartMember(i, OpenStore(i));
+  ASSERT_TRUE(WaitUntil([&] { return SnapshotOf(0).state == ExecutionState::kFailed; }));
+  EXPECT_NE(SnapshotOf(0).error.find("payload.bin"), std::string::npos) << SnapshotOf(0).error;
+  for (int i = 1; i < kMembers; ++i) {
+    EXPECT_NE(SnapshotOf(i).state, ExecutionState::kDone);
+    EXPECT_LE(SnapshotOf(i).chunks_done, 50u);
+  }
+}
+
 // A member that verified some chunks before it went down resumes from them; a chunk whose
 // bytes changed on disk meanwhile is found when the store reopens and is received again, so
 // the copy ends equal to the source's.
