@@ -383,11 +383,17 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
     return at ? std::chrono::duration<double>(*at - inputs.received).count() : -1.0;
   };
   // Every report carries the control plane's cost so far.
+  bool first_byte_logged = false;
   auto report_with_counters = [&](v1::BroadcastProgress& p) {
     v1::ControlCounters* counters = p.mutable_control();
     counters->set_rpcs_at_source(traffic.rpcs);
     counters->set_bytes_at_source(traffic.bytes);
     counters->set_first_byte_s(since_request(own ? own->Snapshot().first_payload_sent : std::nullopt));
+    if (!first_byte_logged && counters->first_byte_s() >= 0) {
+      first_byte_logged = true;
+      spdlog::info("broadcast {}: first payload byte left {:.3f} s after the request", ToHex(id),
+                   counters->first_byte_s());
+    }
     counters->set_started_s(since_request(started));
     report(p);
   };

@@ -132,10 +132,13 @@ Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmM
   fd_ = io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
-  // just for this holds nothing verified: it goes, not to keep what space it got.
+  // just for this holds nothing verified: it goes, not to keep what space it got. Past
+  // kLargestReservedBytes only the free space is checked: reserving costs about 0.8 ms per GiB
+  // on ext4 (1 TiB: 0.85 s, most of a member's Prepare), and chunks take their blocks anyway.
   if (identity_.size_bytes > 0) {
-    const int error = space == ReceiveSpace::kReserve ? io_->Reserve(fd_, static_cast<off_t>(identity_.size_bytes))
-                                               : MissingSpace(fd_, identity_.size_bytes);
+    const bool reserve = space == ReceiveSpace::kReserve && identity_.size_bytes <= kLargestReservedBytes;
+    const int error = reserve ? io_->Reserve(fd_, static_cast<off_t>(identity_.size_bytes))
+                              : MissingSpace(fd_, identity_.size_bytes);
     if (error != 0 && error != EOPNOTSUPP) {
       if (!part_existed) unlinkat(dir, part.c_str(), 0);
       return ErrnoStatus("reserving " + name, error);
