@@ -89,7 +89,12 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
       }
     }
   }
-  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space, options.warm));
+  // An earlier copy under the payload's own name, of the same size, is linked as the ".part"
+  // (no byte copied): its chunks that hash right where they are need no write at all. Not
+  // when the file is written at once (taking memory) or mapped for writes (in place).
+  const bool may_link = store->identity_.OffersReuse() && options.earlier.name.empty() &&
+                        options.earlier.bytes == nullptr && !options.in_place && !options.take_memory_now;
+  GRIDCAST_RETURN_IF_ERROR(store->OpenPart(name, options.space, options.warm, may_link));
   GRIDCAST_RETURN_IF_ERROR(store->OpenResumeState(PayloadStatePath(data_dir, name, ".state")));
   if (store->identity_.chunk_hashes.size() == store->identity_.NumChunks()) {
     // Every digest is known already: take what is here now, a batch's worth at a time.
@@ -124,13 +129,24 @@ Result<std::shared_ptr<const ByteSource>> ReceivedFile::OpenEarlierCopy(int dir,
   return std::shared_ptr<const ByteSource>(std::make_shared<EarlierCopyFile>(*io_, fd, static_cast<uint64_t>(st.st_size)));
 }
 
-Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm) {
+Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm, bool may_link) {
   const int dir = dir_.get();
   const std::string part = base_name_ + ".part";
   const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-  if (!part_existed && warm != nullptr && identity_.size_bytes > 0) warm->Take(dir, part, identity_.size_bytes);
+  struct stat copy {};
+  const bool copy_fits = may_link && identity_.size_bytes > 0 &&
+                         fstatat(dir, base_name_.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(copy.st_mode) &&
+                         static_cast<uint64_t>(copy.st_size) == identity_.size_bytes;
+  if (!part_existed && copy_fits && linkat(dir, base_name_.c_str(), dir, part.c_str(), 0) == 0) linked_ = true;
+  if (!part_existed && !linked_ && warm != nullptr && identity_.size_bytes > 0) warm->Take(dir, part, identity_.size_bytes);
   fd_ = io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) return ErrnoStatus("cannot open " + name + ".part", errno);
+  struct stat opened {};
+  // An attempt before a restart may have left the link.
+  if (copy_fits && fstat(fd_, &opened) == 0 && opened.st_ino == copy.st_ino && opened.st_dev == copy.st_dev) {
+    linked_ = true;
+  }
+  if (linked_) return Status::Ok();  // its space and size are the copy's
   // Reserve the space now: a full disk is reported before the broadcast starts. A file made
   // just for this holds nothing verified: it goes, not to keep what space it got. Past
   // kLargestReservedBytes only the free space is checked: reserving costs about 0.8 ms per GiB
@@ -148,6 +164,43 @@ Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmM
     return ErrnoStatus("sizing " + name + ".part", errno);
   }
   return Status::Ok();
+}
+
+Status ReceivedFile::BreakLinkLocked() {
+  if (!linked_) return Status::Ok();
+  const int dir = dir_.get();
+  const std::string part = base_name_ + ".part";
+  // Made beside the state files (below the data directory, not listed as a payload), then
+  // renamed into place.
+  const std::string fresh = chunks_path_ + ".copy";
+  const int copy = io_->OpenAt(AT_FDCWD, fresh.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (copy < 0) return ErrnoStatus("cannot make " + fresh, errno);
+  Status copied;
+  for (loff_t from = 0, to = 0; copied.ok() && static_cast<uint64_t>(from) < identity_.size_bytes;) {
+    const ssize_t n = copy_file_range(fd_, &from, copy, &to, identity_.size_bytes - static_cast<uint64_t>(from), 0);
+    if (n <= 0) copied = ErrnoStatus("copying the earlier copy of " + base_name_ + " before writing into it", n < 0 ? errno : EIO);
+  }
+  // The new file takes the ".part" name (the earlier copy keeps its own) and the store's
+  // descriptor number, so chunks being sent from it go on reading the same bytes.
+  if (copied.ok() && io_->RenameAt(AT_FDCWD, fresh.c_str(), dir, part.c_str()) != 0) {
+    copied = ErrnoStatus("rename " + fresh, errno);
+  }
+  if (copied.ok() && dup2(copy, fd_) < 0) copied = ErrnoStatus("dup2", errno);
+  close(copy);
+  if (!copied.ok()) {
+    unlink(fresh.c_str());
+    return copied;
+  }
+  linked_ = false;
+  return Status::Ok();
+}
+
+Status ReceivedFile::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GRIDCAST_RETURN_IF_ERROR(BreakLinkLocked());
+  }
+  return FileStore::WriteBlock(chunk, offset, data);
 }
 
 Status ReceivedFile::OpenResumeState(const std::string& state_path) {
@@ -170,7 +223,7 @@ KnownChunks::Taken ReceivedFile::TakeKnownChunks(uint64_t first, uint64_t count,
   if (first >= identity_.NumChunks()) return taken;
   count = std::min(count, identity_.NumChunks() - first);
   std::lock_guard<std::mutex> search(search_mutex_);
-  ResumeCandidates(first, count, taken);
+  HashInPlace(first, count, taken);
   if (weak.size() == count && earlier_copy_ != nullptr) SearchNear(*earlier_copy_, first, count, weak, taken);
   std::sort(taken.chunks.begin(), taken.chunks.end());
   return taken;
@@ -183,18 +236,29 @@ uint64_t ReceivedFile::Candidates() const {
   return count;
 }
 
-void ReceivedFile::ResumeCandidates(uint64_t first, uint64_t count, Taken& taken) {
-  if (resume_candidates_.empty()) return;
+void ReceivedFile::HashInPlace(uint64_t first, uint64_t count, Taken& taken) {
+  bool linked = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    linked = linked_;
+  }
+  if (resume_candidates_.empty() && !linked) return;
   // A read error ends the trust there: those chunks are received again.
   (void)HashStoredChunks(
-      first, first + count, [&](uint64_t c) { return resume_candidates_[c] && !Has(c); },
+      first, first + count, [&](uint64_t c) { return (linked || resume_candidates_[c]) && !Has(c); },
       [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
         if (CheckDigest(c, digest).ok()) {
           std::lock_guard<std::mutex> lock(mutex_);
           if (!have_[c] && !Claimed(c) && MarkVerified(c).ok()) {
-            ++resumed_chunks_;
-            ++taken.resumed_chunks;
             taken.chunks.push_back(c);
+            if (!resume_candidates_.empty() && resume_candidates_[c]) {
+              ++resumed_chunks_;
+              ++taken.resumed_chunks;
+            } else {  // the linked earlier copy's, where it was
+              ++reused_chunks_;
+              reused_bytes_ += identity_.ChunkSize(c);
+              taken.reused_bytes += identity_.ChunkSize(c);
+            }
           }
         }
         return true;
@@ -278,6 +342,7 @@ ReceivedFile::~ReceivedFile() {
 }
 
 Status ReceivedFile::PutVerified(const ReceivedChunk& received) {
+  GRIDCAST_RETURN_IF_ERROR(BreakLinkLocked());
   GRIDCAST_RETURN_IF_ERROR(FileStore::PutVerified(received));
   const uint64_t bytes = received.data.size();
   if (page_cache_window_ > 0 && unsubmitted_bytes_.fetch_add(bytes) + bytes >= page_cache_window_ / 8) {
@@ -306,7 +371,15 @@ Status ReceivedFile::Persist(bool sync) {
   GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity listed, Listed());
   GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, listed, sync));
   const std::string part = base_name_ + ".part";
-  if (io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
+  bool linked = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    linked = linked_;
+  }
+  // Still linked: every chunk was where the earlier copy had it, which holds the name already
+  // (and a rename of one link over the other would do nothing).
+  if (linked ? unlinkat(dir_.get(), part.c_str(), 0) != 0
+             : io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
     return ErrnoStatus("rename to final name", errno);
   }
   // The rename is durable once the directory is: a power loss after this keeps the final name.

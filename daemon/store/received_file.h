@@ -34,6 +34,8 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   void Forwarded(uint64_t chunk) override;
   bool MayBlock() const override { return true; }
   Result<ChunkRef> ChunkAt(uint64_t chunk) const override;
+  // A block into a linked ".part" breaks the link first.
+  Status WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) override;
 
  private:
   friend class PayloadStore;  // OpenForReceive makes it
@@ -52,8 +54,12 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   Status TakeMemoryNow();
 
   // Opens (or makes, from a spare of `warm` when there is one) "<name>.part" at the payload's
-  // size, making sure of its space.
-  Status OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm);
+  // size, making sure of its space. With `may_link`, an earlier copy under the name and of the
+  // payload's size becomes the ".part" by a hard link (linked_), until the first write.
+  Status OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm, bool may_link);
+  // Before the first write into a linked ".part": it becomes a copy of its own, so the earlier
+  // copy stays whole until Finalize. REQUIRES: mutex_ held.
+  Status BreakLinkLocked();
   // Opens the resume bitmap at `state_path`: the chunks it marks become candidates, held once
   // their bytes in the file hash to their digests (TakeKnownChunks); bits stay set until then,
   // so a restart before the digests came loses nothing.
@@ -61,8 +67,10 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   // The earlier copy `file` in `dir` (the one under the final name, or the request's base),
   // when it is a regular file. InvalidArgument when it is a symlink; `what` names it in errors.
   Result<std::shared_ptr<const ByteSource>> OpenEarlierCopy(int dir, const std::string& file, const std::string& what);
-  // TakeKnownChunks' ways, each over the chunks it is shown that are not held yet.
-  void ResumeCandidates(uint64_t first, uint64_t count, Taken& taken);
+  // TakeKnownChunks' ways, each over the chunks it is shown that are not held yet: what the
+  // ".part" holds where it is (an earlier attempt's chunks its bitmap names, or every chunk of
+  // a linked earlier copy), and what the earlier copy holds near where it is.
+  void HashInPlace(uint64_t first, uint64_t count, Taken& taken);
   void SearchNear(const ByteSource& copy, uint64_t first, uint64_t count, std::span<const uint32_t> weak,
                   Taken& taken);
   // Stores bytes that hashed to `digest` as chunk `chunk`, found in an earlier copy.
@@ -74,6 +82,9 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   std::shared_ptr<const ByteSource> earlier_copy_;     // searched by weak checksums
   int64_t shift_ = 0;  // where the last chunk found in earlier_copy_ was, less where it is now
 
+  // The ".part" is a hard link to the earlier copy under the payload's name (OpenPart);
+  // guarded by mutex_.
+  bool linked_ = false;
   DirFd dir_;                // holds the payload; for renameat
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized
   std::string state_path_;

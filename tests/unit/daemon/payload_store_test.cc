@@ -519,6 +519,45 @@ TEST_P(StreamedDigestsTest, AnEarlierVersionIsSearchedBatchByBatch) {
   EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
 }
 
+// An earlier copy of the payload's size is linked as the ".part", not copied: what it holds
+// where it is costs no write, and the first write (a changed chunk) gives the ".part" a copy
+// of its own, so the earlier copy stays whole until Finalize.
+TEST_P(StreamedDigestsTest, AnEarlierCopyOfTheSameSizeIsLinkedUntilTheFirstWrite) {
+  for (bool identical : {true, false}) {
+    SCOPED_TRACE(identical ? "identical" : "chunk 20 changed");
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::vector<uint8_t> earlier = payload_;
+    if (!identical) {
+      for (uint64_t i = 0; i < 100; ++i) earlier[20 * kChunk + 7 * i] ^= 0xa5;
+    }
+    WriteFileBytes(dir_ / "p.bin", earlier);
+    auto store = OpenStreamed(/*weak_checksums=*/true);
+    const auto same_file = [&] { return fs::equivalent(dir_ / "p.bin", dir_ / "p.bin.part"); };
+    EXPECT_TRUE(same_file());
+    KnownChunks* known = store->capabilities().known;
+    Arrive(0);
+    EXPECT_EQ(known->TakeKnownChunks(0, 16, WeakOf(0)).reused_bytes, 16 * kChunk);
+    Arrive(1);
+    EXPECT_EQ(known->TakeKnownChunks(16, 24, WeakOf(1)).chunks.size(), identical ? 24u : 23u);
+    EXPECT_TRUE(same_file()) << "nothing written yet";
+    if (!identical) {
+      EXPECT_FALSE(store->Has(20));
+      ASSERT_TRUE(store->WriteChunk(20, Chunk(20)).ok());
+      EXPECT_FALSE(same_file());
+      EXPECT_EQ(FileBytes(dir_ / "p.bin"), earlier) << "the earlier copy stays whole until Finalize";
+    }
+    EXPECT_EQ(store->ReusedBytes(), (identical ? 40u : 39u) * kChunk);
+    ASSERT_TRUE(store->Finalize(false).ok());
+    EXPECT_EQ(FileBytes(dir_ / "p.bin"), payload_);
+    EXPECT_FALSE(fs::exists(dir_ / "p.bin.part"));
+    // Nothing is left beside the state files but what they are.
+    for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+      EXPECT_EQ(entry.path().filename().string().find(".copy"), std::string::npos) << entry.path();
+    }
+  }
+}
+
 // A base names the earlier copy (by the rules of payload names, without symlinks on the way);
 // a member that lacks it takes nothing.
 TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
