@@ -175,10 +175,27 @@ Status ReceivedFile::BreakLinkLocked() {
   const std::string fresh = chunks_path_ + ".copy";
   const int copy = io_->OpenAt(AT_FDCWD, fresh.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (copy < 0) return ErrnoStatus("cannot make " + fresh, errno);
-  Status copied;
-  for (loff_t from = 0, to = 0; copied.ok() && static_cast<uint64_t>(from) < identity_.size_bytes;) {
-    const ssize_t n = copy_file_range(fd_, &from, copy, &to, identity_.size_bytes - static_cast<uint64_t>(from), 0);
-    if (n <= 0) copied = ErrnoStatus("copying the earlier copy of " + base_name_ + " before writing into it", n < 0 ? errno : EIO);
+  // Only what the store holds (or may yet hold after a restart: the bitmap's candidates) is
+  // copied; the rest is found in the earlier copy, or received, as without the link.
+  const auto kept = [&](uint64_t c) { return have_[c] || (!resume_candidates_.empty() && resume_candidates_[c]); };
+  Status copied = io_->Truncate(copy, static_cast<off_t>(identity_.size_bytes)) == 0
+                      ? Status::Ok()
+                      : ErrnoStatus("sizing " + fresh, errno);
+  for (uint64_t c = 0; copied.ok() && c < identity_.NumChunks();) {
+    if (!kept(c)) {
+      ++c;
+      continue;
+    }
+    uint64_t end = c;
+    while (end < identity_.NumChunks() && kept(end)) ++end;
+    loff_t from = static_cast<loff_t>(ChunkOffset(c));
+    loff_t to = from;
+    const loff_t stop = static_cast<loff_t>(std::min(identity_.size_bytes, ChunkOffset(end)));
+    while (copied.ok() && from < stop) {
+      const ssize_t n = copy_file_range(fd_, &from, copy, &to, static_cast<size_t>(stop - from), 0);
+      if (n <= 0) copied = ErrnoStatus("copying chunks of " + base_name_ + " out of its earlier copy", n < 0 ? errno : EIO);
+    }
+    c = end;
   }
   // The new file takes the ".part" name (the earlier copy keeps its own) and the store's
   // descriptor number, so chunks being sent from it go on reading the same bytes.
@@ -237,24 +254,23 @@ uint64_t ReceivedFile::Candidates() const {
 }
 
 void ReceivedFile::HashInPlace(uint64_t first, uint64_t count, Taken& taken) {
-  bool linked = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    linked = linked_;
-  }
-  if (resume_candidates_.empty() && !linked) return;
+  if (resume_candidates_.empty() && !linked_) return;
   // A read error ends the trust there: those chunks are received again.
   (void)HashStoredChunks(
-      first, first + count, [&](uint64_t c) { return (linked || resume_candidates_[c]) && !Has(c); },
+      first, first + count,
+      [&](uint64_t c) { return (linked_ || (!resume_candidates_.empty() && resume_candidates_[c])) && !Has(c); },
       [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
         if (CheckDigest(c, digest).ok()) {
           std::lock_guard<std::mutex> lock(mutex_);
+          const bool candidate = !resume_candidates_.empty() && resume_candidates_[c];
+          // Read from the earlier copy, but the link broke since: the ".part" lacks them now.
+          if (!candidate && !linked_) return true;
           if (!have_[c] && !Claimed(c) && MarkVerified(c).ok()) {
             taken.chunks.push_back(c);
-            if (!resume_candidates_.empty() && resume_candidates_[c]) {
+            if (candidate) {
               ++resumed_chunks_;
               ++taken.resumed_chunks;
-            } else {  // the linked earlier copy's, where it was
+            } else {  // the earlier copy's, where it was
               ++reused_chunks_;
               reused_bytes_ += identity_.ChunkSize(c);
               taken.reused_bytes += identity_.ChunkSize(c);
@@ -371,11 +387,7 @@ Status ReceivedFile::Persist(bool sync) {
   GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity listed, Listed());
   GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, listed, sync));
   const std::string part = base_name_ + ".part";
-  bool linked = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    linked = linked_;
-  }
+  const bool linked = linked_;
   // Still linked: every chunk was where the earlier copy had it, which holds the name already
   // (and a rename of one link over the other would do nothing).
   if (linked ? unlinkat(dir_.get(), part.c_str(), 0) != 0

@@ -69,7 +69,7 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   Result<std::shared_ptr<const ByteSource>> OpenEarlierCopy(int dir, const std::string& file, const std::string& what);
   // TakeKnownChunks' ways, each over the chunks it is shown that are not held yet: what the
   // ".part" holds where it is (an earlier attempt's chunks its bitmap names, or every chunk of
-  // a linked earlier copy), and what the earlier copy holds near where it is.
+  // one that began as the earlier copy), and what the earlier copy holds near where it is.
   void HashInPlace(uint64_t first, uint64_t count, Taken& taken);
   void SearchNear(const ByteSource& copy, uint64_t first, uint64_t count, std::span<const uint32_t> weak,
                   Taken& taken);
@@ -82,9 +82,10 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
   std::shared_ptr<const ByteSource> earlier_copy_;     // searched by weak checksums
   int64_t shift_ = 0;  // where the last chunk found in earlier_copy_ was, less where it is now
 
-  // The ".part" is a hard link to the earlier copy under the payload's name (OpenPart);
-  // guarded by mutex_.
-  bool linked_ = false;
+  // The ".part" is a hard link to the earlier copy under the payload's name (OpenPart): its
+  // chunks are looked for in place. Changed under mutex_ only (BreakLinkLocked: the new file
+  // holds only the chunks held); atomic for the search's first look without the lock.
+  std::atomic<bool> linked_{false};
   DirFd dir_;                // holds the payload; for renameat
   int state_fd_ = -1;        // the resume bitmap; -1 once finalized
   std::string state_path_;
