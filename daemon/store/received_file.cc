@@ -132,11 +132,19 @@ Result<std::shared_ptr<const ByteSource>> ReceivedFile::OpenEarlierCopy(int dir,
 Status ReceivedFile::OpenPart(const std::string& name, ReceiveSpace space, WarmMemory* warm, bool may_link) {
   const int dir = dir_.get();
   const std::string part = base_name_ + ".part";
-  const bool part_existed = faccessat(dir, part.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
   struct stat copy {};
-  const bool copy_fits = may_link && identity_.size_bytes > 0 &&
-                         fstatat(dir, base_name_.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(copy.st_mode) &&
+  struct stat existing {};
+  const bool copy_exists =
+      fstatat(dir, base_name_.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(copy.st_mode);
+  bool part_existed = fstatat(dir, part.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0;
+  const bool copy_fits = may_link && copy_exists && identity_.size_bytes > 0 &&
                          static_cast<uint64_t>(copy.st_size) == identity_.size_bytes;
+  // An attempt before a restart left the link, but this one may not write through it (another
+  // size, no reuse): it goes, or it would change the earlier copy.
+  if (part_existed && copy_exists && !copy_fits && existing.st_ino == copy.st_ino && existing.st_dev == copy.st_dev) {
+    if (unlinkat(dir, part.c_str(), 0) != 0) return ErrnoStatus("cannot remove the linked " + name + ".part", errno);
+    part_existed = false;
+  }
   if (!part_existed && copy_fits && linkat(dir, base_name_.c_str(), dir, part.c_str(), 0) == 0) linked_ = true;
   if (!part_existed && !linked_ && warm != nullptr && identity_.size_bytes > 0) warm->Take(dir, part, identity_.size_bytes);
   fd_ = io_->OpenAt(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);

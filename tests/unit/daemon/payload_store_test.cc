@@ -558,6 +558,22 @@ TEST_P(StreamedDigestsTest, AnEarlierCopyOfTheSameSizeIsLinkedUntilTheFirstWrite
   }
 }
 
+// A member that went down while its ".part" was still the link, prepared again without reuse:
+// the link goes, and nothing it writes reaches the earlier copy.
+TEST_P(StreamedDigestsTest, ALinkLeftByAnEarlierAttemptIsNotWrittenThroughWithoutReuse) {
+  std::vector<uint8_t> earlier = payload_;
+  for (uint64_t i = 0; i < 100; ++i) earlier[20 * kChunk + 7 * i] ^= 0xa5;
+  WriteFileBytes(dir_ / "p.bin", earlier);
+  OpenStreamed(/*weak_checksums=*/true).reset();  // down with the link in place
+  ASSERT_TRUE(fs::equivalent(dir_ / "p.bin", dir_ / "p.bin.part"));
+  auto store = OpenStreamed(/*weak_checksums=*/false);
+  EXPECT_FALSE(fs::equivalent(dir_ / "p.bin", dir_ / "p.bin.part"));
+  Arrive(0);
+  Arrive(1);
+  ASSERT_TRUE(store->WriteChunk(20, Chunk(20)).ok());
+  EXPECT_EQ(FileBytes(dir_ / "p.bin"), earlier);
+}
+
 // A base names the earlier copy (by the rules of payload names, without symlinks on the way);
 // a member that lacks it takes nothing.
 TEST_P(PayloadStoreTest, ABaseUnderAnotherNameIsSearchedInstead) {
