@@ -222,8 +222,12 @@ Status ReceivedFile::BreakLinkLocked() {
 
 Status ReceivedFile::WriteBlock(uint64_t chunk, uint64_t offset, std::span<const uint8_t> data) {
   {
+    // Only a block that will be written breaks the link (one for a held chunk, or after
+    // Finalize, is dropped by FileStore::WriteBlock).
     std::lock_guard<std::mutex> lock(mutex_);
-    GRIDCAST_RETURN_IF_ERROR(BreakLinkLocked());
+    if (linked_ && !finalized_ && chunk < identity_.NumChunks() && !have_[chunk]) {
+      GRIDCAST_RETURN_IF_ERROR(BreakLinkLocked());
+    }
   }
   return FileStore::WriteBlock(chunk, offset, data);
 }
@@ -395,12 +399,15 @@ Status ReceivedFile::Persist(bool sync) {
   GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity listed, Listed());
   GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, listed, sync));
   const std::string part = base_name_ + ".part";
-  const bool linked = linked_;
-  // Still linked: every chunk was where the earlier copy had it, which holds the name already
-  // (and a rename of one link over the other would do nothing).
-  if (linked ? unlinkat(dir_.get(), part.c_str(), 0) != 0
-             : io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
-    return ErrnoStatus("rename to final name", errno);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Still linked: every chunk was where the earlier copy had it, which holds the name already
+    // (and a rename of one link over the other would do nothing). No write comes after this.
+    if (linked_ ? unlinkat(dir_.get(), part.c_str(), 0) != 0
+                : io_->RenameAt(dir_.get(), part.c_str(), dir_.get(), base_name_.c_str()) != 0) {
+      return ErrnoStatus("rename to final name", errno);
+    }
+    linked_ = false;
   }
   // The rename is durable once the directory is: a power loss after this keeps the final name.
   if (sync && io_->Sync(dir_.get()) != 0) return ErrnoStatus("sync of the directory after the rename", errno);
