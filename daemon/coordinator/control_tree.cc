@@ -50,12 +50,12 @@ void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest
   sum->set_members(sum->members() + 1);
   sum->set_chunks_done(sum->chunks_done() + entry.chunks_done());
   const v1::MemberState state = entry.state();
-  // Done with a list digest not known here yet (a source that hashes as it sends): running.
-  const bool done = state == v1::MEMBER_STATE_DONE && !chunk_list_digest.empty();
-  if (done && entry.chunk_list_sha256() == chunk_list_digest) {
+  // Done before the list's digest is known here (a source that hashes as it sends): running.
+  const bool digest_known = !chunk_list_digest.empty();
+  if (state == v1::MEMBER_STATE_DONE && digest_known && entry.chunk_list_sha256() == chunk_list_digest) {
     sum->set_done(sum->done() + 1);
   } else if (state == v1::MEMBER_STATE_RUNNING || state == v1::MEMBER_STATE_PREPARED ||
-             (state == v1::MEMBER_STATE_DONE && !done)) {
+             (state == v1::MEMBER_STATE_DONE && !digest_known)) {
     if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
       sum->set_slowest_member(entry.member());
       sum->set_slowest_chunks(entry.chunks_done());

@@ -30,6 +30,14 @@ std::optional<SwarmReport> PlanRun::Swarm() const {
 
 uint64_t PlanRun::ReusedBytes() const { return execution_->store().ReusedBytes(); }
 
+std::optional<Digest> PlanRun::PayloadSha256() const {
+  const PayloadStore& store = execution_->store();
+  if (!store.identity().Streams()) return store.identity().sha256;
+  if (store.digest_log() == nullptr) return std::nullopt;
+  const std::optional<DigestClosing> closing = store.digest_log()->Closing();
+  return closing ? std::optional<Digest>(closing->payload_sha256) : std::nullopt;
+}
+
 std::optional<DigestClosing> PlanRun::Closing() const {
   const PayloadStore& store = execution_->store();
   const PayloadIdentity& identity = store.identity();

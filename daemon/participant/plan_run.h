@@ -42,6 +42,8 @@ class PlanRun {
   // SHA-256 of the whole payload and the digest of its chunk list, as the plan gave them or, where
   // the source hashes as it sends, as its last batch of digests says once it came (none before).
   std::optional<DigestClosing> Closing() const;
+  // Its payload SHA-256 alone (Closing() folds a listed plan's whole list).
+  std::optional<Digest> PayloadSha256() const;
 
  private:
   std::shared_ptr<const PlanExecution> execution_;

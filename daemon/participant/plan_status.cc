@@ -38,7 +38,7 @@ void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);
     if (run.IsSource()) {
-      if (const std::optional<DigestClosing> closing = run.Closing()) ps->set_sha256(AsString(closing->payload_sha256));
+      if (const std::optional<Digest> sha256 = run.PayloadSha256()) ps->set_sha256(AsString(*sha256));
     }
   }
   if (!observations || !report) return;

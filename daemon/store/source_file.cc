@@ -14,8 +14,8 @@
 
 namespace gridcast {
 
-Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                     ChunkDigest digest, FileIo& io, WeakChecksums weak) {
+Result<std::unique_ptr<SourceFile>> SourceFile::Open(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                     ChunkDigest digest, FileIo& io) {
   struct stat st {};
   if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -26,8 +26,14 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
   id.size_bytes = static_cast<uint64_t>(st.st_size);
   id.chunk_bytes = chunk_bytes;
   id.digest = digest;
+  return std::unique_ptr<SourceFile>(new SourceFile(std::move(id), label, io, fd));
+}
+
+Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                     ChunkDigest digest, FileIo& io, WeakChecksums weak) {
   // The store owns fd from here on (and closes it on every error below).
-  std::unique_ptr<SourceFile> store(new SourceFile(id, label, io, fd));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, Open(fd, label, chunk_bytes, digest, io));
+  const PayloadIdentity& id = store->identity_;
   std::vector<uint32_t> weak_checksums(weak == WeakChecksums::kCompute ? id.NumChunks() : 0);
   VisitChunk summarize;
   if (weak == WeakChecksums::kCompute) {
@@ -53,18 +59,8 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
 
 Result<std::unique_ptr<SourceFile>> SourceFile::Streamed(int fd, const std::string& label, uint64_t chunk_bytes,
                                                          ChunkDigest digest, FileIo& io, WeakChecksums weak) {
-  struct stat st {};
-  if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return chunk_bytes == 0 ? Status::InvalidArgument("chunk size must be positive")
-                            : Status::InvalidArgument(label + " is not a regular file");
-  }
-  PayloadIdentity id;
-  id.size_bytes = static_cast<uint64_t>(st.st_size);
-  id.chunk_bytes = chunk_bytes;
-  id.digest = digest;
-  id.streams_weak_checksums = weak == WeakChecksums::kCompute;
-  std::unique_ptr<SourceFile> store(new SourceFile(id, label, io, fd));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, Open(fd, label, chunk_bytes, digest, io));
+  store->identity_.streams_weak_checksums = weak == WeakChecksums::kCompute;
   store->kind_ = Kind::kStreamed;
   store->whole_ = std::make_unique<Sha256Stream>();
   // Nothing to finalize: the file is the sender's, under its own name.

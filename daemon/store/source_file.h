@@ -46,6 +46,9 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
  private:
   SourceFile(PayloadIdentity identity, std::string base_name, FileIo& io, int fd)
       : FileStore(std::move(identity), std::move(base_name), io, fd) {}
+  // Takes `fd`, a regular file (closed and refused otherwise): a store of its size, nothing held.
+  static Result<std::unique_ptr<SourceFile>> Open(int fd, const std::string& label, uint64_t chunk_bytes,
+                                                  ChunkDigest digest, FileIo& io);
 
   enum class Kind { kComplete, kStreamed, kFilling };
   Kind kind_ = Kind::kComplete;

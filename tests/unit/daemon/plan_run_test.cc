@@ -48,6 +48,7 @@ TEST_F(PlanRunTest, APushShowsItsSourceAndItsMembers) {
   ASSERT_TRUE(source.Closing());
   EXPECT_EQ(source.Closing()->payload_sha256, identity_.sha256);
   EXPECT_EQ(source.Closing()->chunk_list_digest, identity_.ListDigest());
+  EXPECT_EQ(source.PayloadSha256(), identity_.sha256);
   EXPECT_EQ(TrafficOf(source.Snapshot(), source.Swarm()).sent_bytes, kBytes);  // a chain: one copy leaves
   for (int i = 1; i < kMembers; ++i) {
     const PlanRun member = RunOf(i);
