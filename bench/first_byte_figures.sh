@@ -1,14 +1,14 @@
 #!/bin/bash
 # Time from a request to the source's first payload byte (`first_byte_s`, issue 52) at any
 # size: three gridcastd on loopback (unshaped: the source and two receivers), sparse payloads,
-# --digest xxh3, pushed. Sizes up to 4 GiB run to the end (the summary's first_byte_s and
+# --digest xxh3, pushed (MODE=pull or MODE=hybrid for a swarm's source). Sizes up to 4 GiB run to the end (the summary's first_byte_s and
 # completion_s); larger ones are cancelled once the source logged its first byte (the figure
 # does not need the transfer; 64 GiB twice would not fit the disk). The receivers' data
 # directories are on ext4 in a sparse loop image, so reserving a large payload at Prepare
 # (fallocate) writes no data. Caches dropped before each send.
 #
 # Usage: bench/first_byte_figures.sh OUT.jsonl [RUNS] [SIZES...]   (root; default 3 runs of
-# 256MiB 4GiB 64GiB 1TiB). Every line of OUT: {"size", "run", "first_byte_s", "completion_s"|null}.
+null}.|null}.
 set -euo pipefail
 out=${1:?usage: $0 OUT.jsonl [RUNS] [SIZES...]}
 runs=${2:-3}
@@ -18,6 +18,12 @@ sizes=("$@")
 here=$(cd "$(dirname "$0")/.." && pwd)
 G=${G:-$here/build/bin/gridcast}
 D=${D:-$here/build/bin/gridcastd}
+mode=${MODE:-push}
+case "$mode" in
+  push) how=(--algo multilane) ;;
+  pull | hybrid) how=(--mode "$mode") ;;
+  *) echo "MODE is push, pull or hybrid" >&2; exit 2 ;;
+esac
 state=$(mktemp -d /tmp/gridcast-first-byte-XXXXXX)
 image=$state/receivers.img
 pids=()
@@ -62,13 +68,13 @@ for size in "${sizes[@]}"; do
     sync
     echo 3 > /proc/sys/vm/drop_caches
     before=$(grep -c "first payload byte left" "$state/m0.log" || true)
-    "$G" send "$payload" --cluster "$state/cluster.yaml" --digest xxh3 --algo multilane --json \
+    "$G" send "$payload" --cluster "$state/cluster.yaml" --digest xxh3 "${how[@]}" --json \
       > "$state/send.json" 2> "$state/send.err" &
     send=$!
     if [ "$bytes" -le $((4 << 30)) ]; then
       wait "$send"
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "run": int(sys.argv[3]), "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "verified": d["verified"]}))' \
-        "$state/send.json" "$size" "$run" | tee -a "$out"
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "mode": sys.argv[4], "run": int(sys.argv[3]), "started_s": d["control"]["started_s"], "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "verified": d["verified"]}))' \
+        "$state/send.json" "$size" "$run" "$mode" | tee -a "$out"
     else
       for _ in $(seq 1 600); do
         [ "$(grep -c "first payload byte left" "$state/m0.log" || true)" -gt "$before" ] && break
@@ -79,7 +85,7 @@ for size in "${sizes[@]}"; do
       first=$(sed -E 's/.*left ([0-9.]+) s after.*/\1/' <<< "$line")
       "$G" cancel "$plan" --cluster "$state/cluster.yaml" > /dev/null 2>&1 || true
       wait "$send" || true
-      echo "{\"size\": \"$size\", \"run\": $run, \"first_byte_s\": $first, \"completion_s\": null}" | tee -a "$out"
+      echo "{\"size\": \"$size\", \"mode\": \"$mode\", \"run\": $run, \"first_byte_s\": $first, \"completion_s\": null}" | tee -a "$out"
     fi
   done
   rm -f "$payload"

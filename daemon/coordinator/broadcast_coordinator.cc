@@ -186,9 +186,9 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   } else {
     GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
     const WeakChecksums weak = request.no_reuse() ? WeakChecksums::kSkip : WeakChecksums::kCompute;
-    // A pushed payload is hashed as it is sent (docs/streamed-digests.md, section 4); a swarm's
-    // source still reads it first, as does an empty one (nothing to stream).
-    if (plan.HasSwarm() || size == 0) {
+    // A payload is hashed as it is sent (docs/streamed-digests.md, section 4); an empty one
+    // has nothing to stream.
+    if (size == 0) {
       GRIDCAST_ASSIGN_OR_RETURN(
           store, PayloadStore::OpenSource(canonical.string(), plan.chunk_bytes, digest, SystemFileIo(), weak));
     } else {

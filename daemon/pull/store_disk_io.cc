@@ -88,7 +88,6 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
                   std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler,
                   lt::disk_job_flags_t) override {
     const std::shared_ptr<TorrentStorage>& storage = storages_[index];
-    if (storage != nullptr && storage->on_first_upload) std::exchange(storage->on_first_upload, nullptr)();
     const auto chunk = static_cast<uint64_t>(static_cast<int>(r.piece));
     if (const uint8_t* lent = recent_.Lend({static_cast<int>(index), chunk}, static_cast<uint64_t>(r.start),
                                            static_cast<uint64_t>(r.length))) {
@@ -99,19 +98,11 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
       });
       return;
     }
-    char* buffer = new char[static_cast<size_t>(r.length)];
-    Status read = storage == nullptr
-                      ? Status::FailedPrecondition("no store")
-                      : storage->store->ReadBlock(chunk, static_cast<uint64_t>(r.start),
-                                                  {reinterpret_cast<uint8_t*>(buffer), static_cast<size_t>(r.length)});
-    lt::storage_error error;
-    if (!read.ok()) {
-      spdlog::warn("swarm: read of piece {}: {}", static_cast<int>(r.piece), read.ToString());
-      error = StorageError(lt::operation_t::file_read);
+    if (storage != nullptr && storage->store->capabilities().streamed != nullptr && chunk < storage->piece_sha1.size() &&
+        !storage->store->Has(chunk)) {
+      return ReadOnceSealed(index, storage, r, std::move(handler));
     }
-    boost::asio::post(io_, [this, handler = std::move(handler), buffer, length = r.length, error] {
-      handler(lt::disk_buffer_holder(*this, buffer, length), error);
-    });
+    Read(index, r, std::move(handler));
   }
 
   bool async_write(lt::storage_index_t index, lt::peer_request const& r, char const* buf,
@@ -214,6 +205,45 @@ class StoreDiskIo final : public lt::disk_interface, public lt::buffer_allocator
   }
 
  private:
+  void Read(lt::storage_index_t index, lt::peer_request const& r,
+            std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler) {
+    const std::shared_ptr<TorrentStorage>& storage = storages_[index];
+    if (storage != nullptr && storage->on_first_upload) std::exchange(storage->on_first_upload, nullptr)();
+    char* buffer = new char[static_cast<size_t>(r.length)];
+    Status read = storage == nullptr
+                      ? Status::FailedPrecondition("no store")
+                      : storage->store->ReadBlock(static_cast<uint64_t>(static_cast<int>(r.piece)),
+                                                  static_cast<uint64_t>(r.start),
+                                                  {reinterpret_cast<uint8_t*>(buffer), static_cast<size_t>(r.length)});
+    lt::storage_error error;
+    if (!read.ok()) {
+      spdlog::warn("swarm: read of piece {}: {}", static_cast<int>(r.piece), read.ToString());
+      error = StorageError(lt::operation_t::file_read);
+    }
+    boost::asio::post(io_, [this, handler = std::move(handler), buffer, length = r.length, error] {
+      handler(lt::disk_buffer_holder(*this, buffer, length), error);
+    });
+  }
+
+  // A source that seals its payload as it sends it (StreamedSource) is a seed from the start,
+  // and a peer may ask for a chunk it has not sealed yet: the read waits for the seal (the
+  // digest tree asks for every batch, so the sealing runs ahead on its own), checked every
+  // kSealRetry, for as long as the torrent is the one at `index`. A read error instead would
+  // pause the source's torrent.
+  void ReadOnceSealed(lt::storage_index_t index, std::shared_ptr<TorrentStorage> storage, lt::peer_request r,
+                      std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler) {
+    if (storages_[index] != storage) {
+      return handler(lt::disk_buffer_holder(), StorageError(lt::operation_t::file_read));
+    }
+    if (storage->store->Has(static_cast<uint64_t>(static_cast<int>(r.piece)))) return Read(index, r, std::move(handler));
+    auto timer = std::make_shared<boost::asio::steady_timer>(io_, kSealRetry);
+    timer->async_wait([this, index, storage = std::move(storage), r, handler = std::move(handler), timer,
+                       alive = alive_](const boost::system::error_code&) mutable {
+      if (*alive) ReadOnceSealed(index, std::move(storage), r, std::move(handler));
+    });
+  }
+  static constexpr auto kSealRetry = std::chrono::milliseconds(5);
+
   // Gathers the block in memory unless the chunk is held already (a hybrid member's pushed
   // chunks reach libtorrent as pieces to "write") or over the assembly's budget.
   bool Gather(lt::storage_index_t index, const TorrentStorage& storage, uint64_t chunk, lt::peer_request const& r,

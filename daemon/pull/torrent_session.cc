@@ -83,7 +83,10 @@ class TorrentSwarm final : public PullSwarm {
       // The gate lives on the network thread; reach it there.
       boost::asio::post(session_.get_context(), [gate = gate_] { gate->Started(); });
     }
+    // Added paused (Impl::Add): resuming makes libtorrent dial the peers at once, where a
+    // torrent already running dials new peers only on its next one-second tick.
     for (const lt::tcp::endpoint& peer : peers_) handle_.connect_peer(peer);
+    handle_.resume();
   }
 
   void Fetch(const std::vector<uint64_t>& chunks) override {
@@ -234,6 +237,9 @@ class TorrentSession::Impl {
     lt::tcp::endpoint source;                      // ... and the source's address
     std::shared_ptr<SourceSide> source_side;       // the source of a striped swarm
     bool push_first = false;                       // a hybrid member: pull only what Fetch() asks
+    // The plan's source: a seed from the start, though a source that seals its payload as it
+    // sends it holds few chunks yet (StoreDiskIo's reads wait for the others).
+    bool seed = false;
     int upload_slots = 0;                          // peers it uploads to at once; 0: all
     std::function<void(bool newly)> on_chunk_verified;
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
@@ -353,11 +359,14 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt:
   lt::add_torrent_params params;
   params.ti = info;
   params.save_path = ".";  // unused: StoreDiskIo keeps every byte in the PayloadStore
-  params.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed | lt::torrent_flags::need_save_resume);
+  // Paused until Start() (TorrentSwarm::Start says why). A paused torrent refuses peers: a
+  // member that dials one that has not started yet is dialled back when that one starts.
+  params.flags &= ~(lt::torrent_flags::auto_managed | lt::torrent_flags::need_save_resume);
+  params.flags |= lt::torrent_flags::paused;
   params.have_pieces.resize(pieces, false);
   std::vector<bool> held(static_cast<size_t>(pieces));
   for (int p = 0; p < pieces; ++p) {
-    held[p] = store->Has(static_cast<uint64_t>(p));
+    held[p] = role.seed || store->Has(static_cast<uint64_t>(p));
     if (held[p]) params.have_pieces.set_bit(lt::piece_index_t(p));
   }
   std::shared_ptr<StripeGate> gate;
@@ -523,6 +532,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
   role.on_first_upload = std::move(join.on_first_upload);
   const bool striped = !swarm.free_choice;
   if (join.self == swarm.source) {
+    role.seed = true;
     role.upload_slots = swarm.source_upload_slots;
     if (striped) role.source_side = MakeSourceSide(plan, endpoints, role.names);
   }

@@ -74,9 +74,14 @@ TEST_F(PullTest, StripedSwarmDeliversAndReportsWhoSentWhat) {
   // would send 5), up to a few end-game blocks.
   EXPECT_GE(r.json["source_copies"].get<double>(), 0.99);
   EXPECT_LE(r.json["source_copies"].get<double>(), 1.05);
-  // The source's first upload is timed from the request (its chunks are hashed before it).
+  // The source's first upload is timed from the request. It hashes the payload as it sends
+  // it, and the members dial it the moment they start (libtorrent's own dialling waited for
+  // its next one-second tick: 0.2-1 s here); the payload's SHA-256, known only at the end,
+  // comes with the last batch of digests.
   ASSERT_TRUE(r.json["control"]["first_byte_s"].is_number()) << r.output;
   EXPECT_GT(r.json["control"]["first_byte_s"].get<double>(), 0) << r.output;
+  EXPECT_LT(r.json["control"]["first_byte_s"].get<double>(), 1.0) << r.output;
+  EXPECT_EQ(r.json["sha256"], FileSha256(path)) << r.output;
   const nlohmann::json obs = nlohmann::json::parse(ReadFile(observations), nullptr, false);
   ExpectObservationsAddUp(obs, *cluster_, size);
   uint64_t from_peers = 0;
