@@ -8,7 +8,8 @@
 # (fallocate) writes no data. Caches dropped before each send.
 #
 # Usage: bench/first_byte_figures.sh OUT.jsonl [RUNS] [SIZES...]   (root; default 3 runs of
-null}.|null}.
+# 256MiB 4GiB 64GiB 1TiB). Every line of OUT: {"size", "mode", "run", "started_s" (sizes run to the
+# end only), "first_byte_s", "completion_s" (null when cancelled), "verified"}.
 set -euo pipefail
 out=${1:?usage: $0 OUT.jsonl [RUNS] [SIZES...]}
 runs=${2:-3}
