@@ -81,6 +81,14 @@ for size in "${sizes[@]}"; do
         [ "$(grep -c "first payload byte left" "$state/m0.log" || true)" -gt "$before" ] && break
         sleep 0.1
       done
+      if [ "$(grep -c "first payload byte left" "$state/m0.log" || true)" -le "$before" ]; then
+        "$G" status --cluster "$state/cluster.yaml" >&2 || true
+        kill "$send" 2>/dev/null || true
+        wait "$send" || true
+        echo "$size run $run: no first byte within 60 s:" >&2
+        cat "$state/send.err" >&2
+        exit 1
+      fi
       line=$(grep "first payload byte left" "$state/m0.log" | tail -1)
       plan=$(sed -E 's/.*broadcast ([0-9a-f]+):.*/\1/' <<< "$line")
       first=$(sed -E 's/.*left ([0-9.]+) s after.*/\1/' <<< "$line")

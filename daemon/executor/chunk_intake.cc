@@ -67,7 +67,7 @@ Status CheckParentFrame(const FrameHeader& header, const ParentStream& from, con
 
 ChunkIntake::ChunkIntake(ExecutionContext& context)
     : context_(context),
-      buffers_(BufferPool::Create(context.options.cache_chunks)),
+      buffers_(BufferPool::Create(ChunksWithin(context.options.cache_chunks, context.plan.chunk_bytes))),
       verification_(context, [this](ReceivedFrame frame, const Status& status, bool newly) {
         OnVerified(std::move(frame), status, newly);
       }) {}

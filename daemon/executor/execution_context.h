@@ -7,6 +7,7 @@
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,10 +36,11 @@ struct ExecutionOptions {
   // What connections to children are opened on (tcp, tls or loopback); the daemon's, shared
   // with its DataPlane. Required.
   std::shared_ptr<DataTransport> transport;
-  // Unacknowledged chunks per connection (or the plan's window, if smaller). More hides
-  // latency; each costs a chunk on restart.
+  // Unacknowledged chunks per connection (or the plan's window, if smaller; and never more
+  // than kWindowBytes of them: WindowChunks). More hides latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
-  // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows).
+  // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows), and never
+  // more than kWindowBytes of them.
   size_t cache_chunks = 32;
   // Received chunks forwarded to every child are written back and leave the page cache beyond
   // this many bytes (ReceiveOptions::page_cache_window_bytes of the stores received into on a
@@ -91,6 +93,18 @@ struct PushTraffic {
 
 class LaneRepair;
 
+// The bytes of chunks a connection may have unacknowledged, and a member may keep idle for
+// reuse, whatever the counts above say (at least two chunks): the largest chunks (4 MiB, which
+// payloads of 8 GiB and more get) made eight per connection and 32 idle ones, 160 MiB and more
+// per member; with it a terabyte broadcast takes about what a gigabyte one does (64 MiB per
+// member at most: issue 52). Chunks of 2 MiB and less are not bound by it.
+inline constexpr uint64_t kWindowBytes = uint64_t{16} << 20;
+
+// At most `chunks` chunks of `chunk_bytes`, and kWindowBytes of them (at least two).
+inline uint64_t ChunksWithin(uint64_t chunks, uint64_t chunk_bytes) {
+  return std::min<uint64_t>(chunks, std::max<uint64_t>(2, kWindowBytes / std::max<uint64_t>(chunk_bytes, 1)));
+}
+
 struct ExecutionContext {
   boost::asio::io_context& io;
   boost::asio::thread_pool& workers;
@@ -101,7 +115,7 @@ struct ExecutionContext {
   // What the store offers beyond its chunks, asked for once.
   const StoreCapabilities capabilities;
   const ExecutionOptions& options;
-  // The smaller of the daemon's window and the plan's.
+  // The smaller of the daemon's window and the plan's, within kWindowBytes.
   const uint32_t window_chunks;
   LaneSchedule& schedule;
   LaneRepair& repair;

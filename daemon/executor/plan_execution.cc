@@ -42,8 +42,10 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
                store_,
                store_->capabilities(),
                options_,
-               plan_.window_chunks > 0 ? std::min<uint32_t>(options_.window_chunks, plan_.window_chunks)
-                                       : options_.window_chunks,
+               static_cast<uint32_t>(ChunksWithin(plan_.window_chunks > 0
+                                                      ? std::min<uint32_t>(options_.window_chunks, plan_.window_chunks)
+                                                      : options_.window_chunks,
+                                                  plan_.chunk_bytes)),
                schedule_,
                repair_,
                traffic_,

@@ -32,14 +32,27 @@ struct Sent {
 
 class NetgridSendFixture : public ::testing::Test {
  protected:
-  // `state` is the test's directory (removed before and after); `topology` the network.
-  NetgridSendFixture(std::string state, std::string topology) : state_dir_(std::move(state)), topology_(std::move(topology)) {}
+  // `state` is the test's directory (removed before and after); `topology` the network. With
+  // `sparse_data_bytes`, the daemons' data directories are on ext4 in a sparse image of that
+  // size (a member reserves or checks the space of a payload: a test of terabytes needs a
+  // filesystem that has them without the disk).
+  NetgridSendFixture(std::string state, std::string topology, uint64_t sparse_data_bytes = 0)
+      : state_dir_(std::move(state)), topology_(std::move(topology)), sparse_data_bytes_(sparse_data_bytes) {}
 
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "netgrid needs root (network namespaces); not root";
     ASSERT_TRUE(NetgridDown(ng_).ok());  // what a killed run left
+    UnmountData();
     fs::remove_all(state_dir_);
     fs::create_directories(state_dir_);
+    if (sparse_data_bytes_ > 0) {
+      const fs::path image = state_dir_ / "data.img";
+      std::ofstream(image).close();
+      fs::resize_file(image, sparse_data_bytes_);
+      fs::create_directories(ng_ / "data");
+      ASSERT_TRUE(RunChecked({"mkfs.ext4", "-q", "-F", image.string()}).ok());
+      ASSERT_TRUE(RunChecked({"mount", "-o", "loop", image.string(), (ng_ / "data").string()}).ok());
+    }
     std::ofstream(state_dir_ / "topology.yaml") << topology_;
     Result<CommandOutput> up = RunCommand({GRIDCAST_CLI, "netgrid", "up", (state_dir_ / "topology.yaml").string(),
                                            "--daemons", "--state", ng_.string()});
@@ -52,6 +65,7 @@ class NetgridSendFixture : public ::testing::Test {
     if (geteuid() != 0) return;
     for (const NetgridNode& node : state_.nodes) SignalNetgridNode(node, SIGCONT);
     EXPECT_TRUE(NetgridDown(ng_).ok());
+    UnmountData();
     fs::remove_all(state_dir_);
   }
 
@@ -120,8 +134,15 @@ class NetgridSendFixture : public ::testing::Test {
     for (const auto& m : sent.summary["members"]) EXPECT_TRUE(m["digest_ok"].get<bool>()) << m.dump();
   }
 
+  // The sparse image's mount, if a run left one (it is gone with the daemons that used it).
+  void UnmountData() const {
+    if (sparse_data_bytes_ == 0 || !fs::exists(ng_ / "data")) return;
+    (void)RunCommand({"umount", (ng_ / "data").string()});
+  }
+
   const fs::path state_dir_;
   const std::string topology_;
+  const uint64_t sparse_data_bytes_;
   const fs::path ng_ = state_dir_ / "ng";
   NetgridState state_;
 };
