@@ -66,12 +66,6 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
   }
 }
 
-void PlanExecution::StartSwarm() {
-  if (swarm_ == nullptr || swarm_started_ || Stopping()) return;
-  swarm_started_ = true;
-  swarm_->Start();
-}
-
 void PlanExecution::TakeKnownChunks(uint64_t batch) {
   OnWorkers([self = shared_from_this(), batch] {
     const DigestBatches::Range range = self->digests_->rule().RangeOf(batch);
@@ -92,10 +86,20 @@ void PlanExecution::TakeKnownChunks(uint64_t batch) {
     }
     self->OnIo([self, batch] {
       self->intake_.LookedThrough(batch);
-      if (++self->batches_looked_through_ == self->digests_->rule().count()) self->StartSwarm();
+      self->LookedThrough(batch);
       self->OnChunkVerified();
     });
   });
+}
+
+void PlanExecution::LookedThrough(uint64_t batch) {
+  looked_through_past_.insert(batch);
+  const uint64_t before = looked_through_below_;
+  while (looked_through_past_.erase(looked_through_below_) > 0) ++looked_through_below_;
+  if (swarm_ == nullptr || looked_through_below_ == before) return;
+  const DigestBatches& rule = digests_->rule();
+  const DigestBatches::Range last = rule.RangeOf(looked_through_below_ - 1);
+  swarm_->LookedThrough(last.first + last.count);
 }
 
 bool PlanExecution::Stopping() const {
@@ -128,13 +132,14 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
   }
-  // A member that looks for chunks it holds already joins the swarm once it has looked
-  // through every batch (or after the I/O timeout): the swarm would fetch them meanwhile.
-  if (swarm_ && !finds_held_later_) StartSwarm();
+  if (swarm_ && !Stopping()) swarm_->Start();
+  // A member that looks for chunks it holds already fetches a chunk from the swarm only once
+  // it looked through the chunk's batch (the swarm would fetch it meanwhile), or, when the
+  // batches stop coming, after the I/O timeout.
   if (swarm_ && finds_held_later_) {
     auto timer = std::make_shared<asio::steady_timer>(io_, options_.io_timeout);
     timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
-      if (const std::shared_ptr<PlanExecution> self = weak.lock()) self->StartSwarm();
+      if (const std::shared_ptr<PlanExecution> self = weak.lock()) self->swarm_->LookedThrough(self->plan_.NumChunks());
     });
   }
   if (swarm_ && plan_.HasLanes()) repair_.Start(swarm_);  // hybrid: the swarm repairs stalled lanes

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -154,10 +155,11 @@ class PlanExecution final : public LaneReceiver,
   // This member's digests arrive during the broadcast and its store has somewhere to look
   // for chunks it holds already: its parents wait for its HELD frame of each batch.
   bool finds_held_later_ = false;
-  uint64_t batches_looked_through_ = 0;  // io thread
-  // Joins the swarm, once (io thread).
-  void StartSwarm();
-  bool swarm_started_ = false;  // io thread
+  // Batches looked through (io thread): all below the first, and some past it (the workers
+  // finish them out of order). The swarm may fetch what lies below the first.
+  uint64_t looked_through_below_ = 0;
+  std::set<uint64_t> looked_through_past_;
+  void LookedThrough(uint64_t batch);
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   // Under mutex_, as the state leaves kPrepared or kRunning for good.

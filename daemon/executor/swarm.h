@@ -36,8 +36,12 @@ class PullSwarm {
   virtual void Leave() = 0;
   // Hybrid plans: fetch these chunks from peers (the push tree that carries them stalled).
   virtual void Fetch(const std::vector<uint64_t>& chunks) = 0;
-  // The push path verified `chunk` (hybrid plans): announce it to the peers.
+  // The push path verified `chunk` (hybrid plans), or the member found it in its earlier
+  // copy: announce it to the peers.
   virtual void ChunkVerifiedByPush(uint64_t chunk, std::span<const uint8_t> data) = 0;
+  // A member that looks for chunks it holds already (SwarmJoin::looks_first): it looked
+  // through every chunk below `end`, and may fetch those it lacks.
+  virtual void LookedThrough(uint64_t end) = 0;
   virtual SwarmReport Report() const = 0;
 };
 

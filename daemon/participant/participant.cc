@@ -82,6 +82,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
                    {}, [weak] {
                      if (auto e = weak.lock()) e->NotePayloadSent();
                    }};
+    join.looks_first = execution->FindsHeldChunksLater();
     // A hybrid member's push lanes already say when a chunk may leave the page cache.
     if (!execution->plan().HasLanes()) {
       join.on_chunk_shared = [weak](uint64_t chunk) {

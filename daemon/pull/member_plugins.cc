@@ -21,7 +21,7 @@ void StripeGate::Tick() {
   for (size_t p = 0; p < wanted_.size() && kind_ == Kind::kPull; ++p) {
     if (!held_[p] && !wanted_[p] && !in_stripe_[p]) {
       wanted_[p] = true;
-      handle_.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::low_priority);
+      Prioritize(static_cast<int>(p), lt::low_priority);
     }
   }
   // A new connection to the source is believed in full.
@@ -30,6 +30,26 @@ void StripeGate::Tick() {
   }
   source_connections_.clear();
   handle_.connect_peer(source_);
+}
+
+void StripeGate::Prioritize(int piece, lt::download_priority_t priority) {
+  if (static_cast<uint64_t>(piece) >= looked_through_) {
+    deferred_[piece] = std::max(deferred_[piece], priority);
+    return;
+  }
+  handle_.piece_priority(lt::piece_index_t(piece), priority);
+}
+
+void StripeGate::LookedThrough(uint64_t end) {
+  end = std::min<uint64_t>(end, held_.size());
+  std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> priorities;
+  for (uint64_t p = looked_through_; p < end; ++p) {
+    if (deferred_[p] != lt::dont_download && !held_[p]) {
+      priorities.emplace_back(lt::piece_index_t(static_cast<int>(p)), deferred_[p]);
+    }
+  }
+  looked_through_ = std::max(looked_through_, end);
+  if (!priorities.empty()) handle_.prioritize_pieces(priorities);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <libtorrent/peer_connection_handle.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,10 +32,20 @@ class StripeGate {
  public:
   using Clock = std::chrono::steady_clock;
   enum class Kind { kPull, kHybrid };
-  StripeGate(Kind kind, std::vector<bool> in_stripe, std::vector<bool> held, lt::tcp::endpoint source,
-             Clock::duration stall_timeout)
+  // `looks_first`: the member looks for the pieces it holds already as their digests come
+  // (an earlier copy, a resume), and wants a piece only once LookedThrough passed it (the
+  // swarm would fetch it meanwhile); libtorrent was given no priority for its stripe then.
+  StripeGate(Kind kind, std::vector<bool> in_stripe, std::vector<bool> held, bool looks_first,
+             lt::tcp::endpoint source, Clock::duration stall_timeout)
       : kind_(kind), in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
-        source_(source), stall_timeout_(stall_timeout) {}
+        looked_through_(looks_first ? 0 : held_.size()), source_(source), stall_timeout_(stall_timeout) {
+    if (looks_first) {
+      deferred_.assign(held_.size(), lt::dont_download);
+      for (size_t p = 0; p < deferred_.size() && kind_ == Kind::kPull; ++p) {
+        if (in_stripe_[p]) deferred_[p] = lt::top_priority;
+      }
+    }
+  }
 
   void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
   bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
@@ -46,7 +57,7 @@ class StripeGate {
     if (piece < 0 || static_cast<size_t>(piece) >= wanted_.size()) return;
     if (wanted_[piece] || held_[piece] || in_stripe_[piece]) return;
     wanted_[piece] = true;
-    handle_.piece_priority(lt::piece_index_t(piece), lt::low_priority);
+    Prioritize(piece, lt::low_priority);
   }
   // The source announced `piece` to this member: the member is to take it from the source
   // (its stripe, or a piece dealt to it from another's stripe), ahead of what peers offer.
@@ -55,7 +66,7 @@ class StripeGate {
     if (piece < 0 || static_cast<size_t>(piece) >= wanted_.size()) return;
     if (held_[piece] || in_stripe_[piece]) return;
     wanted_[piece] = true;
-    handle_.piece_priority(lt::piece_index_t(piece), lt::top_priority);
+    Prioritize(piece, lt::top_priority);
   }
   void OpenAll() {
     for (size_t p = 0; p < wanted_.size(); ++p) Open(static_cast<int>(p));
@@ -67,12 +78,19 @@ class StripeGate {
     for (uint64_t p : pieces) {
       if (p >= wanted_.size() || held_[p] || wanted_[p]) continue;
       wanted_[p] = true;
-      priorities.emplace_back(lt::piece_index_t(static_cast<int>(p)), in_stripe_[p] ? lt::top_priority : lt::low_priority);
+      const lt::download_priority_t priority = in_stripe_[p] ? lt::top_priority : lt::low_priority;
+      if (p >= looked_through_) {
+        deferred_[p] = std::max(deferred_[p], priority);
+      } else {
+        priorities.emplace_back(lt::piece_index_t(static_cast<int>(p)), priority);
+      }
     }
-    if (priorities.empty()) return;
-    if (last_progress_ == Clock::time_point{}) last_progress_ = Clock::now();
-    handle_.prioritize_pieces(priorities);
+    if (last_progress_ == Clock::time_point{} && !priorities.empty()) last_progress_ = Clock::now();
+    if (!priorities.empty()) handle_.prioritize_pieces(priorities);
   }
+
+  // The member looked through every piece below `end`: those it still lacks may be fetched.
+  void LookedThrough(uint64_t end);
 
   void OnConnection(const lt::peer_connection_handle& peer) {
     if (IsSource(peer)) source_connections_.push_back(peer);
@@ -94,10 +112,15 @@ class StripeGate {
   }
 
  private:
+  // Sets `piece`'s priority now, or once the member looked through it.
+  void Prioritize(int piece, lt::download_priority_t priority);
+
   const Kind kind_;
   const std::vector<bool> in_stripe_;
   std::vector<bool> wanted_;
   std::vector<bool> held_;
+  uint64_t looked_through_;  // pieces below it may be fetched
+  std::vector<lt::download_priority_t> deferred_;  // with looks_first: priorities wanted past it
   const lt::tcp::endpoint source_;
   const Clock::duration stall_timeout_;
   lt::torrent_handle handle_;

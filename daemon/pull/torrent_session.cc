@@ -61,11 +61,11 @@ class TorrentSwarm final : public PullSwarm {
  public:
   TorrentSwarm(lt::session& session, std::shared_ptr<TorrentStorageTable> table, lt::sha1_hash info_hash,
                std::vector<lt::tcp::endpoint> peers, std::map<lt::peer_id, std::string> names,
-               std::shared_ptr<StripeGate> gate, int piece_bytes, int64_t payload_bytes, double bin_s,
-               std::shared_ptr<DaemonCounters> counters, std::function<void()> drain_alerts,
+               std::shared_ptr<StripeGate> gate, bool looks_first, int piece_bytes, int64_t payload_bytes,
+               double bin_s, std::shared_ptr<DaemonCounters> counters, std::function<void()> drain_alerts,
                std::function<void()> on_leave)
       : session_(session), table_(std::move(table)), info_hash_(info_hash), peers_(std::move(peers)),
-        names_(std::move(names)), gate_(std::move(gate)), piece_bytes_(piece_bytes),
+        names_(std::move(names)), gate_(std::move(gate)), looks_first_(looks_first), piece_bytes_(piece_bytes),
         payload_bytes_(payload_bytes), bin_s_(bin_s), counters_(std::move(counters)),
         drain_alerts_(std::move(drain_alerts)), on_leave_(std::move(on_leave)) {}
 
@@ -83,10 +83,18 @@ class TorrentSwarm final : public PullSwarm {
       // The gate lives on the network thread; reach it there.
       boost::asio::post(session_.get_context(), [gate = gate_] { gate->Started(); });
     }
-    // Added paused (Impl::Add): resuming makes libtorrent dial the peers at once, where a
-    // torrent already running dials new peers only on its next one-second tick.
-    for (const lt::tcp::endpoint& peer : peers_) handle_.connect_peer(peer);
-    handle_.resume();
+    // Without a gate to hold its wants back, a member that looks for chunks it holds already
+    // joins once it looked through every chunk (LookedThrough).
+    if (!looks_first_ || gate_) Join();
+  }
+
+  void LookedThrough(uint64_t end) override {
+    if (left_) return;
+    if (gate_) {
+      boost::asio::post(session_.get_context(), [gate = gate_, end] { gate->LookedThrough(end); });
+    } else if (end * static_cast<uint64_t>(piece_bytes_) >= static_cast<uint64_t>(payload_bytes_)) {
+      Join();
+    }
   }
 
   void Fetch(const std::vector<uint64_t>& chunks) override {
@@ -178,6 +186,14 @@ class TorrentSwarm final : public PullSwarm {
  private:
   static constexpr size_t kMaxBins = 1 << 16;  // bounds a report: about 4.5 hours at 0.25 s
 
+  // Added paused (Impl::Add): resuming makes libtorrent dial the peers at once, where a
+  // torrent already running dials new peers only on its next one-second tick. Once.
+  void Join() {
+    if (joined_.exchange(true)) return;
+    for (const lt::tcp::endpoint& peer : peers_) handle_.connect_peer(peer);
+    handle_.resume();
+  }
+
   int64_t BlockBytes(int piece, int block) const {
     const int64_t piece_start = int64_t{piece} * piece_bytes_;
     const int64_t piece_size = std::min<int64_t>(piece_bytes_, payload_bytes_ - piece_start);
@@ -203,6 +219,7 @@ class TorrentSwarm final : public PullSwarm {
   const std::vector<lt::tcp::endpoint> peers_;
   const std::map<lt::peer_id, std::string> names_;
   const std::shared_ptr<StripeGate> gate_;
+  const bool looks_first_;
   const int piece_bytes_;
   const int64_t payload_bytes_;
   const double bin_s_;
@@ -212,6 +229,7 @@ class TorrentSwarm final : public PullSwarm {
   const std::function<void()> on_leave_;
   lt::torrent_handle handle_;
   std::atomic<bool> left_{false};
+  std::atomic<bool> joined_{false};
   std::atomic<uint64_t> uploaded_{0};
   mutable std::mutex mutex_;
   Clock::time_point started_{};                  // guarded by mutex_
@@ -240,6 +258,7 @@ class TorrentSession::Impl {
     // The plan's source: a seed from the start, though a source that seals its payload as it
     // sends it holds few chunks yet (StoreDiskIo's reads wait for the others).
     bool seed = false;
+    bool looks_first = false;                      // SwarmJoin::looks_first
     int upload_slots = 0;                          // peers it uploads to at once; 0: all
     std::function<void(bool newly)> on_chunk_verified;
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
@@ -373,11 +392,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt:
   if (role.stripe) {
     if (role.stripe->size() != static_cast<size_t>(pieces)) return Status::Internal("stripe does not match the torrent");
     params.piece_priorities.resize(static_cast<size_t>(pieces), lt::dont_download);
-    for (int p = 0; p < pieces && !role.push_first; ++p) {
+    for (int p = 0; p < pieces && !role.push_first && !role.looks_first; ++p) {
       if ((*role.stripe)[p]) params.piece_priorities[p] = lt::top_priority;
     }
     const auto kind = role.push_first ? StripeGate::Kind::kHybrid : StripeGate::Kind::kPull;
-    gate = std::make_shared<StripeGate>(kind, *role.stripe, held, role.source,
+    gate = std::make_shared<StripeGate>(kind, *role.stripe, held, role.looks_first, role.source,
                                         std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
     params.extensions.push_back(GatePlugin(gate));
   }
@@ -388,7 +407,8 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt:
   }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
-                                              gate, info->piece_length(), info->total_size(), options_.bin_s,
+                                              gate, role.looks_first, info->piece_length(), info->total_size(),
+                                              options_.bin_s,
                                               options_.counters,
                                               [this] { DrainAlerts(); }, [this, slots = role.upload_slots] {
                                                 if (slots > 0) ReleaseUploadSlots(slots);
@@ -549,6 +569,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       role.source = endpoints[swarm.source];
     }
     role.push_first = plan.HasLanes();  // hybrid: the push lanes bring most chunks
+    role.looks_first = join.looks_first;
   }
   const PayloadIdentity& identity = join.store->identity();
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<lt::torrent_info> info,

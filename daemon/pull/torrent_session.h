@@ -73,6 +73,10 @@ struct SwarmJoin {
   std::function<void(uint64_t chunk)> on_chunk_shared;
   // Called once (network thread) when the first payload block is read to be sent to a peer.
   std::function<void()> on_first_upload;
+  // The member looks for chunks it holds already (an earlier copy, a resume) as their digests
+  // come: it wants a piece only once PullSwarm::LookedThrough passed it, or, in a swarm
+  // without stripes, joins only then.
+  bool looks_first = false;
 };
 
 // A payload served to one outside client, as far as the client's own messages tell.
