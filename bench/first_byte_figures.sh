@@ -7,6 +7,9 @@
 # directories are on ext4 in a sparse loop image, so reserving a large payload at Prepare
 # (fallocate) writes no data. Caches dropped before each send.
 #
+# Environment: RECEIVERS (default 2), CHUNK (a --chunk size, e.g. 16KiB), TO_END=1 (send every
+# size to the end: the receivers' image holds what they write, on the host's disk).
+#
 # Usage: bench/first_byte_figures.sh OUT.jsonl [RUNS] [SIZES...]   (root; default 3 runs of
 # 256MiB 4GiB 64GiB 1TiB). Every line of OUT: {"size", "mode", "run", "started_s" (sizes run to the
 # end only), "first_byte_s", "completion_s" (null when cancelled), "verified"}.
@@ -25,6 +28,9 @@ case "$mode" in
   pull | hybrid) how=(--mode "$mode") ;;
   *) echo "MODE is push, pull or hybrid" >&2; exit 2 ;;
 esac
+[ -n "${CHUNK:-}" ] && how+=(--chunk "$CHUNK")
+receivers=${RECEIVERS:-2}
+members=$(seq 0 "$receivers")
 state=$(mktemp -d /tmp/gridcast-first-byte-XXXXXX)
 image=$state/receivers.img
 pids=()
@@ -44,11 +50,11 @@ secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 {
   echo "secret: $secret"
   echo "members:"
-  for m in 0 1 2; do
+  for m in $members; do
     echo "  - {name: m$m, control: 127.0.0.1:$((7810 + m)), data: 127.0.0.1:$((7820 + 2 * m))}"
   done
 } > "$state/cluster.yaml"
-for m in 0 1 2; do
+for m in $members; do
   dir=$state/receivers/data-$m
   [ "$m" = 0 ] && dir=$state/data-0
   mkdir -p "$dir"
@@ -65,16 +71,16 @@ for size in "${sizes[@]}"; do
   truncate -s "$bytes" "$payload"
   head -c 1048576 /dev/urandom | dd of="$payload" conv=notrunc status=none
   for run in $(seq 1 "$runs"); do
-    rm -rf "$state"/receivers/data-{1,2}/*
+    for m in $(seq 1 "$receivers"); do rm -rf "$state/receivers/data-$m"/*; done
     sync
     echo 3 > /proc/sys/vm/drop_caches
     before=$(grep -c "first payload byte left" "$state/m0.log" || true)
     "$G" send "$payload" --cluster "$state/cluster.yaml" --digest xxh3 "${how[@]}" --json \
       > "$state/send.json" 2> "$state/send.err" &
     send=$!
-    if [ "$bytes" -le $((4 << 30)) ]; then
+    if [ "$bytes" -le $((4 << 30)) ] || [ -n "${TO_END:-}" ]; then
       wait "$send"
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "mode": sys.argv[4], "run": int(sys.argv[3]), "started_s": d["control"]["started_s"], "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "verified": d["verified"]}))' \
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "mode": sys.argv[4], "run": int(sys.argv[3]), "started_s": d["control"]["started_s"], "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "transfer_s": d.get("transfer_s"), "chunks": d.get("chunks"), "verified": d["verified"]}))' \
         "$state/send.json" "$size" "$run" "$mode" | tee -a "$out"
     else
       for _ in $(seq 1 600); do

@@ -325,12 +325,12 @@ class ClientImpl : public Client {
     return read.WithContext(path.string());
   }
 
-  // The buffer reaches the source daemon through a file in its memory or data directory.
-  // For a push plan the daemon starts sending while this copies the buffer into that file
-  // (BroadcastRequest.fill): the copy overlaps the broadcast instead of preceding it. The
-  // daemon needs the buffer's digests for that, in the plan's chunks: this asks for the plan
-  // and hashes the buffer (on every core) first. A pull or hybrid plan hashes the whole
-  // payload before it starts anyway (its .torrent): there the copy comes first, as for a file.
+  // The buffer reaches the source daemon through a file in its memory or data directory. The
+  // daemon starts sending while this copies the buffer into that file (BroadcastRequest.fill,
+  // declaring only the size): it hashes each batch of chunks once the copy passed it, so the
+  // copy overlaps the broadcast instead of preceding it, and nothing here reads the buffer
+  // twice. A buffer the daemon sends from directly (lent: push plans only) is declared with
+  // its chunks' digests instead, hashed here first on every core.
   Result<std::unique_ptr<Broadcast>> StartSendBuffer(std::span<const uint8_t> data, const std::string& name,
                                                      const SendOptions& options) override {
     GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
@@ -346,35 +346,34 @@ class ClientImpl : public Client {
     ask.set_size_bytes(data.size());
     v1::PlanBroadcastResponse plan;
     GRIDCAST_RETURN_IF_ERROR(source_client_->PlanBroadcast(ask, &plan).WithContext("planning at the source daemon"));
-    // The daemon follows a payload being written only where no swarm reads it.
     const Result<PlanMode> mode = PlanModeFromProto(plan.mode());
-    const bool fill = mode.ok() && !ModeHasSwarm(*mode);
+    const bool lent = options.from_registered_memory && mode.ok() && !ModeHasSwarm(*mode);
+    const bool fill = lent || !data.empty();
     if (fill) {
       request.set_chunk_bytes(plan.chunk_bytes());
+      request.mutable_fill()->set_size_bytes(data.size());
+    }
+    if (lent) {
       const ReadPayloadPiece from_buffer = [data](uint64_t offset, uint64_t length, std::vector<uint8_t>&) {
         return Result<std::span<const uint8_t>>(data.subspan(offset, length));
       };
       const ChunkDigest digest = *ChunkDigestFromProto(request.digest());  // SendRequest's own
-      // A buffer the daemon sends from (lent) is kept by nobody after the broadcast: it is known
-      // by its chunk list, which spares the source the sequential SHA-256 of the whole.
-      const WholeDigest whole = options.from_registered_memory ? WholeDigest::kChunkList : WholeDigest::kSha256;
+      // Lent memory is kept by nobody after the broadcast: it is known by its chunk list, which
+      // spares the source the sequential SHA-256 of the whole.
       // Receivers holding an earlier copy look for the chunks by these (docs/delta.md).
       std::vector<uint32_t> weak(options.no_reuse ? 0 : CeilDiv(data.size(), request.chunk_bytes()));
       VisitChunk summarize;
       if (!weak.empty()) summarize = [&weak](uint64_t c, std::span<const uint8_t> bytes) { weak[c] = WeakChecksum(bytes); };
-      GRIDCAST_ASSIGN_OR_RETURN(
-          const PayloadDigests digests,
-          DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer, whole, summarize));
+      GRIDCAST_ASSIGN_OR_RETURN(const PayloadDigests digests,
+                                DigestPayload(data.size(), request.chunk_bytes(), digest, from_buffer,
+                                              WholeDigest::kChunkList, summarize));
       v1::PayloadFill* declared = request.mutable_fill();
-      declared->set_size_bytes(data.size());
       declared->set_chunk_hashes(EncodeChunkHashes(digest, digests.chunk_hashes));
       declared->set_weak_checksums(EncodeWeakChecksums(weak));
       declared->set_sha256(AsString(digests.sha256));
-      if (options.from_registered_memory) {
-        request.clear_payload_path();
-        request.set_from_registered_memory(true);
-        return std::unique_ptr<Broadcast>(StartBroadcast(request));
-      }
+      request.clear_payload_path();
+      request.set_from_registered_memory(true);
+      return std::unique_ptr<Broadcast>(StartBroadcast(request));
     }
 
     std::error_code ec;

@@ -121,6 +121,16 @@ Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastReques
                             " bytes, not the " + std::to_string(request.chunk_bytes()) + " its sender hashed");
   }
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
+  if (DeclaresOnlyTheSize(fill)) {
+    if (request.from_registered_memory()) {
+      return Status::InvalidArgument("a payload in lent memory declares its chunks' digests");
+    }
+    GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> declared_sha256, DeclaredSha256(fill));
+    // Hashed as it is sent, each batch once the sender wrote it, swarm plans too.
+    return PayloadStore::OpenStreamedFilling(path.string(), fill.size_bytes(), plan.chunk_bytes, digest,
+                                             request.no_reuse() ? WeakChecksums::kSkip : WeakChecksums::kCompute,
+                                             declared_sha256);
+  }
   GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, DecodePayloadIdentity(digest, fill.size_bytes(), plan.chunk_bytes,
                                                                             fill.chunk_hashes(), fill.sha256()));
   GRIDCAST_ASSIGN_OR_RETURN(identity.weak_checksums, DecodeWeakChecksums(fill.weak_checksums(), identity.NumChunks()));

@@ -40,9 +40,10 @@ Result<std::unique_ptr<PayloadStore>> OpenLentSource(const v1::BroadcastRequest&
                                                      const Plan& plan, RankMemoryRegistry* lenders);
 
 // The source's store of a payload its sender still writes at `path` (BroadcastRequest.fill),
-// or lends. A plan with a swarm waits here for all of it (the source's swarm announces the
-// pieces it holds as it joins, and adds none later), failing once the sender wrote nothing
-// new for `stall_after`.
+// or lends. A sender that declares only the size (DeclaresOnlyTheSize) has it hashed as it is
+// sent. One that declares the chunks' digests has each chunk checked against them; a plan
+// with a swarm then waits here for all of it (the swarm's source reads only chunks it holds
+// or seals), failing once the sender wrote nothing new for `stall_after`.
 Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastRequest& request,
                                                        const std::filesystem::path& path, const Plan& plan,
                                                        RankMemoryRegistry* lenders,

@@ -1,8 +1,12 @@
 #include "daemon/executor/source_sealing.h"
 
 #include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 namespace gridcast {
+
+namespace asio = boost::asio;
 
 SourceSealing::SourceSealing(ExecutionContext& context, std::function<void()> on_sealed)
     : context_(context),
@@ -29,18 +33,28 @@ void SourceSealing::Pump() {
 void SourceSealing::Hash(uint64_t batch) {
   const DigestBatches::Range range = digests_.rule().RangeOf(batch);
   ++hashing_;
-  hashed_end_bytes_ =
-      std::min(context_.store->identity().size_bytes, context_.store->ChunkOffset(range.first + range.count));
   context_.host.OnWorkers([this, batch, range] {
     Result<StreamedSource::Hashed> hashed = source_.HashChunks(range.first, range.count, weak_);
-    context_.host.OnIo([this, batch, hashed = std::move(hashed)]() mutable {
+    context_.host.OnIo([this, batch, range, hashed = std::move(hashed)]() mutable {
+      if (!hashed.ok() && hashed.status().code() == StatusCode::kUnavailable) {
+        return context_.host.Spawn(HashOnceWritten(batch));  // its sender has not written it all yet
+      }
       --hashing_;
       if (!hashed.ok()) return context_.host.Fail(hashed.status());
+      hashed_end_bytes_ = std::max(hashed_end_bytes_, std::min(context_.store->identity().size_bytes,
+                                                               context_.store->ChunkOffset(range.first + range.count)));
       hashed_.emplace(batch, std::move(*hashed));
       SealReady();
       Pump();
     });
   });
+}
+
+asio::awaitable<void> SourceSealing::HashOnceWritten(uint64_t batch) {
+  asio::steady_timer timer(context_.io, kUnwrittenPause);
+  co_await timer.async_wait(asio::use_awaitable);
+  --hashing_;  // the batch kept its place among those hashed at once meanwhile
+  if (!context_.host.Stopping()) Hash(batch);
 }
 
 void SourceSealing::SealReady() {

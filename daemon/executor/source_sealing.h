@@ -9,6 +9,10 @@
 // Everything on the io thread but the reads and hashes.
 #pragma once
 
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,6 +32,10 @@ class SourceSealing {
   // The payload's SHA-256 reads at most this much per turn on a worker, so that hashing
   // batches is never queued behind it for long.
   static constexpr uint64_t kWholeBytesPerTurn = uint64_t{64} << 20;
+  // A payload its sender still writes (PayloadStore::OpenStreamedFilling): how long a batch
+  // not all written yet waits before it is read again. A sender that stops writing meets the
+  // broadcast's stall timeout.
+  static constexpr auto kUnwrittenPause = std::chrono::milliseconds(2);
 
   // REQUIRES: context.capabilities.streamed and context.digests.
   // `on_sealed` runs on the io thread after each batch's chunks became held.
@@ -40,6 +48,7 @@ class SourceSealing {
   // Hashes what the bound allows, seals what is ready in order, advances the SHA-256.
   void Pump();
   void Hash(uint64_t batch);
+  boost::asio::awaitable<void> HashOnceWritten(uint64_t batch);
   void SealReady();
   void HashWhole();
 

@@ -1,5 +1,6 @@
 #include "daemon/participant/request_checks.h"
 
+#include <cstring>
 #include <string>
 
 #include "collectives/validate_plan.h"
@@ -37,6 +38,15 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
     const v1::PayloadFill& fill = request.fill();
     if (request.probe_bytes() > 0) return Status::InvalidArgument("a probe broadcast is not filled by its sender");
     if (request.chunk_bytes() == 0) return Status::InvalidArgument("a filled payload needs its chunk size");
+    if (DeclaresOnlyTheSize(fill)) {
+      if (request.from_registered_memory()) {
+        return Status::InvalidArgument("a payload in lent memory declares its chunks' digests");
+      }
+      if (!fill.weak_checksums().empty()) {
+        return Status::InvalidArgument("a filled payload declares weak checksums only with its chunks' digests");
+      }
+      return DeclaredSha256(fill).status().WithContext("a filled payload");
+    }
     PayloadIdentity size;  // how many chunks, before decoding their hashes
     size.size_bytes = fill.size_bytes();
     size.chunk_bytes = request.chunk_bytes();
@@ -53,6 +63,17 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
         DecodeWeakChecksums(fill.weak_checksums(), size.NumChunks()).status().WithContext("a filled payload"));
   }
   return Status::Ok();
+}
+
+Result<std::optional<Digest>> DeclaredSha256(const v1::PayloadFill& fill) {
+  if (fill.sha256().empty()) return std::optional<Digest>();
+  if (fill.sha256().size() != sizeof(Digest)) {
+    return Status::InvalidArgument("a payload's sha256 has " + std::to_string(fill.sha256().size()) + " bytes, not " +
+                                   std::to_string(sizeof(Digest)));
+  }
+  Digest digest{};
+  std::memcpy(digest.data(), fill.sha256().data(), sizeof(Digest));
+  return std::optional<Digest>(digest);
 }
 
 Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request) {

@@ -6,9 +6,11 @@
 // TorrentExports), and a probe's size by WriteProbePayload.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/crypto.h"
 #include "common/ids.h"
 #include "include/gridcast/result.h"
 #include "proto/control.pb.h"
@@ -36,6 +38,14 @@ inline constexpr size_t kMaxCancelReasonBytes = 512;
 Status CheckSeconds(std::string_view field, double seconds, double at_most = kMaxRequestSeconds);
 
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
+// A fill whose sender declares the payload's size (and perhaps its SHA-256) but not its
+// chunks' digests: the source hashes it as it is sent (PayloadStore::OpenStreamedFilling).
+inline bool DeclaresOnlyTheSize(const v1::PayloadFill& fill) {
+  return fill.chunk_hashes().empty() && fill.size_bytes() > 0;
+}
+// The whole payload's SHA-256 a fill declares, if it declares one; InvalidArgument when it is
+// not 32 bytes.
+Result<std::optional<Digest>> DeclaredSha256(const v1::PayloadFill& fill);
 // What planning needs of a request (its payload aside): a PlanBroadcast's.
 Status CheckBroadcastOptions(const v1::BroadcastRequest& request);
 Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request);

@@ -106,10 +106,13 @@ class StreamedSource {
     std::vector<uint32_t> weak;   // their weak checksums, when asked for
   };
   // Reads and hashes `count` chunks from `first`. Any thread; calls for other chunks may
-  // run at the same time.
+  // run at the same time. A payload its sender still writes (OpenStreamedFilling):
+  // Unavailable while the chunks are not all in the file yet (ask again later), Aborted once
+  // the sender removed the file, InvalidArgument when it grew past the declared size.
   virtual Result<Hashed> HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) = 0;
   // Feeds the payload's bytes from where the call before stopped up to `end`, in order, to its
-  // SHA-256. The digest once the last byte is in. Must not race with itself.
+  // SHA-256. The digest once the last byte is in; DataLoss when it is not the SHA-256 the
+  // payload's sender declared (OpenStreamedFilling). Must not race with itself.
   virtual Result<std::optional<Digest>> HashWholeUpTo(uint64_t end) = 0;
   // Holds `count` chunks from `first`: their batch is sealed, and they may be sent.
   virtual Status HoldSealed(uint64_t first, uint32_t count) = 0;
@@ -234,6 +237,15 @@ class PayloadStore {
   // only read.
   static Result<std::unique_ptr<PayloadStore>> OpenFilling(const std::string& path, PayloadIdentity identity,
                                                            FileIo& io = SystemFileIo());
+  // The same for a sender that declares only the size (and perhaps the whole payload's
+  // SHA-256): hashed as it is sent, as OpenStreamedSource, each batch once the file holds all
+  // of its chunks. The bytes below the file's size are taken as the sender's: it writes in
+  // order. REQUIRES: size_bytes > 0.
+  static Result<std::unique_ptr<PayloadStore>> OpenStreamedFilling(const std::string& path, uint64_t size_bytes,
+                                                                   uint64_t chunk_bytes, ChunkDigest digest,
+                                                                   WeakChecksums weak,
+                                                                   std::optional<Digest> declared_sha256,
+                                                                   FileIo& io = SystemFileIo());
 
   // Like OpenSource, for a complete payload this daemon holds: `name` below data_dir under
   // the rules of safe_path.h, and the file itself may not be a symlink either. The chunk size

@@ -15,7 +15,8 @@
 namespace gridcast {
 
 Result<std::unique_ptr<SourceFile>> SourceFile::Open(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                     ChunkDigest digest, FileIo& io) {
+                                                     ChunkDigest digest, FileIo& io,
+                                                     std::optional<uint64_t> size_bytes) {
   struct stat st {};
   if (chunk_bytes == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -23,7 +24,7 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Open(int fd, const std::string& 
                             : Status::InvalidArgument(label + " is not a regular file");
   }
   PayloadIdentity id;
-  id.size_bytes = static_cast<uint64_t>(st.st_size);
+  id.size_bytes = size_bytes.value_or(static_cast<uint64_t>(st.st_size));
   id.chunk_bytes = chunk_bytes;
   id.digest = digest;
   return std::unique_ptr<SourceFile>(new SourceFile(std::move(id), label, io, fd));
@@ -58,8 +59,9 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Hash(int fd, const std::string& 
 }
 
 Result<std::unique_ptr<SourceFile>> SourceFile::Streamed(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                         ChunkDigest digest, FileIo& io, WeakChecksums weak) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, Open(fd, label, chunk_bytes, digest, io));
+                                                         ChunkDigest digest, FileIo& io, WeakChecksums weak,
+                                                         std::optional<uint64_t> size_bytes) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store, Open(fd, label, chunk_bytes, digest, io, size_bytes));
   store->identity_.streams_weak_checksums = weak == WeakChecksums::kCompute;
   store->kind_ = Kind::kStreamed;
   store->whole_ = std::make_unique<Sha256Stream>();
@@ -68,7 +70,35 @@ Result<std::unique_ptr<SourceFile>> SourceFile::Streamed(int fd, const std::stri
   return store;
 }
 
+Result<std::unique_ptr<SourceFile>> SourceFile::StreamedFilling(int fd, const std::string& label, uint64_t size_bytes,
+                                                                uint64_t chunk_bytes, ChunkDigest digest, FileIo& io,
+                                                                WeakChecksums weak,
+                                                                std::optional<Digest> declared_sha256) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
+                            Streamed(fd, label, chunk_bytes, digest, io, weak, size_bytes));
+  store->filled_by_sender_ = true;
+  store->declared_sha256_ = declared_sha256;
+  return store;
+}
+
+Status SourceFile::CheckFilledTo(uint64_t end) const {
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return ErrnoStatus("stat " + base_name_, errno);
+  // A sender that gives up removes the file: the rest will not come.
+  if (st.st_nlink == 0) return Status::Aborted(base_name_ + " was removed by its sender before it was whole");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > identity_.size_bytes) {
+    return Status::InvalidArgument(base_name_ + " grew to " + std::to_string(size) + " bytes, past the " +
+                                   std::to_string(identity_.size_bytes) + " its sender declared");
+  }
+  if (size < end) return Status::Unavailable(base_name_ + " holds " + std::to_string(size) + " bytes so far");
+  return Status::Ok();
+}
+
 Result<StreamedSource::Hashed> SourceFile::HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) {
+  if (filled_by_sender_) {
+    GRIDCAST_RETURN_IF_ERROR(CheckFilledTo(std::min(identity_.size_bytes, ChunkOffset(first + count))));
+  }
   Hashed hashed;
   hashed.digests.reserve(count);
   if (weak == WeakChecksums::kCompute) hashed.weak.reserve(count);
@@ -96,6 +126,9 @@ Result<std::optional<Digest>> SourceFile::HashWholeUpTo(uint64_t end) {
   if (whole_bytes_ == identity_.size_bytes && !whole_digest_) {
     whole_digest_ = whole_->Finish();
     whole_buffer_ = {};
+    if (declared_sha256_ && *whole_digest_ != *declared_sha256_) {
+      return Status::DataLoss(base_name_ + " as written differs from the whole-payload SHA-256 its sender declared");
+    }
   }
   return whole_digest_;
 }
@@ -210,6 +243,21 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenFilling(const std::strin
   }
   return std::unique_ptr<PayloadStore>(
       SourceFile::Filling(fd, std::filesystem::path(path).filename().string(), std::move(identity), io));
+}
+
+Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenStreamedFilling(const std::string& path, uint64_t size_bytes,
+                                                                        uint64_t chunk_bytes, ChunkDigest digest,
+                                                                        WeakChecksums weak,
+                                                                        std::optional<Digest> declared_sha256,
+                                                                        FileIo& io) {
+  if (size_bytes == 0) return Status::InvalidArgument("an empty payload has nothing to stream");
+  const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<SourceFile> store,
+                            SourceFile::StreamedFilling(fd, std::filesystem::path(path).filename().string(), size_bytes,
+                                                        chunk_bytes, digest, io, weak, declared_sha256));
+  GRIDCAST_RETURN_IF_ERROR(CheckReceivable(store->identity()));
+  return std::unique_ptr<PayloadStore>(std::move(store));
 }
 
 Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(

@@ -23,11 +23,19 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
   static Result<std::unique_ptr<SourceFile>> Hash(int fd, const std::string& label, uint64_t chunk_bytes,
                                                   ChunkDigest digest, FileIo& io,
                                                   WeakChecksums weak = WeakChecksums::kSkip);
-  // Takes `fd` (a regular file, read only), hashed as it is sent; nothing held yet.
+  // Takes `fd` (a regular file, read only), hashed as it is sent; nothing held yet. Of the
+  // file's size, or of `size_bytes` (a file its sender still writes).
   static Result<std::unique_ptr<SourceFile>> Streamed(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                      ChunkDigest digest, FileIo& io, WeakChecksums weak);
+                                                      ChunkDigest digest, FileIo& io, WeakChecksums weak,
+                                                      std::optional<uint64_t> size_bytes = std::nullopt);
   // Takes `fd`, a file its sender fills with the payload `identity` declares; nothing held yet.
   static std::unique_ptr<SourceFile> Filling(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
+  // Takes `fd`, a file its sender fills with `size_bytes` bytes it did not hash, hashed as it
+  // is sent (PayloadStore::OpenStreamedFilling); nothing held yet.
+  static Result<std::unique_ptr<SourceFile>> StreamedFilling(int fd, const std::string& label, uint64_t size_bytes,
+                                                             uint64_t chunk_bytes, ChunkDigest digest, FileIo& io,
+                                                             WeakChecksums weak,
+                                                             std::optional<Digest> declared_sha256);
 
   Result<uint64_t> VerifyFilled() override;
   Result<Hashed> HashChunks(uint64_t first, uint32_t count, WeakChecksums weak) override;
@@ -46,9 +54,13 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
  private:
   SourceFile(PayloadIdentity identity, std::string base_name, FileIo& io, int fd)
       : FileStore(std::move(identity), std::move(base_name), io, fd) {}
-  // Takes `fd`, a regular file (closed and refused otherwise): a store of its size, nothing held.
+  // Takes `fd`, a regular file (closed and refused otherwise): a store of its size (or of
+  // `size_bytes`), nothing held.
   static Result<std::unique_ptr<SourceFile>> Open(int fd, const std::string& label, uint64_t chunk_bytes,
-                                                  ChunkDigest digest, FileIo& io);
+                                                  ChunkDigest digest, FileIo& io,
+                                                  std::optional<uint64_t> size_bytes = std::nullopt);
+  // A kStreamed file its sender still writes: OK once the file holds the bytes below `end`.
+  Status CheckFilledTo(uint64_t end) const;
 
   enum class Kind { kComplete, kStreamed, kFilling };
   Kind kind_ = Kind::kComplete;
@@ -57,6 +69,9 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
   uint64_t whole_bytes_ = 0;
   std::vector<uint8_t> whole_buffer_;     // kStreamed: reused from read to read
   std::optional<Digest> whole_digest_;    // kStreamed: once every byte is in
+  // kStreamed: its sender still writes it (StreamedFilling), and what it said the SHA-256 is.
+  bool filled_by_sender_ = false;
+  std::optional<Digest> declared_sha256_;
   // kFilling: the next chunk VerifyFilled() waits for.
   uint64_t next_filled_ = 0;
 };

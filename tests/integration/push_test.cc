@@ -250,8 +250,9 @@ TEST_F(PushTest, PathTraversalIsRefused) {
   EXPECT_NE(r.output.find("outside the data directory"), std::string::npos) << r.output;
 }
 
-// What the library's StartSendBuffer does, by hand: the sender declares the payload's digests
-// (BroadcastRequest.fill) and writes the file while the source already sends it.
+// What the library's StartSendBuffer does, by hand: the sender declares the payload's size
+// (BroadcastRequest.fill), or its chunks' digests too, and writes the file while the source
+// already sends it.
 class FilledSend {
  public:
   FilledSend(const LocalCluster& cluster, const std::string& name, std::vector<uint8_t> bytes)
@@ -273,6 +274,15 @@ class FilledSend {
   }
   static constexpr uint64_t kChunk = 64 << 10;
 
+  // Declares `size` bytes (and `sha256`, if given), then starts the broadcast.
+  void StartUndeclared(uint64_t size, std::optional<Digest> sha256 = std::nullopt) {
+    v1::PayloadFill* fill = request_.mutable_fill();
+    fill->set_size_bytes(size);
+    if (sha256) fill->set_sha256(AsString(*sha256));
+    call_ = std::thread([this] {
+      outcome_ = source_.Broadcast(request_, std::chrono::seconds(120), [](const v1::BroadcastProgress&) {});
+    });
+  }
   // Declares `declared`'s digests, then starts the broadcast.
   void Start(std::span<const uint8_t> declared) {
     const ChunkDigest digest = *ChunkDigestFromProto(request_.digest());
@@ -323,30 +333,43 @@ TEST_F(PushTest, APayloadItsSenderStillWritesLeavesChunkByChunk) {
   EXPECT_EQ(planned.algorithm(), "chain");
   EXPECT_GT(planned.chunk_bytes(), 0u);
 
-  const std::vector<uint8_t> payload = FreshBytes(40 * FilledSend::kChunk - 77);
-  FilledSend send(*cluster_, "filled.bin", payload);
-  send.Start(payload);
-  send.Write(0, 10 * FilledSend::kChunk + 5);
-  // The first chunks reach the chain's first member while the rest is not written yet.
-  v1::ChunkMapRequest map_request;
-  map_request.set_name("filled.bin");
-  v1::ChunkMapResponse map;
-  bool some = false;
-  for (int i = 0; i < 500 && !some; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    some = first_child.ChunkMap(map_request, &map).ok() && !map.complete() && !map.verified().empty() &&
-           map.verified()[0] != 0;
-  }
-  ASSERT_TRUE(some);
-  EXPECT_FALSE(map.complete());
-  EXPECT_EQ(static_cast<uint8_t>(map.verified()[1]) >> 2, 0) << "chunk 10 is not whole yet";
-  send.Write(10 * FilledSend::kChunk + 5, payload.size());
-  const Status outcome = send.Wait();
-  ASSERT_TRUE(outcome.ok()) << outcome.ToString();
-  for (int i = 1; i < cluster_->size(); ++i) {
-    std::ifstream copy(cluster_->data_dir(i) / "filled.bin", std::ios::binary);
-    const std::vector<uint8_t> held((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(held, payload) << "member " << i;
+  // A sender that declares the chunks' digests, and one that declares only the size (the
+  // source hashes each batch of digests once the file holds it: 1 MiB first, here 16 chunks).
+  for (const bool declared : {true, false}) {
+    SCOPED_TRACE(declared ? "declared" : "size only");
+    const std::string name = declared ? "filled.bin" : "filled-undeclared.bin";
+    const std::vector<uint8_t> payload = FreshBytes(40 * FilledSend::kChunk - 77);
+    FilledSend send(*cluster_, name, payload);
+    if (declared) {
+      send.Start(payload);
+    } else {
+      send.StartUndeclared(payload.size());
+    }
+    const uint64_t first_part = declared ? 10 * FilledSend::kChunk + 5 : 17 * FilledSend::kChunk + 5;
+    send.Write(0, first_part);
+    // The first chunks reach the chain's first member while the rest is not written yet.
+    v1::ChunkMapRequest map_request;
+    map_request.set_name(name);
+    v1::ChunkMapResponse map;
+    bool some = false;
+    for (int i = 0; i < 500 && !some; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      some = first_child.ChunkMap(map_request, &map).ok() && !map.complete() && !map.verified().empty() &&
+             map.verified()[0] != 0;
+    }
+    ASSERT_TRUE(some);
+    EXPECT_FALSE(map.complete());
+    const uint64_t unwritten = first_part / FilledSend::kChunk;  // not whole yet
+    EXPECT_EQ((static_cast<uint8_t>(map.verified()[unwritten / 8]) >> (unwritten % 8)) & 1, 0)
+        << "chunk " << unwritten << " is not whole yet";
+    send.Write(first_part, payload.size());
+    const Status outcome = send.Wait();
+    ASSERT_TRUE(outcome.ok()) << outcome.ToString();
+    for (int i = 1; i < cluster_->size(); ++i) {
+      std::ifstream copy(cluster_->data_dir(i) / name, std::ios::binary);
+      const std::vector<uint8_t> held((std::istreambuf_iterator<char>(copy)), std::istreambuf_iterator<char>());
+      EXPECT_EQ(held, payload) << "member " << i;
+    }
   }
 }
 
@@ -373,6 +396,26 @@ TEST_F(PushTest, BytesASenderWritesOtherThanItDeclaredNeverLeaveTheSource) {
   fs::remove(cluster_->data_dir(0) / "filled-abandoned.bin.buffer");
   const Status gave_up = abandoned.Wait();
   EXPECT_NE(gave_up.message().find("removed by its sender"), std::string::npos) << gave_up.ToString();
+
+  // A sender that declares only the size and the whole SHA-256: bytes that do not make it fail
+  // every member's copy, found with the last byte.
+  FilledSend undeclared(*cluster_, "filled-sha.bin", written);
+  undeclared.StartUndeclared(written.size(), Sha256(declared));
+  undeclared.Write(0, written.size());
+  const Status sha_differs = undeclared.Wait();
+  EXPECT_NE(sha_differs.message().find("filled-sha.bin.buffer as written differs from the whole-payload SHA-256"),
+            std::string::npos)
+      << sha_differs.ToString();
+  for (int i = 1; i < cluster_->size(); ++i) EXPECT_FALSE(fs::exists(cluster_->data_dir(i) / "filled-sha.bin"));
+
+  // ... and one that gives up half-way.
+  FilledSend half(*cluster_, "filled-half.bin", declared);
+  half.StartUndeclared(declared.size());
+  half.Write(0, 3 * FilledSend::kChunk);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  fs::remove(cluster_->data_dir(0) / "filled-half.bin.buffer");
+  const Status half_gave_up = half.Wait();
+  EXPECT_NE(half_gave_up.message().find("removed by its sender"), std::string::npos) << half_gave_up.ToString();
 }
 
 // A hand-made Prepare, as a hostile or buggy source would send it.

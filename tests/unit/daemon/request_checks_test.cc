@@ -56,6 +56,36 @@ v1::BroadcastRequest ValidFill() {
   return request;
 }
 
+// A sender that declares only the size (and perhaps the whole SHA-256): the source hashes the
+// file as it is sent, so no count of declared digests bounds it.
+TEST(RequestChecksTest, AFilledPayloadMayDeclareOnlyItsSize) {
+  v1::BroadcastRequest request = ValidFill();
+  request.mutable_fill()->clear_chunk_hashes();
+  request.mutable_fill()->clear_sha256();
+  EXPECT_TRUE(DeclaresOnlyTheSize(request.fill()));
+  EXPECT_TRUE(CheckBroadcastRequest(request).ok());
+  request.mutable_fill()->set_sha256(std::string(32, 's'));
+  EXPECT_TRUE(CheckBroadcastRequest(request).ok());
+  request.mutable_fill()->set_size_bytes(uint64_t{1} << 46);
+  EXPECT_TRUE(CheckBroadcastRequest(request).ok());
+  const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
+      {[](auto& r) { r.mutable_fill()->set_sha256("short"); }, "a filled payload: a payload's sha256 has 5 bytes, not 32"},
+      {[](auto& r) { r.mutable_fill()->set_weak_checksums(std::string(12, 'w')); }, "weak checksums only with"},
+      {[](auto& r) { r.clear_payload_path(), r.set_name("lent.bin"), r.set_from_registered_memory(true); },
+       "lent memory declares its chunks"},
+  };
+  for (const auto& [change, expected] : cases) {
+    v1::BroadcastRequest changed = request;
+    change(changed);
+    const Status status = CheckBroadcastRequest(changed);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+  }
+  // An empty payload has nothing to stream: it is declared as before.
+  request.mutable_fill()->set_size_bytes(0);
+  EXPECT_FALSE(DeclaresOnlyTheSize(request.fill()));
+}
+
 TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
   EXPECT_TRUE(CheckBroadcastRequest(ValidFill()).ok());
   const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
