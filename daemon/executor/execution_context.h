@@ -37,7 +37,7 @@ struct ExecutionOptions {
   // with its DataPlane. Required.
   std::shared_ptr<DataTransport> transport;
   // Unacknowledged chunks per connection (or the plan's window, if smaller; and never more
-  // than kWindowBytes of them: WindowChunks). More hides latency; each costs a chunk on restart.
+  // than kWindowBytes of them: ChunksWithin). More hides latency; each costs a chunk on restart.
   uint32_t window_chunks = 8;
   // Idle chunk buffers kept for reuse (buffers in use are bounded by the windows), and never
   // more than kWindowBytes of them.
