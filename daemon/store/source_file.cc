@@ -81,7 +81,7 @@ Result<std::unique_ptr<SourceFile>> SourceFile::StreamedFilling(int fd, const st
   return store;
 }
 
-Status SourceFile::CheckFilledTo(uint64_t end) const {
+Result<uint64_t> SourceFile::FilledSize() const {
   struct stat st {};
   if (fstat(fd_, &st) != 0) return ErrnoStatus("stat " + base_name_, errno);
   // A sender that gives up removes the file: the rest will not come.
@@ -91,6 +91,11 @@ Status SourceFile::CheckFilledTo(uint64_t end) const {
     return Status::InvalidArgument(base_name_ + " grew to " + std::to_string(size) + " bytes, past the " +
                                    std::to_string(identity_.size_bytes) + " its sender declared");
   }
+  return size;
+}
+
+Status SourceFile::CheckFilledTo(uint64_t end) const {
+  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t size, FilledSize());
   if (size < end) return Status::Unavailable(base_name_ + " holds " + std::to_string(size) + " bytes so far");
   return Status::Ok();
 }
@@ -155,15 +160,7 @@ std::unique_ptr<SourceFile> SourceFile::Recorded(int fd, std::string base_name, 
 }
 
 Result<uint64_t> SourceFile::VerifyFilled() {
-  struct stat st {};
-  if (fstat(fd_, &st) != 0) return ErrnoStatus("stat " + base_name_, errno);
-  // A sender that gives up removes the file: the rest will not come.
-  if (st.st_nlink == 0) return Status::Aborted(base_name_ + " was removed by its sender before it was whole");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > identity_.size_bytes) {
-    return Status::InvalidArgument(base_name_ + " grew to " + std::to_string(size) + " bytes, past the " +
-                                   std::to_string(identity_.size_bytes) + " its sender declared");
-  }
+  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t size, FilledSize());
   uint64_t newly = 0;
   std::vector<uint8_t> buffer;  // taken only when a chunk is there: most polls find none
   for (; next_filled_ < identity_.NumChunks(); ++next_filled_, ++newly) {

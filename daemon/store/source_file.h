@@ -59,7 +59,10 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
   static Result<std::unique_ptr<SourceFile>> Open(int fd, const std::string& label, uint64_t chunk_bytes,
                                                   ChunkDigest digest, FileIo& io,
                                                   std::optional<uint64_t> size_bytes = std::nullopt);
-  // A kStreamed file its sender still writes: OK once the file holds the bytes below `end`.
+  // A file its sender still writes: its size so far; Aborted once the sender removed it,
+  // InvalidArgument when it grew past the declared size.
+  Result<uint64_t> FilledSize() const;
+  // ... and OK once it holds the bytes below `end` (Unavailable until then).
   Status CheckFilledTo(uint64_t end) const;
 
   enum class Kind { kComplete, kStreamed, kFilling };
