@@ -1,18 +1,19 @@
 #!/bin/bash
 # Time from a request to the source's first payload byte (`first_byte_s`, issue 52) at any
-# size: three gridcastd on loopback (unshaped: the source and two receivers), sparse payloads,
-# --digest xxh3, pushed (MODE=pull or MODE=hybrid for a swarm's source). Sizes up to 4 GiB run to the end (the summary's first_byte_s and
-# completion_s); larger ones are cancelled once the source logged its first byte (the figure
-# does not need the transfer; 64 GiB twice would not fit the disk). The receivers' data
-# directories are on ext4 in a sparse loop image, so reserving a large payload at Prepare
-# (fallocate) writes no data. Caches dropped before each send.
+# size: gridcastd on loopback (unshaped: the source and RECEIVERS receivers), sparse payloads,
+# --digest xxh3, pushed (MODE=pull or MODE=hybrid for a swarm's source). Sizes up to 4 GiB
+# run to the end (the summary's first_byte_s and completion_s); larger ones are cancelled
+# once the source logged its first byte (the figure does not need the transfer; 64 GiB twice
+# would not fit the disk). The receivers' data directories are on ext4 in a sparse loop image,
+# so reserving a large payload at Prepare (fallocate) writes no data. Caches dropped before each send.
 #
 # Environment: RECEIVERS (default 2), CHUNK (a --chunk size, e.g. 16KiB), TO_END=1 (send every
 # size to the end: the receivers' image holds what they write, on the host's disk).
 #
 # Usage: bench/first_byte_figures.sh OUT.jsonl [RUNS] [SIZES...]   (root; default 3 runs of
 # 256MiB 4GiB 64GiB 1TiB). Every line of OUT: {"size", "mode", "run", "started_s" (sizes run to the
-# end only), "first_byte_s", "completion_s" (null when cancelled), "verified"}.
+# end only), "first_byte_s", "completion_s" (null when cancelled), "transfer_s" and "verified"
+# (sizes run to the end only)}.
 set -euo pipefail
 out=${1:?usage: $0 OUT.jsonl [RUNS] [SIZES...]}
 runs=${2:-3}
@@ -80,7 +81,7 @@ for size in "${sizes[@]}"; do
     send=$!
     if [ "$bytes" -le $((4 << 30)) ] || [ -n "${TO_END:-}" ]; then
       wait "$send"
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "mode": sys.argv[4], "run": int(sys.argv[3]), "started_s": d["control"]["started_s"], "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "transfer_s": d.get("transfer_s"), "chunks": d.get("chunks"), "verified": d["verified"]}))' \
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({"size": sys.argv[2], "mode": sys.argv[4], "run": int(sys.argv[3]), "started_s": d["control"]["started_s"], "first_byte_s": d["control"]["first_byte_s"], "completion_s": d["completion_s"], "transfer_s": d["transfer_s"], "verified": d["verified"]}))' \
         "$state/send.json" "$size" "$run" "$mode" | tee -a "$out"
     else
       for _ in $(seq 1 600); do

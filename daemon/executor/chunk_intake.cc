@@ -195,13 +195,17 @@ void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool new
   conn.replies.push_back({reply, {}});
 }
 
-void ChunkIntake::LookedThrough(uint64_t batch) {
+uint64_t ChunkIntake::LookedThrough(uint64_t batch) {
   if (looked_through_.empty()) looked_through_.assign(context_.digests->rule().count(), false);
   looked_through_[batch] = true;
+  while (looked_through_below_ < looked_through_.size() && looked_through_[looked_through_below_]) {
+    ++looked_through_below_;
+  }
   std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
   for (const std::weak_ptr<ParentConnection>& weak : parents_) {
     if (const std::shared_ptr<ParentConnection> parent = weak.lock()) QueueHeld(*parent, batch);
   }
+  return looked_through_below_;
 }
 
 void ChunkIntake::QueueHeld(ParentConnection& conn, uint64_t batch) {

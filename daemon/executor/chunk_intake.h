@@ -44,8 +44,9 @@ class ChunkIntake {
   boost::asio::awaitable<void> Receive(ConnectionPtr connection, ParentStream from);
   // This member has looked through `batch` for chunks it holds already (KnownChunks): tells
   // every parent connection open now which of its chunks it holds (HELD frames). Only for a
-  // member whose handshake said it finds held chunks later.
-  void LookedThrough(uint64_t batch);
+  // member whose handshake said it finds held chunks later. Returns how many batches from the
+  // first it has looked through now, every one of them (the workers finish out of order).
+  uint64_t LookedThrough(uint64_t batch);
 
  private:
   // With what ChunkVerification made of a received chunk: the reply to queue.
@@ -60,6 +61,7 @@ class ChunkIntake {
   ChunkVerification verification_;
   std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough
   std::vector<bool> looked_through_;  // by batch (LookedThrough), once one was
+  uint64_t looked_through_below_ = 0;  // every batch below it was looked through
 };
 
 }  // namespace gridcast

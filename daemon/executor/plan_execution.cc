@@ -85,21 +85,15 @@ void PlanExecution::TakeKnownChunks(uint64_t batch) {
       }
     }
     self->OnIo([self, batch] {
-      self->intake_.LookedThrough(batch);
-      self->LookedThrough(batch);
+      // The swarm may fetch what lies below every batch looked through.
+      const uint64_t below = self->intake_.LookedThrough(batch);
+      if (self->swarm_ != nullptr && below > 0) {
+        const DigestBatches::Range last = self->digests_->rule().RangeOf(below - 1);
+        self->swarm_->LookedThrough(last.first + last.count);
+      }
       self->OnChunkVerified();
     });
   });
-}
-
-void PlanExecution::LookedThrough(uint64_t batch) {
-  looked_through_past_.insert(batch);
-  const uint64_t before = looked_through_below_;
-  while (looked_through_past_.erase(looked_through_below_) > 0) ++looked_through_below_;
-  if (swarm_ == nullptr || looked_through_below_ == before) return;
-  const DigestBatches& rule = digests_->rule();
-  const DigestBatches::Range last = rule.RangeOf(looked_through_below_ - 1);
-  swarm_->LookedThrough(last.first + last.count);
 }
 
 bool PlanExecution::Stopping() const {

@@ -36,7 +36,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <set>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -155,11 +154,6 @@ class PlanExecution final : public LaneReceiver,
   // This member's digests arrive during the broadcast and its store has somewhere to look
   // for chunks it holds already: its parents wait for its HELD frame of each batch.
   bool finds_held_later_ = false;
-  // Batches looked through (io thread): all below the first, and some past it (the workers
-  // finish them out of order). The swarm may fetch what lies below the first.
-  uint64_t looked_through_below_ = 0;
-  std::set<uint64_t> looked_through_past_;
-  void LookedThrough(uint64_t batch);
   // On the io thread, with the result of PayloadStore::Finalize from the blocking pool.
   void OnFinalized(Result<Digest> digest);
   // Under mutex_, as the state leaves kPrepared or kRunning for good.

@@ -1,8 +1,10 @@
 // SourceFile: a payload a source sends from its file, which is only ever read. Either complete
 // when opened (PayloadStore::OpenSource, OpenHeld: hashed once, every chunk held), hashed as it
-// is sent (OpenStreamedSource: a chunk is held once its batch is sealed), or still being
-// written by its sender (OpenFilling: a chunk is held once VerifyFilled found it whole and
-// hashing to what the sender declared). Scrub reads a held copy the same way.
+// is sent (OpenStreamedSource: a chunk is held once its batch is sealed; OpenStreamedFilling:
+// the same for a file its sender still writes, each batch once the file holds it), or still
+// being written by a sender that declared every digest (OpenFilling: a chunk is held once
+// VerifyFilled found it whole and hashing to what the sender declared). Scrub reads a held
+// copy the same way.
 #pragma once
 
 #include <cstdint>
