@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -238,28 +240,111 @@ Status ValidateSwarm(const Plan& plan) {
   return Status::Ok();
 }
 
-// Every chunk of the payload in exactly one lane (a pull plan has none).
+struct LaneRange {
+  uint64_t begin = 0;
+  uint64_t last = 0;
+  uint64_t step = 1;  // 1 for a range of one chunk
+  size_t lane = 0;
+};
+
+// The smallest chunk in both ranges, if any: x = a.begin (mod a.step) and x = b.begin
+// (mod b.step) at or past both begins and up to both lasts (the Chinese remainder theorem).
+// REQUIRES: begins, lasts and steps below 2^31 (a plan has at most 2^30 chunks), so that no
+// product below overflows.
+std::optional<uint64_t> FirstCommonChunk(const LaneRange& a, const LaneRange& b) {
+  const int64_t lo = static_cast<int64_t>(std::max(a.begin, b.begin));
+  const int64_t hi = static_cast<int64_t>(std::min(a.last, b.last));
+  if (lo > hi) return std::nullopt;
+  // Solve a.begin + i * a.step = b.begin (mod b.step) for i, with old_s * a.step = g (mod b.step).
+  int64_t old_r = static_cast<int64_t>(a.step), r = static_cast<int64_t>(b.step), old_s = 1, s = 0;
+  while (r != 0) {
+    const int64_t q = old_r / r;
+    old_r -= q * r;
+    std::swap(old_r, r);
+    old_s -= q * s;
+    std::swap(old_s, s);
+  }
+  const int64_t g = old_r;
+  const int64_t diff = static_cast<int64_t>(b.begin) - static_cast<int64_t>(a.begin);
+  if (diff % g != 0) return std::nullopt;
+  const int64_t modulus = static_cast<int64_t>(b.step) / g;  // i is unique modulo this
+  int64_t i = (diff / g) % modulus * (old_s % modulus) % modulus;
+  if (i < 0) i += modulus;
+  const int64_t lcm = static_cast<int64_t>(a.step) * modulus;
+  int64_t x = static_cast<int64_t>(a.begin) + i * static_cast<int64_t>(a.step);  // a common chunk
+  if (x < lo) x += (lo - x + lcm - 1) / lcm * lcm;
+  else x -= (x - lo) / lcm * lcm;
+  if (x > hi) return std::nullopt;
+  return static_cast<uint64_t>(x);
+}
+
+// Pairs of ranges of different steps checked one by one: planners use one step per plan, so
+// this bounds only what a plan written by hand may mix.
+constexpr uint64_t kMaxMixedStepPairs = uint64_t{1} << 22;
+
+// Every chunk of the payload in exactly one lane (a pull plan has none). Computed from the
+// ranges, not chunk by chunk: a plan may have 2^30 chunks.
 Status ValidateLaneChunks(const Plan& plan) {
   if (!plan.HasLanes()) return Status::Ok();
   const uint64_t n = plan.NumChunks();
-  std::vector<int> owner(n, -1);
+  if (n > kMaxPlanChunks) {
+    return Status::InvalidArgument("plan has " + std::to_string(n) + " chunks; the limit is " + std::to_string(kMaxPlanChunks));
+  }
+  std::vector<LaneRange> ranges;
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     for (const ChunkRange& range : plan.lanes[l].chunks) {
       GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, n, LaneName(l)));
-      for (uint64_t c = range.begin; c < range.end; c += range.step) {
-        if (owner[c] >= 0) {
-          return Status::InvalidArgument("chunk " + std::to_string(c) + " is in lane " +
-                                         std::to_string(owner[c]) + " and lane " +
-                                         std::to_string(l));
-        }
-        owner[c] = static_cast<int>(l);
-      }
+      if (range.Count() == 0) continue;
+      ranges.push_back({range.begin, range.Last(), range.Count() == 1 ? 1 : range.step, l});
     }
   }
-  for (uint64_t c = 0; c < n; ++c) {
-    if (owner[c] < 0) return Status::InvalidArgument("chunk " + std::to_string(c) + " is in no lane");
+  const auto both = [](uint64_t chunk, const LaneRange& a, const LaneRange& b) {
+    return Status::InvalidArgument("chunk " + std::to_string(chunk) + " is in lane " + std::to_string(std::min(a.lane, b.lane)) +
+                                   " and lane " + std::to_string(std::max(a.lane, b.lane)));
+  };
+  // Ranges of one step and remainder overlap only where one begins before the other's last.
+  std::sort(ranges.begin(), ranges.end(), [](const LaneRange& a, const LaneRange& b) {
+    return std::make_tuple(a.step, a.begin % a.step, a.begin) < std::make_tuple(b.step, b.begin % b.step, b.begin);
+  });
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    const LaneRange &prev = ranges[i - 1], &next = ranges[i];
+    if (prev.step == next.step && prev.begin % prev.step == next.begin % next.step && next.begin <= prev.last) {
+      return both(next.begin, prev, next);
+    }
   }
-  return Status::Ok();
+  // Ranges of different steps, pair by pair (sorted by step, each range against those of
+  // larger steps).
+  uint64_t pairs = 0;
+  std::vector<size_t> next_step(ranges.size(), ranges.size());  // the first range of a larger step
+  for (size_t i = ranges.size(); i-- > 1;) {
+    next_step[i - 1] = ranges[i - 1].step == ranges[i].step ? next_step[i] : i;
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) pairs += ranges.size() - next_step[i];
+  if (pairs > kMaxMixedStepPairs) {
+    return Status::InvalidArgument("plan mixes chunk ranges of different steps in " + std::to_string(pairs) +
+                                   " pairs; the limit is " + std::to_string(kMaxMixedStepPairs));
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    for (size_t j = next_step[i]; j < ranges.size(); ++j) {
+      if (auto common = FirstCommonChunk(ranges[i], ranges[j])) return both(*common, ranges[i], ranges[j]);
+    }
+  }
+  // No chunk twice: every chunk once exactly when [0, x] holds x + 1 of them for x = n - 1.
+  const auto covered_through = [&](uint64_t x) {
+    uint64_t count = 0;
+    for (const LaneRange& r : ranges) {
+      if (r.begin <= x) count += (std::min(x, r.last) - r.begin) / r.step + 1;
+    }
+    return count;
+  };
+  if (n == 0 || covered_through(n - 1) == n) return Status::Ok();
+  uint64_t lo = 0, hi = n - 1;  // the first chunk in no lane is in [lo, hi]
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (covered_through(mid) < mid + 1) hi = mid;
+    else lo = mid + 1;
+  }
+  return Status::InvalidArgument("chunk " + std::to_string(lo) + " is in no lane");
 }
 
 // What holds for a whole plan and any part of it before the lanes and the swarm.
@@ -276,6 +361,10 @@ Status CheckModeAndLanes(const Plan& plan) {
     // A member learns a chunk's lane from the parent that sends it; a swarm or a second source
     // would hand it chunks no lane of its own logged.
     if (plan.HasSwarm()) return Status::InvalidArgument("a plan whose lanes share chunks is a push plan");
+    if (plan.NumChunks() > kMaxSharedLaneChunks) {
+      return Status::InvalidArgument("a plan whose lanes share chunks has at most " + std::to_string(kMaxSharedLaneChunks) +
+                                     " chunks, not " + std::to_string(plan.NumChunks()));
+    }
     for (const Lane& lane : plan.lanes) {
       if (lane.source != plan.lanes.front().source) {
         return Status::InvalidArgument("lanes that share chunks have one source");

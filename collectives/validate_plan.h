@@ -23,11 +23,14 @@ inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMinPieceBytes = uint64_t{16} << 10;
 // Parallel TCP connections on one edge: more only divides a link further.
 inline constexpr int kMaxStreamsPerEdge = 64;
-// Chunks in one plan: what a member keeps per chunk (digests and bits, today in memory) bounds
-// it; it grows once those live in windows and files (docs/streamed-digests.md). A swarm's
-// pieces stay fewer: libtorrent keeps state per piece, and loads a torrent of at most 2^21.
-inline constexpr uint64_t kMaxPlanChunks = uint64_t{1} << 24;
+// Chunks in one plan: a member keeps bits per chunk (verified; one per outgoing edge), 128 MiB
+// each at 2^30, and nothing larger (lane logs are computed from the ranges, digests stream,
+// docs/streamed-digests.md). A swarm's pieces stay fewer: libtorrent keeps state per piece,
+// and loads a torrent of at most 2^21. Lanes that share chunks log them as they come, 10 bytes
+// a chunk, so a plan of shared lanes has at most kMaxSharedLaneChunks.
+inline constexpr uint64_t kMaxPlanChunks = uint64_t{1} << 30;
 inline constexpr uint64_t kMaxSwarmPieces = uint64_t{1} << 21;
+inline constexpr uint64_t kMaxSharedLaneChunks = uint64_t{1} << 24;
 // InvalidArgument unless 1 <= chunk_bytes <= kMaxChunkBytes.
 Status CheckChunkBytes(uint64_t chunk_bytes);
 // InvalidArgument unless `piece_bytes` is a power of two from kMinPieceBytes to kMaxChunkBytes.

@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // The planner is handed the size and chunk as they are: a bounded number of chunks.
       const uint64_t chunk =
           request.broadcast().chunk_bytes() > 0 ? request.broadcast().chunk_bytes() : kLargestDefaultChunkBytes;
-      Require(CheckChunkBytes(chunk).ok() && request.size_bytes() / chunk <= kMaxFilledChunks);
+      Require(CheckChunkBytes(chunk).ok() && request.size_bytes() / chunk <= kMaxPlanChunks);
       break;
     }
     default:

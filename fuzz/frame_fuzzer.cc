@@ -53,5 +53,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Result<Accept> accept = DecodeAcceptHeader(Head<kAcceptHeaderBytes>(data), &extra);
     if (accept.ok() && extra > kMaxAcceptExtraBytes) std::abort();  // a reader allocates `extra` bytes
   }
+  // An Accept's held runs, as a child can send them: kept only when increasing, apart and
+  // within the plan, and then encoded back to the same bytes.
+  Result<std::vector<ChunkRun>> runs = DecodeHeldRuns({data, size}, uint64_t{1} << 30);
+  if (runs.ok()) {
+    for (size_t i = 0; i < runs->size(); ++i) {
+      const ChunkRun& run = (*runs)[i];
+      if (run.begin >= run.end || run.end > (uint64_t{1} << 30) || (i > 0 && run.begin <= (*runs)[i - 1].end)) std::abort();
+    }
+    if (EncodeHeldRuns(*runs) != std::vector<uint8_t>(data, data + size)) std::abort();
+  }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "collectives/max_flow.h"
 #include "collectives/planners/planner_util.h"
 #include "collectives/planners/sites.h"
+#include "collectives/validate_plan.h"
 #include "common/units.h"
 
 namespace gridcast {
@@ -575,8 +576,9 @@ Result<Plan> UploadPackingPlanner::MakePlan(const NetworkModel& net, uint64_t pa
                                   std::move(best->trees[l]), options.streams));
   }
   // Lanes of one rate on paper run at what TCP gives each edge: drawing chunks from one pool
-  // lets them end together (docs/collectives.md, "The last lane decides").
-  plan.shared_chunks = lanes > 1;
+  // lets them end together (docs/collectives.md, "The last lane decides"). A pool is a list at
+  // every member, so past kMaxSharedLaneChunks the lanes keep the chunks they were given.
+  plan.shared_chunks = lanes > 1 && plan.NumChunks() <= kMaxSharedLaneChunks;
   // A window of a quarter second at the lane's rate keeps a lane busy across a WAN's round
   // trip and commits few chunks. Where one chunk lasts that long, one: a chunk held in flight
   // at each hop is one the lane still delivers once the other lanes are done, and while an

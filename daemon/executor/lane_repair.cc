@@ -54,8 +54,9 @@ void LaneRepair::ParentRepairs(int lane) {
 
 std::vector<uint64_t> LaneRepair::MissingOf(int lane) const {
   std::vector<uint64_t> missing;
-  for (uint64_t c : context_.schedule.Log(lane)) {
-    if (!context_.store->Has(c)) missing.push_back(c);
+  const LaneSchedule& schedule = context_.schedule;
+  for (uint64_t p = 0; p < schedule.LogSize(lane); ++p) {
+    if (!context_.store->Has(schedule.LoggedAt(lane, p))) missing.push_back(schedule.LoggedAt(lane, p));
   }
   return missing;
 }

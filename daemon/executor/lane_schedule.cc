@@ -6,8 +6,6 @@
 namespace gridcast {
 
 LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self) {
-  logged_in_.assign(plan_.NumChunks(), -1);
-  log_.resize(plan_.lanes.size());
   cursors_.resize(plan_.lanes.size());
   opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
@@ -22,15 +20,35 @@ LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self
     edge_streams_.push_back(streams);
     parent_.push_back(lane.ParentOf(self_));
   }
-  if (plan_.shared_chunks) return;
-  for (size_t l = 0; l < plan_.lanes.size(); ++l) {
-    std::vector<uint64_t> chunks;
-    for (const ChunkRange& range : plan_.lanes[l].chunks) {
-      for (uint64_t c = range.begin; c < range.end; c += range.step) chunks.push_back(c);
-    }
-    std::sort(chunks.begin(), chunks.end());
-    for (uint64_t c : chunks) AddToLog(static_cast<int>(l), c);
+  if (plan_.shared_chunks) {
+    logged_in_.assign(plan_.NumChunks(), -1);
+    appended_.resize(plan_.lanes.size());
+    return;
   }
+  std::vector<std::vector<ChunkRange>> ranges;
+  for (const Lane& lane : plan_.lanes) {
+    sequence_.emplace_back(lane.chunks);
+    ranges.push_back(lane.chunks);
+  }
+  owners_.emplace(ranges);
+  logged_count_ = plan_.NumChunks();
+}
+
+uint64_t LaneSchedule::LogSize(int lane) const {
+  return plan_.shared_chunks ? appended_[lane].size() : sequence_[lane].size();
+}
+
+uint64_t LaneSchedule::LoggedAt(int lane, uint64_t position) const {
+  return plan_.shared_chunks ? appended_[lane][position] : sequence_[lane][position];
+}
+
+int LaneSchedule::LoggedIn(uint64_t chunk) const {
+  if (chunk >= plan_.NumChunks()) return -1;
+  return plan_.shared_chunks ? logged_in_[chunk] : owners_->OwnerOf(chunk);
+}
+
+uint64_t LaneSchedule::DeliveredSlot(int lane, uint64_t chunk) const {
+  return plan_.shared_chunks ? chunk : *sequence_[lane].PositionOf(chunk);
 }
 
 bool LaneSchedule::ReceivesAnyLane() const {
@@ -70,20 +88,18 @@ Status LaneSchedule::CheckParent(const Hello& hello) const {
 }
 
 bool LaneSchedule::AddToLog(int lane, uint64_t chunk) {
-  if (logged_in_[chunk] >= 0) return false;
+  if (!plan_.shared_chunks || logged_in_[chunk] >= 0) return false;
   logged_in_[chunk] = static_cast<int16_t>(lane);
   ++logged_count_;
-  log_[lane].push_back(chunk);
+  appended_[lane].push_back(chunk);
   return true;
 }
 
 bool LaneSchedule::Carries(int lane, uint64_t chunk, int stream, int stream_count) const {
-  if (chunk >= logged_in_.size()) return false;
+  if (chunk >= plan_.NumChunks()) return false;
   if (plan_.shared_chunks) return logged_in_[chunk] < 0 || logged_in_[chunk] == lane;
-  const std::vector<uint64_t>& chunks = log_[lane];  // sorted: fixed lanes log in chunk order
-  auto it = std::lower_bound(chunks.begin(), chunks.end(), chunk);
-  if (it == chunks.end() || *it != chunk) return false;
-  return static_cast<int>((it - chunks.begin()) % stream_count) == stream;
+  const std::optional<uint64_t> position = sequence_[lane].PositionOf(chunk);
+  return position && static_cast<int>(*position % static_cast<uint64_t>(stream_count)) == stream;
 }
 
 void LaneSchedule::AddCursor(int lane, const Cursor* cursor) {
@@ -94,15 +110,15 @@ void LaneSchedule::AddCursor(int lane, const Cursor* cursor) {
 void LaneSchedule::RemoveCursor(int lane, const Cursor* cursor) { std::erase(cursors_[lane], cursor); }
 
 bool LaneSchedule::ClaimNext(int lane) {
-  if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= logged_in_.size()) return false;
-  const uint64_t logged = log_[lane].size();
+  if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= plan_.NumChunks()) return false;
+  const uint64_t logged = appended_[lane].size();
   const auto handed_all = [logged](const Cursor* cursor) { return cursor->next_position >= logged; };
   if (!std::all_of(cursors_[lane].begin(), cursors_[lane].end(), handed_all)) return false;
   return AddToLog(lane, next_unclaimed_++);
 }
 
 bool LaneSchedule::Lags(int lane, uint64_t unopened_slack) const {
-  const uint64_t logged = log_[lane].size();
+  const uint64_t logged = LogSize(lane);
   if (opened_[lane].size() < edge_streams_[lane]) return logged > unopened_slack;
   for (const Cursor* cursor : cursors_[lane]) {
     if (cursor->next_position >= logged) continue;
@@ -114,18 +130,20 @@ bool LaneSchedule::Lags(int lane, uint64_t unopened_slack) const {
 
 bool LaneSchedule::Delivered(int lane, int child, uint64_t chunk) {
   std::vector<bool>& held = delivered_[{lane, child}];
-  if (held.empty()) held.resize(plan_.NumChunks());
-  if (held[chunk]) return false;
-  held[chunk] = true;
+  if (held.empty()) held.resize(plan_.shared_chunks ? plan_.NumChunks() : sequence_[lane].size());
+  const uint64_t slot = DeliveredSlot(lane, chunk);
+  if (held[slot]) return false;
+  held[slot] = true;
   return ForwardedToAll(chunk);
 }
 
 bool LaneSchedule::ForwardedToAll(uint64_t chunk) const {
-  const int lane = logged_in_[chunk];
+  const int lane = LoggedIn(chunk);
   if (lane < 0) return true;
+  const uint64_t slot = DeliveredSlot(lane, chunk);
   return std::all_of(children_[lane].begin(), children_[lane].end(), [&](int child) {
     auto edge = delivered_.find({lane, child});
-    return edge != delivered_.end() && edge->second[chunk];
+    return edge != delivered_.end() && edge->second[slot];
   });
 }
 

@@ -3,10 +3,11 @@
 // no clock, no thread (the execution keeps it on its io thread).
 //
 // Each lane has a log: the chunks this member passes on in it, in the order it does. A plan of
-// fixed lanes logs every lane's chunks at the start. Where lanes share chunks
+// fixed lanes has every lane's log at the start, computed from the lane's ranges rather than
+// listed (ChunkSequence: a plan may have 2^30 chunks). Where lanes share chunks
 // (Plan::shared_chunks) the source logs a chunk in the lane that claims it (ClaimNext), every
 // other member as the chunk arrives (or is assigned to it), and a lane's log is final once
-// every chunk is logged somewhere.
+// every chunk is logged somewhere; those logs are lists (kMaxSharedLaneChunks bounds them).
 //
 // Both sides of an edge ask it: the parent what it says of itself in the handshake (HelloAs
 // Parent), which chunks a stream carries and when a chunk has reached every child (Delivered);
@@ -15,10 +16,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "collectives/chunk_sequence.h"
 #include "collectives/plan.h"
 #include "daemon/transport/frame.h"
 #include "include/gridcast/result.h"
@@ -52,10 +55,12 @@ class LaneSchedule {
   // `hello.lane` and the stream count is the plan's on that edge.
   Status CheckParent(const Hello& hello) const;
 
-  const std::vector<uint64_t>& Log(int lane) const { return log_[lane]; }
-  // The lane `chunk` is logged in; -1 when none yet. REQUIRES: chunk < NumChunks().
-  int LoggedIn(uint64_t chunk) const { return logged_in_[chunk]; }
-  bool EveryChunkLogged() const { return logged_count_ == logged_in_.size(); }
+  // How many chunks `lane` has logged, and the one at `position` (< LogSize(lane)).
+  uint64_t LogSize(int lane) const;
+  uint64_t LoggedAt(int lane, uint64_t position) const;
+  // The lane `chunk` is logged in; -1 when none yet (or chunk >= NumChunks()).
+  int LoggedIn(uint64_t chunk) const;
+  bool EveryChunkLogged() const { return logged_count_ == plan_.NumChunks(); }
   // Logs `chunk` in `lane` (its children in that lane wait for it). False when it was logged
   // already (in any lane).
   bool AddToLog(int lane, uint64_t chunk);
@@ -89,17 +94,26 @@ class LaneSchedule {
   // member holds its acknowledgements back (one arriving while the window drains is no lag).
   static constexpr uint64_t kLaneSlackChunks = 1;
 
+  // Where a chunk's delivered bit is in its lane's edges: its log position in a fixed lane
+  // (a lane's edges need bits for its own chunks only), the chunk itself in shared lanes.
+  uint64_t DeliveredSlot(int lane, uint64_t chunk) const;
+
   const Plan& plan_;
   const int self_;
   std::vector<int> parent_;
   std::vector<std::vector<int>> children_;  // per lane, this member's children in it
-  std::vector<std::vector<uint64_t>> log_;
-  // Per chunk, the lane it is logged in (-1: none yet; a plan has at most kMaxPlanLanes, 4,096).
+  // Fixed lanes: each lane's log and the lane of each chunk, from the ranges.
+  std::vector<ChunkSequence> sequence_;
+  std::optional<ChunkOwners> owners_;
+  // Shared lanes: each lane's log as claimed, and per chunk the lane it is logged in (-1: none
+  // yet; a plan has at most kMaxPlanLanes, 4,096).
+  std::vector<std::vector<uint64_t>> appended_;
   std::vector<int16_t> logged_in_;
   uint64_t logged_count_ = 0;
   uint64_t next_unclaimed_ = 0;  // at the source of shared lanes
-  // Per (lane, child) edge, the chunks the child holds; a chunk is forwarded to all once every
-  // child of the lane it is logged in holds it (one bit per chunk and edge, no count per chunk).
+  // Per (lane, child) edge, the chunks the child holds, by DeliveredSlot; a chunk is forwarded
+  // to all once every child of the lane it is logged in holds it (one bit per chunk and edge,
+  // no count per chunk).
   std::map<std::pair<int, int>, std::vector<bool>> delivered_;
   std::vector<std::vector<const Cursor*>> cursors_;
   // Per lane, the connections (child, stream) it has from here, and those opened so far.

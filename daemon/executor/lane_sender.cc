@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
+#include <map>
 #include <set>
 
 #include "common/hex.h"
@@ -21,10 +22,22 @@ namespace asio = boost::asio;
 struct LaneSender::Connection {
   Connection(asio::io_context& io, ConnectionPtr c) : connection(std::move(c)), wake(io) {}
   const ConnectionPtr connection;
-  std::vector<bool> child_has;
+  ChildHolds holds;  // what the child's handshake said
   // The child finds held chunks later (ChildHolds::finds_later): the batches it said it
-  // looked through (HELD), by batch; empty otherwise.
+  // looked through (HELD), by batch; empty otherwise. The bits of the recent ones' HELD
+  // frames, by batch: the sender drops those more than kBatchesRemembered behind its own.
   std::vector<bool> looked_through;
+  std::map<uint64_t, std::vector<uint8_t>> held_bits;
+
+  bool ChildHas(uint64_t chunk, const DigestBatches* rule) const {
+    if (holds.Holds(chunk)) return true;
+    if (rule == nullptr || held_bits.empty()) return false;
+    const uint64_t batch = rule->BatchOf(chunk);
+    auto bits = held_bits.find(batch);
+    if (bits == held_bits.end()) return false;
+    const uint64_t i = chunk - rule->RangeOf(batch).first;
+    return (bits->second[i / 8] >> (i % 8)) & 1;
+  }
   std::set<uint64_t> in_flight;
   std::deque<uint64_t> resend;
   Notifier wake;
@@ -103,8 +116,8 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   Result<ChildHolds> holds = co_await HandshakeAsParent(conn->connection, options.secret, hello,
                                                         context_.plan.NumChunks(), options.io_timeout);
   if (!holds.ok()) co_return holds.status().WithContext("child " + child_name);
-  conn->child_has = std::move(holds->chunks);
-  if (holds->finds_later && context_.digests != nullptr) conn->looked_through.assign(context_.digests->rule().count(), false);
+  conn->holds = std::move(*holds);
+  if (conn->holds.finds_later && context_.digests != nullptr) conn->looked_through.assign(context_.digests->rule().count(), false);
 
   context_.host.Spawn(ReadAcks(conn));
   LaneSchedule& schedule = context_.schedule;
@@ -123,22 +136,28 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   schedule.AddCursor(lane_, &conn->cursor);
 
   const bool shared = context_.plan.shared_chunks;
-  const std::vector<uint64_t>& log = schedule.Log(lane_);
   for (uint64_t position = stream_;; position += stream_count_) {
     conn->cursor.next_position = position;
     if (shared) context_.chunk_arrived.Notify();
     // A claim may log a position of another stream of this lane (one not connected yet).
     GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] {
-      while (position >= log.size() && schedule.ClaimNext(lane_)) {
+      while (position >= schedule.LogSize(lane_) && schedule.ClaimNext(lane_)) {
       }
-      return position < log.size() || schedule.EveryChunkLogged();
+      return position < schedule.LogSize(lane_) || schedule.EveryChunkLogged();
     }));
-    if (position >= log.size()) break;  // every chunk is logged: the lane is complete here
-    const uint64_t chunk = log[position];
+    if (position >= schedule.LogSize(lane_)) break;  // every chunk is logged: the lane is complete here
+    const uint64_t chunk = schedule.LoggedAt(lane_, position);
     // Even for a chunk the child holds: the batch is then there for the child's own children.
     GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatchOf(*conn, position));
     if (!conn->looked_through.empty()) GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntilLookedThrough(*conn, chunk));
-    if (conn->child_has[chunk]) {
+    const DigestBatches* const rule = context_.digests != nullptr ? &context_.digests->rule() : nullptr;
+    if (rule != nullptr) {
+      const uint64_t batch = rule->BatchOf(chunk);
+      while (!conn->held_bits.empty() && conn->held_bits.begin()->first + kBatchesRemembered < batch) {
+        conn->held_bits.erase(conn->held_bits.begin());
+      }
+    }
+    if (conn->ChildHas(chunk, rule)) {
       context_.host.Delivered(lane_, child_, chunk);
       if (shared) GRIDCAST_CO_RETURN_IF_ERROR(co_await SendHeader(*conn, FrameType::kAssign, chunk));
       continue;
@@ -189,14 +208,14 @@ asio::awaitable<Status> LaneSender::SendChunk(Connection& conn, uint64_t chunk, 
 asio::awaitable<Status> LaneSender::SendBatchOf(Connection& conn, uint64_t position) {
   DigestStream* const digests = context_.digests;
   if (digests == nullptr) co_return Status::Ok();
-  const std::vector<uint64_t>& log = context_.schedule.Log(lane_);
-  const uint64_t batch = digests->rule().BatchOf(log[position]);
+  const LaneSchedule& schedule = context_.schedule;
+  const uint64_t batch = digests->rule().BatchOf(schedule.LoggedAt(lane_, position));
   GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(conn, [&] { return digests->Available(batch); }));
   GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatch(conn, batch));
   // Ahead: the batches of this stream's next chunks, as far as this member holds them.
   conn.ahead = std::max(conn.ahead, position);
-  while (conn.ahead < log.size()) {
-    const uint64_t next = digests->rule().BatchOf(log[conn.ahead]);
+  while (conn.ahead < schedule.LogSize(lane_)) {
+    const uint64_t next = digests->rule().BatchOf(schedule.LoggedAt(lane_, conn.ahead));
     if (next > batch + kBatchesAhead || !digests->Available(next)) break;
     GRIDCAST_CO_RETURN_IF_ERROR(co_await SendBatch(conn, next));
     conn.ahead += static_cast<uint64_t>(stream_count_);
@@ -291,7 +310,6 @@ asio::awaitable<void> LaneSender::ReadAcks(std::shared_ptr<Connection> conn) {
     conn->in_flight.erase(header->chunk);
     conn->last_ack = std::chrono::steady_clock::now();
     if (header->type == FrameType::kAck) {
-      conn->child_has[header->chunk] = true;
       context_.host.Delivered(lane_, child_, header->chunk);
     } else {
       spdlog::warn("plan {}: child refused chunk {} (hash mismatch); resending", ToHex(context_.id), header->chunk);
@@ -312,9 +330,7 @@ asio::awaitable<Result<FrameHeader>> LaneSender::ReadHeld(Connection& conn, cons
   const uint64_t batch = rule.BatchOf(header.chunk);
   const uint32_t count = rule.RangeOf(batch).count;
   if (bits.size() != (count + 7) / 8) co_return Status::InvalidArgument("HELD frame of another size than its batch");
-  for (uint32_t i = 0; i < count; ++i) {
-    if ((bits[i / 8] >> (i % 8)) & 1) conn.child_has[header.chunk + i] = true;
-  }
+  if (std::any_of(bits.begin(), bits.end(), [](uint8_t b) { return b != 0; })) conn.held_bits[batch] = std::move(bits);
   conn.looked_through[batch] = true;
   context_.chunk_arrived.Notify();
   co_return header;

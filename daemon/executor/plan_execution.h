@@ -121,7 +121,7 @@ class PlanExecution final : public LaneReceiver,
   // The child side of a handshake (LaneReceiver), on the io thread.
   Status CheckParent(const Hello& hello) const override;
   std::string DataAddressOf(uint32_t member) const override { return data_addresses_.at(member); }
-  std::vector<uint8_t> HeldBitmap() const override { return store_->BitmapBytes(); }
+  std::vector<ChunkRun> HeldRuns() const override { return store_->HeldRuns(kMaxAcceptHeldRuns); }
   bool FindsHeldChunksLater() const override { return finds_held_later_; }
   void AdoptParentConnection(ConnectionPtr connection, const Hello& hello) override;
 

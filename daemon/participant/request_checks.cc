@@ -80,8 +80,8 @@ Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request.broadcast()));
   const uint64_t chunk =
       request.broadcast().chunk_bytes() > 0 ? request.broadcast().chunk_bytes() : kLargestDefaultChunkBytes;
-  if (request.size_bytes() / chunk > kMaxFilledChunks) {
-    return Status::InvalidArgument("a plan for a filled payload has at most " + std::to_string(kMaxFilledChunks) +
+  if (request.size_bytes() / chunk > kMaxPlanChunks) {
+    return Status::InvalidArgument("a plan for a filled payload has at most " + std::to_string(kMaxPlanChunks) +
                                    " chunks of " + std::to_string(chunk) + " bytes");
   }
   return Status::Ok();

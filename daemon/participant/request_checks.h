@@ -25,10 +25,10 @@ inline constexpr double kMaxSourceStartedAgoS = 30.0 * 24 * 3600;
 inline constexpr int kMaxRequestMembers = 1'000'000;
 inline constexpr size_t kMaxTopologyYamlBytes = size_t{1} << 20;
 inline constexpr size_t kMaxRequestPathBytes = 4096;  // PATH_MAX
-// A filled payload (BroadcastRequest.fill) declares every chunk's digest in one request: at
-// most this many (32 MiB of digests, within the 64 MiB of a control message). PlanBroadcast,
-// which serves such senders, plans no more than this many chunks of the request's size (or of
-// the planners' largest default, 4 MiB).
+// A filled payload (BroadcastRequest.fill) that declares every chunk's digest does so in one
+// request: at most this many (32 MiB of digests, within the 64 MiB of a control message). One
+// that declares only its size has up to kMaxPlanChunks, as PlanBroadcast plans (of the
+// request's chunk size, or of the planners' largest default, 4 MiB).
 inline constexpr uint64_t kMaxFilledChunks = uint64_t{1} << 20;
 inline constexpr uint64_t kLargestDefaultChunkBytes = uint64_t{4} << 20;
 // A longer cancel reason (a failure naming many members) is cut to this.

@@ -56,6 +56,17 @@ std::vector<uint8_t> PayloadStore::BitmapBytes() const {
   return bytes;
 }
 
+std::vector<ChunkRun> PayloadStore::HeldRuns(size_t most) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<ChunkRun> runs;
+  for (auto it = std::find(have_.begin(), have_.end(), true); it != have_.end() && runs.size() < most;) {
+    const auto end = std::find(it, have_.end(), false);
+    runs.push_back({static_cast<uint64_t>(it - have_.begin()), static_cast<uint64_t>(end - have_.begin())});
+    it = std::find(end, have_.end(), true);
+  }
+  return runs;
+}
+
 Status PayloadStore::WriteChunk(uint64_t chunk, std::span<const uint8_t> data, bool* newly_verified) {
   ReceivedChunk received;
   received.chunk = chunk;
@@ -203,20 +214,18 @@ Result<Digest> PayloadStore::Finalize(bool sync) {
   return digest;
 }
 
-Result<PayloadIdentity> PayloadStore::Listed() const {
-  PayloadIdentity listed = identity_;
-  if (!listed.Streams()) return listed;
+Status PayloadStore::WriteListTo(FileIo& io, const std::string& path, bool sync) const {
+  if (!identity_.Streams()) return WriteChunkList(io, path, identity_, sync);
   if (digest_log_ == nullptr || !digest_log_->Closing()) {
     return Status::FailedPrecondition("the digests of " + base_name_ + " have not all arrived");
   }
-  listed.sha256 = digest_log_->Closing()->payload_sha256;
+  PayloadIdentity header = identity_;
+  header.sha256 = digest_log_->Closing()->payload_sha256;
   const DigestBatches rule(identity_.chunk_bytes, identity_.NumChunks());
-  listed.chunk_hashes.reserve(identity_.NumChunks());
-  for (uint64_t b = 0; b < rule.count(); ++b) {
-    GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch batch, digest_log_->Batch(b));
-    listed.chunk_hashes.insert(listed.chunk_hashes.end(), batch.digests.begin(), batch.digests.end());
-  }
-  return listed;
+  return WriteChunkList(io, path, header, rule.count(), [&](uint64_t b) -> Result<std::vector<Digest>> {
+    GRIDCAST_ASSIGN_OR_RETURN(DigestBatch batch, digest_log_->Batch(b));
+    return std::move(batch.digests);
+  }, sync);
 }
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name,

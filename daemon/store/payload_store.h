@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "common/chunk_digest.h"
+#include "common/chunk_run.h"
 #include "common/chunk_ref.h"
 #include "common/crypto.h"
 #include "common/file_io.h"
@@ -307,6 +308,8 @@ class PayloadStore {
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
   // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
   std::vector<uint8_t> BitmapBytes() const;
+  // The runs of verified chunks, from the first, at most `most` of them.
+  std::vector<ChunkRun> HeldRuns(size_t most) const;
 
   // Chunks received, for StoreReceived: each in a buffer, or in its place (ChunkPlacement).
   // StoreReceived fills `status` and `newly_verified`.
@@ -395,9 +398,9 @@ class PayloadStore {
   // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
   // copy: read once and hashed once): the same checks, without hashing them again.
   Status WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
-  // The identity with every chunk's digest listed (from the log where they streamed): what a
-  // finished copy records. 32 bytes per chunk, once.
-  Result<PayloadIdentity> Listed() const;
+  // Records the chunk list of a finished copy at `path` (WriteChunkList), from the log batch by
+  // batch where the digests streamed: never the whole list in memory.
+  Status WriteListTo(FileIo& io, const std::string& path, bool sync) const;
   // "chunk N of NAME", for errors.
   std::string ChunkName(uint64_t chunk) const;
   // DataLoss: the chunk's bytes do not hash to the plan's digest.

@@ -396,8 +396,7 @@ Status ReceivedFile::RecordVerified(uint64_t chunk) {
 
 Status ReceivedFile::Persist(bool sync) {
   if (sync && io_->Sync(fd_) != 0) return ErrnoStatus("sync", errno);
-  GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity listed, Listed());
-  GRIDCAST_RETURN_IF_ERROR(WriteChunkList(*io_, chunks_path_, listed, sync));
+  GRIDCAST_RETURN_IF_ERROR(WriteListTo(*io_, chunks_path_, sync));
   const std::string part = base_name_ + ".part";
   {
     std::lock_guard<std::mutex> lock(mutex_);

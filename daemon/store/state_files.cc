@@ -96,19 +96,39 @@ Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const
 }
 
 Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync) {
+  return WriteChunkList(io, path, identity, 1, [&](uint64_t) -> Result<std::vector<Digest>> { return identity.chunk_hashes; },
+                        sync);
+}
+
+Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& header, uint64_t pieces,
+                      const std::function<Result<std::vector<Digest>>(uint64_t piece)>& digests_of, bool sync) {
   std::vector<uint8_t> bytes(kChunkListHeaderBytes);
   std::memcpy(bytes.data(), kChunkListMagic, sizeof kChunkListMagic);
-  StoreBigEndian(bytes.data() + 8, identity.size_bytes, 8);
-  StoreBigEndian(bytes.data() + 16, identity.chunk_bytes, 8);
-  std::memcpy(bytes.data() + 24, identity.sha256.data(), sizeof(Digest));
-  bytes[kChunkListV1HeaderBytes] = static_cast<uint8_t>(identity.digest);
-  const std::string hashes = EncodeChunkHashes(identity.digest, identity.chunk_hashes);
-  bytes.insert(bytes.end(), hashes.begin(), hashes.end());
+  StoreBigEndian(bytes.data() + 8, header.size_bytes, 8);
+  StoreBigEndian(bytes.data() + 16, header.chunk_bytes, 8);
+  std::memcpy(bytes.data() + 24, header.sha256.data(), sizeof(Digest));
+  bytes[kChunkListV1HeaderBytes] = static_cast<uint8_t>(header.digest);
 
   const std::string temporary = path + ".tmp";
   const int fd = io.OpenAt(AT_FDCWD, temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("cannot write " + temporary, errno);
   Status written = PwriteFull(io, fd, bytes, 0);
+  uint64_t offset = bytes.size(), digests = 0;
+  for (uint64_t piece = 0; piece < pieces && written.ok(); ++piece) {
+    Result<std::vector<Digest>> part = digests_of(piece);
+    if (!part.ok()) {
+      written = part.status();
+      break;
+    }
+    const std::string encoded = EncodeChunkHashes(header.digest, *part);
+    written = PwriteFull(io, fd, AsBytes(encoded), offset);
+    offset += encoded.size();
+    digests += part->size();
+  }
+  if (written.ok() && digests != header.NumChunks()) {
+    written = Status::Internal("a chunk list of " + std::to_string(digests) + " digests for " +
+                               std::to_string(header.NumChunks()) + " chunks");
+  }
   if (written.ok() && sync && io.Sync(fd) != 0) written = ErrnoStatus("sync " + temporary, errno);
   close(fd);
   if (written.ok() && io.RenameAt(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str()) != 0) {

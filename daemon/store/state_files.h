@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,5 +46,9 @@ Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const
 // Records `identity`'s chunk list at `path` all at once (a temporary file beside it, renamed
 // over it); with `sync`, on the disk before the rename.
 Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync);
+// The same with `header`'s sizes, digest kind and SHA-256, and digests that come in `pieces`
+// parts, in order, from `digests_of(piece)`: the list is never whole in memory.
+Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& header, uint64_t pieces,
+                      const std::function<Result<std::vector<Digest>>(uint64_t piece)>& digests_of, bool sync);
 
 }  // namespace gridcast

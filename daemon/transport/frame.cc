@@ -218,6 +218,35 @@ std::vector<uint8_t> EncodeAccept(const Accept& a) {
   return out;
 }
 
+std::vector<uint8_t> EncodeHeldRuns(std::span<const ChunkRun> runs) {
+  std::vector<uint8_t> out(runs.size() * kHeldRunBytes);
+  Writer w(out.data());
+  for (const ChunkRun& run : runs) {
+    w.U64(run.begin);
+    w.U64(run.end);
+  }
+  return out;
+}
+
+Result<std::vector<ChunkRun>> DecodeHeldRuns(std::span<const uint8_t> bytes, uint64_t num_chunks) {
+  if (bytes.size() % kHeldRunBytes != 0 || bytes.size() / kHeldRunBytes > kMaxAcceptHeldRuns) {
+    return Status::InvalidArgument("held runs of " + std::to_string(bytes.size()) + " bytes");
+  }
+  std::vector<ChunkRun> runs(bytes.size() / kHeldRunBytes);
+  Reader r(bytes.data());
+  uint64_t after = 0;  // the first chunk the next run may begin at
+  for (ChunkRun& run : runs) {
+    run.begin = r.U64();
+    run.end = r.U64();
+    if (run.begin < after || run.begin >= run.end || run.end > num_chunks) {
+      return Status::InvalidArgument("held run [" + std::to_string(run.begin) + ", " + std::to_string(run.end) +
+                                     ") out of order or outside the plan's " + std::to_string(num_chunks) + " chunks");
+    }
+    after = run.end + 1;
+  }
+  return runs;
+}
+
 Result<Accept> DecodeAcceptHeader(std::span<const uint8_t, kAcceptHeaderBytes> bytes,
                                   uint32_t* extra_length) {
   Reader r(bytes.data());

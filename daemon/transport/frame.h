@@ -27,12 +27,15 @@
 //
 // Handshake (the secret never travels): the child speaks first with a random challenge, the
 // parent answers with its identity and an HMAC over that challenge plus its own challenge,
-// the child accepts with an HMAC over the parent's challenge and its verified-chunk bitmap.
+// the child accepts with an HMAC over the parent's challenge and the runs of chunks it holds
+// verified (at most kMaxAcceptHeldRuns, from its first chunk: of chunks past the last run it says
+// nothing, and takes them again if they come).
 //
 // Version 2 of the data protocol (kProtocolVersion, in the challenge) chose the chunk digest
 // per plan (the frame header's digest byte); version 1 knew SHA-256 only ("GCF1"). Version 3
 // added ASSIGN frames, version 4 DIGESTS frames, version 5 the digest tree (connections on lane
-// kDigestTreeLane), version 6 HELD frames. Members of different versions refuse each other at the challenge, naming
+// kDigestTreeLane), version 6 HELD frames, version 7 runs of held chunks in
+// the Accept instead of a bitmap of every chunk. Members of different versions refuse each other at the challenge, naming
 // both versions.
 //
 // The digest tree (plans with a swarm; daemon/executor/digest_tree.h): a parent's connection to
@@ -49,6 +52,7 @@
 #include <vector>
 
 #include "common/chunk_digest.h"
+#include "common/chunk_run.h"
 #include "common/digest_batches.h"
 #include "common/crypto.h"
 #include "common/ids.h"
@@ -98,9 +102,13 @@ Result<FrameHeader> DecodeFrameHeader(std::span<const uint8_t, kFrameHeaderBytes
 inline constexpr size_t kChallengeBytes = 40;   // "GCH1" | version u32 | nonce (32)
 inline constexpr size_t kHelloBytes = 100;      // see Hello
 inline constexpr size_t kAcceptHeaderBytes = 44;  // "GCH3" | status u32 | mac (32) | extra u32
-inline constexpr uint32_t kProtocolVersion = 6;
-// A bitmap for kMaxPlanChunks chunks and a byte of flags, or an error message.
-inline constexpr uint32_t kMaxAcceptExtraBytes = (1u << 24) / 8 + 1;
+inline constexpr uint32_t kProtocolVersion = 7;
+// Held chunks in an Accept: runs [begin, end) of 16 bytes each, so a message of at most 1 MiB
+// at any plan size.
+inline constexpr uint32_t kMaxAcceptHeldRuns = 1u << 16;
+inline constexpr uint32_t kHeldRunBytes = 16;
+// The runs and a byte of flags, or an error message.
+inline constexpr uint32_t kMaxAcceptExtraBytes = kMaxAcceptHeldRuns * kHeldRunBytes + 1;
 
 struct Challenge {
   uint32_t version = kProtocolVersion;
@@ -117,9 +125,9 @@ struct Hello {
   Digest mac{};               // ParentMac(...)
 };
 
-// Status 0 = accepted: `extra` is the child's bitmap and one byte of flags (1: the child
-// finds held chunks later, LaneReceiver::FindsHeldChunksLater). Otherwise `extra` is an error
-// message.
+// Status 0 = accepted: `extra` is the child's held runs (EncodeHeldRuns) and one byte of flags
+// (1: the child finds held chunks later, LaneReceiver::FindsHeldChunksLater). Otherwise `extra`
+// is an error message.
 struct Accept {
   uint32_t status = 0;
   Digest mac{};
@@ -131,6 +139,12 @@ Result<Challenge> DecodeChallenge(std::span<const uint8_t, kChallengeBytes> byte
 std::array<uint8_t, kHelloBytes> EncodeHello(const Hello& h);
 Result<Hello> DecodeHello(std::span<const uint8_t, kHelloBytes> bytes);
 std::vector<uint8_t> EncodeAccept(const Accept& a);
+
+// Each run as begin and end, u64 little-endian. REQUIRES: at most kMaxAcceptHeldRuns.
+std::vector<uint8_t> EncodeHeldRuns(std::span<const ChunkRun> runs);
+// InvalidArgument unless `bytes` is whole runs, each non-empty, increasing, apart (not
+// touching) and within `num_chunks`.
+Result<std::vector<ChunkRun>> DecodeHeldRuns(std::span<const uint8_t> bytes, uint64_t num_chunks);
 // Decodes the fixed part; `extra_length` receives the length of what follows.
 Result<Accept> DecodeAcceptHeader(std::span<const uint8_t, kAcceptHeaderBytes> bytes,
                                   uint32_t* extra_length);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 
 #include "common/crypto.h"
@@ -10,6 +11,11 @@
 namespace gridcast {
 
 namespace asio = boost::asio;
+
+bool ChildHolds::Holds(uint64_t chunk) const {
+  auto after = std::upper_bound(runs.begin(), runs.end(), chunk, [](uint64_t c, const ChunkRun& r) { return c < r.begin; });
+  return after != runs.begin() && chunk < std::prev(after)->end;
+}
 
 asio::awaitable<Result<ChildHolds>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,
                                                       Hello hello, uint64_t num_chunks,
@@ -39,13 +45,11 @@ asio::awaitable<Result<ChildHolds>> HandshakeAsParent(ConnectionPtr connection, 
   if (!ConstantTimeEqual(accept->mac, ChildMac(secret, hello))) {
     co_return Status::Unauthenticated("failed authentication");
   }
-  const uint64_t bitmap_bytes = (num_chunks + 7) / 8;
-  if (extra.size() != bitmap_bytes + 1 || extra.back() > 1) {
-    co_return Status::InvalidArgument("sent a bitmap of the wrong size");
-  }
+  if (extra.empty() || extra.back() > 1) co_return Status::InvalidArgument("sent an accept without its flags");
+  Result<std::vector<ChunkRun>> runs = DecodeHeldRuns(std::span(extra).first(extra.size() - 1), num_chunks);
+  if (!runs.ok()) co_return runs.status();
   ChildHolds holds;
-  holds.chunks.resize(num_chunks);
-  for (uint64_t c = 0; c < num_chunks; ++c) holds.chunks[c] = (extra[c / 8] >> (c % 8)) & 1;
+  holds.runs = std::move(*runs);
   holds.finds_later = extra.back() == 1;
   co_return holds;
 }
@@ -97,7 +101,7 @@ asio::awaitable<Result<std::pair<std::shared_ptr<LaneReceiver>, Hello>>> Handsha
   }
   Accept accept;
   accept.mac = ChildMac(secret, *hello);
-  accept.extra = receiver->HeldBitmap();
+  accept.extra = EncodeHeldRuns(receiver->HeldRuns());
   accept.extra.push_back(receiver->FindsHeldChunksLater() ? 1 : 0);
   const std::vector<uint8_t> accept_bytes = EncodeAccept(accept);
   GRIDCAST_CO_RETURN_IF_ERROR(co_await connection->Write(accept_bytes, {}, timeout));

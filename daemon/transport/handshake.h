@@ -1,7 +1,7 @@
 // The data plane's handshake, both sides (frame.h has the messages). The parent connects; the
 // child sends a challenge; the parent answers with its place in the plan (Hello) and an HMAC
 // over the challenge with the cluster secret; the child checks it, and that the parent is its
-// parent in that lane, and answers with its own HMAC and the chunks it already holds (Accept),
+// parent in that lane, and answers with its own HMAC and the runs of chunks it already holds (Accept),
 // or refuses with a status and a reason. Neither side reveals anything before the other
 // proved the secret. It runs on any DataTransport (connection.h); over TLS it runs inside a
 // mutual TLS 1.3 session, and each side also checks that the other's certificate names the
@@ -35,8 +35,9 @@ class LaneReceiver {
   virtual Status CheckParent(const Hello& hello) const = 0;
   // The data address ("host:port") of member `member` of the plan, a valid index.
   virtual std::string DataAddressOf(uint32_t member) const = 0;
-  // The verified chunks, chunk c at bit c % 8 of byte c / 8: what the parent need not send.
-  virtual std::vector<uint8_t> HeldBitmap() const = 0;
+  // Runs of verified chunks, from the first, at most kMaxAcceptHeldRuns: what the parent need
+  // not send.
+  virtual std::vector<ChunkRun> HeldRuns() const = 0;
   // Whether this member looks for chunks it holds already (an earlier attempt's, an earlier
   // copy's) as their digests arrive: then a parent sends no chunk of a batch of digests before
   // the child's HELD frame for that batch.
@@ -49,13 +50,15 @@ using ReceiverLookup = std::function<std::shared_ptr<LaneReceiver>(const PlanId&
 
 // What a child's handshake says it holds.
 struct ChildHolds {
-  std::vector<bool> chunks;  // by chunk
-  bool finds_later = false;  // LaneReceiver::FindsHeldChunksLater
+  std::vector<ChunkRun> runs;  // increasing, apart
+  bool finds_later = false;   // LaneReceiver::FindsHeldChunksLater
+
+  bool Holds(uint64_t chunk) const;
 };
 
 // Parent side on a connection to the child. `hello` names the plan, lane, parent and stream;
 // its nonce and MAC are filled here. Returns which of the plan's `num_chunks` chunks the
-// child holds. A refusal comes back with the child's status code and reason; a failed
+// child says it holds. A refusal comes back with the child's status code and reason; a failed
 // authentication is Unauthenticated; a child of another data protocol version is
 // FailedPrecondition.
 boost::asio::awaitable<Result<ChildHolds>> HandshakeAsParent(ConnectionPtr connection, const std::string& secret,

@@ -188,9 +188,11 @@ TEST(DefaultChunkBytes, PushPlansCutAbout2048Chunks) {
 // refused naming the smallest that fits.
 TEST(ChunkCount, DefaultsAndAutoStayWithinTheBoundAtAnySize) {
   constexpr uint64_t kTiB = uint64_t{1} << 40;
-  EXPECT_EQ(SmallestChunkBytes(kTiB, false), 64u << 10);
-  EXPECT_EQ(SmallestChunkBytes(8 * kTiB, false), 512u << 10);
-  EXPECT_EQ(SmallestChunkBytes(100 * kTiB, false), 8u << 20);
+  constexpr uint64_t kPiB = uint64_t{1} << 50;
+  EXPECT_EQ(SmallestChunkBytes(kTiB, false), 1u << 10);
+  EXPECT_EQ(SmallestChunkBytes(8 * kTiB, false), 8u << 10);
+  EXPECT_EQ(SmallestChunkBytes(100 * kTiB, false), 128u << 10);
+  EXPECT_EQ(SmallestChunkBytes(4 * kPiB, false), 4u << 20);
   EXPECT_EQ(SmallestChunkBytes(0, false), 1u);
   EXPECT_EQ(SmallestChunkBytes(100, true), 16u << 10);
   EXPECT_EQ(SmallestChunkBytes(100 * kTiB, true), 64u << 20);
@@ -198,7 +200,7 @@ TEST(ChunkCount, DefaultsAndAutoStayWithinTheBoundAtAnySize) {
     if (info.kind == PlannerKind::kAllToAll) continue;
     Result<std::unique_ptr<Planner>> planner = MakePlanner(info.name);
     ASSERT_TRUE(planner.ok()) << info.name;
-    for (uint64_t size : {8 * kTiB, 100 * kTiB}) {
+    for (uint64_t size : {8 * kTiB, 100 * kTiB, 4 * kPiB}) {
       const uint64_t chunk = (*planner)->DefaultChunkBytes(size);
       EXPECT_TRUE(CheckChunkCount(size, chunk, /*swarm=*/false).ok()) << info.name << " " << size;
     }
@@ -207,15 +209,15 @@ TEST(ChunkCount, DefaultsAndAutoStayWithinTheBoundAtAnySize) {
   ASSERT_TRUE(swarm.ok());
   EXPECT_TRUE(CheckChunkCount(100 * kTiB, (*swarm)->DefaultChunkBytes(100 * kTiB), /*swarm=*/true).ok());
 
-  // auto at 8 TiB: without the bound it chose 256 KiB (33.5 million chunks).
+  // auto at 4 PiB: without the bound it would choose 256 KiB (2^34 chunks).
   Result<std::unique_ptr<Planner>> automatic = MakePlanner("auto");
   ASSERT_TRUE(automatic.ok());
   const NetworkModel net = Flat(16);
   PlanOptions options;
   options.choose_chunk_bytes = true;
-  options.min_chunk_bytes = SmallestChunkBytes(8 * kTiB, false);
-  options.chunk_bytes = std::max((*automatic)->DefaultChunkBytes(8 * kTiB), options.min_chunk_bytes);
-  Result<Plan> plan = (*automatic)->MakePlan(net, 8 * kTiB, options);
+  options.min_chunk_bytes = SmallestChunkBytes(4 * kPiB, false);
+  options.chunk_bytes = std::max((*automatic)->DefaultChunkBytes(4 * kPiB), options.min_chunk_bytes);
+  Result<Plan> plan = (*automatic)->MakePlan(net, 4 * kPiB, options);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_LE(plan->NumChunks(), kMaxPlanChunks);
   EXPECT_TRUE(ValidatePlanOn(*plan, net).ok());
@@ -223,8 +225,8 @@ TEST(ChunkCount, DefaultsAndAutoStayWithinTheBoundAtAnySize) {
 
 TEST(ChunkCount, TooManyChunksAreRefusedNamingTheSmallestThatFits) {
   constexpr uint64_t kGiB = uint64_t{1} << 30;
-  EXPECT_TRUE(CheckChunkCount(16 * kGiB, 1024, false).ok());  // exactly 2^24
-  const Status push = CheckChunkCount(16 * kGiB + 1, 1024, false);
+  EXPECT_TRUE(CheckChunkCount(1024 * kGiB, 1024, false).ok());  // exactly 2^30
+  const Status push = CheckChunkCount(1024 * kGiB + 1, 1024, false);
   ASSERT_EQ(push.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(push.message().find("chunks of 2048 bytes or more fit"), std::string::npos) << push.message();
   const Status swarm = CheckChunkCount(64 * kGiB, 16 << 10, true);
@@ -233,13 +235,13 @@ TEST(ChunkCount, TooManyChunksAreRefusedNamingTheSmallestThatFits) {
   EXPECT_NE(swarm.message().find("32768 bytes or more"), std::string::npos) << swarm.message();
   const Status huge = CheckChunkCount(uint64_t{200} << 40, 1 << 20, true);
   EXPECT_NE(huge.message().find("too large for a swarm"), std::string::npos) << huge.message();
-  EXPECT_NE(CheckChunkCount(uint64_t{2} << 50, 1 << 20, false).message().find("even of 64 MiB"), std::string::npos);
+  EXPECT_NE(CheckChunkCount(uint64_t{128} << 50, 1 << 20, false).message().find("even of 64 MiB"), std::string::npos);
   // ValidatePlan refuses such a plan too (a hand-made one: planners never make it).
   Plan plan;
   plan.members = {"a", "b"};
-  plan.payload_bytes = 16 * kGiB + 1;
+  plan.payload_bytes = 1024 * kGiB + 1;
   plan.chunk_bytes = 1024;
-  EXPECT_NE(ValidatePlan(plan).message().find("more than 16777216"), std::string::npos) << ValidatePlan(plan).message();
+  EXPECT_NE(ValidatePlan(plan).message().find("more than 1073741824"), std::string::npos) << ValidatePlan(plan).message();
 }
 
 }  // namespace

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/splitmix64.h"
+
 namespace gridcast {
 namespace {
 
@@ -115,6 +122,97 @@ TEST(ValidatePlan, RejectsBrokenTrees) {
   plan = GoodPlan();
   plan.lanes[1].fanouts[0].streams = {1, 0};
   ExpectInvalid(plan, "stream counts must be >= 1");
+}
+
+// The chunk rule checked from ranges alone agrees with counting chunk by chunk, on random
+// lanes mixing steps, blocks, single chunks, gaps and overlaps.
+TEST(ValidatePlan, ChunkSetsFromRangesAgreeWithCountingEachChunk) {
+  SplitMix64 random(30);
+  int valid = 0, overlapping = 0, uncovered = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    Plan plan = GoodPlan();
+    plan.chunk_bytes = 1;
+    plan.payload_bytes = 1 + random.Below(60);
+    const uint64_t n = plan.NumChunks();
+    std::vector<std::vector<int>> lanes_of(n);
+    for (size_t l = 0; l < plan.lanes.size(); ++l) {
+      plan.lanes[l].chunks.clear();
+      const size_t count = random.Below(4);
+      for (size_t i = 0; i < count; ++i) {
+        const uint64_t begin = random.Below(n), end = begin + 1 + random.Below(n - begin);
+        const uint64_t step = 1 + random.Below(7);
+        plan.lanes[l].chunks.push_back({begin, end, step});
+        for (uint64_t c = begin; c < end; c += step) lanes_of[c].push_back(static_cast<int>(l));
+      }
+    }
+    // Half of the trials: lane 1 takes every chunk lane 0 does not, so that some are valid.
+    if (trial % 2 == 0) {
+      plan.lanes[1].chunks.clear();
+      for (uint64_t c = 0; c < n; ++c) {
+        std::erase(lanes_of[c], 1);
+        if (lanes_of[c].empty()) {
+          plan.lanes[1].chunks.push_back({c, c + 1, 1});
+          lanes_of[c].push_back(1);
+        }
+      }
+    }
+    int64_t twice = -1, none = -1;
+    for (uint64_t c = 0; c < n; ++c) {
+      if (lanes_of[c].size() > 1 && twice < 0) twice = static_cast<int64_t>(c);
+      if (lanes_of[c].empty() && none < 0) none = static_cast<int64_t>(c);
+    }
+    const Status status = ValidatePlan(plan);
+    if (twice >= 0) {
+      ++overlapping;
+      ASSERT_FALSE(status.ok()) << trial;
+      // Some chunk in two lanes, named with both.
+      uint64_t named = 0;
+      int a = -1, b = -1;
+      ASSERT_EQ(std::sscanf(status.message().c_str(), "chunk %lu is in lane %d and lane %d", &named, &a, &b), 3)
+          << status.message();
+      ASSERT_LT(named, n);
+      EXPECT_NE(std::find(lanes_of[named].begin(), lanes_of[named].end(), a), lanes_of[named].end()) << status.message();
+      EXPECT_NE(std::find(lanes_of[named].begin(), lanes_of[named].end(), b), lanes_of[named].end()) << status.message();
+    } else if (none >= 0) {
+      ++uncovered;
+      EXPECT_EQ(status.message(), "chunk " + std::to_string(none) + " is in no lane") << trial;
+    } else {
+      ++valid;
+      EXPECT_TRUE(status.ok()) << trial << ": " << status.ToString();
+    }
+  }
+  EXPECT_GT(valid, 100);
+  EXPECT_GT(overlapping, 100);
+  EXPECT_GT(uncovered, 100);
+}
+
+TEST(ValidatePlan, TwoToTheThirtyChunksInFourThousandLanesWithoutCountingThem) {
+  Plan plan = GoodPlan();
+  plan.chunk_bytes = 1;
+  plan.payload_bytes = kMaxPlanChunks;
+  const Lane tree = plan.lanes[0];
+  plan.lanes.clear();
+  for (uint64_t l = 0; l < 4096; ++l) {
+    plan.lanes.push_back(tree);
+    plan.lanes.back().chunks = {{l, kMaxPlanChunks, 4096}};
+  }
+  EXPECT_TRUE(ValidatePlan(plan).ok()) << ValidatePlan(plan).ToString();
+  plan.lanes[7].chunks = {{7, kMaxPlanChunks - 4096, 4096}};
+  EXPECT_EQ(ValidatePlan(plan).message(), "chunk " + std::to_string(kMaxPlanChunks - 4089) + " is in no lane");
+}
+
+TEST(ValidatePlan, LanesThatShareChunksHaveAtMostTwoToTheTwentyFour) {
+  Plan plan = GoodPlan();
+  plan.shared_chunks = true;
+  EXPECT_TRUE(ValidatePlan(plan).ok()) << ValidatePlan(plan).ToString();
+  plan.chunk_bytes = 1;
+  plan.payload_bytes = kMaxSharedLaneChunks + 1;
+  plan.lanes[0].chunks = {{0, plan.payload_bytes, 2}};
+  plan.lanes[1].chunks = {{1, plan.payload_bytes, 2}};
+  plan.shared_chunks = false;
+  EXPECT_TRUE(ValidatePlan(plan).ok()) << ValidatePlan(plan).ToString();
+  plan.shared_chunks = true;
+  ExpectInvalid(plan, "a plan whose lanes share chunks has at most 16777216 chunks");
 }
 
 TEST(ValidatePlan, RejectsBrokenChunkSets) {

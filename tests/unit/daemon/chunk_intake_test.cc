@@ -31,9 +31,10 @@ class ChunkIntakeTest : public PlanExecutionFixture {
     StartMember(1, store_);
   }
 
-  // A connection to member 1 as its parent in lane 0, handshake done.
-  ConnectionPtr ConnectAsParent() {
-    return OnIo([this]() -> asio::awaitable<ConnectionPtr> {
+  // A connection to member 1 as its parent in lane 0, handshake done; `holds` receives what
+  // the member said it holds.
+  ConnectionPtr ConnectAsParent(ChildHolds* holds = nullptr) {
+    return OnIo([this, holds]() -> asio::awaitable<ConnectionPtr> {
       Result<ConnectionPtr> connected = co_await transports_[0]->Connect(addresses_[1], std::chrono::seconds(5));
       EXPECT_TRUE(connected.ok()) << connected.status().ToString();
       if (!connected.ok()) co_return nullptr;
@@ -43,6 +44,7 @@ class ChunkIntakeTest : public PlanExecutionFixture {
       Result<ChildHolds> held =
           co_await HandshakeAsParent(*connected, kSecret, hello, plan_.NumChunks(), std::chrono::seconds(5));
       EXPECT_TRUE(held.ok()) << held.status().ToString();
+      if (held.ok() && holds != nullptr) *holds = *held;
       co_return held.ok() ? *connected : nullptr;
     }());
   }
@@ -237,6 +239,24 @@ TEST_F(ChunkIntakeTest, ALateChunkOfACompletePayloadIsAcknowledgedAndChangesNoth
   EXPECT_EQ(reply->type, FrameType::kAck);
   EXPECT_EQ(VerifiedByPush(), plan_.NumChunks());
   EXPECT_EQ(ReadFile(MemberDir(1) / "payload.bin"), ReadFile(source_path_));
+}
+
+TEST_F(ChunkIntakeTest, AParentConnectingAgainHearsTheRunsOfChunksHeld) {
+  ASSERT_GE(plan_.NumChunks(), 5u);
+  const ConnectionPtr parent = ConnectAsParent();
+  ASSERT_NE(parent, nullptr);
+  for (uint64_t c : {0, 1, 3}) {
+    ASSERT_TRUE(Send(parent, DataFrame(c), ChunkBytes(c)).ok());
+    Result<FrameHeader> reply = Reply(parent);
+    ASSERT_TRUE(reply.ok() && reply->type == FrameType::kAck) << c;
+  }
+  ChildHolds holds;
+  ASSERT_NE(ConnectAsParent(&holds), nullptr);
+  EXPECT_EQ(holds.runs, (std::vector<ChunkRun>{{0, 2}, {3, 4}}));
+  EXPECT_TRUE(holds.Holds(1));
+  EXPECT_FALSE(holds.Holds(2));
+  EXPECT_TRUE(holds.Holds(3));
+  EXPECT_FALSE(holds.Holds(4));
 }
 
 TEST_F(ChunkIntakeTest, AStoppedMemberHangsUpOnItsParent) {

@@ -46,13 +46,13 @@ TEST(FrameTest, EveryTypeRoundTripsWithEitherDigest) {
 
 // A member of data protocol version 1 to 5 is refused at the challenge, by version and clearly.
 TEST(FrameTest, AnotherProtocolVersionIsRefusedByName) {
-  for (uint32_t version : {1u, 2u, 3u, 4u, 5u}) {
+  for (uint32_t version : {1u, 2u, 3u, 4u, 5u, 6u}) {
     Challenge old;
     old.version = version;
     Result<Challenge> decoded = DecodeChallenge(EncodeChallenge(old));
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 6"),
+    EXPECT_NE(decoded.status().message().find("version " + std::to_string(version) + ", this daemon version 7"),
               std::string::npos)
         << decoded.status().message();
   }
@@ -115,6 +115,29 @@ TEST(FrameTest, RefusesWhatAHeaderAloneShowsToBeWrong) {
   auto held_with_hash = EncodeFrameHeader(Header(FrameType::kHeld, 1, 8));
   held_with_hash[kFrameHeaderBytes - 1] = 1;
   refused(held_with_hash, 1 << 20, "a hash on a HELD frame");
+}
+
+TEST(FrameTest, HeldRunsRoundTripAndBadOnesAreRefused) {
+  const std::vector<ChunkRun> runs = {{0, 2}, {3, 4}, {10, 1u << 30}};
+  const std::vector<uint8_t> bytes = EncodeHeldRuns(runs);
+  EXPECT_EQ(bytes.size(), runs.size() * kHeldRunBytes);
+  Result<std::vector<ChunkRun>> decoded = DecodeHeldRuns(bytes, 1u << 30);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, runs);
+  EXPECT_TRUE(DecodeHeldRuns({}, 0).ok());
+  const auto refused = [](const std::vector<ChunkRun>& bad, uint64_t chunks) {
+    return DecodeHeldRuns(EncodeHeldRuns(bad), chunks).status().code() == StatusCode::kInvalidArgument;
+  };
+  EXPECT_TRUE(refused({{0, 5}}, 4));            // past the plan
+  EXPECT_TRUE(refused({{2, 2}}, 4));            // empty
+  EXPECT_TRUE(refused({{2, 4}, {0, 1}}, 8));    // out of order
+  EXPECT_TRUE(refused({{0, 2}, {2, 4}}, 8));    // touching: one run
+  EXPECT_TRUE(refused({{0, 3}, {2, 4}}, 8));    // overlapping
+  std::vector<uint8_t> torn = bytes;
+  torn.pop_back();
+  EXPECT_FALSE(DecodeHeldRuns(torn, 1u << 30).ok());
+  const std::vector<uint8_t> too_many((kMaxAcceptHeldRuns + 1) * kHeldRunBytes, 0);
+  EXPECT_FALSE(DecodeHeldRuns(too_many, 1u << 30).ok());
 }
 
 }  // namespace

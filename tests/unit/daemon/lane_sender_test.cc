@@ -28,7 +28,7 @@ class SilentChild final : public LaneReceiver, public std::enable_shared_from_th
     return hello.parent == 0 ? Status::Ok() : Status::PermissionDenied("not my parent");
   }
   std::string DataAddressOf(uint32_t) const override { return parent_address; }
-  std::vector<uint8_t> HeldBitmap() const override { return std::vector<uint8_t>((chunks + 7) / 8, 0); }
+  std::vector<ChunkRun> HeldRuns() const override { return {}; }
   void AdoptParentConnection(ConnectionPtr connection, const Hello&) override {
     const int index = connections++;
     asio::co_spawn(io_, Listen(std::move(connection), index), asio::detached);
@@ -80,7 +80,7 @@ class HoldingChild final : public LaneReceiver {
     return hello.parent == 0 ? Status::Ok() : Status::PermissionDenied("not my parent");
   }
   std::string DataAddressOf(uint32_t) const override { return parent_address; }
-  std::vector<uint8_t> HeldBitmap() const override { return std::vector<uint8_t>((chunks + 7) / 8, 0); }
+  std::vector<ChunkRun> HeldRuns() const override { return {}; }
   bool FindsHeldChunksLater() const override { return true; }
   void AdoptParentConnection(ConnectionPtr connection, const Hello&) override {
     asio::co_spawn(io_, Listen(std::move(connection)), asio::detached);

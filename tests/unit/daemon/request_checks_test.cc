@@ -113,11 +113,13 @@ TEST(RequestChecksTest, AFilledPayloadDeclaresEveryDigestInItsChunks) {
   huge.mutable_fill()->set_size_bytes((kMaxFilledChunks + 1) << 20);
   huge.mutable_fill()->set_chunk_hashes(std::string((kMaxFilledChunks + 1) * 32, 'h'));
   EXPECT_NE(CheckBroadcastRequest(huge).message().find("use larger chunks"), std::string::npos);
-  // Planning alone needs no payload, and plans no more chunks than a fill may declare.
+  // Planning alone needs no payload, and plans no more chunks than a plan may have.
   v1::PlanBroadcastRequest plan_only;
   plan_only.set_size_bytes(uint64_t{1} << 40);
   EXPECT_TRUE(CheckPlanBroadcastRequest(plan_only).ok());
-  plan_only.set_size_bytes(uint64_t{1} << 50);
+  plan_only.set_size_bytes(uint64_t{1} << 50);  // 2^28 chunks of 4 MiB
+  EXPECT_TRUE(CheckPlanBroadcastRequest(plan_only).ok());
+  plan_only.set_size_bytes(uint64_t{1} << 53);
   EXPECT_NE(CheckPlanBroadcastRequest(plan_only).message().find("at most"), std::string::npos);
   plan_only.mutable_broadcast()->set_chunk_bytes(64 << 20);
   plan_only.set_size_bytes(uint64_t{1} << 46);
