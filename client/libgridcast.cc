@@ -196,12 +196,22 @@ class PayloadCopierImpl : public PayloadCopier {
       done_ = true;
       return true;
     }
-    const std::string& verified = map.verified();
-    if (chunk_bytes_ == 0 || verified.size() != (copied_.size() + 7) / 8) {
-      return Status::Internal("the chunk map of '" + name_ + "' does not fit its size");
-    }
-    for (uint64_t c = 0; c < copied_.size(); ++c) {
-      if ((static_cast<uint8_t>(verified[c / 8]) >> (c % 8)) & 1u) GRIDCAST_RETURN_IF_ERROR(CopyChunk(c));
+    if (chunk_bytes_ == 0) return Status::Internal("the chunk map of '" + name_ + "' has no chunk size");
+    // Page by page: one answer carries the map of up to 2^28 chunks.
+    for (uint64_t first = 0;;) {
+      const std::string& verified = map.verified();
+      const uint64_t count = std::min<uint64_t>(verified.size() * 8, copied_.size() - first);
+      if (map.first_chunk() != first || verified.empty() || verified.size() != (count + 7) / 8) {
+        return Status::Internal("the chunk map of '" + name_ + "' does not fit its size");
+      }
+      for (uint64_t c = 0; c < count; ++c) {
+        if ((static_cast<uint8_t>(verified[c / 8]) >> (c % 8)) & 1u) GRIDCAST_RETURN_IF_ERROR(CopyChunk(first + c));
+      }
+      first += count;
+      if (first >= copied_.size()) break;
+      request.set_first_chunk(first);
+      GRIDCAST_RETURN_IF_ERROR(client_->ChunkMap(request, &map));
+      if (map.complete()) return CopyVerified();
     }
     done_ = copied_count_ == copied_.size();
     return done_;

@@ -60,7 +60,7 @@ void Holdings::ListDirectory(bool in_memory, bool verify,
       held->set_chunks_total(snapshot.chunks_total);
     }
     if (partial) continue;
-    Result<PayloadIdentity> recorded = PayloadStore::RecordedIdentity(dir, name);
+    Result<PayloadIdentity> recorded = PayloadStore::RecordedHeader(dir, name);
     if (recorded.ok()) {
       held->set_sha256(AsString(recorded->sha256));
       held->set_digest(ChunkDigestToProto(recorded->digest));
@@ -82,14 +82,23 @@ void Holdings::ListDirectory(bool in_memory, bool verify,
   }
 }
 
-Result<v1::ChunkMapResponse> Holdings::ChunkMap(const HeldName& name) const {
+Result<v1::ChunkMapResponse> Holdings::ChunkMap(const HeldName& name, uint64_t first_chunk, uint64_t max_chunks) const {
   GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name.name));
+  if (first_chunk % 8 != 0) {
+    return Status::InvalidArgument("a chunk map starts at a multiple of 8, not chunk " + std::to_string(first_chunk));
+  }
   v1::ChunkMapResponse map;
+  map.set_first_chunk(first_chunk);
   if (const std::shared_ptr<PlanExecution> receiving = running_.Writing(name)) {
     const PayloadStore& store = receiving->store();
+    if (first_chunk > store.identity().NumChunks()) {
+      return Status::OutOfRange("chunk " + std::to_string(first_chunk) + " is past the " +
+                                std::to_string(store.identity().NumChunks()) + " chunks of '" + name.name + "'");
+    }
+    const uint64_t count = max_chunks == 0 ? kMaxChunkMapChunks : std::min(max_chunks, kMaxChunkMapChunks);
     map.set_size_bytes(store.identity().size_bytes);
     map.set_chunk_bytes(store.identity().chunk_bytes);
-    map.set_verified(AsString(store.BitmapBytes()));
+    map.set_verified(AsString(store.BitmapBytes(first_chunk, count)));
     return map;
   }
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(directories_.Of(name.in_memory), name.name, /*create=*/false));

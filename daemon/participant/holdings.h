@@ -30,9 +30,11 @@ class Holdings {
   // re-hashed against its recorded chunk list (PayloadStore::Scrub).
   v1::ListResponse List(bool verify) const;
 
-  // Which chunks of `name` are verified here: from the plan receiving it, else all of a
-  // complete copy. NotFound when there is neither.
-  Result<v1::ChunkMapResponse> ChunkMap(const HeldName& name) const;
+  // Which chunks of `name` are verified here: from the plan receiving it (from `first_chunk`,
+  // a multiple of 8, at most `max_chunks`, 0 or more than kMaxChunkMapChunks read as that),
+  // else all of a complete copy. NotFound when there is neither.
+  static constexpr uint64_t kMaxChunkMapChunks = uint64_t{1} << 28;
+  Result<v1::ChunkMapResponse> ChunkMap(const HeldName& name, uint64_t first_chunk = 0, uint64_t max_chunks = 0) const;
 
   // An allgather part this daemon holds (DescribePartRequest): its size, and with a chunk
   // size its padded chunk hashes (allgather_bundle.h HashPaddedChunks).

@@ -208,7 +208,8 @@ grpc::Status ControlService::ChunkMap(grpc::ServerContext* context, const v1::Ch
                                       v1::ChunkMapResponse* response) {
   return Guarded(counters_, "ChunkMap", [&]() -> gridcast::Status {
     GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/ChunkMap"));
-    GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.holdings().ChunkMap(HeldName{request->name(), request->in_memory()}));
+    GRIDCAST_ASSIGN_OR_RETURN(*response, participant_.holdings().ChunkMap(HeldName{request->name(), request->in_memory()},
+                                                                                    request->first_chunk(), request->max_chunks()));
     return gridcast::Status::Ok();
   });
 }

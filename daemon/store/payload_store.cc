@@ -47,11 +47,13 @@ bool PayloadStore::Has(uint64_t chunk) const {
   return chunk < have_.size() && have_[chunk];
 }
 
-std::vector<uint8_t> PayloadStore::BitmapBytes() const {
+std::vector<uint8_t> PayloadStore::BitmapBytes(uint64_t first, uint64_t count) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<uint8_t> bytes((have_.size() + 7) / 8, 0);
-  for (size_t c = 0; c < have_.size(); ++c) {
-    if (have_[c]) bytes[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+  first = std::min<uint64_t>(first, have_.size());
+  count = std::min<uint64_t>(count, have_.size() - first);
+  std::vector<uint8_t> bytes((count + 7) / 8, 0);
+  for (uint64_t c = 0; c < count; ++c) {
+    if (have_[first + c]) bytes[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
   }
   return bytes;
 }
@@ -226,6 +228,11 @@ Status PayloadStore::WriteListTo(FileIo& io, const std::string& path, bool sync)
     GRIDCAST_ASSIGN_OR_RETURN(DigestBatch batch, digest_log_->Batch(b));
     return std::move(batch.digests);
   }, sync);
+}
+
+Result<PayloadIdentity> PayloadStore::RecordedHeader(const std::string& data_dir, const std::string& name, FileIo& io) {
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  return ReadChunkListHeader(io, PayloadStatePath(data_dir, name, ".chunks"), name);
 }
 
 Result<PayloadIdentity> PayloadStore::RecordedIdentity(const std::string& data_dir, const std::string& name,

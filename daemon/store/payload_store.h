@@ -306,8 +306,9 @@ class PayloadStore {
   // The chunks an earlier attempt at this payload had verified, held again (KnownChunks).
   uint64_t ResumedChunks() const { return resumed_chunks_.load(std::memory_order_relaxed); }
   bool Complete() const { return VerifiedCount() == identity_.NumChunks(); }
-  // The verified-chunk bitmap, chunk c at bit c % 8 of byte c / 8.
-  std::vector<uint8_t> BitmapBytes() const;
+  // The verified-chunk bitmap of chunks [first, first + count) (cut at the last chunk), chunk
+  // first + c at bit c % 8 of byte c / 8.
+  std::vector<uint8_t> BitmapBytes(uint64_t first, uint64_t count) const;
   // The runs of verified chunks, from the first, at most `most` of them.
   std::vector<ChunkRun> HeldRuns(size_t most) const;
 
@@ -377,6 +378,9 @@ class PayloadStore {
   // for Scrub().
   static Result<PayloadIdentity> RecordedIdentity(const std::string& data_dir, const std::string& name,
                                                   FileIo& io = SystemFileIo());
+  // The same without the digests (sizes, digest kind, SHA-256): what `list` shows, at any size.
+  static Result<PayloadIdentity> RecordedHeader(const std::string& data_dir, const std::string& name,
+                                                FileIo& io = SystemFileIo());
 
  protected:
   // Holds no chunk yet; `base_name` names the payload in errors.

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/payload_digests.h"
+#include "daemon/store/state_files.h"
 #include "delta/rolling_checksum.h"
 
 namespace gridcast {
@@ -182,7 +183,9 @@ Result<uint64_t> SourceFile::VerifyFilled() {
   return newly;
 }
 
-Result<ScrubReport> SourceFile::Scrub() const {
+Result<ScrubReport> SourceFile::Scrub(const RecordedDigests& recorded) const {
+  // Digests of this many chunks in memory at once: 2 MiB.
+  constexpr uint64_t kWindowChunks = uint64_t{1} << 16;
   struct stat st {};
   if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     return Status::InvalidArgument("'" + base_name_ + "' is not a regular file");
@@ -192,10 +195,15 @@ Result<ScrubReport> SourceFile::Scrub() const {
   const auto whole = [&](uint64_t c) {
     return ChunkOffset(c) + identity_.ChunkSize(c) <= static_cast<uint64_t>(st.st_size);
   };
-  GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(0, report.chunks, whole, [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
-                             if (digest != identity_.chunk_hashes[c]) report.bad_chunks.push_back(c);
-                             return true;
-                           }).WithContext(base_name_));
+  for (uint64_t first = 0; first < report.chunks; first += kWindowChunks) {
+    const uint64_t end = std::min(report.chunks, first + kWindowChunks);
+    GRIDCAST_ASSIGN_OR_RETURN(const std::vector<Digest> expected, recorded(first, end - first));
+    if (expected.size() != end - first) return Status::DataLoss("the chunk list of '" + base_name_ + "' is short");
+    GRIDCAST_RETURN_IF_ERROR(HashStoredChunks(first, end, whole, [&](uint64_t c, const Digest& digest, std::span<const uint8_t>) {
+                               if (digest != expected[c - first]) report.bad_chunks.push_back(c);
+                               return true;
+                             }).WithContext(base_name_));
+  }
   // A chunk cut off by a shorter file is as bad as a changed one.
   for (uint64_t c = 0; c < report.chunks; ++c) {
     if (!whole(c)) report.bad_chunks.push_back(c);
@@ -279,11 +287,14 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenHeld(
 }
 
 Result<ScrubReport> PayloadStore::Scrub(const std::string& data_dir, const std::string& name, FileIo& io) {
-  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity identity, RecordedIdentity(data_dir, name, io));
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity header, RecordedHeader(data_dir, name, io));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/false));
   const int fd = io.OpenAt(parent.first.get(), parent.second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("this daemon holds no complete payload '" + name + "'");
-  return SourceFile::Recorded(fd, name, std::move(identity), io)->Scrub();
+  const std::string list = PayloadStatePath(data_dir, name, ".chunks");
+  return SourceFile::Recorded(fd, name, std::move(header), io)->Scrub([&](uint64_t first, uint64_t count) {
+    return ReadChunkListDigests(io, list, name, first, count);
+  });
 }
 
 }  // namespace gridcast

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -47,10 +48,12 @@ class SourceFile final : public FileStore, public GrowingSource, public Streamed
     return {.growing = kind_ == Kind::kFilling ? this : nullptr, .streamed = kind_ == Kind::kStreamed ? this : nullptr};
   }
 
-  // The chunks of this file whose bytes do not hash to the identity's (PayloadStore::Scrub).
-  // REQUIRES: opened with the recorded identity by Recorded().
-  Result<ScrubReport> Scrub() const;
-  // Takes `fd`, a held copy of the payload `identity` records, to scrub it.
+  // The chunks of this file whose bytes do not hash to the recorded digests (PayloadStore::Scrub),
+  // which come from `recorded(first, count)` a window at a time. REQUIRES: opened with the
+  // recorded header by Recorded().
+  using RecordedDigests = std::function<Result<std::vector<Digest>>(uint64_t first, uint64_t count)>;
+  Result<ScrubReport> Scrub(const RecordedDigests& recorded) const;
+  // Takes `fd`, a held copy of the payload `identity` (a recorded header) describes, to scrub it.
   static std::unique_ptr<SourceFile> Recorded(int fd, std::string base_name, PayloadIdentity identity, FileIo& io);
 
  private:

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,32 +25,6 @@ constexpr char kChunkListMagic[8] = {'G', 'C', 'C', 'H', 'U', 'N', 'K', '2'};
 constexpr size_t kChunkListV1HeaderBytes = sizeof(kChunkListMagic) + 8 + 8 + sizeof(Digest);
 constexpr size_t kChunkListHeaderBytes = kChunkListV1HeaderBytes + 1;
 
-// The identity a chunk list's bytes record.
-Result<PayloadIdentity> DecodeChunkList(std::span<const uint8_t> bytes, const Status& damaged) {
-  if (bytes.size() < kChunkListV1HeaderBytes) return damaged;
-  PayloadIdentity id;
-  size_t header_bytes = kChunkListHeaderBytes;
-  if (std::memcmp(bytes.data(), kChunkListMagicV1, sizeof kChunkListMagicV1) == 0) {
-    header_bytes = kChunkListV1HeaderBytes;
-  } else if (std::memcmp(bytes.data(), kChunkListMagic, sizeof kChunkListMagic) == 0 &&
-             bytes.size() >= kChunkListHeaderBytes) {
-    Result<ChunkDigest> digest = ChunkDigestFromValue(bytes[kChunkListV1HeaderBytes]);
-    if (!digest.ok()) return damaged;
-    id.digest = *digest;
-  } else {
-    return damaged;
-  }
-  id.size_bytes = LoadBigEndian(bytes.data() + 8, 8);
-  id.chunk_bytes = LoadBigEndian(bytes.data() + 16, 8);
-  std::memcpy(id.sha256.data(), bytes.data() + 24, sizeof(Digest));
-  const std::span<const uint8_t> hashes = bytes.subspan(header_bytes);
-  if (id.chunk_bytes == 0 || hashes.size() / DigestBytes(id.digest) != id.NumChunks()) return damaged;
-  Result<std::vector<Digest>> decoded =
-      DecodeChunkHashes(id.digest, {reinterpret_cast<const char*>(hashes.data()), hashes.size()}, id.NumChunks());
-  if (!decoded.ok()) return damaged;
-  id.chunk_hashes = std::move(*decoded);
-  return id;
-}
 
 }  // namespace
 
@@ -83,16 +58,82 @@ Status WriteResumeState(FileIo& io, int fd, const Digest& fingerprint, std::span
 
 uint64_t ResumeBitmapByteOffset(uint64_t chunk) { return kStateHeaderBytes + chunk / 8; }
 
-Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name) {
+namespace {
+
+// Where the digests of the chunk list in `fd` begin (after the header of its version), and
+// the header's identity; DataLoss as `damaged` unless the file holds one digest per chunk.
+Result<std::pair<PayloadIdentity, size_t>> ReadHeaderOf(FileIo& io, int fd, const std::string& path,
+                                                        const Status& damaged) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return ErrnoStatus("stat " + path, errno);
+  std::array<uint8_t, kChunkListHeaderBytes> bytes{};
+  if (static_cast<uint64_t>(st.st_size) < kChunkListV1HeaderBytes) return damaged;
+  GRIDCAST_RETURN_IF_ERROR(PreadFull(io, fd, std::span(bytes).first(std::min<size_t>(bytes.size(), st.st_size)), 0));
+  PayloadIdentity id;
+  size_t header_bytes = kChunkListHeaderBytes;
+  if (std::memcmp(bytes.data(), kChunkListMagicV1, sizeof kChunkListMagicV1) == 0) {
+    header_bytes = kChunkListV1HeaderBytes;
+  } else if (std::memcmp(bytes.data(), kChunkListMagic, sizeof kChunkListMagic) == 0 &&
+             static_cast<uint64_t>(st.st_size) >= kChunkListHeaderBytes) {
+    Result<ChunkDigest> digest = ChunkDigestFromValue(bytes[kChunkListV1HeaderBytes]);
+    if (!digest.ok()) return damaged;
+    id.digest = *digest;
+  } else {
+    return damaged;
+  }
+  id.size_bytes = LoadBigEndian(bytes.data() + 8, 8);
+  id.chunk_bytes = LoadBigEndian(bytes.data() + 16, 8);
+  std::memcpy(id.sha256.data(), bytes.data() + 24, sizeof(Digest));
+  const uint64_t digest_bytes = static_cast<uint64_t>(st.st_size) - header_bytes;
+  if (id.chunk_bytes == 0 || digest_bytes % DigestBytes(id.digest) != 0 ||
+      digest_bytes / DigestBytes(id.digest) != id.NumChunks()) {
+    return damaged;
+  }
+  return std::make_pair(id, header_bytes);
+}
+
+Result<int> OpenChunkList(FileIo& io, const std::string& path, const std::string& name) {
   const int fd = io.OpenAt(AT_FDCWD, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
   if (fd < 0) return Status::NotFound("no chunk list is recorded for '" + name + "' (not received by gridcast)");
-  struct stat st {};
-  Status read = fstat(fd, &st) == 0 ? Status::Ok() : ErrnoStatus("stat " + path, errno);
-  std::vector<uint8_t> bytes(read.ok() ? static_cast<size_t>(st.st_size) : 0);
-  if (read.ok()) read = PreadFull(io, fd, bytes, 0);
+  return fd;
+}
+
+Status Damaged(const std::string& name) { return Status::DataLoss("chunk list of '" + name + "' is damaged"); }
+
+}  // namespace
+
+Result<PayloadIdentity> ReadChunkListHeader(FileIo& io, const std::string& path, const std::string& name) {
+  GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenChunkList(io, path, name));
+  Result<std::pair<PayloadIdentity, size_t>> header = ReadHeaderOf(io, fd, path, Damaged(name));
   close(fd);
-  if (!read.ok()) return read;
-  return DecodeChunkList(bytes, Status::DataLoss("chunk list of '" + name + "' is damaged"));
+  if (!header.ok()) return header.status();
+  return header->first;
+}
+
+Result<std::vector<Digest>> ReadChunkListDigests(FileIo& io, const std::string& path, const std::string& name,
+                                                 uint64_t first, uint64_t count) {
+  GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenChunkList(io, path, name));
+  Result<std::pair<PayloadIdentity, size_t>> header = ReadHeaderOf(io, fd, path, Damaged(name));
+  Result<std::vector<Digest>> digests = header.status();
+  if (header.ok()) {
+    const PayloadIdentity& id = header->first;
+    first = std::min(first, id.NumChunks());
+    count = std::min(count, id.NumChunks() - first);
+    const size_t width = DigestBytes(id.digest);
+    std::string bytes(count * width, '\0');
+    const Status read = PreadFull(io, fd, {reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()},
+                                  header->second + first * width);
+    digests = read.ok() ? DecodeChunkHashes(id.digest, bytes, count) : Result<std::vector<Digest>>(read);
+    if (!digests.ok() && read.ok()) digests = Damaged(name);
+  }
+  close(fd);
+  return digests;
+}
+
+Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name) {
+  GRIDCAST_ASSIGN_OR_RETURN(PayloadIdentity id, ReadChunkListHeader(io, path, name));
+  GRIDCAST_ASSIGN_OR_RETURN(id.chunk_hashes, ReadChunkListDigests(io, path, name, 0, id.NumChunks()));
+  return id;
 }
 
 Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync) {

@@ -41,8 +41,15 @@ Status WriteResumeState(FileIo& io, int fd, const Digest& fingerprint, std::span
 uint64_t ResumeBitmapByteOffset(uint64_t chunk);
 
 // The chunk list recorded at `path`; NotFound when there is none, DataLoss when it is damaged.
-// `name` names the payload in errors.
+// `name` names the payload in errors. 32 bytes a chunk in memory: ReadChunkListHeader and
+// ReadChunkListDigests read a window of it.
 Result<PayloadIdentity> ReadChunkList(FileIo& io, const std::string& path, const std::string& name);
+// Its header (sizes, digest kind, SHA-256; no digests), once the file is seen to hold one digest
+// per chunk.
+Result<PayloadIdentity> ReadChunkListHeader(FileIo& io, const std::string& path, const std::string& name);
+// Digests [first, first + count) of it (cut at its last chunk).
+Result<std::vector<Digest>> ReadChunkListDigests(FileIo& io, const std::string& path, const std::string& name,
+                                                 uint64_t first, uint64_t count);
 // Records `identity`'s chunk list at `path` all at once (a temporary file beside it, renamed
 // over it); with `sync`, on the disk before the rename.
 Status WriteChunkList(FileIo& io, const std::string& path, const PayloadIdentity& identity, bool sync);

@@ -240,6 +240,23 @@ TEST(CppApi, ACopierTakesEachChunkOnceVerifiedWhileTheBroadcastRuns) {
     chunks_copied += copied ? 1 : 0;
   }
   EXPECT_GT(chunks_copied, 0u);
+  // The map comes in pages as asked, from a multiple of 8, and the pages agree with the whole.
+  {
+    v1::ChunkMapResponse whole, page;
+    ASSERT_TRUE(m2.ChunkMap(request, &whole).ok());
+    const uint64_t chunks = (sent.size() + kChunk - 1) / kChunk;
+    ASSERT_EQ(whole.verified().size(), (chunks + 7) / 8);
+    v1::ChunkMapRequest paged = request;
+    paged.set_first_chunk(8);
+    paged.set_max_chunks(8);
+    ASSERT_TRUE(m2.ChunkMap(paged, &page).ok());
+    EXPECT_EQ(page.first_chunk(), 8u);
+    EXPECT_EQ(page.verified(), whole.verified().substr(1, 1));
+    paged.set_first_chunk(3);
+    EXPECT_EQ(m2.ChunkMap(paged, &page).code(), StatusCode::kInvalidArgument);
+    paged.set_first_chunk((chunks + 8) / 8 * 8);
+    EXPECT_EQ(m2.ChunkMap(paged, &page).code(), StatusCode::kOutOfRange);
+  }
   ASSERT_EQ(kill(cluster.pid(0), SIGCONT), 0);
 
   Result<BroadcastResult> result = (*broadcast)->Wait();
