@@ -113,19 +113,20 @@ Result<PayloadIdentity> ReadChunkListHeader(FileIo& io, const std::string& path,
 Result<std::vector<Digest>> ReadChunkListDigests(FileIo& io, const std::string& path, const std::string& name,
                                                  uint64_t first, uint64_t count) {
   GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenChunkList(io, path, name));
-  Result<std::pair<PayloadIdentity, size_t>> header = ReadHeaderOf(io, fd, path, Damaged(name));
-  Result<std::vector<Digest>> digests = header.status();
-  if (header.ok()) {
-    const PayloadIdentity& id = header->first;
+  const auto read = [&]() -> Result<std::vector<Digest>> {
+    GRIDCAST_ASSIGN_OR_RETURN(const auto header, ReadHeaderOf(io, fd, path, Damaged(name)));
+    const PayloadIdentity& id = header.first;
     first = std::min(first, id.NumChunks());
     count = std::min(count, id.NumChunks() - first);
     const size_t width = DigestBytes(id.digest);
     std::string bytes(count * width, '\0');
-    const Status read = PreadFull(io, fd, {reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()},
-                                  header->second + first * width);
-    digests = read.ok() ? DecodeChunkHashes(id.digest, bytes, count) : Result<std::vector<Digest>>(read);
-    if (!digests.ok() && read.ok()) digests = Damaged(name);
-  }
+    GRIDCAST_RETURN_IF_ERROR(
+        PreadFull(io, fd, {reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()}, header.second + first * width));
+    Result<std::vector<Digest>> digests = DecodeChunkHashes(id.digest, bytes, count);
+    if (!digests.ok()) return Damaged(name);
+    return digests;
+  };
+  Result<std::vector<Digest>> digests = read();
   close(fd);
   return digests;
 }
