@@ -14,7 +14,6 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
 #include "tests/netgrid/netgrid_send_fixture.h"
 
@@ -35,16 +34,6 @@ nodes:
     down: 10gbit
 )";
 
-// Resident bytes of process `pid` (`field`: VmRSS, RssAnon or RssFile), or 0 once it is gone.
-uint64_t ResidentBytes(int pid, const std::string& field = "VmRSS") {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with(field + ":")) return std::stoull(line.substr(field.size() + 1)) * 1024;
-  }
-  return 0;
-}
-
 class LargePayloadE2ETest : public NetgridSendFixture {
  protected:
   LargePayloadE2ETest() : NetgridSendFixture("/tmp/gridcast-large-e2e", kTopology, uint64_t{3} << 40) {}
@@ -52,10 +41,7 @@ class LargePayloadE2ETest : public NetgridSendFixture {
   void SetUp() override {
     NetgridSendFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    std::ifstream in(ng_ / "cluster.yaml");
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<ClusterConfig> cluster = ParseClusterFile(text.str(), ng_.string());
+    Result<ClusterConfig> cluster = Cluster();
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = *cluster;
   }
@@ -100,7 +86,7 @@ TEST_F(LargePayloadE2ETest, TwoTebibytesStartWithinASecondInFlatMemoryAndCancelC
 
   std::map<int, uint64_t> rss_before, rss_most;
   for (const NetgridNode& node : state_.nodes) {
-    for (int pid : NetgridNodePids(node, "gridcastd")) rss_before[pid] = rss_most[pid] = ResidentBytes(pid);
+    for (int pid : NetgridNodePids(node, "gridcastd")) rss_before[pid] = rss_most[pid] = ProcessMemoryBytes(pid, "VmRSS");
   }
   ASSERT_EQ(rss_before.size(), 3u);
 
@@ -109,15 +95,15 @@ TEST_F(LargePayloadE2ETest, TwoTebibytesStartWithinASecondInFlatMemoryAndCancelC
   bool started = false;
   while (!started && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (auto& [pid, most] : rss_most) most = std::max(most, ResidentBytes(pid));
+    for (auto& [pid, most] : rss_most) most = std::max(most, ProcessMemoryBytes(pid, "VmRSS"));
     started = VerifiedTheStart("core-1", "huge.bin") && VerifiedTheStart("core-2", "huge.bin");
   }
   ASSERT_TRUE(started) << "the members did not verify the first GiB in 4 minutes";
   for (const auto& [pid, most] : rss_most) {
     std::printf("gridcastd %d: %.1f MiB resident before, %.1f at most (now %.1f anonymous, %.1f file)\n", pid,
                 static_cast<double>(rss_before[pid]) / (1 << 20), static_cast<double>(most) / (1 << 20),
-                static_cast<double>(ResidentBytes(pid, "RssAnon")) / (1 << 20),
-                static_cast<double>(ResidentBytes(pid, "RssFile")) / (1 << 20));
+                static_cast<double>(ProcessMemoryBytes(pid, "RssAnon")) / (1 << 20),
+                static_cast<double>(ProcessMemoryBytes(pid, "RssFile")) / (1 << 20));
   }
   // A sanitized daemon keeps freed memory in quarantine (256 MiB by default) and shadows all
   // of it: its resident size says nothing about the daemon's own.

@@ -16,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
 #include "netgrid_send_fixture.h"
 #include "tests/integration/send_helpers.h"
@@ -36,15 +35,6 @@ nodes:
     down: 50mbit
 )";
 
-// Peak resident memory of a process (VmHWM), in MiB; -1 when unknown.
-double PeakRssMiB(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024;
-  }
-  return -1;
-}
-
 class LoadE2ETest : public NetgridSendFixture {
  protected:
   LoadE2ETest() : NetgridSendFixture("/tmp/gridcast-load-e2e", kTopology) {}
@@ -62,7 +52,7 @@ class LoadE2ETest : public NetgridSendFixture {
   // Prints each daemon's peak memory and checks it against `limit_mib`.
   void ReportPeakMemory(double limit_mib) const {
     for (const auto& [name, pid] : DaemonPids()) {
-      const double peak = PeakRssMiB(pid);
+      const double peak = static_cast<double>(ProcessMemoryBytes(pid, "VmHWM")) / (1 << 20);
       std::printf("peak memory of %s's gridcastd: %.1f MiB\n", name.c_str(), peak);
       EXPECT_GT(peak, 0) << name;
       EXPECT_LT(peak, limit_mib) << name;
@@ -163,10 +153,7 @@ TEST_F(LoadE2ETest, AFloodOfControlCallsDoesNotStarveABroadcast) {
   const Sent quiet = StartSend(payload, "quiet.bin", {"--algo", "auto"}).get();
   ExpectEveryCopy(quiet);
 
-  std::ifstream in(ng_ / "cluster.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<ClusterConfig> cluster = ParseClusterFile(text.str(), ng_.string());
+  Result<ClusterConfig> cluster = Cluster();
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   const ClusterMember* source = cluster->Find("core-0");
   ASSERT_NE(source, nullptr);

@@ -12,7 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
 #include "tests/netgrid/netgrid_send_fixture.h"
 
@@ -34,16 +33,6 @@ nodes:
     down: 10gbit
 )";
 
-// The peak resident bytes of process `pid` (VmHWM), or 0 once it is gone.
-uint64_t PeakResidentBytes(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("VmHWM:")) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
 class ManyChunksE2ETest : public NetgridSendFixture {
  protected:
   ManyChunksE2ETest() : NetgridSendFixture("/tmp/gridcast-many-chunks-e2e", kTopology, uint64_t{64} << 30) {}
@@ -51,10 +40,7 @@ class ManyChunksE2ETest : public NetgridSendFixture {
   void SetUp() override {
     NetgridSendFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    std::ifstream in(ng_ / "cluster.yaml");
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<ClusterConfig> cluster = ParseClusterFile(text.str(), ng_.string());
+    Result<ClusterConfig> cluster = Cluster();
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = *cluster;
   }
@@ -132,7 +118,7 @@ TEST_F(ManyChunksE2ETest, MoreThanTwoToTheTwentyFourChunksRunToTheEndThroughARes
   // Bits per chunk and bounded windows, no lists: 20 bytes a chunk would be 340 MiB.
   const std::vector<int> receiver_pids = NetgridNodePids(receiver, "gridcastd");
   ASSERT_EQ(receiver_pids.size(), 1u);
-  const uint64_t peak = PeakResidentBytes(receiver_pids[0]);
+  const uint64_t peak = ProcessMemoryBytes(receiver_pids[0], "VmHWM");
   std::printf("the restarted receiver's peak resident memory: %.1f MiB\n", static_cast<double>(peak) / (1 << 20));
   EXPECT_LT(peak, kPeakResidentLimit);
   ExpectEveryCopy(sent);

@@ -13,9 +13,11 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "deploy/netgrid.h"
 #include "deploy/subprocess.h"
 
@@ -29,6 +31,16 @@ struct Sent {
   nlohmann::json summary;
   double seconds = 0;  // the command's own wall time
 };
+
+// A memory field of /proc/PID/status in bytes (VmRSS, VmHWM, RssAnon, RssFile...), or 0 once
+// the process is gone.
+inline uint64_t ProcessMemoryBytes(int pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(field + ":")) return std::stoull(line.substr(field.size() + 1)) * 1024;
+  }
+  return 0;
+}
 
 class NetgridSendFixture : public ::testing::Test {
  protected:
@@ -108,6 +120,13 @@ class NetgridSendFixture : public ::testing::Test {
   }
 
   const NetgridNode& Node(const std::string& name) const { return *state_.FindNode(name); }
+  // The cluster file netgrid wrote for its daemons.
+  Result<ClusterConfig> Cluster() const {
+    std::ifstream in(ng_ / "cluster.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    return ParseClusterFile(text.str(), ng_.string());
+  }
   fs::path DataDir(const std::string& node) const { return ng_ / "data" / node; }
   std::string SwitchNetns(const std::string& name) const { return state_.prefix + "-" + name; }
 
