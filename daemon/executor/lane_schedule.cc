@@ -5,7 +5,8 @@
 
 namespace gridcast {
 
-LaneSchedule::LaneSchedule(const Plan& plan, int self) : plan_(plan), self_(self) {
+LaneSchedule::LaneSchedule(const Plan& plan, int self, std::string spill_dir)
+    : plan_(plan), self_(self), spill_dir_(std::move(spill_dir)) {
   cursors_.resize(plan_.lanes.size());
   opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
@@ -129,11 +130,11 @@ bool LaneSchedule::Lags(int lane, uint64_t unopened_slack) const {
 }
 
 bool LaneSchedule::Delivered(int lane, int child, uint64_t chunk) {
-  std::vector<bool>& held = delivered_[{lane, child}];
-  if (held.empty()) held.resize(plan_.shared_chunks ? plan_.NumChunks() : sequence_[lane].size());
+  ChunkBits& held = delivered_[{lane, child}];
+  if (held.empty()) held = ChunkBits(plan_.shared_chunks ? plan_.NumChunks() : sequence_[lane].size(), false, spill_dir_);
   const uint64_t slot = DeliveredSlot(lane, chunk);
   if (held[slot]) return false;
-  held[slot] = true;
+  held.Set(slot);
   return ForwardedToAll(chunk);
 }
 

@@ -1,6 +1,6 @@
 // LaneSchedule: what this member passes on in each lane of a plan, in which order, to whom,
-// and who holds what. The bookkeeping the lane senders and the chunk intake share; no I/O,
-// no clock, no thread (the execution keeps it on its io thread).
+// and who holds what. The bookkeeping the lane senders and the chunk intake share; no I/O but
+// its bitmaps' pages, no clock, no thread (the execution keeps it on its io thread).
 //
 // Each lane has a log: the chunks this member passes on in it, in the order it does. A plan of
 // fixed lanes has every lane's log at the start, computed from the lane's ranges rather than
@@ -8,6 +8,8 @@
 // (Plan::shared_chunks) the source logs a chunk in the lane that claims it (ClaimNext), every
 // other member as the chunk arrives (or is assigned to it), and a lane's log is final once
 // every chunk is logged somewhere; those logs are lists (kMaxSharedLaneChunks bounds them).
+//
+// Its bits per chunk and edge are ChunkBits, past a size mapped from a file of `spill_dir`.
 //
 // Both sides of an edge ask it: the parent what it says of itself in the handshake (HelloAs
 // Parent), which chunks a stream carries and when a chunk has reached every child (Delivered);
@@ -18,10 +20,12 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "collectives/chunk_sequence.h"
+#include "common/chunk_bits.h"
 #include "collectives/plan.h"
 #include "daemon/transport/frame.h"
 #include "include/gridcast/result.h"
@@ -39,7 +43,7 @@ class LaneSchedule {
   };
 
   // REQUIRES: ValidatePlan(plan).ok(); 0 <= self < plan.members.size().
-  LaneSchedule(const Plan& plan, int self);
+  LaneSchedule(const Plan& plan, int self, std::string spill_dir = {});
 
   int self() const { return self_; }
   size_t lanes() const { return parent_.size(); }
@@ -100,6 +104,7 @@ class LaneSchedule {
 
   const Plan& plan_;
   const int self_;
+  const std::string spill_dir_;
   std::vector<int> parent_;
   std::vector<std::vector<int>> children_;  // per lane, this member's children in it
   // Fixed lanes: each lane's log and the lane of each chunk, from the ranges.
@@ -114,7 +119,7 @@ class LaneSchedule {
   // Per (lane, child) edge, the chunks the child holds, by DeliveredSlot; a chunk is forwarded
   // to all once every child of the lane it is logged in holds it (one bit per chunk and edge,
   // no count per chunk).
-  std::map<std::pair<int, int>, std::vector<bool>> delivered_;
+  std::map<std::pair<int, int>, ChunkBits> delivered_;
   std::vector<std::vector<const Cursor*>> cursors_;
   // Per lane, the connections (child, stream) it has from here, and those opened so far.
   std::vector<size_t> edge_streams_;

@@ -32,7 +32,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       store_(std::move(store)),
       options_(std::move(options)),
       digests_(std::move(digests)),
-      schedule_(plan_, self),
+      schedule_(plan_, self, store_->spill_dir()),
       chunk_arrived_(io),
       context_{io_,
                workers_,

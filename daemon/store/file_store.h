@@ -23,8 +23,8 @@ class FileStore : public PayloadStore {
 
  protected:
   // Takes `fd` (-1: none yet).
-  FileStore(PayloadIdentity identity, std::string base_name, FileIo& io, int fd)
-      : PayloadStore(std::move(identity), std::move(base_name)), io_(&io), fd_(fd) {}
+  FileStore(PayloadIdentity identity, std::string base_name, FileIo& io, int fd, std::string spill_dir = {})
+      : PayloadStore(std::move(identity), std::move(base_name), std::move(spill_dir)), io_(&io), fd_(fd) {}
 
   Status PutVerified(const ReceivedChunk& received) override;
   Status ReadStored(uint64_t offset, std::span<uint8_t> out) const override;

@@ -4,10 +4,11 @@
 
 namespace gridcast {
 
-PayloadStore::PayloadStore(PayloadIdentity identity, std::string base_name)
-    : identity_(std::move(identity)), base_name_(std::move(base_name)) {
-  have_.assign(identity_.NumChunks(), false);
-}
+PayloadStore::PayloadStore(PayloadIdentity identity, std::string base_name, std::string spill_dir)
+    : identity_(std::move(identity)),
+      base_name_(std::move(base_name)),
+      spill_dir_(std::move(spill_dir)),
+      have_(identity_.NumChunks(), false, spill_dir_) {}
 
 std::optional<Digest> PayloadStore::ExpectedDigest(uint64_t chunk) const {
   if (digest_log_ != nullptr) {
@@ -37,7 +38,7 @@ Status PayloadStore::CheckReceivable(const PayloadIdentity& identity) {
 }
 
 void PayloadStore::HoldAll() {
-  have_.assign(identity_.NumChunks(), true);
+  have_ = ChunkBits(identity_.NumChunks(), true);
   verified_ = identity_.NumChunks();
   finalized_ = true;
 }
@@ -61,10 +62,10 @@ std::vector<uint8_t> PayloadStore::BitmapBytes(uint64_t first, uint64_t count) c
 std::vector<ChunkRun> PayloadStore::HeldRuns(size_t most) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<ChunkRun> runs;
-  for (auto it = std::find(have_.begin(), have_.end(), true); it != have_.end() && runs.size() < most;) {
-    const auto end = std::find(it, have_.end(), false);
-    runs.push_back({static_cast<uint64_t>(it - have_.begin()), static_cast<uint64_t>(end - have_.begin())});
-    it = std::find(end, have_.end(), true);
+  for (uint64_t begin = have_.Find(true); begin < have_.size() && runs.size() < most;) {
+    const uint64_t end = have_.Find(false, begin);
+    runs.push_back({begin, end});
+    begin = have_.Find(true, end);
   }
   return runs;
 }
@@ -154,7 +155,7 @@ Status PayloadStore::StoreHashed(const ReceivedChunk& received, const Digest& di
 
 Status PayloadStore::MarkHashedInPlace(uint64_t chunk, const Digest& digest, bool* newly_verified) {
   std::lock_guard<std::mutex> lock(mutex_);
-  claimed_[chunk] = false;
+  claimed_.Set(chunk, false);
   if (have_[chunk]) return Status::Ok();
   GRIDCAST_RETURN_IF_ERROR(CheckDigest(chunk, digest));
   Status marked = MarkVerified(chunk);
@@ -164,7 +165,7 @@ Status PayloadStore::MarkHashedInPlace(uint64_t chunk, const Digest& digest, boo
 }
 
 Status PayloadStore::MarkVerified(uint64_t chunk) {
-  have_[chunk] = true;
+  have_.Set(chunk);
   verified_.fetch_add(1, std::memory_order_relaxed);
   return RecordVerified(chunk);
 }

@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_bits.h"
 #include "common/chunk_digest.h"
 #include "common/chunk_run.h"
 #include "common/chunk_ref.h"
@@ -281,6 +282,9 @@ class PayloadStore {
                                                               std::shared_ptr<RankMemory> lent);
 
   virtual ~PayloadStore() = default;
+  // Where this store's bitmaps, and an execution's over its chunks, are mapped from past
+  // ChunkBits::kInMemoryBits chunks; empty: memory.
+  const std::string& spill_dir() const { return spill_dir_; }
   PayloadStore(const PayloadStore&) = delete;
   PayloadStore& operator=(const PayloadStore&) = delete;
 
@@ -384,7 +388,9 @@ class PayloadStore {
 
  protected:
   // Holds no chunk yet; `base_name` names the payload in errors.
-  PayloadStore(PayloadIdentity identity, std::string base_name);
+  // `spill_dir`: where bitmaps past ChunkBits::kInMemoryBits chunks are mapped from (the state
+  // directory of the data directory; none: memory).
+  PayloadStore(PayloadIdentity identity, std::string base_name, std::string spill_dir = {});
   // What every store that receives needs of the identity it is given.
   static Status CheckReceivable(const PayloadIdentity& identity);
   // Every chunk held and nothing to finalize: a source's store.
@@ -419,11 +425,12 @@ class PayloadStore {
 
   PayloadIdentity identity_;
   std::string base_name_;  // final component of the name
+  std::string spill_dir_;  // ChunkBits
   mutable std::mutex mutex_;  // guards have_, claimed_ and the bytes of unverified chunks
-  std::vector<bool> have_;
+  ChunkBits have_;
   std::shared_ptr<DigestLog> digest_log_;
   // Per chunk, whether a receiver claimed its place (ChunkPlacement); empty without placement.
-  std::vector<bool> claimed_;
+  ChunkBits claimed_;
   std::atomic<uint64_t> verified_{0};
   std::atomic<uint64_t> reused_bytes_{0};
   std::atomic<uint64_t> reused_chunks_{0};

@@ -62,11 +62,13 @@ Result<std::unique_ptr<PayloadStore>> PayloadStore::OpenForReceive(const std::st
                                                                    const ReceiveOptions& options) {
   GRIDCAST_RETURN_IF_ERROR(CheckReceivable(identity));
   GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
+  const std::string chunks_path = PayloadStatePath(data_dir, name, ".chunks");
+  const std::string state_dir = std::filesystem::path(chunks_path).parent_path().string();
   std::unique_ptr<ReceivedFile> store(
-      new ReceivedFile(std::move(identity), std::move(parent.second), io, std::move(parent.first)));
-  store->chunks_path_ = PayloadStatePath(data_dir, name, ".chunks");
+      new ReceivedFile(std::move(identity), std::move(parent.second), io, std::move(parent.first), state_dir));
+  store->chunks_path_ = chunks_path;
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(store->chunks_path_).parent_path(), ec);
+  std::filesystem::create_directories(state_dir, ec);
   if (ec) return Status::Internal("cannot create the state directory of " + data_dir + ": " + ec.message());
   // A symlink under the payload's name is refused whether or not it would be searched.
   GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<const ByteSource> same_name,
@@ -238,12 +240,11 @@ Status ReceivedFile::OpenResumeState(const std::string& state_path) {
   state_fd_ = io_->OpenAt(AT_FDCWD, state_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (state_fd_ < 0) return ErrnoStatus("cannot open " + state_path_, errno);
   const Digest fingerprint = identity_.Fingerprint();
-  std::optional<std::vector<uint8_t>> recorded = ReadResumeBitmap(*io_, state_fd_, fingerprint, n);
-  if (!recorded) {
-    return WriteResumeState(*io_, state_fd_, fingerprint, std::vector<uint8_t>((n + 7) / 8, 0)).WithContext(state_path_);
+  ChunkBits recorded(n, false, spill_dir_);
+  if (!ReadResumeBitmap(*io_, state_fd_, fingerprint, recorded)) {
+    return ResetResumeState(*io_, state_fd_, fingerprint, n).WithContext(state_path_);
   }
-  resume_candidates_.assign(n, false);
-  for (uint64_t c = 0; c < n; ++c) resume_candidates_[c] = ((*recorded)[c / 8] >> (c % 8)) & 1;
+  resume_candidates_ = std::move(recorded);
   return Status::Ok();
 }
 
@@ -261,7 +262,9 @@ KnownChunks::Taken ReceivedFile::TakeKnownChunks(uint64_t first, uint64_t count,
 uint64_t ReceivedFile::Candidates() const {
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t count = 0;
-  for (uint64_t c = 0; c < resume_candidates_.size(); ++c) count += resume_candidates_[c] && !have_[c];
+  for (uint64_t c = resume_candidates_.Find(true); c < resume_candidates_.size(); c = resume_candidates_.Find(true, c + 1)) {
+    count += !have_[c];
+  }
   return count;
 }
 
@@ -452,7 +455,7 @@ Status ReceivedFile::MapIntoPlace() {
   std::lock_guard<std::mutex> lock(mutex_);
   mapped_ = static_cast<uint8_t*>(pages);
   mapped_bytes_ = identity_.size_bytes;
-  claimed_.assign(identity_.NumChunks(), false);
+  claimed_ = ChunkBits(identity_.NumChunks(), false, spill_dir_);
   return Status::Ok();
 }
 
@@ -460,7 +463,7 @@ std::span<uint8_t> ReceivedFile::Claim(uint64_t chunk) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (mapped_ == nullptr || chunk >= have_.size() || have_[chunk] || claimed_[chunk]) return {};
-    claimed_[chunk] = true;
+    claimed_.Set(chunk);
     if (populated_) return {mapped_ + ChunkOffset(chunk), identity_.ChunkSize(chunk)};
   }
   // Take the chunk's pages in one call (the kernel allocates and maps them at once) instead of
@@ -475,7 +478,7 @@ std::span<uint8_t> ReceivedFile::Claim(uint64_t chunk) {
 
 void ReceivedFile::Release(uint64_t chunk) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (chunk < claimed_.size()) claimed_[chunk] = false;
+  if (chunk < claimed_.size()) claimed_.Set(chunk, false);
 }
 
 Result<ChunkRef> ReceivedFile::ChunkAt(uint64_t chunk) const {

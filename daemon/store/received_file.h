@@ -39,8 +39,8 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
 
  private:
   friend class PayloadStore;  // OpenForReceive makes it
-  ReceivedFile(PayloadIdentity identity, std::string base_name, FileIo& io, DirFd dir)
-      : FileStore(std::move(identity), std::move(base_name), io, -1), dir_(std::move(dir)) {}
+  ReceivedFile(PayloadIdentity identity, std::string base_name, FileIo& io, DirFd dir, std::string spill_dir)
+      : FileStore(std::move(identity), std::move(base_name), io, -1, std::move(spill_dir)), dir_(std::move(dir)) {}
 
   Status PutVerified(const ReceivedChunk& received) override;
   Status RecordVerified(uint64_t chunk) override;
@@ -78,7 +78,7 @@ class ReceivedFile final : public FileStore, public ChunkPlacement, public Forwa
 
   // What TakeKnownChunks takes from; guarded by search_mutex_ (one search at a time).
   std::mutex search_mutex_;
-  std::vector<bool> resume_candidates_;                // the earlier attempt's bitmap, by chunk
+  ChunkBits resume_candidates_;                        // the earlier attempt's bitmap, by chunk
   std::shared_ptr<const ByteSource> earlier_copy_;     // searched by weak checksums
   int64_t shift_ = 0;  // where the last chunk found in earlier_copy_ was, less where it is now
 

@@ -33,24 +33,32 @@ std::string PayloadStatePath(const std::string& data_dir, const std::string& nam
   return (state_dir / (ToHex(Sha256(AsBytes(name))) + suffix)).string();
 }
 
-std::optional<std::vector<uint8_t>> ReadResumeBitmap(FileIo& io, int fd, const Digest& fingerprint, uint64_t chunks) {
+bool ReadResumeBitmap(FileIo& io, int fd, const Digest& fingerprint, ChunkBits& into) {
   std::vector<uint8_t> header(kStateHeaderBytes);
-  std::vector<uint8_t> bitmap((chunks + 7) / 8, 0);
   if (!PreadFull(io, fd, header, 0).ok() || std::memcmp(header.data(), kStateMagic, sizeof kStateMagic) != 0 ||
-      std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest)) != 0 ||
-      !PreadFull(io, fd, bitmap, kStateHeaderBytes).ok()) {
-    return std::nullopt;
+      std::memcmp(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest)) != 0) {
+    return false;
   }
-  return bitmap;
+  // A window at a time: 128 MiB of bits at 2^30 chunks.
+  constexpr uint64_t kWindowBytes = uint64_t{1} << 20;
+  const uint64_t bytes = (into.size() + 7) / 8;
+  std::vector<uint8_t> window;
+  for (uint64_t at = 0; at < bytes; at += kWindowBytes) {
+    window.resize(std::min(kWindowBytes, bytes - at));
+    if (!PreadFull(io, fd, window, kStateHeaderBytes + at).ok()) return false;
+    into.OrBytes(8 * at, window);
+  }
+  return true;
 }
 
-Status WriteResumeState(FileIo& io, int fd, const Digest& fingerprint, std::span<const uint8_t> bitmap) {
+Status ResetResumeState(FileIo& io, int fd, const Digest& fingerprint, uint64_t chunks) {
   std::vector<uint8_t> header(kStateHeaderBytes);
   std::memcpy(header.data(), kStateMagic, sizeof kStateMagic);
   std::memcpy(header.data() + sizeof kStateMagic, fingerprint.data(), sizeof(Digest));
   GRIDCAST_RETURN_IF_ERROR(PwriteFull(io, fd, header, 0));
-  GRIDCAST_RETURN_IF_ERROR(PwriteFull(io, fd, bitmap, kStateHeaderBytes));
-  if (io.Truncate(fd, static_cast<off_t>(kStateHeaderBytes + bitmap.size())) != 0) {
+  // Cut to the header, then grown: the bitmap reads as zeros without a byte of it written.
+  if (io.Truncate(fd, static_cast<off_t>(kStateHeaderBytes)) != 0 ||
+      io.Truncate(fd, static_cast<off_t>(kStateHeaderBytes + (chunks + 7) / 8)) != 0) {
     return ErrnoStatus("sizing the resume bitmap", errno);
   }
   return Status::Ok();

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_bits.h"
 #include "common/crypto.h"
 #include "common/file_io.h"
 #include "daemon/store/payload_identity.h"
@@ -32,11 +33,13 @@ namespace gridcast {
 // its chunk list ("<key>.chunks"): <data_dir>/.gridcast/state/<key>.
 std::string PayloadStatePath(const std::string& data_dir, const std::string& name, const char* suffix);
 
-// The bitmap recorded in the state file `fd` for the identity with `fingerprint` (of `chunks`
-// chunks); none when the file holds another identity's, or nothing readable.
-std::optional<std::vector<uint8_t>> ReadResumeBitmap(FileIo& io, int fd, const Digest& fingerprint, uint64_t chunks);
-// Replaces the state file's contents with `bitmap` for the identity with `fingerprint`.
-Status WriteResumeState(FileIo& io, int fd, const Digest& fingerprint, std::span<const uint8_t> bitmap);
+// ORs the bitmap recorded in the state file `fd` for the identity with `fingerprint` into `into`
+// (one bit per chunk of it), a window at a time; false when the file holds another identity's,
+// or nothing readable (`into` may then hold part of it).
+bool ReadResumeBitmap(FileIo& io, int fd, const Digest& fingerprint, ChunkBits& into);
+// Replaces the state file's contents with an empty bitmap of `chunks` chunks for the identity
+// with `fingerprint`.
+Status ResetResumeState(FileIo& io, int fd, const Digest& fingerprint, uint64_t chunks);
 // Where in the state file the byte holding `chunk`'s bit lies.
 uint64_t ResumeBitmapByteOffset(uint64_t chunk);
 

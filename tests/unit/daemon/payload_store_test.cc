@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 #include <thread>
 
@@ -629,6 +631,76 @@ TEST_P(PayloadStoreTest, AnEarlierCopyMustBeARegularFile) {
   fs::create_directories(dir_ / "p.bin");
   auto store = Open();
   EXPECT_EQ(store->VerifiedCount(), 0u);
+}
+
+// This process's anonymous resident memory (RssAnon of /proc/self/status), in bytes.
+uint64_t AnonymousResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+  }
+  return 0;
+}
+
+// Past ChunkBits::kInMemoryBits chunks a receiver's bits are mapped from files of its state
+// directory, not anonymous memory: 2^27 chunks (16 MiB a bitmap) are received into, and resumed
+// after a restart, with the process's anonymous memory up by less than one bitmap.
+TEST_F(PayloadStoreFixture, PastTwoToThe26ChunksTheBitsAreMappedFromTheStateDirectory) {
+  constexpr uint64_t kChunks = uint64_t{1} << 27;
+  PayloadIdentity huge;
+  huge.size_bytes = kChunks;
+  huge.chunk_bytes = 1;
+  huge.digest = ChunkDigest::kXxh3;
+  const auto byte_of = [](uint64_t c) { return static_cast<uint8_t>(c * 7 + 1); };
+  const DigestBatches rule(1, kChunks);
+  const std::vector<uint64_t> batches = {0, rule.count() / 2, rule.count() - 2};
+  const auto open = [&] {
+    Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive(dir_.string(), "huge.bin", huge, SystemFileIo());
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    Result<std::unique_ptr<DigestLog>> log = DigestLog::OpenUnnamed(dir_.string(), huge.digest, rule, SystemFileIo());
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    std::shared_ptr<DigestLog> shared = std::move(*log);
+    for (const uint64_t b : batches) {
+      DigestBatch batch;
+      batch.index = b;
+      batch.first_chunk = rule.RangeOf(b).first;
+      batch.kind = huge.digest;
+      for (uint64_t c = batch.first_chunk; c < batch.first_chunk + rule.RangeOf(b).count; ++c) {
+        const uint8_t byte = byte_of(c);
+        batch.digests.push_back(HashChunk(huge.digest, {&byte, 1}));
+      }
+      EXPECT_TRUE(shared->Record(batch).ok());
+    }
+    (*store)->ExpectDigestsFrom(shared);
+    return std::move(*store);
+  };
+  const uint64_t before = AnonymousResidentBytes();
+  uint64_t received = 0;
+  {
+    std::unique_ptr<PayloadStore> store = open();
+    for (const uint64_t b : batches) {
+      for (uint64_t c = rule.RangeOf(b).first; c < rule.RangeOf(b).first + rule.RangeOf(b).count; ++c) {
+        const uint8_t byte = byte_of(c);
+        ASSERT_TRUE(store->WriteChunk(c, {&byte, 1}).ok()) << c;
+        ++received;
+      }
+    }
+    EXPECT_EQ(store->VerifiedCount(), received);
+    EXPECT_EQ(store->spill_dir(), (dir_ / ".gridcast" / "state").string());
+    EXPECT_EQ(store->HeldRuns(10).size(), 3u);
+  }
+  std::unique_ptr<PayloadStore> resumed = open();
+  KnownChunks* known = resumed->capabilities().known;
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(known->Candidates(), received);
+  for (const uint64_t b : batches) (void)known->TakeKnownChunks(rule.RangeOf(b).first, rule.RangeOf(b).count, {});
+  EXPECT_EQ(resumed->VerifiedCount(), received);
+  const uint64_t grown = AnonymousResidentBytes() - std::min(before, AnonymousResidentBytes());
+  EXPECT_LT(grown, kChunks / 8 / 2) << "anonymous memory grew by " << grown << " bytes";
+  // The mapped files are unlinked: only the payload's own state files are left.
+  for (const auto& entry : fs::directory_iterator(dir_ / ".gridcast" / "state")) {
+    EXPECT_EQ(entry.path().extension(), ".state") << entry.path();
+  }
 }
 
 TEST_F(FilledSourceTest, EachChunkIsHeldOnceItIsWholeInTheFileAndHashesRight) {
