@@ -54,7 +54,7 @@ std::span<const uint8_t> Bytes(std::string_view s) { return {reinterpret_cast<co
 
 }  // namespace
 
-DigestBatches::DigestBatches(uint64_t chunk_bytes, uint64_t chunks, uint64_t max_batch_bytes) : chunks_(chunks) {
+void DigestBatches::MakeRamp(uint64_t chunk_bytes, uint64_t max_batch_bytes) {
   auto chunks_for = [&](uint64_t bytes) {
     return static_cast<uint32_t>(std::clamp<uint64_t>(bytes / std::max<uint64_t>(chunk_bytes, 1), 1, kMaxChunksPerBatch));
   };
@@ -64,38 +64,69 @@ DigestBatches::DigestBatches(uint64_t chunk_bytes, uint64_t chunks, uint64_t max
     if (n == steady_) break;
     ramp_.push_back(n);
   }
-  for (uint32_t n : ramp_) {
-    if (ramp_chunks_ >= chunks_) break;
-    ramp_chunks_ += n;
-    ++batches_;
+}
+
+DigestBatches::DigestBatches(uint64_t chunk_bytes, uint64_t chunks, uint64_t max_batch_bytes) {
+  MakeRamp(chunk_bytes, max_batch_bytes);
+  AddSegment(chunks);
+}
+
+DigestBatches::DigestBatches(uint64_t chunk_bytes, std::span<const uint64_t> segment_chunks, uint64_t max_batch_bytes)
+    : closes_list_(false) {
+  MakeRamp(chunk_bytes, max_batch_bytes);
+  for (const uint64_t chunks : segment_chunks) AddSegment(chunks);
+}
+
+void DigestBatches::AddSegment(uint64_t chunks) {
+  Segment& segment = segments_.emplace_back();
+  segment.first_chunk = chunks_;
+  segment.chunks = chunks;
+  segment.first_batch = batches_;
+  for (const uint32_t n : ramp_) {
+    if (segment.ramp_chunks >= chunks) break;
+    segment.ramp_chunks += n;
+    ++segment.ramp_batches;
   }
-  if (ramp_chunks_ >= chunks_) {
-    ramp_.resize(batches_);
-  } else {
-    batches_ += (chunks_ - ramp_chunks_ + steady_ - 1) / steady_;
-  }
+  uint64_t batches = segment.ramp_batches;
+  if (segment.ramp_chunks < chunks) batches += (chunks - segment.ramp_chunks + steady_ - 1) / steady_;
+  chunks_ += chunks;
+  batches_ += batches;
+}
+
+const DigestBatches::Segment& DigestBatches::Find(uint64_t key, uint64_t Segment::*field) const {
+  const auto after = std::upper_bound(segments_.begin(), segments_.end(), key,
+                                      [field](uint64_t k, const Segment& segment) { return k < segment.*field; });
+  return *(after - 1);
 }
 
 uint64_t DigestBatches::BatchOf(uint64_t chunk) const {
+  const Segment& segment = Find(chunk, &Segment::first_chunk);
+  const uint64_t local = chunk - segment.first_chunk;
   uint64_t first = 0;
-  for (size_t i = 0; i < ramp_.size(); ++i) {
-    if (chunk < first + ramp_[i]) return i;
+  for (uint64_t i = 0; i < segment.ramp_batches; ++i) {
+    if (local < first + ramp_[i]) return segment.first_batch + i;
     first += ramp_[i];
   }
-  return ramp_.size() + (chunk - ramp_chunks_) / steady_;
+  return segment.first_batch + segment.ramp_batches + (local - segment.ramp_chunks) / steady_;
 }
 
 DigestBatches::Range DigestBatches::RangeOf(uint64_t batch) const {
+  const Segment& segment = Find(batch, &Segment::first_batch);
+  const uint64_t local = batch - segment.first_batch;
   uint64_t first = 0;
   uint64_t count = 0;
-  if (batch < ramp_.size()) {
-    for (size_t i = 0; i < batch; ++i) first += ramp_[i];
-    count = ramp_[batch];
+  if (local < segment.ramp_batches) {
+    for (uint64_t i = 0; i < local; ++i) first += ramp_[i];
+    count = ramp_[local];
   } else {
-    first = ramp_chunks_ + (batch - ramp_.size()) * steady_;
+    first = segment.ramp_chunks + (local - segment.ramp_batches) * steady_;
     count = steady_;
   }
-  return {first, static_cast<uint32_t>(std::min(count, chunks_ - first))};
+  return {segment.first_chunk + first, static_cast<uint32_t>(std::min(count, segment.chunks - first))};
+}
+
+size_t DigestBatches::SegmentOf(uint64_t batch) const {
+  return static_cast<size_t>(&Find(batch, &Segment::first_batch) - segments_.data());
 }
 
 void SignDigestBatch(const SigningKey& key, const PlanId& plan, DigestBatch& batch) {
@@ -176,7 +207,7 @@ Status VerifyDigestBatch(const PublicKey& key, const PlanId& plan, const DigestB
   if (weak_expected != !batch.weak.empty() || (!batch.weak.empty() && batch.weak.size() != batch.digests.size())) {
     return Status::DataLoss(where + (weak_expected ? " lacks" : " has") + " weak checksums");
   }
-  const bool last = batch.index + 1 == rule.count();
+  const bool last = rule.Closes(batch.index);
   if (last != batch.closing.has_value()) {
     return Status::DataLoss(where + (last ? " is the last and does not close the list" : " closes the list early"));
   }

@@ -45,21 +45,47 @@ class DigestBatches {
 
   // REQUIRES: max_batch_bytes >= kFirstBatchBytes (a chunk size of 0 counts as 1).
   DigestBatches(uint64_t chunk_bytes, uint64_t chunks, uint64_t max_batch_bytes = kDefaultMaxBatchBytes);
+  // Segments of `segment_chunks` chunks back to back, each cut as a payload of its own (its
+  // first batch 1 MiB): no batch crosses from one segment into the next. An allgather's parts
+  // are its segments, each signed by the member that holds it.
+  DigestBatches(uint64_t chunk_bytes, std::span<const uint64_t> segment_chunks,
+                uint64_t max_batch_bytes = kDefaultMaxBatchBytes);
 
   uint64_t count() const { return batches_; }
   uint64_t chunks() const { return chunks_; }
+  size_t segments() const { return segments_.size(); }
   // REQUIRES: chunk < chunks().
   uint64_t BatchOf(uint64_t chunk) const;
   // The chunks of `batch`. REQUIRES: batch < count().
   Range RangeOf(uint64_t batch) const;
+  // The segment `batch` is in. REQUIRES: batch < count().
+  size_t SegmentOf(uint64_t batch) const;
+  // Whether the last batch closes the list (DigestClosing): in a payload of one source, not
+  // one cut in segments (no holder of one knows the others' digests).
+  bool ClosesList() const { return closes_list_; }
+  bool Closes(uint64_t batch) const { return closes_list_ && batch + 1 == batches_; }
 
  private:
-  // The ramp: batch i < ramp_.size() holds ramp_[i] chunks, and every later one steady_.
+  struct Segment {
+    uint64_t first_chunk = 0;
+    uint64_t chunks = 0;
+    uint64_t first_batch = 0;
+    uint64_t ramp_batches = 0;  // its first batches, as the ramp cuts them
+    uint64_t ramp_chunks = 0;   // chunks in those
+  };
+  void MakeRamp(uint64_t chunk_bytes, uint64_t max_batch_bytes);
+  void AddSegment(uint64_t chunks);
+  // The segment holding `key` (a chunk or a batch, by `field`): the last that starts at or
+  // before it (empty segments start where the next one does).
+  const Segment& Find(uint64_t key, uint64_t Segment::*field) const;
+
+  // The ramp: batch i < ramp_.size() of a segment holds ramp_[i] chunks, and every later one steady_.
   std::vector<uint32_t> ramp_;
-  uint64_t ramp_chunks_ = 0;  // chunks in the ramp's batches
   uint32_t steady_ = 1;
+  std::vector<Segment> segments_;
   uint64_t chunks_ = 0;
   uint64_t batches_ = 0;
+  bool closes_list_ = true;
 };
 
 struct DigestClosing {

@@ -10,7 +10,15 @@ namespace gridcast {
 void SigningKey::Freer::operator()(void* key) const { EVP_PKEY_free(static_cast<EVP_PKEY*>(key)); }
 
 Result<SigningKey> SigningKey::Generate() {
-  std::unique_ptr<void, Freer> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
+  return Of(std::unique_ptr<void, Freer>(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519")));
+}
+
+Result<SigningKey> SigningKey::FromSeed(const std::array<uint8_t, 32>& seed) {
+  return Of(std::unique_ptr<void, Freer>(
+      EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size())));
+}
+
+Result<SigningKey> SigningKey::Of(std::unique_ptr<void, Freer> key) {
   if (key == nullptr) return Status::Internal("OpenSSL could not make an Ed25519 key");
   PublicKey public_key{};
   size_t length = public_key.size();

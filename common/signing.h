@@ -21,6 +21,9 @@ class SigningKey {
  public:
   // A fresh key pair (OpenSSL's random bytes); Internal only when OpenSSL fails.
   static Result<SigningKey> Generate();
+  // The key pair whose private key is `seed` (RFC 8032): the same seed, the same pair. An
+  // allgather's holder derives its part's key from a secret of its own (Holdings::PartKey).
+  static Result<SigningKey> FromSeed(const std::array<uint8_t, 32>& seed);
 
   const PublicKey& public_key() const { return public_key_; }
   Signature Sign(std::span<const uint8_t> message) const;
@@ -29,6 +32,7 @@ class SigningKey {
   struct Freer {
     void operator()(void* key) const;
   };
+  static Result<SigningKey> Of(std::unique_ptr<void, Freer> key);
   SigningKey(std::unique_ptr<void, Freer> key, const PublicKey& public_key)
       : key_(std::move(key)), public_key_(public_key) {}
 

@@ -51,7 +51,7 @@ uint64_t AllgatherCoordinator::ChooseChunkBytes(const Planner& planner, const st
 }
 
 Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
-    const v1::AllgatherRequest& request, uint64_t chunk_bytes, const std::vector<uint64_t>& sizes,
+    const v1::AllgatherRequest& request, uint64_t chunk_bytes, const std::vector<std::string>& nonces,
     const std::vector<std::unique_ptr<ControlClient>>& clients) {
   std::vector<int> indices(request.parts_size());
   for (int i = 0; i < request.parts_size(); ++i) indices[i] = i;
@@ -63,15 +63,17 @@ Result<std::vector<v1::DescribePartResponse>> AllgatherCoordinator::Describe(
         describe.set_chunk_bytes(chunk_bytes);
         describe.set_in_memory(part.in_memory());
         describe.set_digest(request.digest());
+        if (chunk_bytes > 0) describe.set_key_nonce(nonces[i]);
         Result<v1::DescribePartResponse> answer = [&]() -> Result<v1::DescribePartResponse> {
           if (clients[i] == nullptr) return participant_.holdings().DescribePart(describe);
-          // Hashing a large part takes a while: the call's timeout, plus a second per 100 MB.
-          const auto hashing = std::chrono::milliseconds(sizes.empty() ? 0 : static_cast<int64_t>(sizes[i] / 100'000));
           v1::DescribePartResponse response;
-          GRIDCAST_RETURN_IF_ERROR(clients[i]->DescribePart(describe, client_.call_timeout + hashing, &response));
+          GRIDCAST_RETURN_IF_ERROR(clients[i]->DescribePart(describe, client_.call_timeout, &response));
           return response;
         }();
         if (!answer.ok()) return answer.status().WithContext("the part at '" + part.member() + "'");
+        if (chunk_bytes > 0 && !PublicKeyFromBytes(answer->digest_key()).ok()) {
+          return Status::Internal("the part at '" + part.member() + "' came without a digest key");
+        }
         return answer;
       });
   std::vector<v1::DescribePartResponse> described;
@@ -166,8 +168,12 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   for (const v1::DescribePartResponse& d : sizes) part_sizes.push_back(d.size_bytes());
   const uint64_t chunk_bytes =
       request.chunk_bytes() > 0 ? request.chunk_bytes() : ChooseChunkBytes(*planner, part_sizes);
-  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> hashed,
-                            Describe(request, chunk_bytes, part_sizes, clients));
+  // Each holder signs its part's digests as it reads it at Prepare, with a key it derives from
+  // the nonce: nothing is read here, and no list grows with a part's size.
+  std::vector<std::string> nonces(request.parts_size(), std::string(Holdings::kPartKeyNonceBytes, '\0'));
+  for (std::string& nonce : nonces) RandomBytes({reinterpret_cast<uint8_t*>(nonce.data()), nonce.size()});
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<v1::DescribePartResponse> keyed,
+                            Describe(request, chunk_bytes, nonces, clients));
 
   // The bundle: parts back to back in request order, each padded to whole chunks.
   GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));
@@ -176,18 +182,15 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   if (request.streams() > 0) options.streams = static_cast<int>(request.streams());
   options.parts.assign(net.nodes.size(), ChunkRange{0, 0, 1});
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
-  std::vector<Digest> chunk_hashes;
   uint64_t next_chunk = 0;
   for (int i = 0; i < request.parts_size(); ++i) {
-    const uint64_t chunks = CeilDiv(hashed[i].size_bytes(), chunk_bytes);
-    Result<std::vector<Digest>> part_hashes = DecodeChunkHashes(digest, hashed[i].chunk_hashes(), chunks);
-    if (hashed[i].size_bytes() != part_sizes[i] || !part_hashes.ok()) {
+    if (keyed[i].size_bytes() != part_sizes[i]) {
       return Status::Aborted("the part at '" + request.parts(i).member() + "' changed while it was described");
     }
+    const uint64_t chunks = CeilDiv(part_sizes[i], chunk_bytes);
     GRIDCAST_ASSIGN_OR_RETURN(const int node, NodeOfMember(net, request.parts(i).member()));
     options.parts[node] = ChunkRange{next_chunk, next_chunk + chunks, 1};
     options.members.push_back(node);
-    chunk_hashes.insert(chunk_hashes.end(), part_hashes->begin(), part_hashes->end());
     next_chunk += chunks;
   }
   GRIDCAST_ASSIGN_OR_RETURN(options.source, NodeOfMember(net, participant_.name()));
@@ -197,13 +200,16 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
   PayloadIdentity bundle;
   bundle.size_bytes = next_chunk * chunk_bytes;
   bundle.chunk_bytes = chunk_bytes;
-  bundle.digest = digest;
-  bundle.chunk_hashes = std::move(chunk_hashes);
-  bundle.sha256 = bundle.ListDigest();  // nobody holds the whole bundle before it is gathered
+  bundle.digest = digest;  // no list: each holder streams its part's (PartDigestsOf)
   BroadcastCoordinator::OutgoingPlan outgoing = BroadcastCoordinator::Outgoing(
       std::move(plan), request.in_memory() ? request.name() : request.name() + kAllgatherBundleSuffix, bundle);
   const std::vector<v1::GatheredPart> layout =
       PlaceParts(request, outgoing.plan, part_sizes, chunk_bytes, outgoing.proto.mutable_payload());
+  for (int i = 0; i < request.parts_size(); ++i) {
+    v1::Part* part = outgoing.proto.mutable_payload()->mutable_parts(i);
+    part->set_digest_key(keyed[i].digest_key());
+    part->set_key_nonce(nonces[i]);
+  }
   spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(outgoing.id),
                request.parts_size(), outgoing.plan.payload_bytes, chunk_bytes, outgoing.plan.algorithm);
 

@@ -47,10 +47,10 @@ class AllgatherCoordinator {
   std::vector<std::unique_ptr<ControlClient>> HolderClients(const v1::AllgatherRequest& request,
                                                             ControlTraffic* traffic) const;
   // Every part's DescribePart answer, in request order: the size only, or with chunk_bytes
-  // the hashes too (`sizes`, the parts' sizes, then give each call time to hash). clients[i]
+  // the key its holder will sign the part's digests with, derived from nonces[i]. clients[i]
   // calls part i's holder; nullptr for this daemon's own part.
   Result<std::vector<v1::DescribePartResponse>> Describe(const v1::AllgatherRequest& request, uint64_t chunk_bytes,
-                                                         const std::vector<uint64_t>& sizes,
+                                                         const std::vector<std::string>& nonces,
                                                          const std::vector<std::unique_ptr<ControlClient>>& clients);
 
   Participant& participant_;

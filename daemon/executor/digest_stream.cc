@@ -3,16 +3,33 @@
 #include <string>
 
 namespace gridcast {
+namespace {
+
+DigestBatches WholeRule(const PayloadIdentity& identity) { return {identity.chunk_bytes, identity.NumChunks()}; }
+
+}  // namespace
 
 Result<std::unique_ptr<DigestStream>> DigestStream::ForSource(const PlanId& plan, const PayloadIdentity& identity,
                                                               SigningKey key, std::shared_ptr<DigestLog> log) {
   const PublicKey public_key = key.public_key();
-  return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, public_key, std::move(key), std::move(log)));
+  return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, WholeRule(identity), {public_key},
+                                                        std::move(key), std::move(log)));
 }
 
 Result<std::unique_ptr<DigestStream>> DigestStream::ForMember(const PlanId& plan, const PayloadIdentity& identity,
                                                               const PublicKey& key, std::shared_ptr<DigestLog> log) {
-  return std::unique_ptr<DigestStream>(new DigestStream(plan, identity, key, std::nullopt, std::move(log)));
+  return std::unique_ptr<DigestStream>(
+      new DigestStream(plan, identity, WholeRule(identity), {key}, std::nullopt, std::move(log)));
+}
+
+Result<std::unique_ptr<DigestStream>> DigestStream::ForParts(const PlanId& plan, const PayloadIdentity& identity,
+                                                             DigestBatches rule, std::vector<PublicKey> keys,
+                                                             std::shared_ptr<DigestLog> log) {
+  if (keys.size() != rule.segments() || rule.chunks() != identity.NumChunks()) {
+    return Status::InvalidArgument("an allgather's parts and keys do not cut its payload");
+  }
+  return std::unique_ptr<DigestStream>(
+      new DigestStream(plan, identity, std::move(rule), std::move(keys), std::nullopt, std::move(log)));
 }
 
 bool DigestStream::Available(uint64_t batch) {
@@ -37,7 +54,7 @@ bool DigestStream::Available(uint64_t batch) {
   if (!identity_.weak_checksums.empty()) {
     signed_batch.weak.assign(identity_.weak_checksums.begin() + first, identity_.weak_checksums.begin() + end);
   }
-  if (batch + 1 == rule_.count()) signed_batch.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
+  if (rule_.Closes(batch)) signed_batch.closing = DigestClosing{identity_.ListDigest(), identity_.sha256};
   SignDigestBatch(*signing_, plan_, signed_batch);
   return log_->Record(signed_batch).ok();
 }
@@ -63,7 +80,12 @@ Status DigestStream::CheckFirstChunk(uint64_t chunk) const {
 Status DigestStream::Accept(std::string_view body) {
   GRIDCAST_ASSIGN_OR_RETURN(const DigestBatch batch, DecodeDigestBatch(body, identity_.digest));
   if (log_->Has(batch.index)) return Status::Ok();
-  GRIDCAST_RETURN_IF_ERROR(VerifyDigestBatch(key_, plan_, rule_, identity_.OffersReuse(), batch));
+  if (batch.index >= rule_.count()) {
+    return Status::DataLoss("digest batch " + std::to_string(batch.index) + " is past the payload's " +
+                            std::to_string(rule_.count()) + " batches");
+  }
+  GRIDCAST_RETURN_IF_ERROR(
+      VerifyDigestBatch(keys_[rule_.SegmentOf(batch.index)], plan_, rule_, identity_.OffersReuse(), batch));
   for (size_t i = 0; i < batch.digests.size(); ++i) {
     const uint64_t chunk = batch.first_chunk + i;
     if ((!identity_.chunk_hashes.empty() && batch.digests[i] != identity_.chunk_hashes[chunk]) ||

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/digest_batches.h"
 #include "common/ids.h"
@@ -34,6 +35,11 @@ class DigestStream {
   // At a member: batches must be signed by `key`.
   static Result<std::unique_ptr<DigestStream>> ForMember(const PlanId& plan, const PayloadIdentity& identity,
                                                          const PublicKey& key, std::shared_ptr<DigestLog> log);
+  // In an allgather: the batches of segment s of `rule` (part s) must be signed by keys[s], its
+  // holder's; each holder recorded its own part's batches as it seeded it (SeedPart).
+  static Result<std::unique_ptr<DigestStream>> ForParts(const PlanId& plan, const PayloadIdentity& identity,
+                                                        DigestBatches rule, std::vector<PublicKey> keys,
+                                                        std::shared_ptr<DigestLog> log);
 
   const DigestBatches& rule() const { return rule_; }
   // Whether batch `batch` can be sent now: held, or (at a source with a list) signed now. A
@@ -63,15 +69,15 @@ class DigestStream {
   void OnNewBatch(std::function<void(uint64_t batch)> callback) { on_new_batch_ = std::move(callback); }
 
  private:
-  DigestStream(const PlanId& plan, const PayloadIdentity& identity, const PublicKey& key,
+  DigestStream(const PlanId& plan, const PayloadIdentity& identity, DigestBatches rule, std::vector<PublicKey> keys,
                std::optional<SigningKey> signing, std::shared_ptr<DigestLog> log)
-      : plan_(plan), identity_(identity), rule_(identity.chunk_bytes, identity.NumChunks()), key_(key),
+      : plan_(plan), identity_(identity), rule_(std::move(rule)), keys_(std::move(keys)),
         signing_(std::move(signing)), log_(std::move(log)) {}
 
   const PlanId plan_;
   const PayloadIdentity& identity_;
   const DigestBatches rule_;
-  const PublicKey key_;
+  const std::vector<PublicKey> keys_;  // by segment of rule_
   const std::optional<SigningKey> signing_;
   const std::shared_ptr<DigestLog> log_;  // the store's (PayloadStore::digest_log)
   std::function<void(uint64_t batch)> on_new_batch_;

@@ -114,21 +114,35 @@ Result<v1::ChunkMapResponse> Holdings::ChunkMap(const HeldName& name, uint64_t f
 
 Result<v1::DescribePartResponse> Holdings::DescribePart(const v1::DescribePartRequest& request) const {
   GRIDCAST_RETURN_IF_ERROR(CheckDescribePartRequest(request));
-  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
   GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
                             directories_.ResolveSend(request.path(), request.in_memory()));
   GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   struct stat st {};
-  fstat(fd, &st);
+  const int stated = fstat(fd, &st);
+  close(fd);
+  if (stated != 0) return ErrnoStatus("stat " + path.string(), errno);
   v1::DescribePartResponse response;
   response.set_size_bytes(static_cast<uint64_t>(st.st_size));
-  Result<std::vector<Digest>> hashes =
-      request.chunk_bytes() == 0 ? std::vector<Digest>{}
-                                 : HashPaddedChunks(fd, response.size_bytes(), request.chunk_bytes(), digest);
-  close(fd);
-  if (!hashes.ok()) return hashes.status().WithContext(path.string());
-  response.set_chunk_hashes(EncodeChunkHashes(digest, *hashes));
+  if (request.chunk_bytes() > 0) {
+    GRIDCAST_ASSIGN_OR_RETURN(const SigningKey key, PartKey(request, response.size_bytes()));
+    response.set_digest_key(AsString(key.public_key()));
+  }
   return response;
+}
+
+Result<SigningKey> Holdings::PartKey(const v1::DescribePartRequest& described, uint64_t size_bytes) const {
+  if (described.key_nonce().size() != kPartKeyNonceBytes) {
+    return Status::InvalidArgument("a part's key nonce is " + std::to_string(kPartKeyNonceBytes) + " bytes, not " +
+                                   std::to_string(described.key_nonce().size()));
+  }
+  std::string message = "gridcast-part-key-1";
+  const uint64_t numbers[] = {described.chunk_bytes(), static_cast<uint64_t>(described.digest()), size_bytes,
+                              described.in_memory() ? 1u : 0u, described.path().size()};
+  message.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
+  message.append(described.path());
+  message.append(described.key_nonce());
+  const std::string_view secret(reinterpret_cast<const char*>(part_key_secret_.data()), part_key_secret_.size());
+  return SigningKey::FromSeed(HmacSha256(secret, AsBytes(message)));
 }
 
 Status Holdings::Remove(const HeldName& name) {

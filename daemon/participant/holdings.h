@@ -4,10 +4,13 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "common/crypto.h"
+#include "common/signing.h"
 #include "include/gridcast/result.h"
 #include "daemon/participant/payload_directories.h"
 #include "daemon/participant/running_plans.h"
@@ -24,7 +27,9 @@ class Holdings {
   // pages of removed in-memory payloads for the next one.
   Holdings(const PayloadDirectories& directories, const RunningPlans& running, boost::asio::thread_pool& closer,
            WarmMemory* warm)
-      : directories_(directories), running_(running), closer_(closer), warm_(warm) {}
+      : directories_(directories), running_(running), closer_(closer), warm_(warm) {
+    RandomBytes(part_key_secret_);
+  }
 
   // Every payload in the data and memory directories; with `verify`, each complete one
   // re-hashed against its recorded chunk list (PayloadStore::Scrub).
@@ -37,8 +42,14 @@ class Holdings {
   Result<v1::ChunkMapResponse> ChunkMap(const HeldName& name, uint64_t first_chunk = 0, uint64_t max_chunks = 0) const;
 
   // An allgather part this daemon holds (DescribePartRequest): its size, and with a chunk
-  // size its padded chunk hashes (allgather_bundle.h HashPaddedChunks).
+  // size the public key of PartKey for it. Nothing is read: the part is hashed as it is seeded.
+  static constexpr size_t kPartKeyNonceBytes = 16;
   Result<v1::DescribePartResponse> DescribePart(const v1::DescribePartRequest& request) const;
+  // The key this daemon signs the digests of the part it described with `nonce` with
+  // (Part.digest_key): derived from a secret it made at start, the nonce and what was described
+  // (the part's path and place, its size, the chunk size and digest), so it needs no state
+  // between DescribePart and Prepare, and a daemon restarted since cannot sign for it.
+  Result<SigningKey> PartKey(const v1::DescribePartRequest& described, uint64_t size_bytes) const;
 
   // Deletes a payload (and its recorded chunk list): a file, a directory with all below it, or
   // the partial copy an interrupted broadcast left (and its resume bitmap). FailedPrecondition
@@ -60,6 +71,7 @@ class Holdings {
   const RunningPlans& running_;
   boost::asio::thread_pool& closer_;
   WarmMemory* warm_;
+  std::array<uint8_t, 32> part_key_secret_{};
 };
 
 }  // namespace gridcast

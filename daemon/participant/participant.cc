@@ -44,7 +44,12 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
     bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
   std::unique_ptr<DigestStream> digests;
-  if (!proto.payload().digest_key().empty()) {
+  GRIDCAST_ASSIGN_OR_RETURN(std::optional<PartDigests> part_digests, PartDigestsOf(proto.payload()));
+  if (part_digests) {
+    if (store->digest_log() == nullptr) return Status::Internal("an allgather's store has no digest log");
+    GRIDCAST_ASSIGN_OR_RETURN(digests, DigestStream::ForParts(id, store->identity(), std::move(part_digests->rule),
+                                                              std::move(part_digests->keys), store->digest_log()));
+  } else if (!proto.payload().digest_key().empty()) {
     const Result<PublicKey> key = PublicKeyFromBytes(proto.payload().digest_key());
     if (!key.ok()) return key.status().WithContext("the plan's digest_key");
     // Unnamed files: the list also comes with the plan, so a restarted member needs none of it.
@@ -208,8 +213,19 @@ Result<std::unique_ptr<PayloadStore>> Participant::OpenMemberStore(const v1::Pre
       lent != nullptr ? PayloadStore::OpenForRankMemory(plan.payload().name(), std::move(identity), lent)
                       : PayloadStore::OpenForReceive(dir, plan.payload().name(), std::move(identity), SystemFileIo(),
                                                      receive));
-  for (const BundlePart& part : parts) {
-    if (part.member == request.member_index()) GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, part));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::optional<PartDigests> part_digests, PartDigestsOf(plan.payload()));
+  if (part_digests) {
+    // The log the members check each part's chunks against, and this member's part in it.
+    GRIDCAST_ASSIGN_OR_RETURN(std::shared_ptr<DigestLog> log,
+                              DigestLog::OpenUnnamed(options_.directories.data_dir, store->identity().digest,
+                                                     part_digests->rule, SystemFileIo()));
+    store->ExpectDigestsFrom(std::move(log));
+    GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanId::FromBytes(plan.plan_id()));
+    for (int i = 0; i < plan.payload().parts_size(); ++i) {
+      if (parts[i].member != request.member_index()) continue;
+      GRIDCAST_RETURN_IF_ERROR(SeedOwnPart(*store, plan.payload(), plan.payload().parts(i), parts[i],
+                                           part_digests->rule, id));
+    }
   }
   return store;
 }
@@ -243,11 +259,23 @@ std::shared_ptr<RankMemory> Participant::LentMemoryFor(const v1::PrepareRequest&
   return std::make_shared<RankMemory>(std::move(regions), RankMemory::kKeptBytes);
 }
 
-Status Participant::SeedOwnPart(PayloadStore& store, const BundlePart& part) const {
+Status Participant::SeedOwnPart(PayloadStore& store, const v1::Payload& payload, const v1::Part& sent,
+                                const BundlePart& part, const DigestBatches& rule, const PlanId& id) const {
+  v1::DescribePartRequest described;
+  described.set_path(part.path);
+  described.set_chunk_bytes(payload.chunk_bytes());
+  described.set_in_memory(part.in_memory);
+  described.set_digest(payload.digest());
+  described.set_key_nonce(sent.key_nonce());
+  GRIDCAST_ASSIGN_OR_RETURN(const SigningKey key, holdings_.PartKey(described, part.size_bytes));
+  if (AsString(key.public_key()) != sent.digest_key()) {
+    return Status::FailedPrecondition("part '" + part.name + "' names a digest key this daemon did not make for it (" +
+                                      "was it restarted since the allgather described its part?)");
+  }
   GRIDCAST_ASSIGN_OR_RETURN(const std::filesystem::path path,
                             options_.directories.ResolveSend(part.path, part.in_memory));
   GRIDCAST_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
-  const Status seeded = SeedPart(store, fd, part);
+  const Status seeded = SeedPart(store, fd, part, rule, key, id);
   close(fd);
   return seeded;
 }

@@ -94,8 +94,10 @@ class Participant {
   // allgather's bundle into its parts; nothing otherwise.
   std::function<Status()> AfterFinalize(const v1::PrepareRequest& request, const PlanId& id,
                                         const std::vector<BundlePart>& parts) const;
-  // Writes this member's own allgather part into its copy of the bundle, verified.
-  Status SeedOwnPart(PayloadStore& store, const BundlePart& part) const;
+  // Writes this member's own allgather part into its copy of the bundle, verified, signing its
+  // batches of digests with the key it described the part with (Holdings::PartKey).
+  Status SeedOwnPart(PayloadStore& store, const v1::Payload& payload, const v1::Part& sent, const BundlePart& part,
+                     const DigestBatches& rule, const PlanId& id) const;
   // The memory local processes lent for the payload of `request`, bound to it, when it asks
   // for that and is a whole in-memory payload pushed (not an allgather's bundle); else null.
   std::shared_ptr<RankMemory> LentMemoryFor(const v1::PrepareRequest& request, bool whole_payload) const;

@@ -16,8 +16,8 @@ Result<PayloadIdentity> IdentityFromProto(const v1::Payload& payload) {
   GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(payload.chunk_bytes()));
   GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(payload.digest()));
   if (payload.chunk_hashes().empty() && payload.size_bytes() > 0) {
-    // Streamed: the digests come in batches signed with the plan's key.
-    if (payload.digest_key().empty() || !payload.weak_checksums().empty()) {
+    // Streamed: the digests come in batches signed with the plan's key, or each part's.
+    if ((payload.digest_key().empty() && payload.parts().empty()) || !payload.weak_checksums().empty()) {
       return Status::InvalidArgument("a payload without its chunk list needs a digest_key, and no weak checksums");
     }
     PayloadIdentity identity;
@@ -59,6 +59,22 @@ std::vector<BundlePart> BundlePartsFromProto(const v1::Payload& payload) {
   return parts;
 }
 
+Result<std::optional<PartDigests>> PartDigestsOf(const v1::Payload& payload) {
+  if (payload.parts().empty()) return std::optional<PartDigests>();
+  if (!payload.digest_key().empty() || !payload.chunk_hashes().empty()) {
+    return Status::InvalidArgument("an allgather's holders sign their parts' digests: its payload has no key and no list");
+  }
+  std::vector<uint64_t> segments;
+  std::vector<PublicKey> keys;
+  for (const v1::Part& part : payload.parts()) {
+    Result<PublicKey> key = PublicKeyFromBytes(part.digest_key());
+    if (!key.ok()) return key.status().WithContext("the digest_key of part '" + part.name() + "'");
+    keys.push_back(*key);
+    segments.push_back(part.chunks());
+  }
+  return std::optional<PartDigests>(PartDigests{DigestBatches(payload.chunk_bytes(), segments), std::move(keys)});
+}
+
 Result<std::optional<Digest>> PlanChunkListDigest(const v1::Plan& plan) {
   GRIDCAST_ASSIGN_OR_RETURN(const PayloadIdentity identity, IdentityFromProto(plan.payload()));
   if (!identity.Streams()) return std::optional<Digest>(identity.ListDigest());
@@ -82,6 +98,15 @@ Result<Digest> PlanAgreementDigest(const v1::Plan& plan) {
   update_string(payload.name());
   update_string(payload.digest_key());
   update_string(payload.base());
+  for (const v1::Part& part : payload.parts()) {
+    const uint64_t place[] = {part.member(), part.size_bytes(), part.first_chunk(), part.chunks(),
+                              part.in_memory() ? 1u : 0u};
+    header.Update({reinterpret_cast<const uint8_t*>(place), sizeof place});
+    update_string(part.name());
+    update_string(part.path());
+    update_string(part.digest_key());
+    update_string(part.key_nonce());
+  }
   return header.Finish();
 }
 

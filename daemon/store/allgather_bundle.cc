@@ -1,6 +1,7 @@
 #include "daemon/store/allgather_bundle.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,34 +69,41 @@ Result<std::string> DirectoryOfBundle(const std::string& bundle_name) {
   return directory;
 }
 
-Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest) {
-  std::vector<Digest> hashes;
-  std::vector<uint8_t> buffer(chunk_bytes);
-  for (uint64_t offset = 0; offset < size_bytes; offset += chunk_bytes) {
-    const uint64_t bytes = std::min(chunk_bytes, size_bytes - offset);
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(buffer).first(bytes), offset));
-    std::fill(buffer.begin() + static_cast<ptrdiff_t>(bytes), buffer.end(), 0);
-    hashes.push_back(HashChunk(digest, buffer));
+Status SeedPart(PayloadStore& store, int fd, const BundlePart& part, const DigestBatches& rule, const SigningKey& key,
+                const PlanId& plan) {
+  const std::string what = "part '" + part.name + "' at " + part.path;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return ErrnoStatus("stat " + what, errno);
+  if (static_cast<uint64_t>(st.st_size) != part.size_bytes) {
+    return Status::DataLoss(what + " changed since the allgather began: " + std::to_string(st.st_size) +
+                            " bytes, not " + std::to_string(part.size_bytes));
   }
-  return hashes;
-}
-
-Status SeedPart(PayloadStore& store, int fd, const BundlePart& part) {
+  if (part.chunks == 0) return Status::Ok();
+  if (store.digest_log() == nullptr) return Status::Internal(what + ": the bundle has no digest log");
   const uint64_t chunk_bytes = store.identity().chunk_bytes;
-  std::vector<uint8_t> buffer(chunk_bytes);
-  for (uint64_t i = 0; i < part.chunks; ++i) {
-    const uint64_t chunk = part.first_chunk + i;
-    if (store.Has(chunk)) continue;
-    const uint64_t offset = i * chunk_bytes;
-    const uint64_t bytes = std::min(chunk_bytes, part.size_bytes - offset);
-    GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(buffer).first(bytes), offset)
-                                 .WithContext("part '" + part.name + "' at " + part.path));
-    std::fill(buffer.begin() + static_cast<ptrdiff_t>(bytes), buffer.end(), 0);
-    Status written = store.WriteChunk(chunk, buffer);
-    if (written.code() == StatusCode::kDataLoss) {
-      return Status::DataLoss("part '" + part.name + "' at " + part.path + " changed since the allgather began");
+  const ChunkDigest kind = store.identity().digest;
+  std::vector<uint8_t> buffer;
+  for (uint64_t b = rule.BatchOf(part.first_chunk); b <= rule.BatchOf(part.first_chunk + part.chunks - 1); ++b) {
+    const DigestBatches::Range range = rule.RangeOf(b);
+    const uint64_t offset = (range.first - part.first_chunk) * chunk_bytes;
+    const uint64_t bytes = std::min<uint64_t>(range.count * chunk_bytes, part.size_bytes - offset);
+    buffer.assign(range.count * chunk_bytes, 0);  // the last chunk's padding stays zero
+    GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(buffer).first(bytes), offset).WithContext(what));
+    std::vector<std::span<const uint8_t>> chunks;
+    for (uint32_t i = 0; i < range.count; ++i) chunks.push_back(std::span(buffer).subspan(i * chunk_bytes, chunk_bytes));
+    DigestBatch batch;
+    batch.index = b;
+    batch.first_chunk = range.first;
+    batch.kind = kind;
+    batch.digests.resize(range.count);
+    HashChunks(kind, chunks, batch.digests);
+    SignDigestBatch(key, plan, batch);
+    GRIDCAST_RETURN_IF_ERROR(store.digest_log()->Record(batch).WithContext(what));
+    for (uint32_t i = 0; i < range.count; ++i) {
+      if (store.Has(range.first + i)) continue;
+      bool newly = false;
+      GRIDCAST_RETURN_IF_ERROR(store.WriteHashedChunk(range.first + i, chunks[i], batch.digests[i], &newly).WithContext(what));
     }
-    GRIDCAST_RETURN_IF_ERROR(written);
   }
   return Status::Ok();
 }

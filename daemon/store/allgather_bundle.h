@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/digest_batches.h"
+#include "common/ids.h"
+#include "common/signing.h"
 #include "include/gridcast/result.h"
 #include "daemon/store/payload_store.h"
 
@@ -38,14 +41,13 @@ Status CheckBundleParts(const std::vector<BundlePart>& parts, uint32_t members, 
 // NAME for a bundle named NAME.allgather; InvalidArgument otherwise.
 Result<std::string> DirectoryOfBundle(const std::string& bundle_name);
 
-// The digest of each chunk of the `size_bytes` bytes at the start of `fd`, the last chunk
-// padded with zeros to chunk_bytes. DataLoss when the file is shorter.
-Result<std::vector<Digest>> HashPaddedChunks(int fd, uint64_t size_bytes, uint64_t chunk_bytes, ChunkDigest digest);
-
-// Writes the part (read from `fd`, padded) into the bundle as verified chunks, skipping those
-// the store holds already (a resumed member). DataLoss naming the part when its bytes no
-// longer hash to what its holder described: the file changed since.
-Status SeedPart(PayloadStore& store, int fd, const BundlePart& part);
+// Writes the part (read from `fd`, padded with zeros to whole chunks) into the bundle as
+// verified chunks, a batch at a time: its holder is the part's source, so each batch of the
+// part's segment of `rule` is hashed, signed with `key` for `plan` and recorded in the store's
+// digest log (which the store checks chunks against), then its chunks not held yet (a resumed
+// member's) are written. DataLoss naming the part when its file is no longer the size described.
+Status SeedPart(PayloadStore& store, int fd, const BundlePart& part, const DigestBatches& rule, const SigningKey& key,
+                const PlanId& plan);
 
 // The last step on disk: the complete DATA_DIR/NAME.allgather becomes DATA_DIR/NAME/ with one
 // file per part (built in a scratch directory named by `tag`, then swapped in whole), and the

@@ -126,7 +126,7 @@ Result<DigestBatch> DigestLog::Load(uint64_t index) const {
         PreadFull(io_, weak_fd_, {weak, batch.weak.size() * sizeof(uint32_t)}, range.first * sizeof(uint32_t)));
   }
   GRIDCAST_RETURN_IF_ERROR(PreadFull(io_, signatures_fd_, batch.signature, index * sizeof(Signature)));
-  if (index + 1 == rule_.count()) batch.closing = closing_;
+  if (rule_.Closes(index)) batch.closing = closing_;
   return batch;
 }
 
@@ -164,6 +164,9 @@ std::optional<Digest> DigestLog::ListDigest() const {
 
 std::optional<DigestClosing> DigestLog::Closing() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Segments close nothing: the list is whole once folded, and nobody held the whole payload
+  // to hash it, so its digest stands for both (an allgather's bundle).
+  if (!rule_.ClosesList() && list_digest_) return DigestClosing{*list_digest_, *list_digest_};
   return closing_;
 }
 

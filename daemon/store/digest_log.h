@@ -45,13 +45,15 @@ class DigestLog {
   // the rule does not have, or of another digest; the file's errors as they come.
   Status Record(const DigestBatch& batch);
   bool Has(uint64_t batch) const;
+  const DigestBatches& rule() const { return rule_; }
   // The digest of `chunk`, when its batch is recorded (from memory, else from the file).
   Result<std::optional<Digest>> DigestOf(uint64_t chunk) const;
   // Batch `batch` as it was recorded, signature included. FailedPrecondition when it is not.
   Result<DigestBatch> Batch(uint64_t batch) const;
   // The chunk-list digest, once every batch is recorded.
   std::optional<Digest> ListDigest() const;
-  // What the last batch says closes the list, once it is recorded.
+  // What the last batch says closes the list, once it is recorded; for a rule of segments,
+  // the chunk-list digest (as both fields) once every batch is.
   std::optional<DigestClosing> Closing() const;
   uint64_t recorded() const;
 

@@ -224,8 +224,7 @@ Status PayloadStore::WriteListTo(FileIo& io, const std::string& path, bool sync)
   }
   PayloadIdentity header = identity_;
   header.sha256 = digest_log_->Closing()->payload_sha256;
-  const DigestBatches rule(identity_.chunk_bytes, identity_.NumChunks());
-  return WriteChunkList(io, path, header, rule.count(), [&](uint64_t b) -> Result<std::vector<Digest>> {
+  return WriteChunkList(io, path, header, digest_log_->rule().count(), [&](uint64_t b) -> Result<std::vector<Digest>> {
     GRIDCAST_ASSIGN_OR_RETURN(DigestBatch batch, digest_log_->Batch(b));
     return std::move(batch.digests);
   }, sync);

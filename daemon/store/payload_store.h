@@ -298,6 +298,10 @@ class PayloadStore {
   // chunk whose batch the log lacks, the identity's list (while Prepare still carries it).
   void ExpectDigestsFrom(std::shared_ptr<DigestLog> log) { digest_log_ = std::move(log); }
   const std::shared_ptr<DigestLog>& digest_log() const { return digest_log_; }
+  // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
+  // copy, an allgather part seeded: read once and hashed once): the same checks, without
+  // hashing them again.
+  Status WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
   // What `chunk`'s bytes must hash to; none while it is not known here yet.
   std::optional<Digest> ExpectedDigest(uint64_t chunk) const;
   bool Has(uint64_t chunk) const;
@@ -405,9 +409,6 @@ class PayloadStore {
   // Finalize()'s work after the check: what makes the copy last (a file's chunk list and name).
   virtual Status Persist(bool /*sync*/) { return Status::Ok(); }
 
-  // WriteChunk of bytes the caller has just hashed to `digest` (a chunk found in an earlier
-  // copy: read once and hashed once): the same checks, without hashing them again.
-  Status WriteHashedChunk(uint64_t chunk, std::span<const uint8_t> data, const Digest& digest, bool* newly_verified);
   // Records the chunk list of a finished copy at `path` (WriteChunkList), from the log batch by
   // batch where the digests streamed: never the whole list in memory.
   Status WriteListTo(FileIo& io, const std::string& path, bool sync) const;

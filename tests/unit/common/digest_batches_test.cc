@@ -52,6 +52,43 @@ TEST(DigestBatchesTest, TheFirstBatchIsAMebibyteAndEachNextTwiceAsLargeUpToTheMo
   ExpectConsistent(tiny, 1 * kKiB);
 }
 
+// Segments (an allgather's parts): each is cut as a payload of its own, no batch crosses into
+// the next, empty segments take no batch, and nothing closes the list.
+TEST(DigestBatchesTest, SegmentsAreEachCutAsAPayloadOfTheirOwn) {
+  const std::vector<uint64_t> segments = {7, 0, 1000, 1, 0, 12, 0};
+  const DigestBatches rule(256 * kKiB, segments);
+  ExpectConsistent(rule, 256 * kKiB);
+  EXPECT_EQ(rule.segments(), segments.size());
+  EXPECT_FALSE(rule.ClosesList());
+  uint64_t first_chunk = 0;
+  uint64_t first_batch = 0;
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const DigestBatches alone(256 * kKiB, segments[s]);
+    for (uint64_t b = 0; b < alone.count(); ++b) {
+      const DigestBatches::Range expected{first_chunk + alone.RangeOf(b).first, alone.RangeOf(b).count};
+      ASSERT_EQ(rule.RangeOf(first_batch + b), expected) << "segment " << s << " batch " << b;
+      ASSERT_EQ(rule.SegmentOf(first_batch + b), s);
+      EXPECT_FALSE(rule.Closes(first_batch + b));
+    }
+    first_chunk += segments[s];
+    first_batch += alone.count();
+  }
+  EXPECT_EQ(rule.count(), first_batch);
+  EXPECT_EQ(rule.chunks(), first_chunk);
+  // One segment is a payload of one source, and its last batch closes the list.
+  const DigestBatches single(256 * kKiB, 1000);
+  EXPECT_TRUE(single.Closes(single.count() - 1));
+  EXPECT_FALSE(single.Closes(0));
+  // Random cuts, against the consistency walk.
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<uint64_t> cut(1 + random() % 6);
+    for (uint64_t& chunks : cut) chunks = random() % 3 == 0 ? 0 : random() % 3000;
+    const uint64_t chunk_bytes = 64 * kKiB << (random() % 5);
+    ExpectConsistent(DigestBatches(chunk_bytes, cut), chunk_bytes);
+  }
+}
+
 TEST(DigestBatchesTest, EdgesFromNoChunkToABillion) {
   EXPECT_EQ(DigestBatches(256 * kKiB, 0).count(), 0u);
   const DigestBatches one(256 * kKiB, 1);

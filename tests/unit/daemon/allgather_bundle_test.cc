@@ -1,5 +1,5 @@
-// An allgather's bundle (daemon/store/allgather_bundle.h): the parts' checks, padded hashes,
-// seeding a member's own part into its store, and the split into NAME/.
+// An allgather's bundle (daemon/store/allgather_bundle.h): the parts' checks, seeding a
+// member's own part into its store with its signed batches of digests, and the split into NAME/.
 #include "daemon/store/allgather_bundle.h"
 
 #include <fcntl.h>
@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include "common/chunk_digest.h"
+#include "daemon/store/digest_log.h"
 #include "test_dir.h"
 
 namespace gridcast {
@@ -57,17 +59,40 @@ class AllgatherBundleTest : public ::testing::Test {
     identity_.size_bytes = bundle_.size();
     identity_.chunk_bytes = kChunk;
     identity_.digest = ChunkDigest::kXxh3;  // the bundle's rules hold whatever the digest
-    for (uint64_t c = 0; c < first; ++c) {
-      identity_.chunk_hashes.push_back(
-          HashChunk(identity_.digest, {reinterpret_cast<const uint8_t*>(bundle_.data()) + c * kChunk, kChunk}));
-    }
-    identity_.sha256 = identity_.ListDigest();
+    for (uint64_t c = 0; c < first; ++c) expected_digests_.push_back(HashChunk(identity_.digest, BundleChunk(c)));
+  }
+  std::span<const uint8_t> BundleChunk(uint64_t c) const {
+    return {reinterpret_cast<const uint8_t*>(bundle_.data()) + c * kChunk, kChunk};
+  }
+  DigestBatches Rule() const {
+    std::vector<uint64_t> segments;
+    for (const BundlePart& part : parts_) segments.push_back(part.chunks);
+    return DigestBatches(kChunk, segments);
+  }
+  // The bundle's store, checking chunks against a log of the parts' batches.
+  std::unique_ptr<PayloadStore> OpenBundle() {
+    Result<std::unique_ptr<PayloadStore>> store =
+        PayloadStore::OpenForReceive((dir_ / "data").string(), "g.allgather", identity_);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    Result<std::unique_ptr<DigestLog>> log = DigestLog::OpenUnnamed(dir_.string(), identity_.digest, Rule(), SystemFileIo());
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    (*store)->ExpectDigestsFrom(std::move(*log));
+    return std::move(*store);
+  }
+  Status Seed(PayloadStore& store, size_t part, const SigningKey& key) {
+    const int fd = open(parts_[part].path.c_str(), O_RDONLY);
+    EXPECT_GE(fd, 0);
+    const Status seeded = SeedPart(store, fd, parts_[part], Rule(), key, plan_);
+    close(fd);
+    return seeded;
   }
 
   fs::path dir_;
   std::vector<std::string> contents_;
   std::vector<BundlePart> parts_;
   std::string bundle_;
+  std::vector<Digest> expected_digests_;  // of the padded bundle's chunks
+  const PlanId plan_ = PlanId::Random();
   PayloadIdentity identity_;
 };
 
@@ -107,24 +132,41 @@ TEST_F(AllgatherBundleTest, PartsMustFollowEachOtherAndFillTheBundle) {
 
 TEST_F(AllgatherBundleTest, SeededPartsAndReceivedOnesSplitIntoTheOriginals) {
   MakeParts();
-  Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive((dir_ / "data").string(), "g.allgather", identity_);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  // This member holds part 2: its padded hashes are the bundle's, and seeding marks its chunks.
-  const int fd = open(parts_[2].path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  Result<std::vector<Digest>> hashes = HashPaddedChunks(fd, parts_[2].size_bytes, kChunk, identity_.digest);
-  ASSERT_TRUE(hashes.ok());
-  EXPECT_EQ(*hashes, std::vector<Digest>(identity_.chunk_hashes.begin() + 2, identity_.chunk_hashes.end()));
-  ASSERT_TRUE(SeedPart(**store, fd, parts_[2]).ok());
-  close(fd);
-  EXPECT_EQ((*store)->VerifiedCount(), 3u);
-  // The rest arrives as a transfer would bring it.
-  for (uint64_t c = 0; c < 2; ++c) {
-    ASSERT_TRUE((*store)->WriteChunk(c, {reinterpret_cast<const uint8_t*>(bundle_.data()) + c * kChunk, kChunk}).ok());
+  std::unique_ptr<PayloadStore> store = OpenBundle();
+  // This member holds part 2: seeding signs its batches with the holder's key, records them and
+  // marks its chunks.
+  const Result<SigningKey> own_key = SigningKey::Generate();
+  ASSERT_TRUE(own_key.ok());
+  ASSERT_TRUE(Seed(*store, 2, *own_key).ok());
+  EXPECT_EQ(store->VerifiedCount(), 3u);
+  const DigestBatches rule = Rule();
+  for (uint64_t b = 0; b < rule.count(); ++b) {
+    if (rule.SegmentOf(b) != 2) {
+      EXPECT_FALSE(store->digest_log()->Has(b)) << b;
+      continue;
+    }
+    Result<DigestBatch> batch = store->digest_log()->Batch(b);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    EXPECT_TRUE(VerifyDigestBatch(own_key->public_key(), plan_, rule, false, *batch).ok());
+    EXPECT_FALSE(batch->closing.has_value());  // a part closes nothing
+    for (size_t i = 0; i < batch->digests.size(); ++i) EXPECT_EQ(batch->digests[i], expected_digests_[batch->first_chunk + i]);
   }
-  ASSERT_TRUE((*store)->Complete());
-  ASSERT_TRUE((*store)->Finalize(false).ok());
-  store->reset();
+  // Part 0 arrives as a transfer would bring it: its holder's batch, then its chunks.
+  const Result<SigningKey> other_key = SigningKey::Generate();
+  ASSERT_TRUE(other_key.ok());
+  DigestBatch first;
+  first.index = 0;
+  first.first_chunk = 0;
+  first.kind = identity_.digest;
+  first.digests = {expected_digests_[0], expected_digests_[1]};
+  SignDigestBatch(*other_key, plan_, first);
+  ASSERT_TRUE(store->digest_log()->Record(first).ok());
+  for (uint64_t c = 0; c < 2; ++c) ASSERT_TRUE(store->WriteChunk(c, BundleChunk(c)).ok());
+  ASSERT_TRUE(store->Complete());
+  Result<Digest> list = store->Finalize(false);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(*list, ChunkListDigest(identity_.digest, expected_digests_));
+  store.reset();
   ASSERT_TRUE(SplitBundle((dir_ / "data").string(), "g.allgather", parts_, kChunk, "t", false).ok());
   for (size_t i = 0; i < parts_.size(); ++i) {
     std::ifstream in(dir_ / "data" / "g" / parts_[i].name, std::ios::binary);
@@ -134,24 +176,19 @@ TEST_F(AllgatherBundleTest, SeededPartsAndReceivedOnesSplitIntoTheOriginals) {
   EXPECT_FALSE(fs::exists(dir_ / "data" / "g.allgather"));
 }
 
-TEST_F(AllgatherBundleTest, APartThatChangedIsNotSeeded) {
+// A part is read as it is seeded, at Prepare: one whose size is no longer the one described is
+// refused, naming it, and nothing of it is held.
+TEST_F(AllgatherBundleTest, APartOfAnotherSizeIsNotSeeded) {
   MakeParts();
-  Result<std::unique_ptr<PayloadStore>> store = PayloadStore::OpenForReceive((dir_ / "data").string(), "g.allgather", identity_);
-  ASSERT_TRUE(store.ok());
-  std::string changed = contents_[0];
-  changed[10] ^= 1;
-  WriteFile("part0", changed);
-  const int fd = open(parts_[0].path.c_str(), O_RDONLY);
-  const Status seeded = SeedPart(**store, fd, parts_[0]);
-  close(fd);
+  std::unique_ptr<PayloadStore> store = OpenBundle();
+  const Result<SigningKey> key = SigningKey::Generate();
+  ASSERT_TRUE(key.ok());
+  WriteFile("part0", contents_[0].substr(0, 100));
+  const Status seeded = Seed(*store, 0, *key);
   EXPECT_EQ(seeded.code(), StatusCode::kDataLoss);
   EXPECT_NE(seeded.message().find("changed"), std::string::npos) << seeded.message();
-  EXPECT_EQ((*store)->VerifiedCount(), 0u);
-  // A file shorter than described: its holder cannot have it.
-  WriteFile("part0", contents_[0].substr(0, 100));
-  const int short_fd = open(parts_[0].path.c_str(), O_RDONLY);
-  EXPECT_FALSE(HashPaddedChunks(short_fd, parts_[0].size_bytes, kChunk, identity_.digest).ok());
-  close(short_fd);
+  EXPECT_EQ(store->VerifiedCount(), 0u);
+  EXPECT_FALSE(store->digest_log()->Has(0));
 }
 
 }  // namespace
