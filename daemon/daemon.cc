@@ -307,9 +307,30 @@ Status RunDaemon(const DaemonOptions& options) {
     GRIDCAST_ASSIGN_OR_RETURN(warm_memory, WarmMemory::Open((std::filesystem::path(memory_dir) / ".gridcast" / "warm").string(),
                                                             options.warm_memory_bytes, options.warm_memory_idle));
   }
-  Participant participant(io, ParticipantOptions{options.name, std::move(directories), execution, torrents.get(),
-                                                 options.workers, ListenForLentMemory(io, options),
-                                                 std::move(warm_memory)});
+  ParticipantOptions participant_options;
+  participant_options.name = options.name;
+  participant_options.directories = std::move(directories);
+  participant_options.execution = execution;
+  participant_options.torrents = torrents.get();
+  participant_options.workers = options.workers;
+  participant_options.rank_memory = ListenForLentMemory(io, options);
+  participant_options.warm_memory = std::move(warm_memory);
+  if (tls) {
+    // The keys of digests are signed with this member's TLS identity and checked against the CA.
+    GRIDCAST_ASSIGN_OR_RETURN(participant_options.signer, MemberSigner::Load(options.tls_cert, options.tls_key));
+    if (!options.tls_ca.empty()) {
+      GRIDCAST_ASSIGN_OR_RETURN(participant_options.verifier, MemberVerifier::Load(options.tls_ca));
+    }
+    participant_options.data_host_of = [&cluster = options.cluster](const std::string& member) -> Result<std::string> {
+      const ClusterMember* entry = cluster.Find(member);
+      if (entry == nullptr) return Status::FailedPrecondition("member '" + member + "' is not in the cluster file");
+      GRIDCAST_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(entry->data_address));
+      std::string host = host_port.first;
+      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      return host;
+    };
+  }
+  Participant participant(io, participant_options);
   DataPlane data_plane(io, execution.transport, options.cluster.secret,
                        [&participant](const PlanId& id) { return participant.plans().Find(id); },
                        options.execution.connect_timeout);
@@ -319,6 +340,7 @@ Status RunDaemon(const DaemonOptions& options) {
   CoordinatorOptions coordinator_options;
   coordinator_options.client.tls_ca = options.tls_ca;
   coordinator_options.data_tls = tls != nullptr;
+  coordinator_options.signer = participant_options.signer;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
   ControlTree tree(participant, options.cluster, coordinator_options.client);

@@ -209,6 +209,8 @@ Status AllgatherCoordinator::Run(const v1::AllgatherRequest& request,
     v1::Part* part = outgoing.proto.mutable_payload()->mutable_parts(i);
     part->set_digest_key(keyed[i].digest_key());
     part->set_key_nonce(nonces[i]);
+    part->set_key_signature(keyed[i].key_signature());
+    part->set_holder_certificate(keyed[i].certificate());
   }
   spdlog::info("allgather {}: {} parts, {} bytes padded, chunks of {} with {}", ToHex(outgoing.id),
                request.parts_size(), outgoing.plan.payload_bytes, chunk_bytes, outgoing.plan.algorithm);

@@ -201,6 +201,12 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   outgoing.proto.mutable_payload()->set_base(request.base());
   GRIDCAST_ASSIGN_OR_RETURN(SigningKey key, SigningKey::Generate());
   StreamDigests(key.public_key(), outgoing.proto.mutable_payload());
+  if (options_.signer != nullptr) {
+    GRIDCAST_ASSIGN_OR_RETURN(std::string signature,
+                              options_.signer->Sign(DigestKeyStatement(outgoing.id, key.public_key())));
+    outgoing.proto.mutable_payload()->set_key_signature(std::move(signature));
+    outgoing.proto.mutable_payload()->set_source_certificate(options_.signer->certificate());
+  }
   outgoing.digest_key = std::move(key);
   ExecuteInputs inputs;
   inputs.members = members;

@@ -21,6 +21,7 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "common/member_signature.h"
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
 #include "common/signing.h"
@@ -52,6 +53,9 @@ struct CoordinatorOptions {
   // The daemons run TLS on the data plane: payload bytes must not move over BitTorrent, which
   // is not encrypted (pull and hybrid are refused, except for tomography's random probes).
   bool data_tls = false;
+  // With TLS: this member's identity, which signs the digest key of each broadcast it sources
+  // (Payload.key_signature), so that no control relay can put another in the plan.
+  std::shared_ptr<const MemberSigner> signer;
 };
 
 // The network model a broadcast over `members` plans on: `topology_yaml` (a request's, at

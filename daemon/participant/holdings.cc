@@ -126,6 +126,11 @@ Result<v1::DescribePartResponse> Holdings::DescribePart(const v1::DescribePartRe
   if (request.chunk_bytes() > 0) {
     GRIDCAST_ASSIGN_OR_RETURN(const SigningKey key, PartKey(request, response.size_bytes()));
     response.set_digest_key(AsString(key.public_key()));
+    if (signer_ != nullptr) {
+      GRIDCAST_ASSIGN_OR_RETURN(std::string signature, signer_->Sign(PartKeyStatement(request.key_nonce(), key.public_key())));
+      response.set_key_signature(std::move(signature));
+      response.set_certificate(signer_->certificate());
+    }
   }
   return response;
 }

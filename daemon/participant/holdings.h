@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/crypto.h"
+#include "common/member_signature.h"
 #include "common/signing.h"
 #include "include/gridcast/result.h"
 #include "daemon/participant/payload_directories.h"
@@ -25,9 +26,10 @@ class Holdings {
   // All four outlive the Holdings. `closer` closes the files of removed payloads (freeing a
   // big in-memory payload's pages takes a while) after the answer; `warm` (or null) keeps the
   // pages of removed in-memory payloads for the next one.
+  // `signer` (or null, without TLS) signs the keys of the parts it describes.
   Holdings(const PayloadDirectories& directories, const RunningPlans& running, boost::asio::thread_pool& closer,
-           WarmMemory* warm)
-      : directories_(directories), running_(running), closer_(closer), warm_(warm) {
+           WarmMemory* warm, std::shared_ptr<const MemberSigner> signer = nullptr)
+      : directories_(directories), running_(running), closer_(closer), warm_(warm), signer_(std::move(signer)) {
     RandomBytes(part_key_secret_);
   }
 
@@ -71,6 +73,7 @@ class Holdings {
   const RunningPlans& running_;
   boost::asio::thread_pool& closer_;
   WarmMemory* warm_;
+  std::shared_ptr<const MemberSigner> signer_;
   std::array<uint8_t, 32> part_key_secret_{};
 };
 

@@ -25,7 +25,33 @@ Participant::Participant(boost::asio::io_context& io, ParticipantOptions options
     : io_(io),
       options_(std::move(options)),
       workers_(options_.workers > 0 ? options_.workers : std::max(2u, std::thread::hardware_concurrency())),
-      holdings_(options_.directories, plans_, workers_, options_.warm_memory.get()) {}
+      holdings_(options_.directories, plans_, workers_, options_.warm_memory.get(), options_.signer) {}
+
+Status Participant::CheckKeySignatures(const PlanId& id, const v1::Plan& proto) const {
+  if (options_.verifier == nullptr) return Status::Ok();
+  // Whoever signed must be the member the plan names, at the host this daemon's own cluster
+  // file gives it (the plan's addresses came through the relays).
+  auto check = [&](uint32_t member, const std::string& key_bytes, const std::string& statement_nonce, bool part,
+                   const std::string& signature, const std::string& certificate) -> Status {
+    const v1::Member* named = FindMember(proto, member);
+    if (named == nullptr) return Status::InvalidArgument("the plan does not name the member that made its key");
+    GRIDCAST_ASSIGN_OR_RETURN(const PublicKey key, PublicKeyFromBytes(key_bytes));
+    GRIDCAST_ASSIGN_OR_RETURN(const std::string host, options_.data_host_of(named->name()));
+    const std::string statement = part ? PartKeyStatement(statement_nonce, key) : DigestKeyStatement(id, key);
+    return options_.verifier->Verify(certificate, host, statement, signature,
+                                     (part ? "the part holder '" : "the source '") + named->name() + "'");
+  };
+  const v1::Payload& payload = proto.payload();
+  if (!payload.digest_key().empty()) {
+    GRIDCAST_RETURN_IF_ERROR(
+        check(0, payload.digest_key(), {}, false, payload.key_signature(), payload.source_certificate()));
+  }
+  for (const v1::Part& part : payload.parts()) {
+    GRIDCAST_RETURN_IF_ERROR(check(part.member(), part.digest_key(), part.key_nonce(), true, part.key_signature(),
+                                   part.holder_certificate()));
+  }
+  return Status::Ok();
+}
 
 Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, const v1::Plan& proto, Plan plan,
                                                              int self, uint32_t control_fanout,
@@ -44,6 +70,7 @@ Result<std::shared_ptr<PlanExecution>> Participant::Register(const PlanId& id, c
     bt_addresses[WholeIndexOf(proto, entry)] = m.bt_address();
   }
   std::unique_ptr<DigestStream> digests;
+  if (!digest_key) GRIDCAST_RETURN_IF_ERROR(CheckKeySignatures(id, proto));
   GRIDCAST_ASSIGN_OR_RETURN(std::optional<PartDigests> part_digests, PartDigestsOf(proto.payload()));
   if (part_digests) {
     if (store->digest_log() == nullptr) return Status::Internal("an allgather's store has no digest log");

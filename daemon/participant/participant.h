@@ -17,6 +17,7 @@
 
 #include "include/gridcast/result.h"
 #include "daemon/executor/plan_execution.h"
+#include "common/member_signature.h"
 #include "daemon/participant/holdings.h"
 #include "daemon/participant/payload_directories.h"
 #include "daemon/participant/plan_run.h"
@@ -43,6 +44,12 @@ struct ParticipantOptions {
   std::shared_ptr<RankMemoryRegistry> rank_memory;
   // Keeps the pages of removed in-memory payloads for the next ones; null: none kept.
   std::shared_ptr<WarmMemory> warm_memory;
+  // In a TLS cluster: this member's TLS identity, which signs the keys it makes (an allgather
+  // part's), and the cluster's CA with the hosts of the cluster file, which check the keys the
+  // plans bring (common/member_signature.h). Null: no TLS, nothing signed or checked.
+  std::shared_ptr<const MemberSigner> signer;
+  std::shared_ptr<const MemberVerifier> verifier;
+  std::function<Result<std::string>(const std::string& member)> data_host_of;
 };
 
 class Participant {
@@ -94,6 +101,9 @@ class Participant {
   // allgather's bundle into its parts; nothing otherwise.
   std::function<Status()> AfterFinalize(const v1::PrepareRequest& request, const PlanId& id,
                                         const std::vector<BundlePart>& parts) const;
+  // With a verifier: the plan's digest key (a member's, not the source's own) and each part's
+  // key, signed by the source or the part's holder with its TLS identity.
+  Status CheckKeySignatures(const PlanId& id, const v1::Plan& proto) const;
   // Writes this member's own allgather part into its copy of the bundle, verified, signing its
   // batches of digests with the key it described the part with (Holdings::PartKey).
   Status SeedOwnPart(PayloadStore& store, const v1::Payload& payload, const v1::Part& sent, const BundlePart& part,
