@@ -496,12 +496,24 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
   const std::vector<std::string> argv = SendCommand(ctx, send_mode, algo, payload, netgrid->cluster_file(), observations);
   std::vector<std::string> victims;
   if (ctx.args.kill > 0) {
-    if (mode != BenchMode::kHybrid) return Status::InvalidArgument("--kill needs --mode hybrid");
+    if (mode != BenchMode::kHybrid && mode != BenchMode::kPush) {
+      return Status::InvalidArgument("--kill needs --mode push or hybrid");
+    }
     if (!ctx.args.base_change.empty()) return Status::InvalidArgument("--kill and --base-change: one at a time");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
   if (ctx.args.base_change.empty()) {
-    return TimedSend(ctx, *netgrid, send_mode, argv, victims, name, digest, ctx.size_bytes);
+    GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome,
+                              TimedSend(ctx, *netgrid, send_mode, argv, victims, name, digest, ctx.size_bytes));
+    if (!victims.empty()) {
+      std::vector<int> survivors;
+      for (size_t n = 0; n < ctx.model.nodes.size(); ++n) {
+        const std::string& node = ctx.model.nodes[n].name;
+        if (std::find(victims.begin(), victims.end(), node) == victims.end()) survivors.push_back(static_cast<int>(n));
+      }
+      outcome.survivors_bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, survivors, ctx.size_bytes);
+    }
+    return outcome;
   }
 
   GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome base,
@@ -864,6 +876,11 @@ void PrintBenchJson(const BenchReport& r) {
                                r.outcome.reused_bytes.value_or(0));
   }
   if (r.outcome.wall_s) pull_fields += fmt::format(", \"wall_s\": {}", FormatFloat(*r.outcome.wall_s));
+  if (r.outcome.survivors_bound_s) {
+    pull_fields += fmt::format(", \"survivors_bound_s\": {}, \"survivors_ratio\": {}",
+                               FormatFloat(*r.outcome.survivors_bound_s),
+                               FormatFloat(r.outcome.completion_s / *r.outcome.survivors_bound_s));
+  }
   if (r.outcome.transfer_s) {
     pull_fields += fmt::format(", \"transfer_s\": {}, \"transfer_ratio\": {}", FormatFloat(*r.outcome.transfer_s),
                                FormatFloat(r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0));
@@ -896,6 +913,10 @@ void PrintBenchText(const BenchReport& r) {
   if (r.outcome.transfer_s && *r.outcome.transfer_s < r.outcome.completion_s) {
     fmt::print("  from the request (planning, hashing, Prepare included); the transfer alone {:.3f} s, ratio {:.3f}\n",
                *r.outcome.transfer_s, r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0);
+  }
+  if (r.outcome.survivors_bound_s) {
+    fmt::print("  the survivors' bound (the killed members' upload removed) {:.3f} s, ratio {:.3f}\n",
+               *r.outcome.survivors_bound_s, r.outcome.completion_s / *r.outcome.survivors_bound_s);
   }
   if (r.cpu) {
     std::vector<std::string> per_node;
@@ -990,9 +1011,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
            modes_help)
       ->required()
       ->check(CLI::IsMember(mode_names));
-  bench->add_option("--kill", args->kill, "hybrid: kill this many interior members of the push trees mid-broadcast")
+  bench->add_option("--kill", args->kill, "push or hybrid: kill this many interior members of the push trees mid-broadcast")
       ->check(CLI::Range(0, 1000));
-  bench->add_option("--kill-at", args->kill_at, "hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
+  bench->add_option("--kill-at", args->kill_at, "push or hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--algo", args->algo,
                     "push, slurm-stage: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline); "

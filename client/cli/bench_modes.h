@@ -108,6 +108,8 @@ struct BenchOutcome {
   std::optional<double> clusters_ari;
   // Modes that are no broadcast from the topology's source (the allgathers) set their own.
   std::optional<double> bound_s;
+  // --kill: the bound of a broadcast to the survivors only, the killed members' upload removed.
+  std::optional<double> survivors_bound_s;
   // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
   std::optional<double> simulated_s;
   std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed

@@ -317,7 +317,8 @@ FollowOptions FollowOptionsFor(const CoordinatorOptions& options, double stall_t
   follow.stall_after = stall_timeout_s > 0 ? Milliseconds(stall_timeout_s) : options.stall_after;
   follow.deadline = deadline;
   follow.timeout_s = timeout_s;
-  follow.swarm_routes_around = has_swarm;
+  follow.gives_up_on_unreachable = !source_receives;
+  follow.observations = has_swarm;
   follow.source_receives = source_receives;
   follow.closing = [own] { return own.Closing(); };
   if (!source_receives) {

@@ -44,8 +44,8 @@ struct CoordinatorOptions {
   uint32_t control_fanout = 8;
   // One progress round through the control tree, members that do not answer included.
   std::chrono::milliseconds poll_timeout = std::chrono::seconds(2);
-  // Hybrid broadcasts only: a member unreachable this long is lost and the rest finish
-  // without it (push broadcasts wait for a member to come back and resume).
+  // A member unreachable this long is lost and the rest finish without it (an allgather, whose
+  // members each hold a part, waits for it to come back and resume).
   std::chrono::milliseconds member_lost_after = std::chrono::seconds(5);
   // No new verified chunk at any member for this long fails the broadcast, naming who is not
   // done, well before its deadline (BroadcastRequest.stall_timeout_s overrides it).

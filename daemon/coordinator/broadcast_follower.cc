@@ -141,9 +141,9 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
       if (lost_.count(member) != 0) {
         mp->set_state(v1::MEMBER_STATE_LOST);
         ++*lost_now;
-      } else if (options_.swarm_routes_around && now - since > options_.member_lost_after) {
-        spdlog::warn("broadcast {}: member {} unreachable for {} ms; the others go on without it", ToHex(id_), member,
-                     options_.member_lost_after.count());
+      } else if (options_.gives_up_on_unreachable && now - since > options_.member_lost_after) {
+        spdlog::warn("broadcast {}: member {} unreachable for {} ms: given up on, the others go on without it",
+                     ToHex(id_), member, options_.member_lost_after.count());
         lost_.insert(member);
         mp->set_state(v1::MEMBER_STATE_LOST);
         ++*lost_now;
@@ -166,7 +166,7 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
 
 void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
   const PollDetail detail =
-      options_.swarm_routes_around ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
+      options_.observations ? PollDetail::kEveryMemberWithObservations : PollDetail::kEveryMember;
   std::map<std::string, v1::MemberProgress> by_name;
   if (Result<SubtreeReport> round = Poll(detail, In(2 * options_.poll_timeout), progress); round.ok()) {
     for (v1::MemberProgress& m : round->detail) by_name[m.member()] = std::move(m);

@@ -32,7 +32,12 @@ struct FollowOptions {
   std::chrono::milliseconds stall_after{60000};
   std::chrono::steady_clock::time_point deadline;
   double timeout_s = 0;             // what `deadline` was made from, for the message
-  bool swarm_routes_around = false;  // pull and hybrid
+  // A member unreachable for member_lost_after is given up on: the others finish without it,
+  // and the broadcast ends (Unavailable, naming it) once every other member is done. Not in an
+  // allgather, whose members each hold a part nobody else has.
+  bool gives_up_on_unreachable = false;
+  // The final round asks every member for its observations too (pull and hybrid: the swarm's).
+  bool observations = false;
   // The source receives too (an allgather): it is followed and listed as the others are.
   bool source_receives = false;
   // Asked every round when set: not OK once the source's own execution failed (a payload its

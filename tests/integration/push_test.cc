@@ -579,6 +579,42 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   EXPECT_EQ(resumed.Value("gridcast_chunks_verified_total", {{"transport", "push"}}), total - to_check);
 }
 
+// A member killed for good: the source gives it up after 5 s unreachable (not waiting for it
+// to come back), the others finish, and the send exits 1 naming it lost (issue 53, step 1 of
+// docs/repair.md). The killed member is the chain's leaf: nobody's copy depends on it.
+TEST(PushLost, ALeafKilledForGoodIsNamedLostAndTheOthersFinish) {
+  LocalCluster cluster(GRIDCASTD, "lost", 4, {"--window", "4"});
+  const std::string path = cluster.MakePayload("lost.bin", 300u << 20);
+  Result<ChildProcess> sender = ChildProcess::Start(
+      {GRIDCAST_CLI, "send", path, "--cluster", cluster.cluster_file(), "--algo", "chain", "--chunk", "256KiB",
+       "--json"},
+      (cluster.dir() / "send.out").string());
+  ASSERT_TRUE(sender.ok());
+  ControlClient m3(cluster.config().members[3].control_address, cluster.config().secret);
+  uint64_t done_before_kill = 0;
+  uint64_t total = 0;
+  for (int attempt = 0; attempt < 2000 && (total == 0 || done_before_kill <= total / 4); ++attempt) {
+    v1::StatusResponse status;
+    if (m3.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
+      done_before_kill = status.plans(0).chunks_done();
+      total = status.plans(0).chunks_total();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
+  cluster.Kill(3);
+  const auto killed = std::chrono::steady_clock::now();
+  EXPECT_EQ(sender->Wait(), 1) << ReadFile(cluster.dir() / "send.out");
+  const double after_kill = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(cluster.dir() / "send.out"), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << ReadFile(cluster.dir() / "send.out");
+  EXPECT_FALSE(summary["verified"].get<bool>());
+  const std::string error = summary.value("error", "");
+  EXPECT_NE(error.find("lost: m3"), std::string::npos) << error;
+  for (int i = 1; i < 3; ++i) EXPECT_EQ(FileSha256(cluster.data_dir(i) / "lost.bin"), FileSha256(path)) << "m" << i;
+  EXPECT_LT(after_kill, 30.0) << "given up on after 5 s, not after the 60 s stall timeout";
+}
+
 // --tcp-congestion: an algorithm the kernel lacks leaves the host's default, said once in the
 // sender's log, and the broadcast is unharmed; a malformed name stops the daemon at start.
 TEST(PushCongestionControl, AMissingAlgorithmFallsBackAndAMalformedNameIsRefused) {

@@ -1,5 +1,5 @@
 // Network faults in the middle of a broadcast, on a netgrid of two sites (3 + 3 nodes, 20mbit
-// NICs, 40mbit uplinks): a member's link down for 10 s, a partition between the sites, a
+// NICs, 40mbit uplinks): a member's link down for 3 s, a partition between the sites, a
 // member's daemon paused (SIGSTOP). Each ends with every member verified, or with a non-zero
 // exit whose error names every member not done while the reachable ones hold verified
 // copies; never a hang, never a copy reported that is not there. After each fault heals, the
@@ -57,17 +57,19 @@ class FaultsE2ETest : public NetgridSendFixture {
   fs::path payload_;
 };
 
-TEST_F(FaultsE2ETest, AMembersLinkDownForTenSecondsCostsTimeNotTheCopy) {
+// Shorter than the 5 s after which the source gives a member up (a longer outage of a member
+// nobody depends on ends the send without it, naming it lost: below, and PushLost).
+TEST_F(FaultsE2ETest, AMembersLinkDownForThreeSecondsCostsTimeNotTheCopy) {
   std::future<Sent> send = StartSend("link.bin", {"--algo", "auto"});
   std::this_thread::sleep_for(2s);
   Ip({"-n", Node("west-0").netns, "link", "set", "eth0", "down"});
-  std::this_thread::sleep_for(10s);
+  std::this_thread::sleep_for(3s);
   Ip({"-n", Node("west-0").netns, "link", "set", "eth0", "up"});
   const Sent sent = send.get();
   ExpectEveryCopy(sent);
   ASSERT_TRUE(sent.summary.is_object());
-  std::printf("link down 10 s: verified, completion %.1f s\n", sent.summary["completion_s"].get<double>());
-  EXPECT_GT(sent.summary["completion_s"].get<double>(), 10.0) << "the outage did not fall mid-broadcast";
+  std::printf("link down 3 s: verified, completion %.1f s\n", sent.summary["completion_s"].get<double>());
+  EXPECT_GT(sent.summary["completion_s"].get<double>(), 5.0) << "the outage did not fall mid-broadcast";
 }
 
 // The east site's uplink goes down for good 2 s in. With pull repair the east members finish
@@ -100,14 +102,15 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
   std::future<Sent> send = StartSend("pause.bin", {"--algo", "auto"});
   std::this_thread::sleep_for(2s);
   SignalNetgridNode(Node("west-0"), SIGSTOP);
-  std::this_thread::sleep_for(10s);
+  std::this_thread::sleep_for(3s);
   SignalNetgridNode(Node("west-0"), SIGCONT);
   const Sent resumed = send.get();
   ExpectEveryCopy(resumed);
-  std::printf("paused 10 s: verified after %.1f s\n", resumed.seconds);
+  std::printf("paused 3 s: verified after %.1f s\n", resumed.seconds);
 
-  // Paused for good: a push plan waits for a member (its subtree depends on it), so the stall
-  // timeout ends the send, with the paused member named as unreachable.
+  // Paused for good: given up on after 5 s unreachable. The others finish where they do not
+  // depend on it (the send then exits 1 naming it lost), else the stall timeout ends the send
+  // with it named lost among those not done.
   send = StartSend("pause-2.bin", {"--algo", "auto", "--stall-timeout", "10"});
   std::this_thread::sleep_for(2s);
   SignalNetgridNode(Node("west-0"), SIGSTOP);
@@ -117,7 +120,8 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
   ASSERT_TRUE(paused.summary.is_object()) << paused.output;
   const std::string error = paused.summary.value("error", "");
   std::printf("paused for good: exit %d after %.1f s: %s\n", paused.exit_code, paused.seconds, error.c_str());
-  EXPECT_NE(error.find("west-0 (unreachable)"), std::string::npos) << error;
+  EXPECT_TRUE(error.find("west-0 (lost)") != std::string::npos || error.find("lost: west-0") != std::string::npos)
+      << error;
   EXPECT_FALSE(DigestOk(paused, "west-0"));
   EXPECT_LT(paused.seconds, 90.0) << "no hang: the stall timeout ended it";
 
