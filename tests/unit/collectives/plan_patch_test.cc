@@ -1,0 +1,178 @@
+// Plan patches (collectives/plan_patch.h): for every broadcast planner, every member failed
+// alone and every pair, at random holdings, the patch moves only the failed members' children,
+// each once, to live members outside their own subtrees, and the patched plan still delivers
+// every chunk to every member; the same inputs give the same patch; bad patches are refused.
+#include "collectives/plan_patch.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "collectives/registry.h"
+#include "collectives/validate_plan.h"
+
+namespace gridcast {
+namespace {
+
+constexpr uint64_t kChunk = 1 << 16;
+
+NetworkModel Flat(int p) {
+  NetworkModel net;
+  net.name = "flat";
+  net.switches.push_back({"core", -1});
+  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
+  return net;
+}
+
+// Two sites under a core, the source's site faster, a narrow uplink to the other.
+NetworkModel Sites(int p) {
+  NetworkModel net;
+  net.name = "sites";
+  net.switches = {{"core", -1}, {"a", 0, 400e6, 400e6, 0}, {"b", 0, 150e6, 150e6, 0}};
+  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 1 + i % 2, i % 3 == 0 ? 300e6 : 100e6, 100e6});
+  return net;
+}
+
+PlanOptions Chunked() {
+  PlanOptions options;
+  options.chunk_bytes = kChunk;
+  return options;
+}
+
+RepairInputs InputsFor(const Plan& plan, const NetworkModel& net, std::vector<Failure> failures, uint32_t seed) {
+  RepairInputs in;
+  in.net = &net;
+  for (const std::string& name : plan.members) in.member_nodes.push_back(*net.FindNode(name));
+  in.failures = std::move(failures);
+  in.predicted_s = 10;
+  std::mt19937 random(seed);
+  in.lane_held.assign(plan.members.size(), std::vector<uint64_t>(plan.lanes.size()));
+  for (int m = 0; m < static_cast<int>(plan.members.size()); ++m) {
+    for (size_t l = 0; l < plan.lanes.size(); ++l) {
+      const uint64_t count = plan.lanes[l].ChunkCount();
+      in.lane_held[m][l] = plan.lanes[l].source == m ? count : random() % (count + 1);
+    }
+  }
+  return in;
+}
+
+// The checks every patch must pass, against the plan it patches.
+void ExpectSoundPatch(const Plan& plan, const RepairInputs& in, const std::string& what) {
+  Result<PlanPatch> patch = PatchPlan(plan, in);
+  ASSERT_TRUE(patch.ok()) << what << ": " << patch.status().ToString();
+  std::set<int> failed;
+  for (const Failure& f : in.failures) failed.insert(f.member);
+  size_t orphans = 0;
+  for (const Lane& lane : plan.lanes) {
+    for (const Fanout& fanout : lane.fanouts) orphans += failed.count(fanout.parent) != 0 ? fanout.children.size() : 0;
+  }
+  ASSERT_EQ(patch->moves.size(), orphans) << what;
+  std::set<std::pair<int, int>> moved;
+  for (const EdgeMove& move : patch->moves) {
+    EXPECT_EQ(failed.count(move.old_parent), 1u) << what << ": only orphans move";
+    EXPECT_EQ(failed.count(move.new_parent), 0u) << what;
+    EXPECT_TRUE(moved.insert({move.lane, move.child}).second) << what << ": each orphan once";
+  }
+  Result<Plan> patched = ApplyPatch(plan, *patch);
+  ASSERT_TRUE(patched.ok()) << what << ": " << patched.status().ToString();
+  EXPECT_TRUE(ValidatePlan(*patched).ok()) << what;  // every chunk reaches every member: no cycle
+  for (const Lane& lane : patched->lanes) {
+    for (const Fanout& fanout : lane.fanouts) EXPECT_EQ(failed.count(fanout.parent), 0u) << what;
+  }
+  Result<PlanPatch> again = PatchPlan(plan, in);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *patch) << what << ": not deterministic";
+}
+
+TEST(PlanPatch, EveryPlannerEverySingleAndPairFailure) {
+  for (const PlannerInfo& info : ListPlanners()) {
+    if (info.kind != PlannerKind::kBroadcast) continue;
+    Result<std::unique_ptr<Planner>> planner = MakePlanner(info.name);
+    ASSERT_TRUE(planner.ok());
+    for (const bool sites : {false, true}) {
+      for (int p = 2; p <= 33; ++p) {
+        const NetworkModel net = sites ? Sites(p) : Flat(p);
+        PlanOptions options;
+        options.chunk_bytes = kChunk;
+        Result<Plan> plan = (*planner)->MakePlan(net, 64 * kChunk + 3, options);
+        ASSERT_TRUE(plan.ok()) << info.name << " " << p;
+        if (plan->shared_chunks) continue;  // not patched (docs/repair.md, section 5)
+        const std::string what = info.name + (sites ? " sites p=" : " flat p=") + std::to_string(p);
+        const int source = plan->lanes.empty() ? 0 : plan->lanes[0].source;
+        for (int a = 0; a < p; ++a) {
+          if (a == source) continue;
+          ExpectSoundPatch(*plan, InputsFor(*plan, net, {{a, RepairReason::kGone}}, a), what + " -" + std::to_string(a));
+          if (p > 17) continue;
+          for (int b = a + 1; b < p; ++b) {
+            if (b == source) continue;
+            ExpectSoundPatch(*plan, InputsFor(*plan, net, {{a, RepairReason::kGone}, {b, RepairReason::kSlow}}, a * p + b),
+                             what + " -" + std::to_string(a) + " -" + std::to_string(b));
+          }
+        }
+      }
+    }
+  }
+}
+
+// A chain's middle member fails: its child goes to a live member with upload to spare, ahead
+// of it in the lane, never below it.
+TEST(PlanPatch, AnOrphanGoesToALiveMemberAheadOfItWithUploadToSpare) {
+  NetworkModel net = Flat(5);
+  net.nodes[3].up_bps = 1e9;  // n3 has the most to spare
+  Result<Plan> plan = (*MakePlanner("chain"))->MakePlan(net, 16 * kChunk, Chunked());
+  ASSERT_TRUE(plan.ok());
+  // n0 -> n1 -> n2 -> n3 -> n4; n2 fails: n3 (with n4 below it) needs a parent.
+  RepairInputs in = InputsFor(*plan, net, {{2, RepairReason::kGone}}, 1);
+  for (int m = 0; m < 5; ++m) in.lane_held[m][0] = 16 - 3 * static_cast<uint64_t>(m);
+  Result<PlanPatch> patch = PatchPlan(*plan, in);
+  ASSERT_TRUE(patch.ok()) << patch.status().ToString();
+  ASSERT_EQ(patch->moves.size(), 1u);
+  EXPECT_EQ(patch->moves[0].child, 3);
+  EXPECT_EQ(patch->moves[0].old_parent, 2);
+  EXPECT_NE(patch->moves[0].new_parent, 4) << "n4 is in n3's subtree";
+  EXPECT_EQ(patch->moves[0].new_parent, 1) << "n0 and n1 are ahead; n1 sends to no one else once n2 is gone";
+  // n1 far behind n3: the source, ahead, is chosen instead.
+  in.lane_held[1][0] = 0;
+  EXPECT_EQ(PatchPlan(*plan, in)->moves[0].new_parent, 0);
+}
+
+TEST(PlanPatch, WhatCannotBeRepairedOrIsNoPatchIsRefused) {
+  const NetworkModel net = Flat(6);
+  Result<Plan> plan = (*MakePlanner("binary"))->MakePlan(net, 16 * kChunk, Chunked());
+  ASSERT_TRUE(plan.ok());
+  // The source: nothing can take its place.
+  EXPECT_EQ(PatchPlan(*plan, InputsFor(*plan, net, {{0, RepairReason::kGone}}, 1)).status().code(),
+            StatusCode::kFailedPrecondition);
+  RepairInputs bad = InputsFor(*plan, net, {{9, RepairReason::kGone}}, 1);
+  EXPECT_EQ(PatchPlan(*plan, bad).status().code(), StatusCode::kInvalidArgument);
+  bad = InputsFor(*plan, net, {{1, RepairReason::kGone}}, 1);
+  bad.predicted_s = 0;
+  EXPECT_EQ(PatchPlan(*plan, bad).status().code(), StatusCode::kInvalidArgument);
+  bad = InputsFor(*plan, net, {{1, RepairReason::kGone}}, 1);
+  bad.member_nodes.pop_back();
+  EXPECT_EQ(PatchPlan(*plan, bad).status().code(), StatusCode::kInvalidArgument);
+
+  // Binary tree: 0 -> {1, 2}, 1 -> {3, 4}, 2 -> {5}.
+  const int parent_of_3 = plan->lanes[0].ParentOf(3);
+  PlanPatch patch;
+  patch.failures = {{parent_of_3, RepairReason::kGone}};
+  patch.moves = {{0, 3, parent_of_3 == 1 ? 2 : 1, 0, 0}};  // not 3's parent
+  EXPECT_EQ(ApplyPatch(*plan, patch).status().code(), StatusCode::kInvalidArgument);
+  patch.moves = {{0, 3, parent_of_3, parent_of_3, 0}};  // to the failed member
+  EXPECT_FALSE(ApplyPatch(*plan, patch).ok());
+  patch.moves = {{0, 3, parent_of_3, 0, 0}};  // the failed member keeps another child
+  if (plan->lanes[0].fanouts.size() > 0 && plan->lanes[0].ParentOf(4) == parent_of_3) {
+    EXPECT_EQ(ApplyPatch(*plan, patch).status().code(), StatusCode::kInvalidArgument);
+  }
+  // Into its own subtree: refused by the plan's own check (members cut off from the source).
+  PlanPatch cycle;
+  cycle.moves = {{0, parent_of_3, plan->lanes[0].ParentOf(parent_of_3), 3, 0}};
+  EXPECT_FALSE(ApplyPatch(*plan, cycle).ok());
+  PlanPatch out_of_range;
+  out_of_range.moves = {{7, 3, parent_of_3, 0, 0}};
+  EXPECT_EQ(ValidatePatch(*plan, out_of_range).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gridcast
