@@ -1,7 +1,10 @@
 #include "client/cli/collectives_command.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,6 +12,7 @@
 #include "client/cli/cli_util.h"
 #include "collectives/bound.h"
 #include "collectives/registry.h"
+#include "collectives/repair_prediction.h"
 #include "collectives/simulator/simulator.h"
 #include "collectives/validate_plan.h"
 #include "common/units.h"
@@ -25,6 +29,8 @@ struct CollectivesArgs {
   double goodput = 1.0;
   bool json = false;
   bool dot = false;
+  std::vector<std::string> fail;  // simulate: NAME@FRACTION
+  double detect_s = 1.5;
 };
 
 // What both commands need: the model, the payload and the planner options.
@@ -246,9 +252,73 @@ nlohmann::json RowJson(const SimRow& row) {
           {"efficiency", row.efficiency}};
 }
 
+// `gridcast simulate --fail`: one plan, members failed part-way and patched around
+// (collectives/repair_prediction.h), against the bound of a broadcast to the survivors.
+Status SimulateFailures(const CollectivesArgs& args, const Inputs& in) {
+  if (args.algo == "all") return Status::InvalidArgument("--fail needs one planner (--algo)");
+  std::vector<int> failed;
+  std::optional<double> fraction;
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(args.algo));
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakePlanFromInputs(*planner, in));
+  for (const std::string& spec : args.fail) {
+    const size_t at = spec.rfind('@');
+    char* end = nullptr;
+    const double f = at == std::string::npos ? -1 : std::strtod(spec.c_str() + at + 1, &end);
+    if (at == std::string::npos || end == nullptr || *end != '\0' || !(f >= 0 && f <= 10)) {
+      return Status::InvalidArgument("--fail takes NAME@FRACTION (of the bound, 0 to 10), not '" + spec + "'");
+    }
+    if (fraction && *fraction != f) return Status::InvalidArgument("--fail: every member fails at one time");
+    fraction = f;
+    const std::string name = spec.substr(0, at);
+    const auto member = std::find(plan.members.begin(), plan.members.end(), name);
+    if (member == plan.members.end()) return Status::InvalidArgument("--fail: '" + name + "' is no member of the plan");
+    failed.push_back(static_cast<int>(member - plan.members.begin()));
+  }
+  std::vector<int> survivors;
+  for (int m = 0; m < static_cast<int>(plan.members.size()); ++m) {
+    if (std::find(failed.begin(), failed.end(), m) == failed.end()) survivors.push_back(*in.net.FindNode(plan.members[m]));
+  }
+  const int source = *in.net.FindNode(plan.members[0]);
+  const double bound_s = BroadcastBoundSeconds(in.net, source, {}, in.payload_bytes);
+  const double survivors_bound_s = BroadcastBoundSeconds(in.net, source, survivors, in.payload_bytes);
+  SimOptions options;
+  options.mode = SimMode::kChunkLevel;
+  options.per_message_overhead_s = kDaemonPerChunkOverheadS;
+  options.goodput_factor = args.goodput;
+  GRIDCAST_ASSIGN_OR_RETURN(const RepairPrediction prediction,
+                            PredictRepair(plan, in.net, options, failed, *fraction * bound_s, args.detect_s));
+  std::vector<std::string> names;
+  for (const int m : failed) names.push_back(plan.members[m]);
+  if (args.json) {
+    fmt::print("{}\n", nlohmann::json{{"algo", plan.algorithm},
+                                      {"failed", names},
+                                      {"at_s", *fraction * bound_s},
+                                      {"detect_s", args.detect_s},
+                                      {"healthy_s", prediction.healthy_s},
+                                      {"repaired_s", prediction.completion_s},
+                                      {"bound_s", bound_s},
+                                      {"survivors_bound_s", survivors_bound_s},
+                                      {"survivors_ratio", prediction.completion_s / survivors_bound_s},
+                                      {"moves", prediction.patch.moves.size()}}
+                           .dump(2));
+    return Status::Ok();
+  }
+  fmt::print("{} on {}: {} without a failure in {:.2f} s (bound {:.2f} s)\n", plan.algorithm,
+             in.net.name, FormatSize(in.payload_bytes), prediction.healthy_s, bound_s);
+  fmt::print("{} failed at {:.2f} s, patched {:.2f} s later ({} edge moves): the survivors in {:.2f} s, "
+             "their bound {:.2f} s, ratio {:.3f}\n",
+             fmt::join(names, ", "), *fraction * bound_s, args.detect_s, prediction.patch.moves.size(),
+             prediction.completion_s, survivors_bound_s, prediction.completion_s / survivors_bound_s);
+  return Status::Ok();
+}
+
 int RunSimulate(const CollectivesArgs& args) {
   Result<Inputs> in = LoadInputs(args);
   if (!in.ok()) return ReportError(in.status());
+  if (!args.fail.empty()) {
+    const Status simulated = SimulateFailures(args, *in);
+    return simulated.ok() ? kExitOk : ReportError(simulated);
+  }
   std::vector<std::string> algos;
   if (args.algo == "all") {
     for (const PlannerInfo& info : ListPlanners()) {
@@ -326,6 +396,13 @@ void AddCollectivesCommands(CLI::App& app, int* exit_code) {
       ->default_val(1.0)
       ->check(CLI::Range(0.01, 1.0));
   simulate->add_flag("--json", args->json, "print the results as JSON");
+  simulate->add_option("--fail", args->fail,
+                       "NAME@FRACTION: the member fails (gone) that fraction of the bound in, and the plan is "
+                       "patched around it (docs/repair.md); repeatable, one time for all; needs one --algo")
+      ->type_name("NAME@FRACTION");
+  simulate->add_option("--detect", args->detect_s, "with --fail: seconds from the failure to the patch")
+      ->default_val(1.5)
+      ->check(CLI::Range(0.0, 600.0));
   simulate->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <tuple>
 
 #include "collectives/simulator/max_min_fair.h"
@@ -23,7 +24,7 @@ std::vector<uint64_t> LaneChunkSizes(const Plan& plan, const Lane& lane) {
 class ChunkSimulation {
  public:
   ChunkSimulation(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
-                  const SimOptions& options)
+                  const SimOptions& options, const SimStart& start)
       : setup_(setup), window_(options.window_chunks), overhead_s_(options.per_message_overhead_s),
         result_(EmptySimResult(setup, net, SimMode::kChunkLevel)) {
     const int p = setup.num_members;
@@ -31,8 +32,11 @@ class ChunkSimulation {
     held_.assign(static_cast<size_t>(num_lanes) * p, 0);
     out_begin_.assign(static_cast<size_t>(num_lanes) * p, 0);
     out_end_.assign(static_cast<size_t>(num_lanes) * p, 0);
+    absent_ = start.absent;
+    absent_.resize(p, false);
     for (int l = 0; l < num_lanes; ++l) {
       sizes_.push_back(LaneChunkSizes(plan, plan.lanes[l]));
+      for (int m = 0; m < p && !start.lane_held.empty(); ++m) held_[Slot(l, m)] = start.lane_held[m][l];
       held_[Slot(l, plan.lanes[l].source)] = sizes_[l].size();
     }
     const int num_edges = static_cast<int>(setup.edges.size());
@@ -42,11 +46,14 @@ class ChunkSimulation {
       out_begin_[slot] = e;
     }
     next_.assign(num_edges, 0);
+    // An edge sends its child what the child lacks: from the child's prefix on.
+    for (int e = 0; e < num_edges; ++e) next_[e] = held_[Slot(setup.edges[e].lane, setup.edges[e].child)];
     in_flight_.assign(num_edges, 0);
     transmitting_.assign(num_edges, false);
   }
 
-  SimResult Run() {
+  // Runs to the end, or until `until_s` (what has arrived by then is held_).
+  SimResult Run(double until_s = kInfinity) {
     for (int e = 0; e < static_cast<int>(setup_.edges.size()); ++e) TryStart(e);
     while (!active_.empty() || !events_.empty()) {
       if (rates_stale_) SolveRates();
@@ -55,6 +62,7 @@ class ChunkSimulation {
         done_at = std::min(done_at, now_ + active_[i].remaining_bytes / rates_[i]);
       }
       const double event_at = events_.empty() ? kInfinity : events_.front().time;
+      if (std::min(done_at, event_at) > until_s) break;
       if (done_at <= event_at) {
         FinishTransmissions(done_at);
       } else {
@@ -71,6 +79,16 @@ class ChunkSimulation {
     }
     for (double t : result_.member_completion_s) result_.completion_s = std::max(result_.completion_s, t);
     return std::move(result_);
+  }
+
+  SimStart Held() const {
+    SimStart state;
+    state.absent = absent_;
+    state.lane_held.assign(setup_.num_members, std::vector<uint64_t>(sizes_.size()));
+    for (int m = 0; m < setup_.num_members; ++m) {
+      for (size_t l = 0; l < sizes_.size(); ++l) state.lane_held[m][l] = held_[Slot(static_cast<int>(l), m)];
+    }
+    return state;
   }
 
  private:
@@ -97,7 +115,8 @@ class ChunkSimulation {
   // Starts the edge's next chunk if the parent has it, the edge is idle and the window allows.
   void TryStart(int e) {
     const SimEdge& edge = setup_.edges[e];
-    if (transmitting_[e] || in_flight_[e] >= window_ || next_[e] >= held_[Slot(edge.lane, edge.parent)]) {
+    if (transmitting_[e] || in_flight_[e] >= window_ || next_[e] >= held_[Slot(edge.lane, edge.parent)] ||
+        absent_[edge.parent] || absent_[edge.child]) {
       return;
     }
     transmitting_[e] = true;
@@ -182,6 +201,7 @@ class ChunkSimulation {
   SimResult result_;
   std::vector<std::vector<uint64_t>> sizes_;  // per lane, chunk sizes in flow order
   std::vector<size_t> held_;                  // per (lane, member): chunks arrived (a prefix)
+  std::vector<bool> absent_;                  // per member: takes no part (SimStart::absent)
   std::vector<int> out_begin_, out_end_;      // per (lane, member): its edges, in child order
   std::vector<size_t> next_;                  // per edge: next chunk position to send
   std::vector<int> in_flight_;                // per edge
@@ -200,7 +220,31 @@ class ChunkSimulation {
 
 SimResult SimulateChunkLevel(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
                              const SimOptions& options) {
-  return ChunkSimulation(plan, net, setup, options).Run();
+  return ChunkSimulation(plan, net, setup, options, SimStart{}).Run();
+}
+
+Result<SimResult> SimulateChunkLevelFrom(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                                         const SimOptions& options, const SimStart& start) {
+  ChunkSimulation simulation(plan, net, setup, options, start);
+  SimResult result = simulation.Run();
+  const SimStart end = simulation.Held();
+  for (size_t m = 0; m < end.lane_held.size(); ++m) {
+    if (end.absent[m]) continue;
+    for (size_t l = 0; l < plan.lanes.size(); ++l) {
+      if (end.lane_held[m][l] < plan.lanes[l].ChunkCount()) {
+        return Status::FailedPrecondition(plan.members[m] + " never holds lane " + std::to_string(l) +
+                                          ": a member above it takes no part");
+      }
+    }
+  }
+  return result;
+}
+
+SimStart ChunkLevelStateAt(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                           const SimOptions& options, const SimStart& start, double until_s) {
+  ChunkSimulation simulation(plan, net, setup, options, start);
+  (void)simulation.Run(until_s);
+  return simulation.Held();
 }
 
 }  // namespace gridcast

@@ -21,5 +21,13 @@ namespace gridcast {
 // REQUIRES: setup == BuildSimSetup(plan, net, options).value().
 SimResult SimulateChunkLevel(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
                              const SimOptions& options);
+// The same from `start` (REQUIRES: it fits the plan: a row per member of a column per lane,
+// each within its lane's count; `absent` empty or one per member). FailedPrecondition naming a
+// member that is not absent and never holds everything (a parent of it is absent).
+Result<SimResult> SimulateChunkLevelFrom(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                                         const SimOptions& options, const SimStart& start);
+// What each member holds `until_s` into SimulateChunkLevelFrom's run.
+SimStart ChunkLevelStateAt(const Plan& plan, const NetworkModel& net, const SimSetup& setup,
+                           const SimOptions& options, const SimStart& start, double until_s);
 
 }  // namespace gridcast

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "collectives/simulator/chunk_simulator.h"
 #include "collectives/simulator/flow_simulator.h"
@@ -38,6 +39,43 @@ Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const 
   }
   if (mode == SimMode::kChunkLevel) return SimulateChunkLevel(plan, net, setup, options);
   return SimulateFlowLevel(plan, net, setup, options);
+}
+
+namespace {
+
+Status CheckStart(const Plan& plan, const SimStart& start) {
+  const size_t members = plan.members.size();
+  if (!start.absent.empty() && start.absent.size() != members) {
+    return Status::InvalidArgument("a simulation's start marks " + std::to_string(start.absent.size()) +
+                                   " members absent or not, for " + std::to_string(members));
+  }
+  if (start.lane_held.empty()) return Status::Ok();
+  if (start.lane_held.size() != members) return Status::InvalidArgument("a simulation's start needs a row per member");
+  for (const std::vector<uint64_t>& row : start.lane_held) {
+    if (row.size() != plan.lanes.size()) return Status::InvalidArgument("a simulation's start needs a column per lane");
+    for (size_t l = 0; l < row.size(); ++l) {
+      if (row[l] > plan.lanes[l].ChunkCount()) {
+        return Status::InvalidArgument("a simulation's start holds more of lane " + std::to_string(l) + " than it has");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SimResult> SimulateFrom(const Plan& plan, const NetworkModel& net, const SimOptions& options,
+                               const SimStart& start) {
+  GRIDCAST_RETURN_IF_ERROR(CheckStart(plan, start));
+  GRIDCAST_ASSIGN_OR_RETURN(SimSetup setup, BuildSimSetup(plan, net, options));
+  return SimulateChunkLevelFrom(plan, net, setup, options, start);
+}
+
+Result<SimStart> SimulateUntil(const Plan& plan, const NetworkModel& net, const SimOptions& options,
+                               const SimStart& start, double until_s) {
+  GRIDCAST_RETURN_IF_ERROR(CheckStart(plan, start));
+  GRIDCAST_ASSIGN_OR_RETURN(SimSetup setup, BuildSimSetup(plan, net, options));
+  return ChunkLevelStateAt(plan, net, setup, options, start, until_s);
 }
 
 Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, const SimOptions& options) {

@@ -108,6 +108,27 @@ SimOptions DaemonPredictionOptions(size_t members);
 // window < 1, merge fraction not in [0, 1)).
 Result<SimResult> SimulatePlan(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 
+// Where a simulation starts (SimulateFrom), as a plan being repaired sees it: how many of each
+// lane's chunks each member holds, as a prefix of the lane's chunks in order, and the members
+// that take no part any more (killed): no edge into or out of them carries anything.
+struct SimStart {
+  std::vector<std::vector<uint64_t>> lane_held;  // [member][lane]; empty: only the lane sources hold anything
+  std::vector<bool> absent;                      // by member; empty: none
+};
+
+// SimulatePlan at the chunk level from `start`: each edge sends its child what the child
+// lacks, in lane order. Times count from the start; members that held everything at the start,
+// and absent ones, have completion 0 (absent ones are left out of completion_s).
+// InvalidArgument as SimulatePlan, and for a start of the wrong shape or one holding more than
+// a lane has; FailedPrecondition when a member not absent never holds everything (an absent
+// member above it in a lane: the plan needs a patch first, plan_patch.h).
+Result<SimResult> SimulateFrom(const Plan& plan, const NetworkModel& net, const SimOptions& options,
+                               const SimStart& start);
+// What every member holds `until_s` into SimulateFrom(plan, ..., start) (chunks whose last byte
+// has arrived by then; chunks on their way do not count).
+Result<SimStart> SimulateUntil(const Plan& plan, const NetworkModel& net, const SimOptions& options,
+                               const SimStart& start, double until_s);
+
 // A lower bound on SimulatePlan's completion_s in one pass over the plan's edges, for ruling
 // candidates out before simulating them: the larger of (1) the busiest resource's bytes over
 // its rate and (2) per lane, path and hop of the path, the lane's first chunk's way to the hop
