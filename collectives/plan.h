@@ -144,6 +144,8 @@ struct Plan {
   // (with shared chunks, each chunk a hop holds beyond that is one committed to a lane before
   // the lane shows how fast it drains); 0: the daemon's window. Members take the smaller.
   int window_chunks = 0;
+  // The patches applied to it so far (plan_patch.h PlanPatch::version of the last; 0: none).
+  int patch_version = 0;
 
   // What the plan holds, which is what behaviour keys on: push lanes (kPush, kHybrid), a
   // BitTorrent swarm (kPull, kHybrid).

@@ -252,6 +252,10 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
 
 Status ValidatePatch(const Plan& plan, const PlanPatch& patch, const std::vector<Failure>& earlier) {
   const size_t members = plan.members.size();
+  if (patch.version != plan.patch_version + 1) {
+    return Status::InvalidArgument("patch " + std::to_string(patch.version) + " does not follow the plan's patch " +
+                                   std::to_string(plan.patch_version));
+  }
   GRIDCAST_RETURN_IF_ERROR(CheckMembers(patch.failures, members));
   GRIDCAST_RETURN_IF_ERROR(CheckMembers(earlier, members));
   std::set<int> leaving = MembersOf(patch.failures);
@@ -313,6 +317,7 @@ Result<Plan> ApplyPatch(Plan plan, const PlanPatch& patch, const std::vector<Fai
     target->children.push_back(move.child);
     if (!target->streams.empty()) target->streams.push_back(streams);
   }
+  plan.patch_version = patch.version;
   GRIDCAST_RETURN_IF_ERROR(ValidatePlan(plan).WithContext("the patched plan"));
   return plan;
 }

@@ -52,7 +52,7 @@ struct RepairInputs {
   std::vector<std::vector<uint64_t>> lane_held;
   // The plan's predicted transfer time: lane l's rate is LaneBytes(l) * 8 / predicted_s.
   double predicted_s = 0;
-  int version = 1;  // the patch's
+  int version = 1;  // the patch's: the plan's patch_version + 1
 };
 
 // The generic repair: each child of a failed or slow member, in each lane, moves to the live
@@ -67,13 +67,14 @@ struct RepairInputs {
 // lanes; InvalidArgument for inputs that do not fit the plan.
 Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& inputs);
 
-// OK when every move names a lane and members of the plan, takes the child from its parent at
+// OK when the patch is the one after the plan's last (version plan.patch_version + 1), every
+// move names a lane and members of the plan, takes the child from its parent at
 // that point (moves apply in order), gives it a parent that is neither failed nor slow (in
 // patch.failures or `earlier`) nor itself, and when afterwards no failed member has a child.
 Status ValidatePatch(const Plan& plan, const PlanPatch& patch, const std::vector<Failure>& earlier = {});
 
-// `plan` with the patch's moves made, checked (ValidatePatch, then ValidatePlan: a move into
-// the child's own subtree leaves members unreached).
+// `plan` with the patch's moves made and its patch_version the patch's, checked (ValidatePatch,
+// then ValidatePlan: a move into the child's own subtree leaves members unreached).
 Result<Plan> ApplyPatch(Plan plan, const PlanPatch& patch, const std::vector<Failure>& earlier = {});
 
 }  // namespace gridcast

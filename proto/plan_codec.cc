@@ -1,5 +1,8 @@
 #include "proto/plan_codec.h"
 
+#include <algorithm>
+#include <string>
+
 #include "collectives/validate_plan.h"
 #include "proto/plan_slice.h"
 
@@ -39,6 +42,7 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
   out->set_mode(PlanModeToProto(plan.mode));
   out->set_shared_chunks(plan.shared_chunks);
   out->set_window_chunks(static_cast<uint32_t>(plan.window_chunks));
+  out->set_patch_version(static_cast<uint32_t>(plan.patch_version));
   v1::Payload* payload = out->mutable_payload();
   payload->set_size_bytes(plan.payload_bytes);
   payload->set_chunk_bytes(plan.chunk_bytes);
@@ -156,6 +160,8 @@ Result<Plan> ParsePlan(const v1::Plan& in) {
                                    std::to_string(kMaxPlanWindowChunks));
   }
   plan.window_chunks = static_cast<int>(in.window_chunks());
+  if (in.patch_version() > kMaxPatchVersion) return Status::InvalidArgument("plan patched too many times");
+  plan.patch_version = static_cast<int>(in.patch_version());
   plan.payload_bytes = in.payload().size_bytes();
   plan.chunk_bytes = in.payload().chunk_bytes();
   if (plan.chunk_bytes == 0) return Status::InvalidArgument("plan chunk size is 0");
@@ -194,6 +200,79 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, ParsePlan(in));
   GRIDCAST_RETURN_IF_ERROR(ValidatePlanPart(plan, member));
   return plan;
+}
+
+void PatchToProto(const PlanPatch& patch, v1::PlanPatch* out) {
+  out->set_version(static_cast<uint32_t>(patch.version));
+  out->clear_failures();
+  for (const Failure& f : patch.failures) {
+    v1::RepairFailure* failure = out->add_failures();
+    failure->set_member(static_cast<uint32_t>(f.member));
+    failure->set_reason(f.reason == RepairReason::kGone     ? v1::REPAIR_REASON_GONE
+                        : f.reason == RepairReason::kSilent ? v1::REPAIR_REASON_SILENT
+                                                            : v1::REPAIR_REASON_SLOW);
+    failure->set_measured_bps(f.measured_bps);
+  }
+  out->clear_moves();
+  for (const EdgeMove& m : patch.moves) {
+    v1::EdgeMove* move = out->add_moves();
+    move->set_lane(static_cast<uint32_t>(m.lane));
+    move->set_child(static_cast<uint32_t>(m.child));
+    move->set_old_parent(static_cast<uint32_t>(m.old_parent));
+    move->set_new_parent(static_cast<uint32_t>(m.new_parent));
+    move->set_streams(static_cast<uint32_t>(m.streams));
+  }
+}
+
+Result<PlanPatch> PatchFromProto(const v1::PlanPatch& in, size_t members, size_t lanes) {
+  if (in.version() == 0 || in.version() > kMaxPatchVersion) {
+    return Status::InvalidArgument("a plan patch of version " + std::to_string(in.version()));
+  }
+  if (static_cast<size_t>(in.failures_size()) > members ||
+      static_cast<size_t>(in.moves_size()) > members * std::max<size_t>(lanes, 1)) {
+    return Status::InvalidArgument("a plan patch with more failures or moves than the plan has members and edges");
+  }
+  PlanPatch patch;
+  patch.version = static_cast<int>(in.version());
+  const auto index = [members](uint32_t value, const char* what) -> Result<int> {
+    if (value >= members) return Status::InvalidArgument(std::string("a plan patch names ") + what + " " + std::to_string(value));
+    return static_cast<int>(value);
+  };
+  for (const v1::RepairFailure& f : in.failures()) {
+    Failure failure;
+    GRIDCAST_ASSIGN_OR_RETURN(failure.member, index(f.member(), "member"));
+    switch (f.reason()) {
+      case v1::REPAIR_REASON_GONE:
+        failure.reason = RepairReason::kGone;
+        break;
+      case v1::REPAIR_REASON_SILENT:
+        failure.reason = RepairReason::kSilent;
+        break;
+      case v1::REPAIR_REASON_SLOW:
+        failure.reason = RepairReason::kSlow;
+        break;
+      default:
+        return Status::InvalidArgument("a plan patch gives a failure no reason");
+    }
+    if (!(f.measured_bps() >= 0)) return Status::InvalidArgument("a plan patch measured a negative rate");
+    failure.measured_bps = f.measured_bps();
+    patch.failures.push_back(failure);
+  }
+  for (const v1::EdgeMove& m : in.moves()) {
+    EdgeMove move;
+    if (m.lane() >= lanes) return Status::InvalidArgument("a plan patch names lane " + std::to_string(m.lane()));
+    move.lane = static_cast<int>(m.lane());
+    GRIDCAST_ASSIGN_OR_RETURN(move.child, index(m.child(), "member"));
+    GRIDCAST_ASSIGN_OR_RETURN(move.old_parent, index(m.old_parent(), "member"));
+    GRIDCAST_ASSIGN_OR_RETURN(move.new_parent, index(m.new_parent(), "member"));
+    if (m.streams() > static_cast<uint32_t>(kMaxStreamsPerEdge)) {
+      return Status::InvalidArgument("a plan patch asks for more than " + std::to_string(kMaxStreamsPerEdge) +
+                                     " streams per edge");
+    }
+    move.streams = static_cast<int>(m.streams());
+    patch.moves.push_back(move);
+  }
+  return patch;
 }
 
 bool PlanHasSwarm(const v1::Plan& plan) {

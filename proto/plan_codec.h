@@ -6,6 +6,7 @@
 #pragma once
 
 #include "collectives/plan.h"
+#include "collectives/plan_patch.h"
 #include "collectives/validate_plan.h"
 #include "common/chunk_digest.h"
 #include "include/gridcast/result.h"
@@ -18,6 +19,8 @@ namespace gridcast {
 inline constexpr size_t kMaxPlanMembers = 100000;
 inline constexpr size_t kMaxPlanLanes = 4096;
 inline constexpr uint32_t kMaxPlanWindowChunks = 1 << 16;
+// A plan patched more often than this is refused (each patch answers a failure).
+inline constexpr uint32_t kMaxPatchVersion = 1 << 20;
 
 void PlanToProto(const Plan& plan, v1::Plan* out);
 
@@ -27,6 +30,12 @@ Result<Plan> PlanFromProto(const v1::Plan& in);
 // A whole plan or a slice (proto/plan_slice.h) as `member` holds it: indexed as the whole plan,
 // members the slice does not list left unnamed, validated with ValidatePlanPart.
 Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
+
+// A plan patch (collectives/plan_patch.h) and its wire form. PatchFromProto bounds what it
+// reads by the plan's `members` and `lanes` (InvalidArgument beyond them); ValidatePatch says
+// whether the moves fit the plan.
+void PatchToProto(const PlanPatch& patch, v1::PlanPatch* out);
+Result<PlanPatch> PatchFromProto(const v1::PlanPatch& in, size_t members, size_t lanes);
 
 // Whether a plan off the wire has a swarm writing into the members' stores beside its lanes
 // (Plan::HasSwarm of the plan it decodes to).

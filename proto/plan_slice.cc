@@ -34,6 +34,7 @@ v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree) {
   slice.set_mode(plan.mode());
   slice.set_shared_chunks(plan.shared_chunks());
   slice.set_window_chunks(plan.window_chunks());
+  slice.set_patch_version(plan.patch_version());
   *slice.mutable_payload() = plan.payload();
   for (const v1::Lane& lane : plan.lanes()) {
     v1::Lane* cut = slice.add_lanes();
@@ -84,6 +85,70 @@ v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree) {
   }
   slice.set_member_count(WholeMemberCount(plan));
   return slice;
+}
+
+namespace {
+
+// The patch's move applied to one lane of a plan or slice: the child leaves its old parent's
+// fanout (dropped when emptied) and joins the new parent's, made at the end when there is none.
+void MoveInLane(v1::Lane* lane, const v1::EdgeMove& move) {
+  auto& fanouts = *lane->mutable_fanouts();
+  for (v1::Fanout& fanout : fanouts) {
+    if (fanout.parent() != move.old_parent()) continue;
+    for (int i = 0; i < fanout.children_size(); ++i) {
+      if (fanout.children(i) != move.child()) continue;
+      if (fanout.streams_size() == fanout.children_size()) fanout.mutable_streams()->erase(fanout.streams().begin() + i);
+      fanout.mutable_children()->erase(fanout.children().begin() + i);
+      break;
+    }
+  }
+  fanouts.erase(std::remove_if(fanouts.begin(), fanouts.end(), [](const v1::Fanout& f) { return f.children_size() == 0; }),
+                fanouts.end());
+  v1::Fanout* target = nullptr;
+  for (v1::Fanout& fanout : fanouts) {
+    if (fanout.parent() == move.new_parent()) target = &fanout;
+  }
+  if (target == nullptr) {
+    target = lane->add_fanouts();
+    target->set_parent(move.new_parent());
+  }
+  const uint32_t default_streams = lane->streams() == 0 ? 1 : lane->streams();
+  const uint32_t streams = move.streams() > 0 ? move.streams() : default_streams;
+  if (target->streams_size() == 0 && streams != default_streams) {
+    for (int i = 0; i < target->children_size(); ++i) target->add_streams(default_streams);
+  }
+  target->add_children(move.child());
+  if (target->streams_size() > 0) target->add_streams(streams);
+}
+
+}  // namespace
+
+void ApplyPatchToSlice(v1::Plan* slice, const v1::PlanPatch& patch, const std::vector<int>& subtree) {
+  for (const v1::EdgeMove& move : patch.moves()) {
+    if (move.lane() >= static_cast<uint32_t>(slice->lanes_size())) continue;
+    MoveInLane(slice->mutable_lanes(static_cast<int>(move.lane())), move);
+  }
+  slice->set_patch_version(std::max(slice->patch_version(), patch.version()));
+  // Cut again as SlicePlan cuts (fanouts the subtree does not need go), listing the members it
+  // names from the slice's entries and the patch's.
+  v1::Plan known = *slice;
+  for (int i = 0; i < patch.members_size() && i < patch.member_index_size(); ++i) {
+    if (FindMember(known, patch.member_index(i)) != nullptr) continue;
+    *known.add_members() = patch.members(i);
+    known.add_member_index(patch.member_index(i));
+  }
+  if (known.member_count() > 0) {  // keep the slice's member_index increasing
+    std::vector<std::pair<uint32_t, v1::Member>> entries;
+    for (int i = 0; i < known.members_size(); ++i) entries.emplace_back(known.member_index(i), known.members(i));
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    known.clear_members();
+    known.clear_member_index();
+    for (auto& [index, member] : entries) {
+      known.add_member_index(index);
+      *known.add_members() = std::move(member);
+    }
+  }
+  *slice = SlicePlan(known, subtree);
 }
 
 }  // namespace gridcast

@@ -22,6 +22,13 @@ namespace gridcast {
 // `subtree`: whole-plan member indices, each below WholeMemberCount(plan).
 v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree);
 
+// `slice` (SlicePlan(plan, subtree), or the whole plan) with `patch` applied, as `subtree`
+// needs it: for any plan, SlicePlan(ApplyPatch(plan, patch), subtree) and
+// ApplyPatchToSlice(SlicePlan(plan, subtree), patch, subtree) hold the same lanes (fanouts in
+// any order) and members. The patch's member entries name the members a slice lacked.
+// Moves outside the slice's knowledge are skipped: ValidatePatch checks a patch, not this.
+void ApplyPatchToSlice(v1::Plan* slice, const v1::PlanPatch& patch, const std::vector<int>& subtree);
+
 // The number of members of the whole plan.
 uint32_t WholeMemberCount(const v1::Plan& plan);
 

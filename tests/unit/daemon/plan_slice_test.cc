@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
+#include <tuple>
 
+#include "collectives/plan_patch.h"
 #include "collectives/planners/swarm.h"
 #include "daemon/coordinator/control_tree.h"
 #include "proto/plan_codec.h"
@@ -211,6 +214,104 @@ TEST(PlanSlice, MalformedSlicesAreRefused) {
     f.clear_streams();
   }
   refused(bad, "has no parent");
+}
+
+}  // namespace
+}  // namespace gridcast
+
+namespace gridcast {
+namespace {
+
+// A plan's lanes with each lane's fanouts in parent order, and its members as (index, name,
+// address): what a slice means, whatever order its fanouts came in.
+std::string Canonical(const v1::Plan& plan) {
+  std::string out = "patch " + std::to_string(plan.patch_version()) + "\n";
+  for (const v1::Lane& lane : plan.lanes()) {
+    std::vector<std::string> fanouts;
+    for (const v1::Fanout& f : lane.fanouts()) fanouts.push_back(f.ShortDebugString());
+    std::sort(fanouts.begin(), fanouts.end());
+    for (const std::string& f : fanouts) out += f + "\n";
+    out += "--\n";
+  }
+  for (int i = 0; i < plan.members_size(); ++i) {
+    out += std::to_string(WholeIndexOf(plan, i)) + " " + plan.members(i).ShortDebugString() + "\n";
+  }
+  return out;
+}
+
+// Patching a slice is slicing the patched plan: for plans of several planners, random
+// failures (PatchPlan's patches) and every member's control subtree.
+TEST(PlanSlicePatch, APatchedSliceIsTheSliceOfThePatchedPlan) {
+  NetworkModel net;
+  net.switches.push_back({"core", -1});
+  for (const auto& [planner, p, fanout] :
+       std::vector<std::tuple<std::string, int, int>>{{"multilane", 40, 4}, {"binary", 30, 3}, {"chain", 12, 2},
+                                                      {"splitstream:2", 33, 8}}) {
+    const Plan plan = ShapePlan(planner, p, 64);
+    net.nodes.clear();
+    for (const std::string& name : plan.members) net.nodes.push_back({name, 0, 100e6, 100e6});
+    const v1::Plan whole = Whole(plan);
+    std::mt19937 random(static_cast<uint32_t>(p));
+    for (int round = 0; round < 6; ++round) {
+      RepairInputs in;
+      in.net = &net;
+      for (int m = 0; m < p; ++m) in.member_nodes.push_back(m);
+      in.predicted_s = 5;
+      in.failures.push_back({1 + static_cast<int>(random() % (p - 1)), RepairReason::kGone});
+      if (round % 2 == 1) in.failures.push_back({1 + static_cast<int>(random() % (p - 1)), RepairReason::kSlow});
+      if (in.failures.size() == 2 && in.failures[0].member == in.failures[1].member) in.failures.pop_back();
+      Result<PlanPatch> patch = PatchPlan(plan, in);
+      ASSERT_TRUE(patch.ok()) << planner << ": " << patch.status().ToString();
+      Result<Plan> patched = ApplyPatch(plan, *patch);
+      ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+      v1::Plan patched_whole = Whole(*patched);
+      v1::PlanPatch wire;
+      PatchToProto(*patch, &wire);
+      std::set<int> named;
+      for (const EdgeMove& move : patch->moves) named.insert({move.child, move.old_parent, move.new_parent});
+      for (const int m : named) {
+        *wire.add_members() = whole.members(m);
+        wire.add_member_index(static_cast<uint32_t>(m));
+      }
+      Result<PlanPatch> decoded = PatchFromProto(wire, static_cast<size_t>(p), plan.lanes.size());
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      EXPECT_EQ(*decoded, *patch);
+      for (int m = 1; m < p; ++m) {
+        const std::vector<int> subtree = ControlSubtree(m, p, fanout);
+        v1::Plan slice = SlicePlan(SliceAlongTheTree(whole, m, fanout), subtree);
+        ApplyPatchToSlice(&slice, wire, subtree);
+        const v1::Plan expected = SlicePlan(SliceAlongTheTree(patched_whole, m, fanout), subtree);
+        ASSERT_EQ(Canonical(slice), Canonical(expected)) << planner << " member " << m << " round " << round;
+        Result<Plan> part = PlanPartFromProto(slice, m);
+        ASSERT_TRUE(part.ok()) << part.status().ToString();
+        EXPECT_EQ(part->patch_version, patch->version);
+      }
+    }
+  }
+}
+
+TEST(PlanSlicePatch, MalformedPatchesAreRefused) {
+  v1::PlanPatch wire;
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);  // version 0
+  wire.set_version(1);
+  v1::EdgeMove* move = wire.add_moves();
+  move->set_lane(2);
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);  // no lane 2
+  move->set_lane(1);
+  move->set_new_parent(4);
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);  // no member 4
+  move->set_new_parent(3);
+  move->set_streams(65);
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);
+  move->set_streams(2);
+  EXPECT_TRUE(PatchFromProto(wire, 4, 2).ok());
+  wire.add_failures()->set_member(1);  // no reason
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);
+  wire.mutable_failures(0)->set_reason(v1::REPAIR_REASON_SLOW);
+  wire.mutable_failures(0)->set_measured_bps(-1);
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);
+  for (int i = 0; i < 9; ++i) *wire.add_moves() = *move;
+  EXPECT_EQ(PatchFromProto(wire, 4, 2).status().code(), StatusCode::kInvalidArgument);  // more than 4 x 2
 }
 
 }  // namespace
