@@ -1,6 +1,7 @@
 #include "common/member_signature.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -57,6 +58,7 @@ Result<std::shared_ptr<const MemberSigner>> MemberSigner::Load(const std::string
   BIO* bio = BIO_new_file(key_path.c_str(), "r");
   EVP_PKEY* key = bio != nullptr ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
   BIO_free(bio);
+  ERR_clear_error();
   if (key == nullptr) return Status::InvalidArgument("cannot read a private key from " + key_path);
   std::shared_ptr<MemberSigner> signer(new MemberSigner());
   signer->certificate_pem_ = text.str();
@@ -138,6 +140,9 @@ Status MemberVerifier::Verify(std::string_view certificate, const std::string& h
   X509_STORE_CTX_free(context);
   sk_X509_pop_free(chain, X509_free);
   X509_free(leaf);
+  // The chain's read ends at the end of the PEM with an error queued on this thread: it must
+  // not be taken for a later TLS call's own.
+  ERR_clear_error();
   return verdict;
 }
 
