@@ -325,9 +325,7 @@ Status RunDaemon(const DaemonOptions& options) {
       const ClusterMember* entry = cluster.Find(member);
       if (entry == nullptr) return Status::FailedPrecondition("member '" + member + "' is not in the cluster file");
       GRIDCAST_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(entry->data_address));
-      std::string host = host_port.first;
-      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-      return host;
+      return host_port.first;  // without an IPv6 address's brackets
     };
   }
   Participant participant(io, participant_options);

@@ -87,8 +87,9 @@ Status SeedPart(PayloadStore& store, int fd, const BundlePart& part, const Diges
     const DigestBatches::Range range = rule.RangeOf(b);
     const uint64_t offset = (range.first - part.first_chunk) * chunk_bytes;
     const uint64_t bytes = std::min<uint64_t>(range.count * chunk_bytes, part.size_bytes - offset);
-    buffer.assign(range.count * chunk_bytes, 0);  // the last chunk's padding stays zero
+    buffer.resize(range.count * chunk_bytes);
     GRIDCAST_RETURN_IF_ERROR(PreadFull(SystemFileIo(), fd, std::span(buffer).first(bytes), offset).WithContext(what));
+    std::fill(buffer.begin() + static_cast<std::ptrdiff_t>(bytes), buffer.end(), 0);  // the last chunk's padding
     std::vector<std::span<const uint8_t>> chunks;
     for (uint32_t i = 0; i < range.count; ++i) chunks.push_back(std::span(buffer).subspan(i * chunk_bytes, chunk_bytes));
     DigestBatch batch;

@@ -522,6 +522,23 @@ TEST_F(PushTest, MalformedFramesCloseTheConnectionOnly) {
   EXPECT_NE(ReadFile(cluster_->log(2)).find("refused connection"), std::string::npos);
 }
 
+// Waits until member `m` of `cluster` has verified more than a quarter of its only plan's
+// chunks (or gave up after 10 s); what it had then, and of how many.
+std::pair<uint64_t, uint64_t> WaitUntilAQuarterIn(const LocalCluster& cluster, int m) {
+  ControlClient member(cluster.config().members[m].control_address, cluster.config().secret);
+  uint64_t done = 0;
+  uint64_t total = 0;
+  for (int attempt = 0; attempt < 2000 && (total == 0 || done <= total / 4); ++attempt) {
+    v1::StatusResponse status;
+    if (member.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
+      done = status.plans(0).chunks_done();
+      total = status.plans(0).chunks_total();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return {done, total};
+}
+
 TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   // Small windows and chunks make the broadcast long enough to interrupt on loopback.
   LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4"}, LocalCluster::Transport::kPlain,
@@ -533,18 +550,7 @@ TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
       (cluster.dir() / "send.out").string());
   ASSERT_TRUE(sender.ok());
   // Wait until the last member of the chain (m2) is part-way, then kill it.
-  ControlClient m2(cluster.config().members[2].control_address, cluster.config().secret);
-  uint64_t done_before_kill = 0;
-  uint64_t total = 0;
-  for (int attempt = 0; attempt < 2000; ++attempt) {
-    v1::StatusResponse status;
-    if (m2.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
-      done_before_kill = status.plans(0).chunks_done();
-      total = status.plans(0).chunks_total();
-      if (done_before_kill > total / 4) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const auto [done_before_kill, total] = WaitUntilAQuarterIn(cluster, 2);
   ASSERT_GT(done_before_kill, 0u);
   ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
   // Mid-broadcast, the metrics show the plan running at m1 (the middle of the chain).
@@ -590,17 +596,8 @@ TEST(PushLost, ALeafKilledForGoodIsNamedLostAndTheOthersFinish) {
        "--json"},
       (cluster.dir() / "send.out").string());
   ASSERT_TRUE(sender.ok());
-  ControlClient m3(cluster.config().members[3].control_address, cluster.config().secret);
-  uint64_t done_before_kill = 0;
-  uint64_t total = 0;
-  for (int attempt = 0; attempt < 2000 && (total == 0 || done_before_kill <= total / 4); ++attempt) {
-    v1::StatusResponse status;
-    if (m3.GetStatus(v1::StatusRequest(), &status).ok() && status.plans_size() == 1) {
-      done_before_kill = status.plans(0).chunks_done();
-      total = status.plans(0).chunks_total();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const auto [done_before_kill, total] = WaitUntilAQuarterIn(cluster, 3);
+  ASSERT_GT(done_before_kill, 0u);
   ASSERT_LT(done_before_kill, total) << "finished before it could be interrupted";
   cluster.Kill(3);
   const auto killed = std::chrono::steady_clock::now();

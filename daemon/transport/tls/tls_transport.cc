@@ -90,8 +90,7 @@ class TlsConnection final : public Connection, public std::enable_shared_from_th
   Status CheckPeer(const std::string& data_address) override {
     Result<std::pair<std::string, uint16_t>> host_port = SplitHostPort(data_address);
     if (!host_port.ok()) return host_port.status();
-    std::string host = host_port->first;
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    const std::string& host = host_port->first;  // SplitHostPort drops an IPv6 address's brackets
     X509* certificate = SSL_get0_peer_certificate(stream_.native_handle());
     if (certificate == nullptr) return Status::Unauthenticated("the peer presented no certificate");
     boost::system::error_code not_ip;

@@ -11,26 +11,17 @@
 
 #include "collectives/registry.h"
 #include "collectives/validate_plan.h"
+#include "tests/unit/collectives/simulator/sim_test_util.h"
 
 namespace gridcast {
 namespace {
 
 constexpr uint64_t kChunk = 1 << 16;
 
-NetworkModel Flat(int p) {
-  NetworkModel net;
-  net.name = "flat";
-  net.switches.push_back({"core", -1});
-  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 0, 100e6, 100e6});
-  return net;
-}
-
-// Two sites under a core, the source's site faster, a narrow uplink to the other.
+// Two sites under a core (a fast uplink for the source's, a narrow one), every third NIC faster.
 NetworkModel Sites(int p) {
-  NetworkModel net;
-  net.name = "sites";
-  net.switches = {{"core", -1}, {"a", 0, 400e6, 400e6, 0}, {"b", 0, 150e6, 150e6, 0}};
-  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 1 + i % 2, i % 3 == 0 ? 300e6 : 100e6, 100e6});
+  NetworkModel net = TwoSites((p + 1) / 2, p / 2, 100e6, 400e6, 150e6, 0);
+  for (int i = 0; i < p; i += 3) net.nodes[i].up_bps = 300e6;
   return net;
 }
 
@@ -92,7 +83,7 @@ TEST(PlanPatch, EveryPlannerEverySingleAndPairFailure) {
     ASSERT_TRUE(planner.ok());
     for (const bool sites : {false, true}) {
       for (int p = 2; p <= 33; ++p) {
-        const NetworkModel net = sites ? Sites(p) : Flat(p);
+        const NetworkModel net = sites ? Sites(p) : OneSwitch(p, 100e6);
         PlanOptions options;
         options.chunk_bytes = kChunk;
         Result<Plan> plan = (*planner)->MakePlan(net, 64 * kChunk + 3, options);
@@ -118,7 +109,7 @@ TEST(PlanPatch, EveryPlannerEverySingleAndPairFailure) {
 // A chain's middle member fails: its child goes to a live member with upload to spare, ahead
 // of it in the lane, never below it.
 TEST(PlanPatch, AnOrphanGoesToALiveMemberAheadOfItWithUploadToSpare) {
-  NetworkModel net = Flat(5);
+  NetworkModel net = OneSwitch(5, 100e6);
   net.nodes[3].up_bps = 1e9;  // n3 has the most to spare
   Result<Plan> plan = (*MakePlanner("chain"))->MakePlan(net, 16 * kChunk, Chunked());
   ASSERT_TRUE(plan.ok());
@@ -138,7 +129,7 @@ TEST(PlanPatch, AnOrphanGoesToALiveMemberAheadOfItWithUploadToSpare) {
 }
 
 TEST(PlanPatch, WhatCannotBeRepairedOrIsNoPatchIsRefused) {
-  const NetworkModel net = Flat(6);
+  const NetworkModel net = OneSwitch(6, 100e6);
   Result<Plan> plan = (*MakePlanner("binary"))->MakePlan(net, 16 * kChunk, Chunked());
   ASSERT_TRUE(plan.ok());
   // The source: nothing can take its place.
@@ -153,24 +144,37 @@ TEST(PlanPatch, WhatCannotBeRepairedOrIsNoPatchIsRefused) {
   bad.member_nodes.pop_back();
   EXPECT_EQ(PatchPlan(*plan, bad).status().code(), StatusCode::kInvalidArgument);
 
-  // Binary tree: 0 -> {1, 2}, 1 -> {3, 4}, 2 -> {5}.
-  const int parent_of_3 = plan->lanes[0].ParentOf(3);
+  // Binary tree: 0 -> {1, 2}, 1 -> {3, 4}, 2 -> {5}. Each bad patch is the plan's first, so
+  // only what is wrong with it can refuse it.
+  ASSERT_EQ(plan->lanes.size(), 1u);
+  ASSERT_EQ(plan->lanes[0].ParentOf(3), 1);
+  ASSERT_EQ(plan->lanes[0].ParentOf(4), 1);
+  const auto refused = [&](const PlanPatch& patch, const std::string& why) {
+    const Result<Plan> applied = ApplyPatch(*plan, patch);
+    EXPECT_FALSE(applied.ok()) << why;
+    return applied.status().message();
+  };
   PlanPatch patch;
-  patch.failures = {{parent_of_3, RepairReason::kGone}};
-  patch.moves = {{0, 3, parent_of_3 == 1 ? 2 : 1, 0, 0}};  // not 3's parent
-  EXPECT_EQ(ApplyPatch(*plan, patch).status().code(), StatusCode::kInvalidArgument);
-  patch.moves = {{0, 3, parent_of_3, parent_of_3, 0}};  // to the failed member
-  EXPECT_FALSE(ApplyPatch(*plan, patch).ok());
-  patch.moves = {{0, 3, parent_of_3, 0, 0}};  // the failed member keeps another child
-  if (plan->lanes[0].fanouts.size() > 0 && plan->lanes[0].ParentOf(4) == parent_of_3) {
-    EXPECT_EQ(ApplyPatch(*plan, patch).status().code(), StatusCode::kInvalidArgument);
-  }
+  patch.version = 1;
+  patch.failures = {{1, RepairReason::kGone}};
+  patch.moves = {{0, 3, 2, 0, 0}, {0, 4, 1, 0, 0}};
+  EXPECT_NE(refused(patch, "2 is not 3's parent").find("is not n2"), std::string::npos);
+  patch.moves = {{0, 3, 1, 1, 0}, {0, 4, 1, 0, 0}};
+  EXPECT_NE(refused(patch, "to the failed member").find("a failed or slow member"), std::string::npos);
+  patch.moves = {{0, 3, 1, 0, 0}};
+  EXPECT_NE(refused(patch, "the failed member keeps 4").find("still has children"), std::string::npos);
+  patch.moves = {{0, 3, 1, 0, 0}, {0, 4, 1, 0, 0}};
+  EXPECT_TRUE(ApplyPatch(*plan, patch).ok());
+  patch.version = 2;  // not the one after the plan's last
+  EXPECT_NE(refused(patch, "version").find("does not follow"), std::string::npos);
   // Into its own subtree: refused by the plan's own check (members cut off from the source).
   PlanPatch cycle;
-  cycle.moves = {{0, parent_of_3, plan->lanes[0].ParentOf(parent_of_3), 3, 0}};
-  EXPECT_FALSE(ApplyPatch(*plan, cycle).ok());
+  cycle.version = 1;
+  cycle.moves = {{0, 1, 0, 3, 0}};
+  EXPECT_NE(refused(cycle, "cycle").find("patched plan"), std::string::npos);
   PlanPatch out_of_range;
-  out_of_range.moves = {{7, 3, parent_of_3, 0, 0}};
+  out_of_range.version = 1;
+  out_of_range.moves = {{7, 3, 1, 0, 0}};
   EXPECT_EQ(ValidatePatch(*plan, out_of_range).code(), StatusCode::kInvalidArgument);
 }
 

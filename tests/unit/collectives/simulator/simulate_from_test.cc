@@ -6,19 +6,12 @@
 #include "collectives/registry.h"
 #include "collectives/repair_prediction.h"
 #include "collectives/simulator/simulator.h"
+#include "tests/unit/collectives/simulator/sim_test_util.h"
 
 namespace gridcast {
 namespace {
 
 constexpr uint64_t kChunk = 256 << 10;
-
-NetworkModel Flat(int p, double bps) {
-  NetworkModel net;
-  net.name = "flat";
-  net.switches.push_back({"core", -1});
-  for (int i = 0; i < p; ++i) net.nodes.push_back({"n" + std::to_string(i), 0, bps, bps});
-  return net;
-}
 
 Plan PlanOf(const std::string& algo, const NetworkModel& net, uint64_t bytes) {
   PlanOptions options;
@@ -36,7 +29,7 @@ SimOptions ChunkLevel() {
 }
 
 TEST(SimulateFrom, FromNothingItIsTheChunkLevelSimulation) {
-  const NetworkModel net = Flat(9, 100e6);
+  const NetworkModel net = OneSwitch(9, 100e6);
   for (const char* algo : {"chain", "binary", "multilane", "splitstream:2"}) {
     const Plan plan = PlanOf(algo, net, 40 * kChunk + 7);
     Result<SimResult> from = SimulateFrom(plan, net, ChunkLevel(), SimStart{});
@@ -62,7 +55,7 @@ TEST(SimulateFrom, FromNothingItIsTheChunkLevelSimulation) {
 }
 
 TEST(SimulateFrom, HoldingsAbsentMembersAndBadStarts) {
-  const NetworkModel net = Flat(5, 100e6);
+  const NetworkModel net = OneSwitch(5, 100e6);
   const Plan chain = PlanOf("chain", net, 20 * kChunk);  // n0 -> n1 -> n2 -> n3 -> n4
   SimStart start;
   start.lane_held.assign(5, {0});
@@ -91,7 +84,7 @@ TEST(SimulateFrom, HoldingsAbsentMembersAndBadStarts) {
 // failed 30% in and patched 1.5 s later. The survivors finish, later than without the failure,
 // and the prediction is deterministic.
 TEST(PredictRepair, AFailedInteriorMembersChildrenAreReFedAndTheSurvivorsFinish) {
-  const NetworkModel net = Flat(16, 50e6);
+  const NetworkModel net = OneSwitch(16, 50e6);
   const Plan plan = PlanOf("splitstream:2", net, 64 * kChunk);
   int interior = -1;
   for (const Fanout& fanout : plan.lanes[0].fanouts) {
