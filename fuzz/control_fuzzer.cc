@@ -43,8 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Require(request.chunk_bytes() == 0 || CheckChunkBytes(request.chunk_bytes()).ok());
       Require(request.name().empty() || CheckPayloadName(request.name()).ok());
       Require(request.probe_bytes() > 0 || !request.payload_path().empty());
-      // A filled payload's identity is built from these without further checks.
-      if (request.has_fill()) {
+      // A filled payload's identity is built from these without further checks; one that declares
+      // only its size is hashed as it is sent, with at most the whole payload's sha256 declared.
+      if (request.has_fill() && DeclaresOnlyTheSize(request.fill())) {
+        Require(!request.from_registered_memory() && request.fill().weak_checksums().empty() &&
+                (request.fill().sha256().empty() || request.fill().sha256().size() == 32));
+      } else if (request.has_fill()) {
         const uint64_t chunks = request.fill().size_bytes() / request.chunk_bytes() +
                                 (request.fill().size_bytes() % request.chunk_bytes() != 0 ? 1 : 0);
         Result<ChunkDigest> digest = ChunkDigestFromProto(request.digest());
