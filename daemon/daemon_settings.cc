@@ -102,6 +102,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "Seconds without a new chunk before a pull member fetches from anyone, or a hybrid member "
           "pulls a stalled tree's chunks (default 3 and 2)",
           "swarm_stall_s");
+  Declare(app, "--parent-silent", s.parent_silent_s,
+          "Seconds a lane's parent may have no connection open, or send no byte and no keepalive, before "
+          "the member below it reports the lane to the source, in push and hybrid (at least 0.2; default 1)");
   DeclareFlag(app, "--fsync", s.fsync, "fdatasync every finished payload before reporting it done");
   Declare(app, "--retention-max-age", s.retention_max_age,
           "Remove complete payloads this long after they arrived, e.g. 7d, 12h, 90min (default: kept; in the "
@@ -233,6 +236,12 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   if (s.swarm_stall_s > 0) {
     options->torrents.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.swarm_stall_s * 1000));
     options->execution.repair_stall = options->torrents.stall_timeout;
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--parent-silent", s.parent_silent_s, 3600));
+  if (s.parent_silent_s > 0) {
+    // Parents send keepalives a quarter of it apart, and not more often than every 50 ms.
+    if (s.parent_silent_s < 0.2) return Status::InvalidArgument("--parent-silent: at least 0.2 seconds");
+    options->execution.parent_silent = std::chrono::milliseconds(static_cast<int64_t>(s.parent_silent_s * 1000));
   }
   options->send_roots = s.send_roots;
   if (s.window_chunks == 0) return Status::InvalidArgument("--window: at least 1 chunk");

@@ -31,6 +31,7 @@ struct DaemonSettings {
   bool bt_defaults = false;
   int bt_upload_slots = TorrentSessionOptions{}.upload_slots;
   double swarm_stall_s = 0;  // 0 = the defaults (TorrentSessionOptions, ExecutionOptions)
+  double parent_silent_s = 0;  // 0 = ExecutionOptions' default
   std::vector<std::string> send_roots;
   uint32_t window_chunks = ExecutionOptions{}.window_chunks;
   size_t cache_chunks = ExecutionOptions{}.cache_chunks;

@@ -202,15 +202,38 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member) {
   return plan;
 }
 
+v1::RepairReason RepairReasonToProto(RepairReason reason) {
+  switch (reason) {
+    case RepairReason::kGone:
+      return v1::REPAIR_REASON_GONE;
+    case RepairReason::kSilent:
+      return v1::REPAIR_REASON_SILENT;
+    case RepairReason::kSlow:
+      return v1::REPAIR_REASON_SLOW;
+  }
+  return v1::REPAIR_REASON_UNSPECIFIED;
+}
+
+Result<RepairReason> RepairReasonFromProto(v1::RepairReason reason) {
+  switch (reason) {
+    case v1::REPAIR_REASON_GONE:
+      return RepairReason::kGone;
+    case v1::REPAIR_REASON_SILENT:
+      return RepairReason::kSilent;
+    case v1::REPAIR_REASON_SLOW:
+      return RepairReason::kSlow;
+    default:
+      return Status::InvalidArgument("no repair reason");
+  }
+}
+
 void PatchToProto(const PlanPatch& patch, v1::PlanPatch* out) {
   out->set_version(static_cast<uint32_t>(patch.version));
   out->clear_failures();
   for (const Failure& f : patch.failures) {
     v1::RepairFailure* failure = out->add_failures();
     failure->set_member(static_cast<uint32_t>(f.member));
-    failure->set_reason(f.reason == RepairReason::kGone     ? v1::REPAIR_REASON_GONE
-                        : f.reason == RepairReason::kSilent ? v1::REPAIR_REASON_SILENT
-                                                            : v1::REPAIR_REASON_SLOW);
+    failure->set_reason(RepairReasonToProto(f.reason));
     failure->set_measured_bps(f.measured_bps);
   }
   out->clear_moves();
@@ -241,19 +264,9 @@ Result<PlanPatch> PatchFromProto(const v1::PlanPatch& in, size_t members, size_t
   for (const v1::RepairFailure& f : in.failures()) {
     Failure failure;
     GRIDCAST_ASSIGN_OR_RETURN(failure.member, index(f.member(), "member"));
-    switch (f.reason()) {
-      case v1::REPAIR_REASON_GONE:
-        failure.reason = RepairReason::kGone;
-        break;
-      case v1::REPAIR_REASON_SILENT:
-        failure.reason = RepairReason::kSilent;
-        break;
-      case v1::REPAIR_REASON_SLOW:
-        failure.reason = RepairReason::kSlow;
-        break;
-      default:
-        return Status::InvalidArgument("a plan patch gives a failure no reason");
-    }
+    Result<RepairReason> reason = RepairReasonFromProto(f.reason());
+    if (!reason.ok()) return Status::InvalidArgument("a plan patch gives a failure no reason");
+    failure.reason = *reason;
     if (!(f.measured_bps() >= 0)) return Status::InvalidArgument("a plan patch measured a negative rate");
     failure.measured_bps = f.measured_bps();
     patch.failures.push_back(failure);

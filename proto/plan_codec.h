@@ -34,6 +34,9 @@ Result<Plan> PlanPartFromProto(const v1::Plan& in, int member);
 // A plan patch (collectives/plan_patch.h) and its wire form. PatchFromProto bounds what it
 // reads by the plan's `members` and `lanes` (InvalidArgument beyond them); ValidatePatch says
 // whether the moves fit the plan.
+v1::RepairReason RepairReasonToProto(RepairReason reason);
+// InvalidArgument for REPAIR_REASON_UNSPECIFIED and values this build does not know.
+Result<RepairReason> RepairReasonFromProto(v1::RepairReason reason);
 void PatchToProto(const PlanPatch& patch, v1::PlanPatch* out);
 Result<PlanPatch> PatchFromProto(const v1::PlanPatch& in, size_t members, size_t lanes);
 

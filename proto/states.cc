@@ -1,5 +1,9 @@
 #include "proto/states.h"
 
+#include <cstdio>
+
+#include "proto/plan_codec.h"
+
 namespace gridcast {
 
 std::string MemberStateText(v1::MemberState state, const std::string& error) {
@@ -25,6 +29,14 @@ std::string ScrubResultText(v1::ScrubResult result, const std::string& error) {
     case v1::SCRUB_RESULT_UNKNOWN: return error.empty() ? "unknown" : "unknown: " + error;
     default: return "";
   }
+}
+
+std::string LaneTroubleText(const v1::LaneTrouble& trouble) {
+  const Result<RepairReason> reason = RepairReasonFromProto(trouble.reason());
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", trouble.since_s());
+  return "lane " + std::to_string(trouble.lane()) + ": parent " + trouble.parent() + " " +
+         (reason.ok() ? RepairReasonName(*reason) : "in trouble") + " for " + seconds + " s";
 }
 
 std::string ServeStateText(v1::ServeState state) {

@@ -120,6 +120,10 @@ void ShowProgress(const v1::BroadcastProgress& p, bool terminal, size_t* lines_d
                p.members_done(), p.members_total(), slowest);
     size_t lines = 1;
     for (const v1::MemberProgress& m : p.members()) {
+      for (const v1::LaneTrouble& trouble : m.lane_trouble()) {
+        fmt::print("\x1b[2K{:<16} {}\n", m.member(), LaneTroubleText(trouble));
+        ++lines;
+      }
       if (m.state() == v1::MEMBER_STATE_DONE || m.state() == v1::MEMBER_STATE_RUNNING) continue;  // the last message lists everyone
       fmt::print("\x1b[2K{:<16} {}\n", m.member(), MemberStateText(m.state(), m.error()));
       ++lines;

@@ -148,6 +148,8 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
         mp->set_state(v1::MEMBER_STATE_LOST);
         ++*lost_now;
       }
+    } else if (state == v1::MEMBER_STATE_RUNNING) {
+      NoteLaneTrouble(attention);
     } else if (state == v1::MEMBER_STATE_DONE) {  // done, but not with the source's chunk list digest
       failure = Status::DataLoss("member '" + member + "' stored chunks whose digests differ from the source's");
     } else if (state == v1::MEMBER_STATE_FAILED || state == v1::MEMBER_STATE_STOPPED) {
@@ -162,6 +164,14 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
     return back;
   });
   return failure;
+}
+
+void BroadcastFollower::NoteLaneTrouble(const v1::MemberProgress& member) {
+  for (const v1::LaneTrouble& trouble : member.lane_trouble()) {
+    const auto key = std::make_tuple(member.member(), trouble.lane(), trouble.parent(), static_cast<int>(trouble.reason()));
+    if (!troubles_reported_.insert(key).second) continue;
+    spdlog::warn("broadcast {}: member {} reports {}", ToHex(id_), member.member(), LaneTroubleText(trouble));
+  }
 }
 
 void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/digest_batches.h"
@@ -75,6 +76,9 @@ class BroadcastFollower {
                   uint32_t* lost_now);
   // One detailed round: every member in `progress`, in member order.
   void ListEveryMember(v1::BroadcastProgress& progress);
+  // Logs each lane trouble `member` reports the first time it does (docs/repair.md: the
+  // source decides on them).
+  void NoteLaneTrouble(const v1::MemberProgress& member);
   std::string LostNames() const;
   // The members followed: every one but the source, or with source_receives every one.
   size_t FirstReceiver() const { return options_.source_receives ? 0 : 1; }
@@ -91,6 +95,8 @@ class BroadcastFollower {
   const FollowOptions options_;
   std::map<std::string, Clock::time_point> unreachable_since_;
   std::set<std::string> lost_;
+  // Lane trouble members reported (member, lane, parent, reason), each logged once.
+  std::set<std::tuple<std::string, uint32_t, std::string, int>> troubles_reported_;
   uint64_t most_chunks_seen_ = 0;  // the highest sum of verified chunks a round reported
   Clock::time_point last_new_chunk_;
   uint64_t previous_chunks_done_ = 0;  // at the previous round, for NextPoll's rate

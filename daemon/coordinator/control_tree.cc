@@ -11,6 +11,7 @@
 #include "common/hex.h"
 #include "daemon/participant/plan_payload.h"
 #include "daemon/participant/plan_status.h"
+#include "proto/plan_codec.h"
 #include "proto/plan_slice.h"
 
 namespace gridcast {
@@ -42,6 +43,7 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   entry.set_uploaded_bytes(status.uploaded_bytes());
   entry.set_sent_bytes(status.sent_bytes());
   entry.set_reused_bytes(status.reused_bytes());
+  *entry.mutable_lane_trouble() = status.lane_trouble();
   return entry;
 }
 
@@ -54,13 +56,14 @@ void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest
   const bool digest_known = !chunk_list_digest.empty();
   if (state == v1::MEMBER_STATE_DONE && digest_known && entry.chunk_list_sha256() == chunk_list_digest) {
     sum->set_done(sum->done() + 1);
-  } else if (state == v1::MEMBER_STATE_RUNNING || state == v1::MEMBER_STATE_PREPARED ||
-             (state == v1::MEMBER_STATE_DONE && !digest_known)) {
+  } else if ((state == v1::MEMBER_STATE_RUNNING && entry.lane_trouble().empty()) ||
+             state == v1::MEMBER_STATE_PREPARED || (state == v1::MEMBER_STATE_DONE && !digest_known)) {
     if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
       sum->set_slowest_member(entry.member());
       sum->set_slowest_chunks(entry.chunks_done());
     }
   } else {
+    // A receiving member with a lane in trouble tells the source (docs/repair.md).
     // By name and state: its observations (a detailed round's) travel in its detail entry only.
     v1::MemberProgress* named = sum->add_attention();
     *named = entry;
@@ -385,7 +388,10 @@ void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, 
     const v1::SubtreeProgress& sum = response.subtree_progress();
     bool consistent = sum.members() == expected.size() && sum.done() <= sum.members() &&
                       static_cast<size_t>(sum.attention_size()) <= expected.size();
-    for (const v1::MemberProgress& m : sum.attention()) consistent = consistent && expected.count(m.member()) != 0;
+    for (const v1::MemberProgress& m : sum.attention()) {
+      consistent = consistent && expected.count(m.member()) != 0 &&
+                   static_cast<size_t>(m.lane_trouble_size()) <= kMaxPlanLanes;
+    }
     if (detail) {
       std::set<std::string> listed;
       for (const v1::MemberProgress& m : response.subtree()) listed.insert(m.member());

@@ -7,6 +7,7 @@
 
 #include "common/hex.h"
 #include "daemon/executor/lane_repair.h"
+#include "daemon/executor/parent_watch.h"
 
 namespace gridcast {
 
@@ -81,7 +82,9 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
   context_.host.Track(connection);
   conn->where = "plan " + ToHex(context_.id) + " lane " + std::to_string(lane);
   context_.host.Spawn(WriteReplies(conn));
+  std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
   parents_.push_back(conn);
+  context_.watch.Opened(lane, std::chrono::steady_clock::now());
   PeerTraffic* const traffic = context_.PushTrafficWith(context_.schedule.ParentOf(lane));
   PayloadStore& store = *context_.store;
   ChunkPlacement* const placement = context_.capabilities.placement;
@@ -91,7 +94,6 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
     if (!read.ok()) {
       if (!context_.host.Stopping() && !store.Complete()) {
         spdlog::debug("{}: parent connection ended: {}", conn->where, read.ToString());
-        context_.repair.ParentGone(lane);
       }
       break;
     }
@@ -103,7 +105,7 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
       spdlog::warn("{}: closing parent connection: {}", conn->where, valid.message());
       break;
     }
-    context_.repair.Progress(lane);
+    context_.watch.Progress(lane, std::chrono::steady_clock::now());
     if (header->type == FrameType::kKeepalive) {
       if (header->chunk == kKeepaliveParentRepairs) context_.repair.ParentRepairs(lane);
       continue;
@@ -140,7 +142,7 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
       into = *buffer;
     }
     // Progress as parts arrive: a parent sending slowly (its upload shared) is not a silent one.
-    std::function<void()> progress = [this, lane] { context_.repair.Progress(lane); };
+    std::function<void()> progress = [this, lane] { context_.watch.Progress(lane, std::chrono::steady_clock::now()); };
     const Status received = co_await connection->ReceiveChunk(into, context_.options.io_timeout, std::move(progress));
     if (received.ok()) {
       context_.traffic.received_bytes.fetch_add(header->length, std::memory_order_relaxed);
@@ -157,6 +159,19 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
     verification_.Verify({conn, *header, std::move(buffer), place});
   }
   conn->Close();
+  context_.watch.Closed(lane, std::chrono::steady_clock::now());
+}
+
+bool ChunkIntake::OwesParent(int lane) {
+  std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
+  for (const std::weak_ptr<ParentConnection>& weak : parents_) {
+    const std::shared_ptr<ParentConnection> parent = weak.lock();
+    if (parent != nullptr && !parent->closed && parent->stream.lane == lane &&
+        (parent->verifying > 0 || !parent->replies.empty())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool newly) {

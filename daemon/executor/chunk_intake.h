@@ -47,6 +47,9 @@ class ChunkIntake {
   // member whose handshake said it finds held chunks later. Returns how many batches from the
   // first it has looked through now, every one of them (the workers finish out of order).
   uint64_t LookedThrough(uint64_t batch);
+  // This member holds `lane`'s parent up: a chunk from it is being verified, or a reply to it
+  // is not written yet (for ParentWatch: such a parent is not silent, it waits for this member).
+  bool OwesParent(int lane);
 
  private:
   // With what ChunkVerification made of a received chunk: the reply to queue.
@@ -59,7 +62,7 @@ class ChunkIntake {
   ExecutionContext& context_;
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
   ChunkVerification verification_;
-  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough
+  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough and OwesParent
   std::vector<bool> looked_through_;  // by batch (LookedThrough), once one was
   uint64_t looked_through_below_ = 0;  // every batch below it was looked through
 };

@@ -7,7 +7,6 @@
 
 #include "common/control_tree_shape.h"
 #include "common/hex.h"
-#include "daemon/executor/lane_repair.h"
 #include "daemon/executor/lane_sender.h"
 #include "daemon/transport/handshake.h"
 

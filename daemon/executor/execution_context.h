@@ -1,8 +1,9 @@
 // What the parts of one plan's execution share: the options, the plan, the store and the
 // lane schedule, and the few things only the execution itself does (ExecutionHost). The parts
 // follow the data: a LaneSender per outgoing stream (lane_sender.h), the ChunkIntake for
-// incoming ones (chunk_intake.h), and LaneRepair for a hybrid plan's stalled lanes
-// (lane_repair.h). PlanExecution (plan_execution.h) owns them all.
+// incoming ones (chunk_intake.h), ParentWatch judging whether each lane still arrives
+// (parent_watch.h), and LaneRepair for a hybrid plan's stalled lanes (lane_repair.h).
+// PlanExecution (plan_execution.h) owns them all.
 #pragma once
 
 #include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange without including it
@@ -57,9 +58,19 @@ struct ExecutionOptions {
   // Hybrid plans: a lane whose parent connection ended, or whose parent was silent (no bytes,
   // no keepalive) for this long, is repaired by pulling its missing chunks from the swarm.
   std::chrono::milliseconds repair_stall = std::chrono::seconds(2);
+  // Push and hybrid plans: a lane whose parent has no connection open, or sends no byte and no
+  // keepalive, for this long is reported to the source (ParentWatch, parent_watch.h).
+  std::chrono::milliseconds parent_silent = std::chrono::seconds(1);
   // The daemon's counters (bytes per peer, chunks, plan outcomes); null counts nothing.
   std::shared_ptr<DaemonCounters> counters;
 };
+
+// How often a parent waiting for a chunk tells its children it is alive (KEEPALIVE frames):
+// well within the time after which they call it silent, and within their I/O timeout.
+inline std::chrono::milliseconds KeepaliveInterval(const ExecutionOptions& options) {
+  return std::clamp(std::min(options.repair_stall, options.parent_silent) / 4, std::chrono::milliseconds(50),
+                    options.io_timeout / 4);
+}
 
 // What the parts ask of the execution they belong to. Every call on the io thread unless said.
 class ExecutionHost {
@@ -92,6 +103,7 @@ struct PushTraffic {
 };
 
 class LaneRepair;
+class ParentWatch;
 
 // The bytes of chunks a connection may have unacknowledged, and a member may keep idle for
 // reuse, whatever the counts above say (at least two chunks): the largest chunks (4 MiB, which
@@ -119,6 +131,7 @@ struct ExecutionContext {
   const uint32_t window_chunks;
   LaneSchedule& schedule;
   LaneRepair& repair;
+  ParentWatch& watch;
   PushTraffic& traffic;
   // A chunk was stored or logged, or (shared lanes) a connection to a child was handed its next.
   Notifier& chunk_arrived;

@@ -8,6 +8,7 @@ namespace gridcast {
 LaneSchedule::LaneSchedule(const Plan& plan, int self, std::string spill_dir)
     : plan_(plan), self_(self), spill_dir_(std::move(spill_dir)) {
   cursors_.resize(plan_.lanes.size());
+  held_prefix_.assign(plan_.lanes.size(), 0);
   opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
     std::vector<int> children;
@@ -41,6 +42,16 @@ uint64_t LaneSchedule::LogSize(int lane) const {
 
 uint64_t LaneSchedule::LoggedAt(int lane, uint64_t position) const {
   return plan_.shared_chunks ? appended_[lane][position] : sequence_[lane][position];
+}
+
+uint64_t LaneSchedule::HeldPrefix(int lane, const std::function<bool(uint64_t)>& holds) {
+  uint64_t& prefix = held_prefix_[lane];
+  while (prefix < LogSize(lane) && holds(LoggedAt(lane, prefix))) ++prefix;
+  return prefix;
+}
+
+bool LaneSchedule::HoldsWholeLane(int lane, const std::function<bool(uint64_t)>& holds) {
+  return HeldPrefix(lane, holds) == LogSize(lane) && EveryChunkLogged();
 }
 
 int LaneSchedule::LoggedIn(uint64_t chunk) const {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -68,6 +69,11 @@ class LaneSchedule {
   // Logs `chunk` in `lane` (its children in that lane wait for it). False when it was logged
   // already (in any lane).
   bool AddToLog(int lane, uint64_t chunk);
+  // How many of `lane`'s first logged chunks this member holds, as `holds` says of each: a
+  // cursor that only moves forward (verified chunks stay verified), so asking often is cheap.
+  uint64_t HeldPrefix(int lane, const std::function<bool(uint64_t)>& holds);
+  // This member holds every chunk `lane` carries (shared lanes: once every chunk is logged).
+  bool HoldsWholeLane(int lane, const std::function<bool(uint64_t)>& holds);
   // Whether a frame of `chunk` may come on `stream` of `stream_count` of `lane`: fixed lanes
   // carry each logged chunk on one stream; shared lanes any chunk not logged in another lane.
   bool Carries(int lane, uint64_t chunk, int stream, int stream_count) const;
@@ -121,6 +127,7 @@ class LaneSchedule {
   // no count per chunk).
   std::map<std::pair<int, int>, ChunkBits> delivered_;
   std::vector<std::vector<const Cursor*>> cursors_;
+  std::vector<uint64_t> held_prefix_;  // HeldPrefix's cursor per lane
   // Per lane, the connections (child, stream) it has from here, and those opened so far.
   std::vector<size_t> edge_streams_;
   std::vector<std::set<std::pair<int, int>>> opened_;

@@ -7,7 +7,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "common/hex.h"
 
@@ -18,6 +20,18 @@ namespace asio = boost::asio;
 namespace {
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<int> ParentsOf(const LaneSchedule& schedule) {
+  std::vector<int> parents;
+  for (size_t l = 0; l < schedule.lanes(); ++l) parents.push_back(schedule.ParentOf(static_cast<int>(l)));
+  return parents;
+}
+
+// A lane's first chunk may take a while (connections open level by level as Start travels down
+// the tree): no verdict before twice the longer of the watch's and the swarm repair's times.
+ParentWatchTimes WatchTimes(const ExecutionOptions& options) {
+  return {options.parent_silent, 2 * std::max(options.parent_silent, options.repair_stall)};
 }
 }  // namespace
 
@@ -34,6 +48,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       digests_(std::move(digests)),
       schedule_(plan_, self, store_->spill_dir()),
       chunk_arrived_(io),
+      watch_(ParentsOf(schedule_), WatchTimes(options_)),
       context_{io_,
                workers_,
                plan_,
@@ -48,6 +63,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
                                                   plan_.chunk_bytes)),
                schedule_,
                repair_,
+               watch_,
                traffic_,
                chunk_arrived_,
                *this,
@@ -137,6 +153,10 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     });
   }
   if (swarm_ && plan_.HasLanes()) repair_.Start(swarm_);  // hybrid: the swarm repairs stalled lanes
+  if (schedule_.ReceivesAnyLane()) {
+    watch_.Start(std::chrono::steady_clock::now());
+    Spawn(WatchParents());
+  }
   if (context_.capabilities.growing != nullptr && !store_->Complete()) FollowFill(std::chrono::milliseconds(1));
   if (sealing_ != nullptr) sealing_->Start();
   OnChunkVerified();  // a member that already holds everything is done at once
@@ -148,6 +168,39 @@ asio::awaitable<void> PlanExecution::RunSender(LaneSender& sender) {
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
   }
+}
+
+asio::awaitable<void> PlanExecution::WatchParents() {
+  asio::steady_timer tick(io_);
+  const auto period = std::max(options_.parent_silent / 4, std::chrono::milliseconds(20));
+  const auto holds = [this](uint64_t chunk) { return store_->Has(chunk); };
+  std::vector<ParentWatch::LaneNow> lanes(schedule_.lanes());
+  while (!Stopping() && !store_->Complete()) {
+    tick.expires_after(period);
+    boost::system::error_code ec;
+    co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      const int lane = static_cast<int>(l);
+      lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane)};
+    }
+    std::vector<std::pair<LaneTrouble, std::string>> troubles;
+    for (const LaneTrouble& trouble : watch_.Judge(now, lanes)) {
+      const std::string& parent = plan_.members[trouble.parent];
+      if (trouble.fresh) {
+        spdlog::warn("plan {} lane {}: parent {} is {} ({:.1f} s); reported to the source", ToHex(id_), trouble.lane,
+                     parent, RepairReasonName(trouble.reason), trouble.since_s);
+      }
+      troubles.emplace_back(trouble, parent);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lane_trouble_ = std::move(troubles);
+    }
+    repair_.Tick(now);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  lane_trouble_.clear();
 }
 
 void PlanExecution::FollowFill(std::chrono::milliseconds pause) {
@@ -244,6 +297,7 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   snapshot.digest = digest_;
   snapshot.finished_s = finished_s_;
   snapshot.forwarding_done = forwarding_done_;
+  if (state_ == ExecutionState::kRunning) snapshot.lane_trouble = lane_trouble_;
   if (digests_ != nullptr) snapshot.digest_batches_held = digests_->Held();
   if (const int64_t sent = first_payload_sent_ns_.load(); sent != 0) {
     snapshot.first_payload_sent = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(sent));

@@ -9,6 +9,7 @@
 //   ChunkIntake (chunk_intake.h)    a parent's frames checked, chunks placed and acknowledged
 //   ChunkVerification (chunk_verification.h)  chunks hashed and stored, on which thread
 //   LaneSender (lane_sender.h)      one stream to a child: order, window, acks, resends
+//   ParentWatch (parent_watch.h)    whether each lane still arrives; trouble reported up
 //   LaneRepair (lane_repair.h)      hybrid plans: a stalled lane pulled from the swarm
 //   SourceSealing (source_sealing.h)  a source that hashes its payload as it sends it
 // This class owns them, runs the execution's state (start, stop, failure, completion) and
@@ -48,6 +49,7 @@
 #include "daemon/executor/lane_repair.h"
 #include "daemon/executor/lane_schedule.h"
 #include "daemon/executor/lane_sender.h"
+#include "daemon/executor/parent_watch.h"
 #include "daemon/executor/source_sealing.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
@@ -73,6 +75,9 @@ struct ExecutionSnapshot {
   // When this member first handed payload bytes to a socket (push or swarm), if it has.
   std::optional<std::chrono::steady_clock::time_point> first_payload_sent;
   uint64_t digest_batches_held = 0;  // signed batches of digests held here (plans streaming them)
+  // While running: the lanes whose parents do not deliver (ParentWatch's last verdicts), each
+  // with its parent's name.
+  std::vector<std::pair<LaneTrouble, std::string>> lane_trouble;
 };
 
 class PlanExecution final : public LaneReceiver,
@@ -140,6 +145,9 @@ class PlanExecution final : public LaneReceiver,
 
   // Runs one sender and counts it finished.
   boost::asio::awaitable<void> RunSender(LaneSender& sender);
+  // Until this member holds everything: judges its lanes (ParentWatch) a few times per
+  // `parent_silent`, logs and publishes the verdicts, and lets a hybrid plan's LaneRepair act.
+  boost::asio::awaitable<void> WatchParents();
   // At a source whose sender still writes the payload (StoreCapabilities::growing): the
   // workers verify what the file holds now, and each chunk is sent once they have. Polled
   // every `pause` (1 ms while the file grows, backing off to 50 ms); the coordinator's stall
@@ -174,6 +182,7 @@ class PlanExecution final : public LaneReceiver,
   LaneSchedule schedule_;
   Notifier chunk_arrived_;
   PushTraffic traffic_;
+  ParentWatch watch_;
   ExecutionContext context_;
   LaneRepair repair_;
   ChunkIntake intake_;
@@ -194,6 +203,7 @@ class PlanExecution final : public LaneReceiver,
   Digest digest_{};                                   // guarded by mutex_
   double finished_s_ = 0;                             // guarded by mutex_
   bool forwarding_done_ = false;                      // guarded by mutex_
+  std::vector<std::pair<LaneTrouble, std::string>> lane_trouble_;  // guarded by mutex_
   bool stop_requested_ = false;                       // guarded by mutex_
   // steady_clock nanoseconds of the first NotePayloadSent(); 0 = none yet. Atomic: the send
   // path checks it per chunk without the mutex.

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/hex.h"
+#include "proto/plan_codec.h"
 
 namespace gridcast {
 namespace {
@@ -34,6 +35,13 @@ void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
   const bool settled = snapshot.state != ExecutionState::kPrepared && snapshot.state != ExecutionState::kRunning;
   const std::optional<SwarmReport> report = observations || settled ? run.Swarm() : std::nullopt;
   ps->set_sent_bytes(TrafficOf(snapshot, report).sent_bytes);
+  for (const auto& [trouble, parent] : snapshot.lane_trouble) {
+    v1::LaneTrouble* out = ps->add_lane_trouble();
+    out->set_lane(static_cast<uint32_t>(trouble.lane));
+    out->set_parent(parent);
+    out->set_reason(RepairReasonToProto(trouble.reason));
+    out->set_since_s(trouble.since_s);
+  }
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));
     ps->set_finished_s(snapshot.finished_s);

@@ -82,6 +82,7 @@ TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
       "window_chunks: 3\n"
       "io_timeout_s: 600\n"
       "fsync: true\n"
+      "parent_silent: 2.5\n"
       "tcp_congestion: system\n"
       "send_roots: [/srv/x, /srv/y]\n"
       "data: 127.0.0.1:9000\n");
@@ -92,6 +93,7 @@ TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
   EXPECT_EQ(options.data_address, "127.0.0.1:9100");                    // the flag
   EXPECT_EQ(options.execution.io_timeout, std::chrono::seconds(600));   // the file
   EXPECT_TRUE(options.execution.sync_on_finish);
+  EXPECT_EQ(options.execution.parent_silent, std::chrono::milliseconds(2500));
   EXPECT_TRUE(options.tcp.congestion.empty());                // "system"
   EXPECT_EQ(options.send_roots, (std::vector<std::string>{"/srv/x", "/srv/y"}));
 }
@@ -248,6 +250,8 @@ TEST_F(DaemonSettingsTest, BadInputIsNamed) {
       {{"--name", "a", "--cluster", c, "--io-timeout", "1e300"}, "", "--io-timeout: seconds"},
       {{"--name", "a", "--cluster", c, "--stall-timeout", "nan"}, "", "--stall-timeout: seconds"},
       {{"--name", "a", "--cluster", c, "--swarm-stall", "nan"}, "", "--swarm-stall: seconds"},
+      {{"--name", "a", "--cluster", c, "--parent-silent", "0.1"}, "", "--parent-silent: at least 0.2 seconds"},
+      {{"--name", "a", "--cluster", c, "--parent-silent", "7200"}, "", "--parent-silent: seconds from 0 to 3600"},
       {{"--name", "a", "--cluster", c, "--control-fanout", "5000"}, "", "--control-fanout: at most 1024"},
       {{"--name", "a", "--cluster", c, "--page-cache-window", "lots"}, "", "--page-cache-window"},
       {{"--name", "a", "--cluster", c, "--tcp-congestion", "cu bic"}, "", "--tcp-congestion: 'cu bic'"},

@@ -1,0 +1,64 @@
+#include "daemon/executor/parent_watch.h"
+
+#include <algorithm>
+
+namespace gridcast {
+
+ParentWatch::ParentWatch(std::vector<int> parents, ParentWatchTimes times) : times_(times) {
+  lanes_.resize(parents.size());
+  for (size_t l = 0; l < parents.size(); ++l) lanes_[l].parent = parents[l];
+}
+
+void ParentWatch::Start(Clock::time_point now) {
+  started_ = true;
+  grace_until_ = now + times_.grace;
+  for (Lane& lane : lanes_) {
+    lane.last_progress = std::max(lane.last_progress, now);
+    if (lane.open == 0) lane.last_closed = now;
+  }
+}
+
+void ParentWatch::Opened(int lane, Clock::time_point now) {
+  ++lanes_[lane].open;
+  lanes_[lane].last_progress = now;
+}
+
+void ParentWatch::Closed(int lane, Clock::time_point now) {
+  Lane& watched = lanes_[lane];
+  if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
+}
+
+void ParentWatch::Progress(int lane, Clock::time_point now) { lanes_[lane].last_progress = now; }
+
+std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::vector<LaneNow>& lanes) {
+  std::vector<LaneTrouble> troubles;
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    Lane& lane = lanes_[l];
+    if (lanes[l].owes) lane.last_progress = now;
+    std::optional<RepairReason> verdict;
+    Clock::time_point since{};
+    if (started_ && lane.parent >= 0 && !lanes[l].held && now >= grace_until_) {
+      if (lane.open == 0 && now - lane.last_closed >= times_.silent_after) {
+        verdict = RepairReason::kGone;
+        since = lane.last_closed;
+      } else if (lane.open > 0 && now - lane.last_progress >= times_.silent_after) {
+        verdict = RepairReason::kSilent;
+        since = lane.last_progress;
+      }
+    }
+    const bool fresh = verdict.has_value() && verdict != lane.verdict;
+    lane.verdict = verdict;
+    if (!verdict) continue;
+    troubles.push_back({static_cast<int>(l), lane.parent, *verdict,
+                        std::chrono::duration<double>(now - since).count(), fresh});
+  }
+  return troubles;
+}
+
+ParentWatch::Clock::duration ParentWatch::QuietFor(int lane, Clock::time_point now) const {
+  const Lane& watched = lanes_[lane];
+  if (!started_ || watched.parent < 0) return Clock::duration::zero();
+  return std::max(Clock::duration::zero(), now - std::max(watched.last_progress, grace_until_));
+}
+
+}  // namespace gridcast
