@@ -1,6 +1,7 @@
 #include "client/send_summary.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
@@ -70,6 +71,11 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
     s.members.push_back(std::move(r));
   }
   s.verified = all_ok;
+  for (const v1::Repair& r : last.repairs()) {
+    const Result<RepairReason> reason = RepairReasonFromProto(r.reason());
+    s.repairs.push_back({r.member(), r.at_s(), reason.ok() ? RepairReasonName(*reason) : "unknown", r.children_moved(),
+                         std::vector<uint32_t>(r.lanes().begin(), r.lanes().end())});
+  }
   if (last.has_control()) {
     const v1::ControlCounters& c = last.control();
     auto when = [](double seconds) { return seconds >= 0 ? std::optional<double>(seconds) : std::nullopt; };
@@ -123,6 +129,12 @@ nlohmann::json SummaryJson(const SendSummary& s) {
                       {"moved_bytes", s.moved_bytes}, {"reused_bytes", s.reused_bytes},
                       {"verified", s.verified},
                       {"members", members}};
+  nlohmann::json repairs = nlohmann::json::array();
+  for (const RepairResult& r : s.repairs) {
+    repairs.push_back({{"member", r.member}, {"at_s", r.at_s}, {"reason", r.reason},
+                       {"children_moved", r.children_moved}, {"lanes", r.lanes}});
+  }
+  j["repairs"] = std::move(repairs);
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
   j["efficiency"] = s.bound_s && s.completion_s > 0 ? nlohmann::json(*s.bound_s / s.completion_s)
                                                     : nlohmann::json(nullptr);
@@ -191,6 +203,10 @@ void PrintSummary(const SendSummary& s) {
     fmt::print("  moved      {} over the network ({:.1f}% of {} copies); {} reused from earlier copies ({:.1f}%)\n",
                FormatSize(s.moved_bytes), 100.0 * double(s.moved_bytes) / copies, s.members.size(),
                FormatSize(s.reused_bytes), 100.0 * double(s.reused_bytes) / copies);
+  }
+  for (const RepairResult& r : s.repairs) {
+    fmt::print("  repaired   {} {} at {:.1f} s, {} {} moved in lane{} {}\n", r.member, r.reason, r.at_s, r.children_moved,
+               r.children_moved == 1 ? "child" : "children", r.lanes.size() == 1 ? "" : "s", fmt::join(r.lanes, ", "));
   }
   int ok = 0;
   for (const MemberResult& m : s.members) ok += m.digest_ok;

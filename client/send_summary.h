@@ -39,6 +39,15 @@ struct MemberResult {
   double finished_s = 0;
 };
 
+// A member the broadcast was repaired around (BroadcastProgress.repairs).
+struct RepairResult {
+  std::string member;
+  double at_s = 0;     // from the broadcast's start
+  std::string reason;  // "gone", "silent" or "slow"
+  uint32_t children_moved = 0;
+  std::vector<uint32_t> lanes;
+};
+
 struct SendSummary {
   std::string plan_id;            // hex
   std::string algorithm;
@@ -60,6 +69,7 @@ struct SendSummary {
   std::string sha256;             // the source's, hex
   ChunkDigest digest = ChunkDigest::kSha256;
   std::vector<MemberResult> members;
+  std::vector<RepairResult> repairs;
   bool verified = false;          // every member's final digest (its stored chunks' hashes) equals the source's
   std::string error;
   // Set when the plan used the topology `gridcast tomography` inferred (the cluster file names

@@ -85,6 +85,12 @@ Status ControlClient::Cancel(const v1::CancelRequest& request, std::chrono::mill
                [&](grpc::ClientContext* c) { return stub_->Cancel(c, request, &response); });
 }
 
+Status ControlClient::Patch(const v1::PatchRequest& request, v1::PatchResponse* response,
+                            std::chrono::milliseconds timeout) {
+  return Unary("/gridcast.v1.Control/Patch", OrDefault(timeout), request, response,
+               [&](grpc::ClientContext* c) { return stub_->Patch(c, request, response); });
+}
+
 Status ControlClient::GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response,
                                 std::chrono::milliseconds timeout) {
   return Unary("/gridcast.v1.Control/Status", OrDefault(timeout), request, response,

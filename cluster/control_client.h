@@ -38,6 +38,7 @@ class ControlClient {
                  std::chrono::milliseconds timeout = {});
   Status Start(const v1::StartRequest& request, std::chrono::milliseconds timeout = {});
   Status Cancel(const v1::CancelRequest& request, std::chrono::milliseconds timeout = {});
+  Status Patch(const v1::PatchRequest& request, v1::PatchResponse* response, std::chrono::milliseconds timeout = {});
   Status GetStatus(const v1::StatusRequest& request, v1::StatusResponse* response,
                    std::chrono::milliseconds timeout = {});
   // A zero timeout means the client's call_timeout (a scrub reads every payload: give it more).

@@ -1,7 +1,8 @@
-// The control requests whose checks need only the message (daemon/participant/request_checks.h: Broadcast,
-// Start, Cancel, Status, Allgather, DescribePart; fuzz_plan has Prepare), as any caller holding the secret could send
-// them: the first byte picks the message, the rest is its protobuf encoding. What the checks
-// accept must be what the code after them relies on.
+// The control requests whose checks need only the message (daemon/participant/request_checks.h:
+// Broadcast, Start, Cancel, Status, Allgather, DescribePart, PlanBroadcast, Patch; fuzz_plan has
+// Prepare), as any caller holding the secret could send them: the first byte picks the message,
+// the rest is its protobuf encoding. What the checks accept must be what the code after them
+// relies on.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +30,7 @@ void Require(bool holds) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t which = data[0] % 7;
+  const uint8_t which = data[0] % 8;
   ++data;
   --size;
   switch (which) {
@@ -103,6 +104,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const uint64_t chunk =
           request.broadcast().chunk_bytes() > 0 ? request.broadcast().chunk_bytes() : kLargestDefaultChunkBytes;
       Require(CheckChunkBytes(chunk).ok() && request.size_bytes() / chunk <= kMaxPlanChunks);
+      break;
+    }
+    case 7: {
+      v1::PatchRequest request;
+      if (!Parse(&request, data, size) || !CheckPatchRequest(request).ok()) return 0;
+      // The control tree decodes each patch against its plan and applies them in this order.
+      Require(request.patches_size() >= 1 && request.patches_size() <= kMaxPatchesPerRequest);
+      for (int i = 0; i < request.patches_size(); ++i) Require(request.patches(i).version() == uint32_t(i) + 1);
       break;
     }
     default:

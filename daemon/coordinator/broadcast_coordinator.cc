@@ -19,6 +19,7 @@
 #include "common/file_io.h"
 #include "common/hex.h"
 #include "daemon/coordinator/broadcast_follower.h"
+#include "daemon/coordinator/plan_repairer.h"
 #include "daemon/participant/plan_payload.h"
 #include "daemon/participant/request_checks.h"
 #include "proto/plan_codec.h"
@@ -100,8 +101,9 @@ Result<int> NodeOfMember(const NetworkModel& net, const std::string& name) {
 }
 
 // The plan of the request's planner and mode over `members`, validated on the network model.
-Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest& request,
-                                                     const std::vector<std::string>& members, uint64_t size) const {
+Result<BroadcastCoordinator::MadePlan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest& request,
+                                                                             const std::vector<std::string>& members,
+                                                                             uint64_t size) const {
   GRIDCAST_ASSIGN_OR_RETURN(NetworkModel net, LoadBroadcastModel(cluster_, request.topology_yaml(), members));
   PlanOptions plan_options;
   for (const std::string& m : members) {
@@ -133,7 +135,8 @@ Result<Plan> BroadcastCoordinator::MakeBroadcastPlan(const v1::BroadcastRequest&
   } else {
     plan_options.chunk_bytes = std::max(planner->DefaultChunkBytes(size), plan_options.min_chunk_bytes);
   }
-  return MakeCheckedPlan(*planner, mode, net, size, plan_options);
+  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakeCheckedPlan(*planner, mode, net, size, plan_options));
+  return MadePlan{std::move(plan), PlanModel{std::move(net), std::move(plan_options.members)}};
 }
 
 Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanBroadcastRequest& asked) const {
@@ -141,7 +144,8 @@ Result<v1::PlanBroadcastResponse> BroadcastCoordinator::PlanOnly(const v1::PlanB
   const v1::BroadcastRequest& request = asked.broadcast();
   const uint64_t size_bytes = asked.size_bytes();
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
-  GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakeBroadcastPlan(request, members, size_bytes));
+  GRIDCAST_ASSIGN_OR_RETURN(const MadePlan made, MakeBroadcastPlan(request, members, size_bytes));
+  const Plan& plan = made.plan;
   v1::Plan proto;
   PlanToProto(plan, &proto);
   v1::PlanBroadcastResponse response;
@@ -175,7 +179,8 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   const uint64_t size = payload.size;
   const std::string& name = payload.name;
 
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakeBroadcastPlan(request, members, size));
+  GRIDCAST_ASSIGN_OR_RETURN(MadePlan made, MakeBroadcastPlan(request, members, size));
+  Plan& plan = made.plan;
 
   std::unique_ptr<PayloadStore> store;
   if (request.has_fill()) {
@@ -217,6 +222,7 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   inputs.into_registered_memory = request.in_memory() && request.into_registered_memory();
   inputs.source_store = std::move(store);
   inputs.received = received;
+  if (outgoing.plan.HasLanes()) inputs.repair = std::move(made.model);
   spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(outgoing.id), name, size,
                members.size() - 1, outgoing.plan.algorithm);
   return Execute(std::move(outgoing), std::move(inputs), report);
@@ -410,6 +416,9 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   auto release_all = [&](const std::string& reason) {
     (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
   };
+  // Repairs patch the plan as the source made it (plan_repairer.h).
+  std::optional<Plan> plan_to_repair;
+  if (inputs.repair) plan_to_repair = outgoing.plan;
   Result<PlanRun> agreed = Agree(prepare_request, id, std::move(outgoing.plan), std::move(inputs.source_store),
                                  std::move(outgoing.digest_key), AsString(agreement_digest), &traffic);
   if (!agreed.ok()) {
@@ -425,9 +434,21 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
     return s;
   }
 
-  BroadcastFollower follower(
-      tree_, id, members, chunks,
-      FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives));
+  FollowOptions follow =
+      FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives);
+  std::optional<PlanRepairer> repairer;
+  if (plan_to_repair) {
+    const auto& entries = prepare_request.plan().members();
+    repairer.emplace(tree_, id, std::move(*plan_to_repair), std::vector<v1::Member>(entries.begin(), entries.end()),
+                     std::move(inputs.repair->net), std::move(inputs.repair->member_nodes), *started,
+                     2 * options_.client.call_timeout);
+    follow.on_round = [&repairer](const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
+                                  v1::BroadcastProgress& p) {
+      repairer->OnRound(attention, lost, std::chrono::steady_clock::now());
+      p.mutable_repairs()->Assign(repairer->repairs().begin(), repairer->repairs().end());
+    };
+  }
+  BroadcastFollower follower(tree_, id, members, chunks, std::move(follow));
   const FollowOutcome outcome = follower.Follow(progress, *started, report_with_counters);
   const std::optional<SwarmReport> swarm = own->Swarm();
   if (swarm) progress.set_source_uploaded_bytes(swarm->uploaded_bytes);

@@ -99,6 +99,12 @@ class BroadcastCoordinator {
   static void StreamDigests(const PublicKey& key, v1::Payload* payload);
 
   // A plan ready to run from here, and how.
+  // What a plan was made on: the network model and each member's node in it (in plan order).
+  struct PlanModel {
+    NetworkModel net;
+    std::vector<int> member_nodes;
+  };
+
   struct ExecuteInputs {
     std::vector<std::string> members;  // plan order, this daemon first
     double timeout_s = 0;              // 0: derived from the payload size
@@ -110,6 +116,9 @@ class BroadcastCoordinator {
     // allgather: it prepares from the plan as a member does, and its progress counts).
     std::unique_ptr<PayloadStore> source_store;
     std::chrono::steady_clock::time_point received;  // when the request arrived (first_byte_s)
+    // What the plan was made on, for repairing it around failures (plan_repairer.h); none: a
+    // failure is not repaired (an allgather, whose lanes start at the part holders).
+    std::optional<PlanModel> repair;
   };
   // Agreement, start and follow of `outgoing` (from Outgoing(), with what the caller adds to its
   // proto), as Run() does after planning; Run() and the allgather use it.
@@ -130,8 +139,12 @@ class BroadcastCoordinator {
                         std::unique_ptr<PayloadStore> source_store, std::optional<SigningKey> digest_key,
                         const std::string& agreement_digest, ControlTraffic* traffic);
   Result<std::vector<std::string>> ChooseMembers(const v1::BroadcastRequest& request) const;
-  Result<Plan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
-                                 uint64_t size) const;
+  struct MadePlan {
+    Plan plan;
+    PlanModel model;
+  };
+  Result<MadePlan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
+                                     uint64_t size) const;
   // Run() once the payload and members are known: plan, agree, start, follow.
   Status RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
                      const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,

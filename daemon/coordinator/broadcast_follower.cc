@@ -156,6 +156,9 @@ Status BroadcastFollower::TakeSums(const v1::SubtreeProgress& sum, v1::Broadcast
       failure = Status::Aborted("member '" + member + "' " + MemberStateText(state, attention.error()));
     }
   }
+  if (options_.on_round) {
+    options_.on_round(std::vector<v1::MemberProgress>(sum.attention().begin(), sum.attention().end()), lost_, progress);
+  }
   std::erase_if(unreachable_since_, [&](const auto& entry) { return silent.count(entry.first) == 0; });
   // Given up on, but it answered this round: it is back (and counted as what it reports).
   std::erase_if(lost_, [&](const std::string& member) {

@@ -48,6 +48,12 @@ struct FollowOptions {
   // sends knows them at the end); the progress reports them from then on, and a member is done
   // once it is done with that chunk-list digest.
   std::function<std::optional<DigestClosing>()> closing;
+  // Called every round with the members that need attention (running ones with lane trouble
+  // among them) and those given up on; it may add to the progress (the repairs it made). The
+  // source's PlanRepairer.
+  std::function<void(const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
+                     v1::BroadcastProgress& progress)>
+      on_round;
 };
 
 struct FollowOutcome {

@@ -44,6 +44,7 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   entry.set_sent_bytes(status.sent_bytes());
   entry.set_reused_bytes(status.reused_bytes());
   *entry.mutable_lane_trouble() = status.lane_trouble();
+  entry.set_plan_version(status.plan_version());
   return entry;
 }
 
@@ -102,7 +103,17 @@ Status CheckAgreement(const std::string& member, const v1::Plan& plan, const std
 }
 
 struct ControlTree::PlanState {
-  v1::PrepareRequest request;  // as this member got it (member_index = this member)
+  // As this member got it (member_index = this member), with the patches since applied to its
+  // slice (re-prepared children get the patched plan); guarded by request_mutex, as `patches`.
+  v1::PrepareRequest request;
+  std::vector<v1::PlanPatch> patches;  // every patch so far, versions 1..n
+  std::mutex request_mutex;
+  // Of the plan, as prepared (patches do not change them).
+  std::string plan_id;
+  uint64_t chunk_bytes = 0;
+  uint64_t payload_bytes = 0;
+  int lanes = 0;
+  std::map<int, std::string> names;  // of this member's control subtree
   PlanId id{};
   int self = 0;
   int fanout = 1;
@@ -117,7 +128,11 @@ struct ControlTree::PlanState {
   std::map<int, std::unique_ptr<ControlClient>> clients;  // guarded by clients_mutex
 
   // REQUIRES: `member` is in this member's subtree (PrepareChildren checked the plan names it).
-  const std::string& Name(int member) const { return FindMember(request.plan(), member)->name(); }
+  const std::string& Name(int member) const { return names.at(member); }
+  int PatchVersion() {
+    std::lock_guard<std::mutex> lock(request_mutex);
+    return static_cast<int>(patches.size());
+  }
 };
 
 ControlTree::ControlTree(Participant& participant, const ClusterConfig& cluster, ControlClientOptions client_options)
@@ -196,7 +211,12 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
     if (cluster_.Find(named->name()) == nullptr) {
       return Status::InvalidArgument("member '" + named->name() + "' is not in this daemon's cluster file");
     }
+    state->names[member] = named->name();
   }
+  state->plan_id = plan.plan_id();
+  state->chunk_bytes = plan.payload().chunk_bytes();
+  state->payload_bytes = plan.payload().size_bytes();
+  state->lanes = plan.lanes_size();
   state->request = request;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -214,15 +234,18 @@ Result<uint32_t> ControlTree::PrepareChildren(const v1::PrepareRequest& request,
 
 Result<uint32_t> ControlTree::PrepareSubtree(PlanState& state, int child, ControlDeadline deadline) {
   // The child learns what its subtree needs, not the whole plan (k slices leave the source).
-  const v1::PrepareRequest& own = state.request;
   v1::PrepareRequest request;
-  *request.mutable_plan() = SlicePlan(own.plan(), ControlSubtree(child, state.members, state.fanout));
-  request.set_member_index(static_cast<uint32_t>(child));
-  request.set_timeout_s(own.timeout_s());
-  request.set_in_memory(own.in_memory());
-  request.set_take_memory_lazily(own.take_memory_lazily());
-  request.set_into_registered_memory(own.into_registered_memory());
-  request.set_control_fanout(own.control_fanout());
+  {
+    std::lock_guard<std::mutex> lock(state.request_mutex);
+    const v1::PrepareRequest& own = state.request;
+    *request.mutable_plan() = SlicePlan(own.plan(), ControlSubtree(child, state.members, state.fanout));
+    request.set_member_index(static_cast<uint32_t>(child));
+    request.set_timeout_s(own.timeout_s());
+    request.set_in_memory(own.in_memory());
+    request.set_take_memory_lazily(own.take_memory_lazily());
+    request.set_into_registered_memory(own.into_registered_memory());
+    request.set_control_fanout(own.control_fanout());
+  }
   v1::PrepareResponse echo;
   const std::string& name = state.Name(child);
   ControlClient& client = Client(state, child);
@@ -257,7 +280,7 @@ Status ControlTree::Start(const PlanId& id, std::chrono::steady_clock::time_poin
 
 Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline deadline) {
   v1::StartRequest start;
-  start.set_plan_id(state.request.plan().plan_id());
+  start.set_plan_id(state.plan_id);
   start.set_source_started_ago_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.source_started).count());
   Status status = Client(state, child).Start(start, ChildBudget(deadline));
@@ -286,7 +309,7 @@ Status ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlD
 
 void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline) {
   v1::CancelRequest cancel;
-  cancel.set_plan_id(state.request.plan().plan_id());
+  cancel.set_plan_id(state.plan_id);
   cancel.set_reason(reason);
   const Status status = Client(state, child).Cancel(cancel, ChildBudget(deadline));
   if (status.ok() || status.code() == StatusCode::kNotFound) return;
@@ -296,6 +319,70 @@ void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& 
     CancelSubtree(state, g, reason, deadline);
     return true;
   });
+}
+
+Result<uint32_t> ControlTree::Patch(const v1::PatchRequest& request, ControlDeadline deadline) {
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanId id, PlanId::FromBytes(request.plan_id()));
+  std::shared_ptr<PlanState> state = Find(id);
+  if (state == nullptr) return Status::NotFound("plan " + ToHex(id) + " was not prepared with a control tree");
+  std::vector<PlanPatch> patches;
+  std::vector<KnownMember> named;
+  for (const v1::PlanPatch& wire : request.patches()) {
+    GRIDCAST_ASSIGN_OR_RETURN(PlanPatch patch,
+                              PatchFromProto(wire, static_cast<size_t>(state->members), static_cast<size_t>(state->lanes)));
+    patches.push_back(std::move(patch));
+    for (int i = 0; i < wire.members_size() && i < wire.member_index_size(); ++i) {
+      if (wire.member_index(i) >= static_cast<uint32_t>(state->members)) {
+        return Status::InvalidArgument("a plan patch names member " + std::to_string(wire.member_index(i)));
+      }
+      named.push_back({static_cast<int>(wire.member_index(i)), wire.members(i).name(), wire.members(i).data_address()});
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(state->request_mutex);
+    const std::vector<int> subtree = ControlSubtree(state->self, state->members, state->fanout);
+    for (const v1::PlanPatch& wire : request.patches()) {
+      if (wire.version() > state->request.plan().patch_version()) {
+        ApplyPatchToSlice(state->request.mutable_plan(), wire, subtree);
+      }
+    }
+    if (static_cast<size_t>(request.patches_size()) > state->patches.size()) {
+      state->patches.assign(request.patches().begin(), request.patches().end());
+    }
+  }
+  // This member first (its moves start and stop its senders), then its subtree, whatever it said.
+  const Status own = participant_.Patch(id, patches, named);
+  if (!own.ok()) spdlog::warn("plan {}: a patch was not applied here: {}", ToHex(id), own.ToString());
+  uint32_t patched = own.ok() ? 1 : 0;
+  const std::vector<int> children = ControlChildren(state->self, state->members, state->fanout);
+  for (uint32_t below : calls_.ForEach<uint32_t>(children, [&](int child) { return PatchSubtree(*state, child, deadline); })) {
+    patched += below;
+  }
+  return patched;
+}
+
+uint32_t ControlTree::PatchSubtree(PlanState& state, int child, ControlDeadline deadline) {
+  v1::PatchRequest request;
+  request.set_plan_id(state.plan_id);
+  {
+    std::lock_guard<std::mutex> lock(state.request_mutex);
+    request.mutable_patches()->Assign(state.patches.begin(), state.patches.end());
+  }
+  if (request.patches().empty()) return 0;
+  v1::PatchResponse response;
+  const Status status = Client(state, child).Patch(request, &response, ChildBudget(deadline));
+  const uint32_t subtree = static_cast<uint32_t>(ControlSubtree(child, state.members, state.fanout).size());
+  if (status.ok()) return std::min(response.subtree_patched(), subtree);
+  spdlog::warn("plan {}: member {} was not patched ({}); patching the members below it", ToHex(state.id),
+               state.Name(child), status.ToString());
+  // Silent or refusing: the members below it get the patches from here (the dead member is
+  // often someone's control parent).
+  uint32_t patched = 0;
+  for (uint32_t below : calls_.ForEach<uint32_t>(ControlChildren(child, state.members, state.fanout),
+                                                [&](int g) { return PatchSubtree(state, g, deadline); })) {
+    patched += below;
+  }
+  return patched;
 }
 
 std::string ControlTree::ListDigestOf(PlanState& state, const std::string& learned) {
@@ -328,9 +415,7 @@ Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail
   if (state == nullptr || !run) return Status::NotFound("plan " + ToHex(id) + " does not run here");
   v1::PlanStatus status;
   PlanStatusOf(*run, detail == PollDetail::kEveryMemberWithObservations, &status);
-  const v1::Plan& plan = state->request.plan();
-  v1::MemberProgress entry =
-      EntryFromStatus(participant_.name(), status, plan.payload().chunk_bytes(), plan.payload().size_bytes());
+  v1::MemberProgress entry = EntryFromStatus(participant_.name(), status, state->chunk_bytes, state->payload_bytes);
   const std::string list = ListDigestOf(*state, chunk_list_digest);
   SubtreeReport all;
   Count(entry, list, &all.progress);
@@ -343,9 +428,8 @@ Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail
 void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, int child, PollDetail poll,
                               ControlDeadline deadline, SubtreeReport* out) {
   const bool detail = poll != PollDetail::kSums;
-  const v1::Plan& plan = state.request.plan();
-  const uint64_t chunk_bytes = plan.payload().chunk_bytes();
-  const uint64_t payload_bytes = plan.payload().size_bytes();
+  const uint64_t chunk_bytes = state.chunk_bytes;
+  const uint64_t payload_bytes = state.payload_bytes;
   const std::vector<int> subtree = ControlSubtree(child, state.members, state.fanout);
   auto note = [&](v1::MemberProgress entry) {
     Count(entry, list_digest, &out->progress);
@@ -361,7 +445,7 @@ void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, 
     }
   };
   v1::StatusRequest request;
-  request.set_plan_id(plan.plan_id());
+  request.set_plan_id(state.plan_id);
   request.set_subtree(true);
   request.set_detail(detail);
   request.set_observations(poll == PollDetail::kEveryMemberWithObservations);
@@ -398,6 +482,13 @@ void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, 
       consistent = consistent && listed == expected && static_cast<size_t>(response.subtree_size()) == expected.size();
     }
     if (consistent) {
+      // A child that missed a patch (a call failed, or it was re-prepared from an older slice
+      // meanwhile) gets every patch again, and passes them down its subtree.
+      if (response.plans(0).plan_version() < static_cast<uint32_t>(state.PatchVersion())) {
+        spdlog::info("plan {}: member {} runs patch {} of {}; patching its subtree", ToHex(state.id),
+                     state.Name(child), response.plans(0).plan_version(), state.PatchVersion());
+        (void)PatchSubtree(state, child, deadline);
+      }
       note(EntryFromStatus(state.Name(child), response.plans(0), chunk_bytes, payload_bytes));
       SubtreeReport below;
       below.progress = sum;

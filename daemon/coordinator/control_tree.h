@@ -6,7 +6,7 @@
 // its grandchildren without being told: that is how it steps around a child that stopped
 // answering. With N - 1 <= k the tree is the star the source used before.
 //
-// Down: Prepare, Start and Cancel, which reach a member's Participant only through here: a plan
+// Down: Prepare, Start, Cancel and Patch, which reach a member's Participant only through here: a plan
 // prepared with a control fanout travels the tree, any other is the member's alone. Each member
 // acts on itself and calls its children in parallel. Prepare gives each child a slice of the plan (proto/plan_slice.h): what the child's
 // subtree deals with, so a leaf learns its own parents, children and peers only. Prepare's answer counts the members of the subtree that agreed; the first failure
@@ -89,6 +89,15 @@ class ControlTree {
   // member does not hold.
   Status Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
 
+  // A running plan's patches (every one so far, versions 1..n, as CheckPatchRequest checked):
+  // applied to the slice this member keeps (so a child prepared again gets the patched plan),
+  // then to this member's execution, then passed down to the subtrees below in parallel,
+  // stepping around a child that does not answer as Cancel does. Returns how many members of
+  // this subtree applied them. A progress round re-sends them to a child that reports an older
+  // plan_version. NotFound for a plan this tree does not carry; InvalidArgument for a patch
+  // that does not fit the plan (PatchFromProto).
+  Result<uint32_t> Patch(const v1::PatchRequest& request, ControlDeadline deadline);
+
   // The members below this one, summed up (every one of them, whatever answered), and with
   // `detail` listed. A member counts as done once it is done with the payload's chunk-list
   // digest; where the plan did not say it (a source that hashes as it sends), `chunk_list_digest`
@@ -116,6 +125,8 @@ class ControlTree {
   Result<uint32_t> PrepareSubtree(PlanState& state, int child, ControlDeadline deadline);
   Status StartSubtree(PlanState& state, int child, ControlDeadline deadline);
   void CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline);
+  // Every patch so far to the child's subtree; how many of its members applied them.
+  uint32_t PatchSubtree(PlanState& state, int child, ControlDeadline deadline);
   // `list_digest`: as ListDigestOf gave it for this round.
   void PollSubtree(PlanState& state, const std::string& list_digest, int child, PollDetail detail,
                    ControlDeadline deadline, SubtreeReport* out);

@@ -162,6 +162,13 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
   context_.watch.Closed(lane, std::chrono::steady_clock::now());
 }
 
+void ChunkIntake::DropParent(int lane, int parent) {
+  for (const std::weak_ptr<ParentConnection>& weak : parents_) {
+    const std::shared_ptr<ParentConnection> conn = weak.lock();
+    if (conn != nullptr && conn->stream.lane == lane && conn->stream.parent == parent) conn->Close();
+  }
+}
+
 bool ChunkIntake::OwesParent(int lane) {
   std::erase_if(parents_, [](const std::weak_ptr<ParentConnection>& parent) { return parent.expired(); });
   for (const std::weak_ptr<ParentConnection>& weak : parents_) {
@@ -199,7 +206,7 @@ void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool new
       return;
     }
   } else if (!status.ok()) {
-    context_.host.Fail(status.WithContext(context_.plan.members[context_.schedule.self()]));
+    context_.host.Fail(status.WithContext(context_.names[context_.schedule.self()]));
     return;
   } else {
     std::span<const uint8_t> data;

@@ -20,11 +20,12 @@
 
 namespace gridcast {
 
-// The stream a parent connection carries: `stream` of `stream_count` of `lane`.
+// The stream a parent connection carries: `stream` of `stream_count` of `lane`, from `parent`.
 struct ParentStream {
   int lane = 0;
   int stream = 0;
   int stream_count = 1;
+  int parent = 0;
 };
 
 // Whether `header`, read from the parent of `from`, belongs on it: a DATA, KEEPALIVE, (shared
@@ -50,6 +51,9 @@ class ChunkIntake {
   // This member holds `lane`'s parent up: a chunk from it is being verified, or a reply to it
   // is not written yet (for ParentWatch: such a parent is not silent, it waits for this member).
   bool OwesParent(int lane);
+  // Closes the connections of `lane` from `parent`: this member moved to another parent (a
+  // plan patch), and the old one, if alive, sends no more.
+  void DropParent(int lane, int parent);
 
  private:
   // With what ChunkVerification made of a received chunk: the reply to queue.

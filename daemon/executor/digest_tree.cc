@@ -72,7 +72,7 @@ Status DigestTreeFeed::CheckParent(const Hello& hello) const {
 asio::awaitable<void> DigestTreeSender::Run() {
   // An attempt that fails also feeds the child's children (once): if the child is gone, its
   // subtree waits for nothing but this; if it is only late, they get the batches twice.
-  co_await RunReconnecting(context_, "digest tree -> " + context_.plan.members[child_],
+  co_await RunReconnecting(context_, "digest tree -> " + context_.names[child_],
                            [this]() -> asio::awaitable<Status> {
                              Status sent = co_await SendOnce();
                              if (!sent.ok()) {
@@ -84,7 +84,7 @@ asio::awaitable<void> DigestTreeSender::Run() {
 
 asio::awaitable<Status> DigestTreeSender::SendOnce() {
   const ExecutionOptions& options = context_.options;
-  const std::string& child_name = context_.plan.members[child_];
+  const std::string& child_name = context_.names[child_];
   Result<ConnectionPtr> connected =
       co_await options.transport->Connect(context_.data_addresses[child_], options.connect_timeout);
   if (!connected.ok()) co_return connected.status().WithContext("digest tree child " + child_name);

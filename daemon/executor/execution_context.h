@@ -122,6 +122,9 @@ struct ExecutionContext {
   boost::asio::thread_pool& workers;
   const Plan& plan;
   const PlanId id;
+  // By whole-plan index, the members this member deals with (the plan slice's, and those plan
+  // patches named since): their names and data addresses; empty for the others.
+  const std::vector<std::string>& names;
   const std::vector<std::string>& data_addresses;
   const std::shared_ptr<PayloadStore>& store;
   // What the store offers beyond its chunks, asked for once.
@@ -141,7 +144,7 @@ struct ExecutionContext {
 
   // The daemon's counters of the bytes exchanged with `member` by push; null without counters.
   PeerTraffic* PushTrafficWith(int member) const {
-    return options.counters ? &options.counters->Peer(plan.members[member], Transport::kPush) : nullptr;
+    return options.counters ? &options.counters->Peer(names[member], Transport::kPush) : nullptr;
   }
 };
 

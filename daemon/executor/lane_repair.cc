@@ -55,7 +55,7 @@ void LaneRepair::Tick(std::chrono::steady_clock::time_point now) {
     std::vector<uint64_t> missing = MissingOf(l);
     if (missing.empty()) continue;
     spdlog::warn("plan {} lane {}: parent {} {}; pulling its {} missing chunks from the swarm", ToHex(context_.id), l,
-                 context_.plan.members[parent], why, missing.size());
+                 context_.names[parent], why, missing.size());
     repaired_[l] = true;
     swarm_->Fetch(missing);
   }

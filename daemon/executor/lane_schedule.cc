@@ -11,16 +11,21 @@ LaneSchedule::LaneSchedule(const Plan& plan, int self, std::string spill_dir)
   held_prefix_.assign(plan_.lanes.size(), 0);
   opened_.resize(plan_.lanes.size());
   for (const Lane& lane : plan_.lanes) {
-    std::vector<int> children;
+    std::vector<Edge> children;
     size_t streams = 0;
+    int from_parent = lane.streams;
     for (const Fanout& fanout : lane.fanouts) {
-      if (fanout.parent != self_) continue;
-      children.insert(children.end(), fanout.children.begin(), fanout.children.end());
-      for (size_t i = 0; i < fanout.children.size(); ++i) streams += static_cast<size_t>(lane.StreamsOn(fanout, i));
+      for (size_t i = 0; i < fanout.children.size(); ++i) {
+        if (fanout.children[i] == self_) from_parent = lane.StreamsOn(fanout, i);
+        if (fanout.parent != self_) continue;
+        children.push_back({fanout.children[i], lane.StreamsOn(fanout, i)});
+        streams += static_cast<size_t>(lane.StreamsOn(fanout, i));
+      }
     }
     children_.push_back(std::move(children));
     edge_streams_.push_back(streams);
     parent_.push_back(lane.ParentOf(self_));
+    parent_streams_.push_back(from_parent);
   }
   if (plan_.shared_chunks) {
     logged_in_.assign(plan_.NumChunks(), -1);
@@ -86,17 +91,31 @@ Status LaneSchedule::CheckParent(const Hello& hello) const {
     return Status::PermissionDenied("member " + std::to_string(hello.parent) +
                                     " is not this member's parent in lane " + std::to_string(hello.lane));
   }
-  const Lane& lane = plan_.lanes[hello.lane];
-  for (const Fanout& fanout : lane.fanouts) {
-    if (fanout.parent != parent) continue;
-    for (size_t i = 0; i < fanout.children.size(); ++i) {
-      if (fanout.children[i] == self_ && static_cast<uint32_t>(lane.StreamsOn(fanout, i)) != hello.stream_count) {
-        return Status::InvalidArgument("the plan has " + std::to_string(lane.StreamsOn(fanout, i)) +
-                                       " streams on this edge, not " + std::to_string(hello.stream_count));
-      }
-    }
+  if (static_cast<uint32_t>(parent_streams_[hello.lane]) != hello.stream_count) {
+    return Status::InvalidArgument("the plan has " + std::to_string(parent_streams_[hello.lane]) +
+                                   " streams on this edge, not " + std::to_string(hello.stream_count));
   }
   return Status::Ok();
+}
+
+void LaneSchedule::ApplyMove(const EdgeMove& move) {
+  const int lane = move.lane;
+  const int streams = move.streams > 0 ? move.streams : plan_.lanes[lane].streams;
+  if (move.child == self_) {
+    parent_[lane] = move.new_parent;
+    parent_streams_[lane] = streams;
+  }
+  std::vector<Edge>& children = children_[lane];
+  const auto edge = std::find_if(children.begin(), children.end(), [&](const Edge& e) { return e.child == move.child; });
+  if (move.old_parent == self_ && edge != children.end()) {
+    edge_streams_[lane] -= static_cast<size_t>(edge->streams);
+    children.erase(edge);
+    delivered_.erase({lane, move.child});
+    std::erase_if(opened_[lane], [&](const std::pair<int, int>& opened) { return opened.first == move.child; });
+  } else if (move.new_parent == self_ && edge == children.end()) {
+    children.push_back({move.child, streams});
+    edge_streams_[lane] += static_cast<size_t>(streams);
+  }
 }
 
 bool LaneSchedule::AddToLog(int lane, uint64_t chunk) {
@@ -141,6 +160,9 @@ bool LaneSchedule::Lags(int lane, uint64_t unopened_slack) const {
 }
 
 bool LaneSchedule::Delivered(int lane, int child, uint64_t chunk) {
+  // A sender to a child moved away may still report what it had sent.
+  const std::vector<Edge>& children = children_[lane];
+  if (std::none_of(children.begin(), children.end(), [&](const Edge& e) { return e.child == child; })) return false;
   ChunkBits& held = delivered_[{lane, child}];
   if (held.empty()) held = ChunkBits(plan_.shared_chunks ? plan_.NumChunks() : sequence_[lane].size(), false, spill_dir_);
   const uint64_t slot = DeliveredSlot(lane, chunk);
@@ -153,8 +175,8 @@ bool LaneSchedule::ForwardedToAll(uint64_t chunk) const {
   const int lane = LoggedIn(chunk);
   if (lane < 0) return true;
   const uint64_t slot = DeliveredSlot(lane, chunk);
-  return std::all_of(children_[lane].begin(), children_[lane].end(), [&](int child) {
-    auto edge = delivered_.find({lane, child});
+  return std::all_of(children_[lane].begin(), children_[lane].end(), [&](const Edge& child) {
+    auto edge = delivered_.find({lane, child.child});
     return edge != delivered_.end() && edge->second[slot];
   });
 }

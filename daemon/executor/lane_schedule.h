@@ -13,7 +13,8 @@
 //
 // Both sides of an edge ask it: the parent what it says of itself in the handshake (HelloAs
 // Parent), which chunks a stream carries and when a chunk has reached every child (Delivered);
-// the child whether that parent and its frames belong to the plan (CheckParent, Carries).
+// the child whether that parent and its frames belong to the plan (CheckParent, Carries). It is
+// the authority on the tree here: the plan's, then as plan patches move edges (ApplyMove).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "collectives/chunk_sequence.h"
 #include "common/chunk_bits.h"
 #include "collectives/plan.h"
+#include "collectives/plan_patch.h"
 #include "daemon/transport/frame.h"
 #include "include/gridcast/result.h"
 
@@ -35,6 +37,13 @@ namespace gridcast {
 
 class LaneSchedule {
  public:
+  // An edge from this member: the child, and the parallel streams on it.
+  struct Edge {
+    int child = 0;
+    int streams = 1;
+    bool operator==(const Edge&) const = default;
+  };
+
   // Where one open connection to a child is in its lane's log.
   struct Cursor {
     uint64_t next_position = 0;  // the log position it hands over next
@@ -50,6 +59,14 @@ class LaneSchedule {
   size_t lanes() const { return parent_.size(); }
   // This member's parent in `lane`; -1 at the source.
   int ParentOf(int lane) const { return parent_[lane]; }
+  // This member's children in `lane`.
+  const std::vector<Edge>& ChildrenOf(int lane) const { return children_[lane]; }
+  // One move of a plan patch (collectives/plan_patch.h): the tree as this member knows it
+  // changes where the move names it. As the child it takes the new parent (and its stream
+  // count) in the lane; as the old parent it forgets the child (and what it delivered there,
+  // so a chunk counts as forwarded without it); as the new parent it gains the child, which
+  // holds nothing from here yet. Moves that do not name this member change nothing.
+  void ApplyMove(const EdgeMove& move);
   // Whether this member receives any lane from a parent.
   bool ReceivesAnyLane() const;
 
@@ -112,7 +129,8 @@ class LaneSchedule {
   const int self_;
   const std::string spill_dir_;
   std::vector<int> parent_;
-  std::vector<std::vector<int>> children_;  // per lane, this member's children in it
+  std::vector<int> parent_streams_;            // per lane, the streams on the edge from the parent
+  std::vector<std::vector<Edge>> children_;  // per lane, this member's children in it
   // Fixed lanes: each lane's log and the lane of each chunk, from the ranges.
   std::vector<ChunkSequence> sequence_;
   std::optional<ChunkOwners> owners_;

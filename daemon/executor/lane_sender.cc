@@ -69,39 +69,54 @@ LaneSender::LaneSender(ExecutionContext& context, int lane, int child, int strea
       traffic_(context.PushTrafficWith(child)) {}
 
 asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::string& what,
-                                      const std::function<asio::awaitable<Status>()>& attempt) {
-  while (!context.host.Stopping()) {
+                                      const std::function<asio::awaitable<Status>()>& attempt,
+                                      const std::function<bool()>& given_up) {
+  const auto over = [&] { return context.host.Stopping() || (given_up && given_up()); };
+  while (!over()) {
     Status status = co_await attempt();
-    if (status.ok()) break;
+    if (status.ok() || over()) break;
     // A wrong secret or certificate, or a child of another data protocol version, does not
     // heal by reconnecting: fail, naming the child.
     if (status.code() == StatusCode::kUnauthenticated || status.code() == StatusCode::kFailedPrecondition) {
       context.host.Fail(status);
       break;
     }
-    if (!context.host.Stopping()) {
-      spdlog::debug("plan {} {}: {}; reconnecting", ToHex(context.id), what, status.ToString());
-      asio::steady_timer delay(context.io, context.options.reconnect_delay);
-      boost::system::error_code ec;
-      co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
+    spdlog::debug("plan {} {}: {}; reconnecting", ToHex(context.id), what, status.ToString());
+    asio::steady_timer delay(context.io, context.options.reconnect_delay);
+    boost::system::error_code ec;
+    co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 
 asio::awaitable<void> LaneSender::Run() {
-  const std::string what = "lane " + std::to_string(lane_) + " -> " + context_.plan.members[child_] + " stream " +
+  const std::string what = "lane " + std::to_string(lane_) + " -> " + context_.names[child_] + " stream " +
                            std::to_string(stream_);
-  co_await RunReconnecting(context_, what, [this] { return SendOnce(); });
+  co_await RunReconnecting(context_, what, [this] { return SendOnce(); }, [this] { return stopped_; });
+}
+
+void LaneSender::Stop() {
+  stopped_ = true;
+  if (const std::shared_ptr<Connection> conn = current_.lock()) {
+    conn->error = Status::Cancelled("the child moved to another parent");
+    conn->connection->Close();
+    conn->wake.Notify();
+  }
+  context_.chunk_arrived.Notify();  // a sender waiting for a chunk sees it now
 }
 
 asio::awaitable<Status> LaneSender::SendOnce() {
   const ExecutionOptions& options = context_.options;
-  const std::string& child_name = context_.plan.members[child_];
+  const std::string& child_name = context_.names[child_];
   Result<ConnectionPtr> connected =
       co_await options.transport->Connect(context_.data_addresses[child_], options.connect_timeout);
   if (!connected.ok()) co_return connected.status().WithContext("child " + child_name);
   auto conn = std::make_shared<Connection>(context_.io, std::move(*connected));
   context_.host.Track(conn->connection);
+  if (stopped_) {
+    conn->connection->Close();
+    co_return Status::Cancelled("the child moved to another parent");
+  }
+  current_ = conn;
   // However it ends: what it had sent and not had acknowledged goes again on the next one.
   struct Unacknowledged {
     std::set<uint64_t>& lost;

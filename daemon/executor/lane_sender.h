@@ -21,21 +21,27 @@
 
 namespace gridcast {
 
-// Runs `attempt` (one connection to a child, start to end) until it succeeds or the execution
-// stops, waiting the reconnect delay between attempts. A child refused for good (another
-// secret, certificate or data protocol version) fails the execution instead. `what` names the
-// edge in the debug log.
+// Runs `attempt` (one connection to a child, start to end) until it succeeds, the execution
+// stops or `given_up()` says so, waiting the reconnect delay between attempts. A child refused
+// for good (another secret, certificate or data protocol version) fails the execution instead.
+// `what` names the edge in the debug log.
 boost::asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::string& what,
-                                             const std::function<boost::asio::awaitable<Status>()>& attempt);
+                                             const std::function<boost::asio::awaitable<Status>()>& attempt,
+                                             const std::function<bool()>& given_up = {});
 
 class LaneSender {
  public:
   // Sends stream `stream` of `stream_count` of `lane` to member `child`.
   LaneSender(ExecutionContext& context, int lane, int child, int stream, int stream_count);
 
-  // Returns once the child holds every chunk this stream carries, the execution stops, or it
-  // failed in a way that reconnecting does not heal (then the execution fails, naming the child).
+  // Returns once the child holds every chunk this stream carries, the execution stops, Stop()
+  // was called, or it failed in a way that reconnecting does not heal (then the execution
+  // fails, naming the child).
   boost::asio::awaitable<void> Run();
+  // The child moved to another parent (a plan patch): closes the connection, and Run returns.
+  void Stop();
+  int lane() const { return lane_; }
+  int child() const { return child_; }
 
  private:
   struct Connection;
@@ -74,6 +80,8 @@ class LaneSender {
   PeerTraffic* const traffic_;  // the daemon's counters of bytes to this child, if any
   // Chunks sent on an earlier connection and not acknowledged there (at most a window).
   std::set<uint64_t> lost_in_flight_;
+  bool stopped_ = false;
+  std::weak_ptr<Connection> current_;  // the connection open now, if any
 };
 
 }  // namespace gridcast

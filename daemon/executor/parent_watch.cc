@@ -11,11 +11,20 @@ ParentWatch::ParentWatch(std::vector<int> parents, ParentWatchTimes times) : tim
 
 void ParentWatch::Start(Clock::time_point now) {
   started_ = true;
-  grace_until_ = now + times_.grace;
   for (Lane& lane : lanes_) {
+    lane.grace_until = now + times_.grace;
     lane.last_progress = std::max(lane.last_progress, now);
     if (lane.open == 0) lane.last_closed = now;
   }
+}
+
+void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
+  Lane& watched = lanes_[lane];
+  watched.parent = parent;
+  watched.grace_until = now + times_.grace;
+  watched.last_progress = now;
+  watched.last_closed = now;
+  watched.verdict.reset();
 }
 
 void ParentWatch::Opened(int lane, Clock::time_point now) {
@@ -37,7 +46,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     if (lanes[l].owes) lane.last_progress = now;
     std::optional<RepairReason> verdict;
     Clock::time_point since{};
-    if (started_ && lane.parent >= 0 && !lanes[l].held && now >= grace_until_) {
+    if (started_ && lane.parent >= 0 && !lanes[l].held && now >= lane.grace_until) {
       if (lane.open == 0 && now - lane.last_closed >= times_.silent_after) {
         verdict = RepairReason::kGone;
         since = lane.last_closed;
@@ -58,7 +67,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
 ParentWatch::Clock::duration ParentWatch::QuietFor(int lane, Clock::time_point now) const {
   const Lane& watched = lanes_[lane];
   if (!started_ || watched.parent < 0) return Clock::duration::zero();
-  return std::max(Clock::duration::zero(), now - std::max(watched.last_progress, grace_until_));
+  return std::max(Clock::duration::zero(), now - std::max(watched.last_progress, watched.grace_until));
 }
 
 }  // namespace gridcast

@@ -10,8 +10,8 @@
 //           unwritten: a child that holds its parent up is not kept waiting by it).
 // A parent waiting for chunks itself sends keepalives (KeepaliveInterval), so only the member
 // below a failure reports it, not the whole subtree. No verdict before `grace` after Start
-// (connections open level by level as Start travels down the tree), nor on a lane this member
-// holds whole. Times are passed in, so the rules are tested without sockets or sleeps.
+// (connections open level by level as Start travels down the tree) or after a lane's parent
+// changed, nor on a lane this member holds whole. Times are passed in, so the rules are tested without sockets or sleeps.
 // io thread only.
 #pragma once
 
@@ -50,6 +50,9 @@ class ParentWatch {
   ParentWatch(std::vector<int> parents, ParentWatchTimes times);
 
   void Start(Clock::time_point now);
+  // `lane` has a new parent from `now` on (a plan patch): no verdict on it during the grace,
+  // and none carried over from the old parent.
+  void Reattached(int lane, int parent, Clock::time_point now);
   // A connection of `lane`'s parent was adopted, or ended.
   void Opened(int lane, Clock::time_point now);
   void Closed(int lane, Clock::time_point now);
@@ -70,13 +73,13 @@ class ParentWatch {
     int open = 0;
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
     Clock::time_point last_closed{};    // when `open` last went to 0 (Start, before any)
+    Clock::time_point grace_until{};    // no verdict before (Start, or a new parent, + grace)
     std::optional<RepairReason> verdict;
   };
 
   const ParentWatchTimes times_;
   std::vector<Lane> lanes_;
   bool started_ = false;
-  Clock::time_point grace_until_{};
 };
 
 }  // namespace gridcast

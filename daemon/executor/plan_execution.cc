@@ -42,6 +42,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       workers_(workers),
       plan_(std::move(plan)),
       id_(id),
+      names_(plan_.members),
       data_addresses_(std::move(data_addresses)),
       store_(std::move(store)),
       options_(std::move(options)),
@@ -53,6 +54,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
                workers_,
                plan_,
                id_,
+               names_,
                data_addresses_,
                store_,
                store_->capabilities(),
@@ -71,6 +73,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       repair_(context_),
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
+  patch_version_ = plan_.patch_version;  // a member prepared again gets the patched slice
   if (context_.capabilities.streamed != nullptr && digests_ != nullptr) {
     sealing_ = std::make_unique<SourceSealing>(context_, [this] { OnChunkVerified(); });
   }
@@ -123,20 +126,10 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == ExecutionState::kPrepared) state_ = ExecutionState::kRunning;
   }
-  for (size_t l = 0; l < plan_.lanes.size(); ++l) {
-    const Lane& lane = plan_.lanes[l];
-    for (const Fanout& fanout : lane.fanouts) {
-      if (fanout.parent != self()) continue;
-      for (size_t i = 0; i < fanout.children.size(); ++i) {
-        const int streams = lane.StreamsOn(fanout, i);
-        for (int s = 0; s < streams; ++s) {
-          senders_.push_back(std::make_unique<LaneSender>(context_, static_cast<int>(l), fanout.children[i], s, streams));
-        }
-      }
-    }
+  senders_made_ = true;
+  for (size_t l = 0; l < schedule_.lanes(); ++l) {
+    for (const LaneSchedule::Edge& edge : schedule_.ChildrenOf(static_cast<int>(l))) AddSenders(static_cast<int>(l), edge);
   }
-  senders_running_ = static_cast<int>(senders_.size());
-  for (const std::unique_ptr<LaneSender>& sender : senders_) Spawn(RunSender(*sender));
   if (digest_tree_ != nullptr) digest_tree_->Start();
   if (senders_.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -160,6 +153,78 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
   if (context_.capabilities.growing != nullptr && !store_->Complete()) FollowFill(std::chrono::milliseconds(1));
   if (sealing_ != nullptr) sealing_->Start();
   OnChunkVerified();  // a member that already holds everything is done at once
+}
+
+void PlanExecution::AddSenders(int lane, const LaneSchedule::Edge& edge) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    forwarding_done_ = false;
+  }
+  for (int s = 0; s < edge.streams; ++s) {
+    senders_.push_back(std::make_unique<LaneSender>(context_, lane, edge.child, s, edge.streams));
+    ++senders_running_;
+    Spawn(RunSender(*senders_.back()));
+  }
+}
+
+Status PlanExecution::ApplyPatches(const std::vector<PlanPatch>& patches, const std::vector<KnownMember>& members) {
+  for (const KnownMember& member : members) {
+    if (member.index < 0 || static_cast<size_t>(member.index) >= names_.size()) continue;
+    if (names_[member.index].empty()) names_[member.index] = member.name;
+    if (data_addresses_[member.index].empty()) data_addresses_[member.index] = member.data_address;
+  }
+  for (const PlanPatch& patch : patches) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (patch.version <= patch_version_) continue;
+    }
+    // This member's own parent changes only from the one it has (the moves in order).
+    std::vector<int> parents;
+    for (size_t l = 0; l < schedule_.lanes(); ++l) parents.push_back(schedule_.ParentOf(static_cast<int>(l)));
+    for (const EdgeMove& move : patch.moves) {
+      if (move.lane < 0 || static_cast<size_t>(move.lane) >= parents.size() || move.child != self()) continue;
+      if (parents[move.lane] != move.old_parent) {
+        return Status::FailedPrecondition("patch " + std::to_string(patch.version) + " moves this member from member " +
+                                          std::to_string(move.old_parent) + " in lane " + std::to_string(move.lane) +
+                                          ", but its parent there is member " + std::to_string(parents[move.lane]));
+      }
+      parents[move.lane] = move.new_parent;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      patch_version_ = patch.version;
+    }
+    for (const EdgeMove& move : patch.moves) ApplyMove(patch.version, move);
+  }
+  return Status::Ok();
+}
+
+void PlanExecution::ApplyMove(int version, const EdgeMove& move) {
+  const int me = self();
+  if (move.child != me && move.old_parent != me && move.new_parent != me) return;
+  const int lane = move.lane;
+  const std::string& child = names_[move.child];
+  if (move.old_parent == me) {
+    for (const std::unique_ptr<LaneSender>& sender : senders_) {
+      if (sender->lane() == lane && sender->child() == move.child) sender->Stop();
+    }
+    spdlog::info("plan {} lane {}: {} moved to {} (patch {})", ToHex(id_), lane, child, names_[move.new_parent],
+                 version);
+  }
+  schedule_.ApplyMove(move);
+  if (move.child == me) {
+    intake_.DropParent(lane, move.old_parent);
+    watch_.Reattached(lane, move.new_parent, std::chrono::steady_clock::now());
+    const uint64_t held = schedule_.HeldPrefix(lane, [this](uint64_t chunk) { return store_->Has(chunk); });
+    spdlog::info("plan {} lane {}: new parent {} (patch {}); {} of the lane's {} chunks held here", ToHex(id_), lane,
+                 names_[move.new_parent], version, held, schedule_.LogSize(lane));
+  }
+  if (move.new_parent == me && senders_made_) {
+    for (const LaneSchedule::Edge& edge : schedule_.ChildrenOf(lane)) {
+      if (edge.child == move.child) AddSenders(lane, edge);
+    }
+    spdlog::info("plan {} lane {}: feeding {} (patch {})", ToHex(id_), lane, child, version);
+  }
 }
 
 asio::awaitable<void> PlanExecution::RunSender(LaneSender& sender) {
@@ -186,7 +251,7 @@ asio::awaitable<void> PlanExecution::WatchParents() {
     }
     std::vector<std::pair<LaneTrouble, std::string>> troubles;
     for (const LaneTrouble& trouble : watch_.Judge(now, lanes)) {
-      const std::string& parent = plan_.members[trouble.parent];
+      const std::string& parent = names_[trouble.parent];
       if (trouble.fresh) {
         spdlog::warn("plan {} lane {}: parent {} is {} ({:.1f} s); reported to the source", ToHex(id_), trouble.lane,
                      parent, RepairReasonName(trouble.reason), trouble.since_s);
@@ -298,6 +363,7 @@ ExecutionSnapshot PlanExecution::Snapshot() const {
   snapshot.finished_s = finished_s_;
   snapshot.forwarding_done = forwarding_done_;
   if (state_ == ExecutionState::kRunning) snapshot.lane_trouble = lane_trouble_;
+  snapshot.patch_version = patch_version_;
   if (digests_ != nullptr) snapshot.digest_batches_held = digests_->Held();
   if (const int64_t sent = first_payload_sent_ns_.load(); sent != 0) {
     snapshot.first_payload_sent = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(sent));
@@ -318,7 +384,7 @@ Status PlanExecution::CheckParent(const Hello& hello) const {
 void PlanExecution::AdoptParentConnection(ConnectionPtr connection, const Hello& hello) {
   if (hello.lane == kDigestTreeLane) return Spawn(ReceiveDigestTree(context_, std::move(connection)));
   const ParentStream from{static_cast<int>(hello.lane), static_cast<int>(hello.stream),
-                          static_cast<int>(hello.stream_count)};
+                          static_cast<int>(hello.stream_count), static_cast<int>(hello.parent)};
   Spawn(intake_.Receive(std::move(connection), from));
 }
 

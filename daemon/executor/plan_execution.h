@@ -59,6 +59,13 @@ namespace gridcast {
 
 enum class ExecutionState { kPrepared, kRunning, kDone, kFailed, kStopped };
 
+// A member a plan patch names, by whole-plan index, for members whose slice did not list it.
+struct KnownMember {
+  int index = 0;
+  std::string name;
+  std::string data_address;
+};
+
 struct ExecutionSnapshot {
   ExecutionState state = ExecutionState::kPrepared;
   uint64_t chunks_done = 0;
@@ -78,6 +85,7 @@ struct ExecutionSnapshot {
   // While running: the lanes whose parents do not deliver (ParentWatch's last verdicts), each
   // with its parent's name.
   std::vector<std::pair<LaneTrouble, std::string>> lane_trouble;
+  int patch_version = 0;  // the last plan patch applied here
 };
 
 class PlanExecution final : public LaneReceiver,
@@ -122,6 +130,14 @@ class PlanExecution final : public LaneReceiver,
   void Start(std::chrono::steady_clock::time_point source_started);
   // Any thread: stop everything; state becomes kStopped unless already done or failed.
   void RequestStop(std::string reason);
+  // On the io thread, before or after Start: applies the moves of `patches` that name this
+  // member, in version order, skipping versions applied already (docs/repair.md). As the old
+  // parent of a child it stops sending it the lane; as the new parent it starts (once
+  // started); as the child it takes the new parent, closes the old one's connections and gives
+  // the lane a new grace. `members` are the members the patches name, for those the slice did
+  // not list (their names and data addresses). FailedPrecondition, and nothing of that patch
+  // or after it applied, for a patch that moves this member from a parent it does not have.
+  Status ApplyPatches(const std::vector<PlanPatch>& patches, const std::vector<KnownMember>& members);
 
   // The child side of a handshake (LaneReceiver), on the io thread.
   Status CheckParent(const Hello& hello) const override;
@@ -143,8 +159,12 @@ class PlanExecution final : public LaneReceiver,
   void Delivered(int lane, int child, uint64_t chunk) override;
   void ChunkStored(int lane, uint64_t chunk, std::span<const uint8_t> data, bool newly) override;
 
+  // Makes and runs the senders of the edge to `edge.child` in `lane`, one per stream.
+  void AddSenders(int lane, const LaneSchedule::Edge& edge);
   // Runs one sender and counts it finished.
   boost::asio::awaitable<void> RunSender(LaneSender& sender);
+  // One move of a patch of version `version` (ApplyPatches).
+  void ApplyMove(int version, const EdgeMove& move);
   // Until this member holds everything: judges its lanes (ParentWatch) a few times per
   // `parent_silent`, logs and publishes the verdicts, and lets a hybrid plan's LaneRepair act.
   boost::asio::awaitable<void> WatchParents();
@@ -171,7 +191,8 @@ class PlanExecution final : public LaneReceiver,
   boost::asio::thread_pool& workers_;
   const Plan plan_;
   const PlanId id_;
-  const std::vector<std::string> data_addresses_;
+  std::vector<std::string> names_;           // io thread: ExecutionContext::names
+  std::vector<std::string> data_addresses_;  // io thread: ExecutionContext::data_addresses
   const std::shared_ptr<PayloadStore> store_;
   std::shared_ptr<PullSwarm> swarm_;
   std::function<Status()> after_finalize_;
@@ -190,6 +211,7 @@ class PlanExecution final : public LaneReceiver,
   std::unique_ptr<DigestTreeFeed> digest_tree_;
   std::unique_ptr<SourceSealing> sealing_;  // at a StreamedSource only
   int senders_running_ = 0;
+  bool senders_made_ = false;  // Start() made this member's senders
   bool finalizing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::vector<ConnectionPtr> open_connections_;
@@ -204,6 +226,7 @@ class PlanExecution final : public LaneReceiver,
   double finished_s_ = 0;                             // guarded by mutex_
   bool forwarding_done_ = false;                      // guarded by mutex_
   std::vector<std::pair<LaneTrouble, std::string>> lane_trouble_;  // guarded by mutex_
+  int patch_version_ = 0;                                          // guarded by mutex_
   bool stop_requested_ = false;                       // guarded by mutex_
   // steady_clock nanoseconds of the first NotePayloadSent(); 0 = none yet. Atomic: the send
   // path checks it per chunk without the mutex.

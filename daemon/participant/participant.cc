@@ -336,6 +336,15 @@ Status Participant::Start(const PlanId& id, std::chrono::steady_clock::time_poin
   return Status::Ok();
 }
 
+Status Participant::Patch(const PlanId& id, const std::vector<PlanPatch>& patches,
+                          const std::vector<KnownMember>& members) {
+  std::shared_ptr<PlanExecution> execution = plans_.Find(id);
+  if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));
+  std::promise<Status> applied;
+  boost::asio::post(io_, [&] { applied.set_value(execution->ApplyPatches(patches, members)); });
+  return applied.get_future().get();
+}
+
 Status Participant::Stop(const PlanId& id, const std::string& reason) {
   std::shared_ptr<PlanExecution> execution = plans_.Take(id);
   if (execution == nullptr) return Status::NotFound("unknown plan " + ToHex(id));

@@ -79,6 +79,9 @@ class Participant {
 
   // `source_started`: when the broadcast started at the source, on this daemon's clock.
   Status Start(const PlanId& id, std::chrono::steady_clock::time_point source_started);
+  // Applies a running plan's patches here (PlanExecution::ApplyPatches, on the io thread).
+  // NotFound for a plan this member does not hold.
+  Status Patch(const PlanId& id, const std::vector<PlanPatch>& patches, const std::vector<KnownMember>& members);
   // Stops forwarding and forgets the plan (what was verified stays on disk).
   Status Stop(const PlanId& id, const std::string& reason);
 

@@ -35,6 +35,7 @@ void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
   const bool settled = snapshot.state != ExecutionState::kPrepared && snapshot.state != ExecutionState::kRunning;
   const std::optional<SwarmReport> report = observations || settled ? run.Swarm() : std::nullopt;
   ps->set_sent_bytes(TrafficOf(snapshot, report).sent_bytes);
+  ps->set_plan_version(static_cast<uint32_t>(snapshot.patch_version));
   for (const auto& [trouble, parent] : snapshot.lane_trouble) {
     v1::LaneTrouble* out = ps->add_lane_trouble();
     out->set_lane(static_cast<uint32_t>(trouble.lane));

@@ -167,6 +167,21 @@ Result<PlanId> CheckStartRequest(const v1::StartRequest& request) {
 
 Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request) { return PlanId::FromBytes(request.plan_id()); }
 
+Result<PlanId> CheckPatchRequest(const v1::PatchRequest& request) {
+  if (request.patches_size() == 0 || request.patches_size() > kMaxPatchesPerRequest) {
+    return Status::InvalidArgument("a patch request carries 1 to " + std::to_string(kMaxPatchesPerRequest) +
+                                   " patches, not " + std::to_string(request.patches_size()));
+  }
+  for (int i = 0; i < request.patches_size(); ++i) {
+    if (request.patches(i).version() != static_cast<uint32_t>(i + 1)) {
+      return Status::InvalidArgument("a patch request's patches are versions 1 to n in order; its patch " +
+                                     std::to_string(i + 1) + " has version " +
+                                     std::to_string(request.patches(i).version()));
+    }
+  }
+  return PlanId::FromBytes(request.plan_id());
+}
+
 std::string CancelReason(const v1::CancelRequest& request) {
   std::string reason = request.reason().empty() ? "cancelled" : request.reason();
   if (reason.size() > kMaxCancelReasonBytes) {

@@ -31,6 +31,9 @@ inline constexpr size_t kMaxRequestPathBytes = 4096;  // PATH_MAX
 // request's chunk size, or of the planners' largest default, 4 MiB).
 inline constexpr uint64_t kMaxFilledChunks = uint64_t{1} << 20;
 inline constexpr uint64_t kLargestDefaultChunkBytes = uint64_t{4} << 20;
+// A Patch carries every patch of its plan so far: at most this many (a plan is patched once
+// per failure or straggler it sees).
+inline constexpr int kMaxPatchesPerRequest = 1024;
 // A longer cancel reason (a failure naming many members) is cut to this.
 inline constexpr size_t kMaxCancelReasonBytes = 512;
 
@@ -55,6 +58,9 @@ Status CheckDescribePartRequest(const v1::DescribePartRequest& request);
 // Returns the plan id.
 Result<PlanId> CheckStartRequest(const v1::StartRequest& request);
 Result<PlanId> CheckCancelRequest(const v1::CancelRequest& request);
+// The plan's id, once the patches are versions 1..n in order (n at most kMaxPatchesPerRequest);
+// what each patch names is checked against the plan (PatchFromProto) where the plan is known.
+Result<PlanId> CheckPatchRequest(const v1::PatchRequest& request);
 // The reason to record and relay: "cancelled" when none, else at most kMaxCancelReasonBytes,
 // cut at a character boundary (relayed in a proto string, whose parser rejects broken UTF-8).
 std::string CancelReason(const v1::CancelRequest& request);

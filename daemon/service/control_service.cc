@@ -137,6 +137,17 @@ grpc::Status ControlService::Start(grpc::ServerContext* context, const v1::Start
   });
 }
 
+grpc::Status ControlService::Patch(grpc::ServerContext* context, const v1::PatchRequest* request,
+                                   v1::PatchResponse* response) {
+  return Guarded(counters_, "Patch", [&]() -> gridcast::Status {
+    GRIDCAST_RETURN_IF_ERROR(Authenticate(context, "/gridcast.v1.Control/Patch"));
+    GRIDCAST_RETURN_IF_ERROR(CheckPatchRequest(*request).status());
+    GRIDCAST_ASSIGN_OR_RETURN(const uint32_t patched, tree_.Patch(*request, DeadlineOf(context)));
+    response->set_subtree_patched(patched);
+    return gridcast::Status::Ok();
+  });
+}
+
 grpc::Status ControlService::Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
                                     v1::CancelResponse*) {
   return Guarded(counters_, "Cancel", [&]() -> gridcast::Status {

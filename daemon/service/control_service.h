@@ -34,6 +34,8 @@ class ControlService final : public v1::Control::Service {
                      v1::StartResponse* response) override;
   grpc::Status Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
                       v1::CancelResponse* response) override;
+  grpc::Status Patch(grpc::ServerContext* context, const v1::PatchRequest* request,
+                     v1::PatchResponse* response) override;
   grpc::Status Status(grpc::ServerContext* context, const v1::StatusRequest* request,
                       v1::StatusResponse* response) override;
   grpc::Status List(grpc::ServerContext* context, const v1::ListRequest* request,

@@ -56,5 +56,32 @@ TEST(SendSummaryTest, WithoutAStartTimeTheTransferIsAllThereIs) {
   EXPECT_TRUE(SummaryJson(s).at("control").at("started_s").is_null());
 }
 
+TEST(SendSummaryTest, RepairsAreListedInOrderAndAlwaysPresentInTheJson) {
+  v1::BroadcastProgress last = FinishedBroadcast();
+  const ClusterMember source{"m0", "unix:/x", "127.0.0.1:1", "127.0.0.1:2"};
+  EXPECT_TRUE(SummaryJson(Summarize(last, SourceChoice{&source, std::nullopt}, Status::Ok())).at("repairs").empty());
+  v1::Repair* repair = last.add_repairs();
+  repair->set_member("m3");
+  repair->set_at_s(11.3);
+  repair->set_reason(v1::REPAIR_REASON_GONE);
+  repair->set_children_moved(3);
+  repair->add_lanes(0);
+  repair->add_lanes(1);
+  last.add_repairs()->set_member("m5");
+  last.mutable_repairs(1)->set_reason(v1::REPAIR_REASON_SILENT);
+  const SendSummary s = Summarize(last, SourceChoice{&source, std::nullopt}, Status::Ok());
+  ASSERT_EQ(s.repairs.size(), 2u);
+  EXPECT_EQ(s.repairs[1].reason, "silent");
+  const nlohmann::json j = SummaryJson(s).at("repairs");
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0], nlohmann::json::parse(
+                      R"({"member": "m3", "at_s": 11.3, "reason": "gone", "children_moved": 3, "lanes": [0, 1]})"));
+  EXPECT_EQ(j[1].at("member"), "m5");
+  testing::internal::CaptureStdout();
+  PrintSummary(s);
+  const std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("repaired   m3 gone at 11.3 s, 3 children moved in lanes 0, 1"), std::string::npos) << printed;
+}
+
 }  // namespace
 }  // namespace gridcast

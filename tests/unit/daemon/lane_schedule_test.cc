@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gridcast {
 namespace {
 
@@ -100,6 +102,58 @@ TEST(LaneScheduleTest, AChunkIsForwardedOnceEveryChildOfItsLaneHoldsIt) {
   EXPECT_TRUE(schedule.Delivered(0, 3, 2));
   EXPECT_TRUE(schedule.ForwardedToAll(2));
   EXPECT_TRUE(schedule.ForwardedToAll(3));  // lane 1's: member 1 is a leaf there
+}
+
+// Lane 0's 1 -> 2 edge moves to 0 -> 2 with three streams (member 1 failed), as each side sees it.
+TEST(LaneScheduleTest, AMoveChangesTheTreeWhereItNamesThisMember) {
+  const Plan plan = TwoLanes();
+  const EdgeMove move{.lane = 0, .child = 2, .old_parent = 1, .new_parent = 0, .streams = 3};
+  LaneSchedule child(plan, 2);
+  child.ApplyMove(move);
+  EXPECT_EQ(child.ParentOf(0), 0);
+  EXPECT_EQ(child.CheckParent(HelloFrom(1, 0, 2)).code(), StatusCode::kPermissionDenied);  // the old parent
+  EXPECT_EQ(child.CheckParent(HelloFrom(0, 0, 2)).code(), StatusCode::kInvalidArgument);   // the old streams
+  EXPECT_TRUE(child.CheckParent(HelloFrom(0, 0, 3)).ok());
+  EXPECT_TRUE(child.CheckParent(HelloFrom(0, 1, 1)).ok());  // lane 1 is as it was
+
+  LaneSchedule old_parent(plan, 1);
+  EXPECT_EQ(old_parent.ChildrenOf(0), (std::vector<LaneSchedule::Edge>{{2, 2}, {3, 1}}));
+  EXPECT_FALSE(old_parent.Delivered(0, 2, 4));
+  old_parent.ApplyMove(move);
+  EXPECT_EQ(old_parent.ChildrenOf(0), (std::vector<LaneSchedule::Edge>{{3, 1}}));
+  EXPECT_FALSE(old_parent.Delivered(0, 2, 2));  // a stopped sender's late word changes nothing
+  EXPECT_FALSE(old_parent.ForwardedToAll(2));
+  EXPECT_TRUE(old_parent.Delivered(0, 3, 2));    // member 3 alone is left to forward to
+  EXPECT_TRUE(old_parent.ForwardedToAll(2));
+
+  LaneSchedule new_parent(plan, 0);
+  new_parent.ApplyMove(move);
+  EXPECT_EQ(new_parent.ChildrenOf(0), (std::vector<LaneSchedule::Edge>{{1, 1}, {2, 3}}));
+  EXPECT_EQ(new_parent.ChildrenOf(1), (std::vector<LaneSchedule::Edge>{{2, 1}}));
+  new_parent.ApplyMove(move);  // applied twice: once
+  EXPECT_EQ(new_parent.ChildrenOf(0).size(), 2u);
+
+  LaneSchedule bystander(plan, 3);
+  bystander.ApplyMove(move);
+  EXPECT_EQ(bystander.ParentOf(0), 1);
+  EXPECT_TRUE(bystander.ChildrenOf(0).empty());
+  // Streams 0: the lane's default.
+  LaneSchedule defaulted(plan, 2);
+  defaulted.ApplyMove({.lane = 0, .child = 2, .old_parent = 1, .new_parent = 3, .streams = 0});
+  EXPECT_TRUE(defaulted.CheckParent(HelloFrom(3, 0, static_cast<uint32_t>(plan.lanes[0].streams))).ok());
+}
+
+TEST(LaneScheduleTest, TheHeldPrefixOfALaneOnlyMovesForward) {
+  const Plan plan = TwoLanes();
+  LaneSchedule schedule(plan, 3);
+  std::set<uint64_t> held = {0, 2, 6};
+  const auto holds = [&](uint64_t chunk) { return held.count(chunk) != 0; };
+  EXPECT_EQ(schedule.HeldPrefix(0, holds), 2u);  // chunks 0 and 2; 4 is missing
+  EXPECT_EQ(schedule.HeldPrefix(1, holds), 0u);
+  held.insert(4);
+  EXPECT_EQ(schedule.HeldPrefix(0, holds), 4u);
+  EXPECT_TRUE(schedule.HoldsWholeLane(0, holds));
+  EXPECT_FALSE(schedule.HoldsWholeLane(1, holds));
 }
 
 TEST(LaneScheduleTest, SharedLanesClaimChunksAtThePaceOfTheirSlowestConnection) {

@@ -168,8 +168,10 @@ class PlanExecutionFixture : public ::testing::Test {
     return store.ok() ? std::shared_ptr<PayloadStore>(std::move(*store)) : nullptr;
   }
 
-  // Makes member i's execution on `store` and starts it on the io thread.
-  void StartMember(int i, std::shared_ptr<PayloadStore> store) {
+  // Makes member i's execution on `store` and starts it on the io thread, running
+  // `before_start` there first.
+  void StartMember(int i, std::shared_ptr<PayloadStore> store,
+                   std::function<void(PlanExecution&)> before_start = nullptr) {
     ExecutionOptions options = base_options_;
     options.secret = kSecret;
     options.transport = transports_[i];
@@ -184,7 +186,10 @@ class PlanExecutionFixture : public ::testing::Test {
       std::lock_guard<std::mutex> lock(mutex_);
       executions_[i] = execution;
     }
-    boost::asio::post(io_, [execution] { execution->Start(std::chrono::steady_clock::now()); });
+    boost::asio::post(io_, [execution, before_start = std::move(before_start)] {
+      if (before_start) before_start(*execution);
+      execution->Start(std::chrono::steady_clock::now());
+    });
   }
 
   // Member i's signed batches of digests over `store`, whose chunks are then checked against

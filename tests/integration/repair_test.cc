@@ -1,0 +1,79 @@
+// Repair with real daemons (issue 53, docs/repair.md): members SIGKILLed mid-broadcast; their
+// children report them gone, the source patches the plan around them (the children move to
+// live members), the survivors finish well before the stall timeout, the send exits 1 naming
+// the killed members lost, and the summary lists the repairs.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "tests/integration/send_helpers.h"
+
+namespace gridcast {
+namespace {
+
+// The repairs of a send's --json, by member: reason and children moved.
+std::map<std::string, std::pair<std::string, int>> RepairsOf(const SendResult& r) {
+  std::map<std::string, std::pair<std::string, int>> repairs;
+  if (!r.json.is_object() || !r.json.contains("repairs")) return repairs;
+  for (const auto& repair : r.json["repairs"]) {
+    repairs[repair["member"].get<std::string>()] = {repair["reason"].get<std::string>(),
+                                                    repair["children_moved"].get<int>()};
+    EXPECT_GT(repair["at_s"].get<double>(), 0) << repair.dump();
+    EXPECT_FALSE(repair["lanes"].empty()) << repair.dump();
+  }
+  return repairs;
+}
+
+// Sends `size` bytes with `args`, kills `victims` once member `watched` is under way, and
+// checks what every repair test expects: the victims lost and repaired around (gone), the
+// others verified, the send over well before the 60 s stall timeout would end it.
+SendResult SendAndKill(LocalCluster& cluster, uint64_t size, const std::vector<std::string>& args, int watched,
+                       const std::vector<int>& victims) {
+  const std::string path = cluster.MakePayload("repair.bin", size);
+  std::vector<std::string> send_args = {path, "--chunk", "256KiB"};
+  send_args.insert(send_args.end(), args.begin(), args.end());
+  const auto started = std::chrono::steady_clock::now();
+  auto send = std::async(std::launch::async, [&] { return Send(cluster, send_args); });
+  KillOnceUnderWay(cluster, watched, victims);
+  SendResult r = send.get();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ExpectLostAndTheRestVerified(r, cluster, victims, path, "repair.bin");
+  EXPECT_LT(took, 45.0) << "the survivors waited for the dead instead of being re-fed\n" << r.output;
+  const auto repairs = RepairsOf(r);
+  for (int victim : victims) {
+    const std::string name = "m" + std::to_string(victim);
+    EXPECT_EQ(repairs.count(name) ? repairs.at(name).first : "not repaired around", "gone") << r.output;
+  }
+  return r;
+}
+
+// A chain: m1 dies, m2 (and with it m3) moves to the source.
+TEST(Repair, AChainsInteriorMemberKilledIsRoutedAroundInPush) {
+  LocalCluster cluster(GRIDCASTD, "repair-chain", 4, {"--window", "4"});
+  const SendResult r = SendAndKill(cluster, 300u << 20, {"--mode", "push", "--algo", "chain"}, 3, {1});
+  EXPECT_EQ(RepairsOf(r)["m1"].second, 1) << r.output;
+  EXPECT_NE(ReadFile(cluster.log(2)).find("lane 0: new parent m0 (patch 1)"), std::string::npos)
+      << ReadFile(cluster.log(2));
+  EXPECT_NE(ReadFile(cluster.log(0)).find("member m2 reports lane 0: parent m1 gone"), std::string::npos)
+      << ReadFile(cluster.log(0));
+}
+
+// A binary tree of seven: both children of the source die at once (interior members, and the
+// source's control children too: the patch steps around them on its way down).
+TEST(Repair, TwoInteriorMembersKilledAtOnceAreRoutedAroundInPush) {
+  LocalCluster cluster(GRIDCASTD, "repair-binary", 7, {"--window", "4", "--control-fanout", "2"});
+  const SendResult r =
+      SendAndKill(cluster, 200u << 20, {"--mode", "push", "--algo", "binary"}, 6, {1, 2});
+  auto repairs = RepairsOf(r);
+  EXPECT_EQ(repairs["m1"].second + repairs["m2"].second, 4) << r.output;
+}
+
+// Hybrid: the patch re-feeds the tree while the swarm pulls what the dead member's subtree
+// missed; both end in verified copies.
+TEST(Repair, AChainsInteriorMemberKilledIsRoutedAroundInHybrid) {
+  LocalCluster cluster(GRIDCASTD, "repair-hybrid", 4, {"--window", "4"});
+  SendAndKill(cluster, 200u << 20, {"--mode", "hybrid", "--algo", "chain"}, 3, {1});
+}
+
+}  // namespace
+}  // namespace gridcast
