@@ -42,12 +42,12 @@ void LaneRepair::Tick(std::chrono::steady_clock::time_point now) {
     const int parent = context_.schedule.ParentOf(l);
     if (parent < 0 || repaired_[l]) continue;
     const char* why = nullptr;
-    if (context_.watch.Trouble(l) == RepairReason::kGone) {
-      why = "is gone";
-    } else if (parent_repairs_[l]) {
+    if (parent_repairs_[l]) {
       why = "pulls this lane itself";
     } else if (context_.watch.QuietFor(l, now) >= context_.options.repair_stall) {
-      why = "is silent";
+      // Gone or silent for longer than the source takes to patch the plan around the parent
+      // (the member reports it after --parent-silent, and a new parent resets the quiet).
+      why = context_.watch.Trouble(l) == RepairReason::kGone ? "is gone" : "is silent";
     } else if (endgame) {
       why = "is slower than the idle swarm";
     }

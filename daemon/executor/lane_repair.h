@@ -1,9 +1,9 @@
 // LaneRepair: what a hybrid plan does when a lane stops arriving. It hands the missing chunks
-// of a lane whose parent ParentWatch judged gone, that was silent for
-// ExecutionOptions::repair_stall, or whose parent pulls the lane itself, to the swarm. Parents
-// waiting for a chunk send keepalives (KeepaliveInterval), so only a silent parent counts as
-// stalled, never one that merely sends slowly. Inactive (every call a no-op) for push and pull
-// plans. io thread only.
+// of a lane whose parent was gone or silent for ExecutionOptions::repair_stall (ParentWatch's
+// quiet time: a plan patch that gave the lane a new parent meanwhile starts it again), or whose
+// parent pulls the lane itself, to the swarm. Parents waiting for a chunk send keepalives
+// (KeepaliveInterval), so only a silent parent counts as stalled, never one that merely sends
+// slowly. Inactive (every call a no-op) for push and pull plans. io thread only.
 #pragma once
 
 #include <chrono>

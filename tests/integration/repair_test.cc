@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 #include "tests/integration/send_helpers.h"
 
@@ -73,6 +74,58 @@ TEST(Repair, TwoInteriorMembersKilledAtOnceAreRoutedAroundInPush) {
 TEST(Repair, AChainsInteriorMemberKilledIsRoutedAroundInHybrid) {
   LocalCluster cluster(GRIDCASTD, "repair-hybrid", 4, {"--window", "4"});
   SendAndKill(cluster, 200u << 20, {"--mode", "hybrid", "--algo", "chain"}, 3, {1});
+}
+
+// Waits (up to 20 s) until `log` of member `m` holds `text`.
+bool WaitForLog(const LocalCluster& cluster, int m, const std::string& text) {
+  for (int i = 0; i < 2000; ++i) {
+    if (ReadFile(cluster.log(m)).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// A chain of five: m2 dies and m3 moves to m1 (its parent's parent, whose upload m2's death
+// freed); then m1, its new parent, dies too, and m3 moves on to the source.
+TEST(Repair, AParentAndThenItsNewParentKilledAreRoutedAroundInTurn) {
+  LocalCluster cluster(GRIDCASTD, "repair-twice", 5, {"--window", "4"});
+  const std::string path = cluster.MakePayload("repair.bin", 300u << 20);
+  auto send = std::async(std::launch::async,
+                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  KillOnceUnderWay(cluster, 4, {2});
+  ASSERT_TRUE(WaitForLog(cluster, 3, "lane 0: new parent m1 (patch 1)")) << ReadFile(cluster.log(3));
+  cluster.Kill(1);
+  const SendResult r = send.get();
+  ExpectLostAndTheRestVerified(r, cluster, {1, 2}, path, "repair.bin");
+  EXPECT_NE(ReadFile(cluster.log(3)).find("lane 0: new parent m0 (patch 2)"), std::string::npos)
+      << ReadFile(cluster.log(3));
+  const auto repairs = RepairsOf(r);
+  EXPECT_EQ(repairs.count("m1") + repairs.count("m2"), 2u) << r.output;
+}
+
+// m1 dies and is repaired around; restarted, its control parent prepares it again from the
+// patched plan: it resumes as a leaf under m0 and finishes, and so does everyone (exit 0).
+TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
+  LocalCluster cluster(GRIDCASTD, "repair-restart", 4, {"--window", "4"});
+  const std::string path = cluster.MakePayload("repair.bin", 300u << 20);
+  auto send = std::async(std::launch::async,
+                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  KillOnceUnderWay(cluster, 3, {1});
+  ASSERT_TRUE(WaitForLog(cluster, 2, "lane 0: new parent m0 (patch 1)")) << ReadFile(cluster.log(2));
+  cluster.Restart(1);
+  const SendResult r = send.get();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(cluster, path, "repair.bin");
+  EXPECT_EQ(RepairsOf(r).count("m1"), 1u) << r.output;
+  EXPECT_NE(ReadFile(cluster.log(0)).find("member m1 lost the plan; preparing it again"), std::string::npos)
+      << ReadFile(cluster.log(0));
+}
+
+// SplitStream with two stripes over eight members: a group head (an interior member in its own
+// stripe, a leaf in the other) dies; its children in its stripe move.
+TEST(Repair, ASplitStreamGroupHeadKilledIsRoutedAround) {
+  LocalCluster cluster(GRIDCASTD, "repair-split", 8, {"--window", "4"});
+  SendAndKill(cluster, 200u << 20, {"--mode", "push", "--algo", "splitstream:2"}, 7, {1});
 }
 
 }  // namespace
