@@ -103,8 +103,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "pulls a stalled tree's chunks (default 3 and 2)",
           "swarm_stall_s");
   Declare(app, "--parent-silent", s.parent_silent_s,
-          "Seconds a lane's parent may have no connection open, or send no byte and no keepalive, before "
-          "the member below it reports the lane to the source, in push and hybrid (at least 0.2; default 1)");
+          "Seconds a lane's parent may send no byte and no keepalive before the member below it reports the "
+          "lane to the source, in push and hybrid; one with no connection open is reported after 0.6 s, or this "
+          "if shorter (at least 0.2; default 1)");
   DeclareFlag(app, "--fsync", s.fsync, "fdatasync every finished payload before reporting it done");
   Declare(app, "--retention-max-age", s.retention_max_age,
           "Remove complete payloads this long after they arrived, e.g. 7d, 12h, 90min (default: kept; in the "

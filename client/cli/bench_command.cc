@@ -289,6 +289,15 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
                                             100 * ctx.args.kill_at));
     }
     if (summary.contains("control")) outcome->control = summary["control"];
+    if (summary.contains("repairs")) {
+      outcome->repairs = summary["repairs"];
+      for (const auto& repair : outcome->repairs) {
+        outcome->details.push_back(fmt::format("repaired around {} ({}) at {:.1f} s: {} children moved",
+                                              repair.at("member").get<std::string>(),
+                                              repair.at("reason").get<std::string>(), repair.at("at_s").get<double>(),
+                                              repair.at("children_moved").get<int>()));
+      }
+    }
     outcome->size_bytes = summary.at("size_bytes").get<uint64_t>();
     if (summary.contains("moved_bytes")) {
       const uint64_t copies = summary.at("size_bytes").get<uint64_t>() * summary.at("members").size();
@@ -881,6 +890,7 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(*r.outcome.survivors_bound_s),
                                FormatFloat(r.outcome.completion_s / *r.outcome.survivors_bound_s));
   }
+  if (r.outcome.repairs.is_array()) pull_fields += ", \"repairs\": " + r.outcome.repairs.dump();
   if (r.outcome.transfer_s) {
     pull_fields += fmt::format(", \"transfer_s\": {}, \"transfer_ratio\": {}", FormatFloat(*r.outcome.transfer_s),
                                FormatFloat(r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0));

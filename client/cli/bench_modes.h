@@ -90,6 +90,7 @@ struct BenchOutcome {
   std::optional<double> source_copies;          // pull modes: payloads the source uploaded
   std::map<std::string, double> uplink_copies;  // pull modes: payloads into each switch's subtree
   nlohmann::json control;  // gridcast modes: the send summary's "control" counters, when given
+  nlohmann::json repairs;  // gridcast modes: the send summary's "repairs" (docs/repair.md), when given
   std::string digest;      // gridcast modes: the chunk digest the summary names
   // gridcast broadcasts: payload bytes that crossed the network (all edges) and that members
   // took from earlier copies (send --json's moved_bytes and reused_bytes).

@@ -47,7 +47,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     std::optional<RepairReason> verdict;
     Clock::time_point since{};
     if (started_ && lane.parent >= 0 && !lanes[l].held && now >= lane.grace_until) {
-      if (lane.open == 0 && now - lane.last_closed >= times_.silent_after) {
+      if (lane.open == 0 && now - lane.last_closed >= times_.gone_after) {
         verdict = RepairReason::kGone;
         since = lane.last_closed;
       } else if (lane.open > 0 && now - lane.last_progress >= times_.silent_after) {

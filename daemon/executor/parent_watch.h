@@ -3,16 +3,18 @@
 // itself holds that parent up); only the source, which knows the whole plan, can re-feed a
 // lane (docs/repair.md). So the watch only judges, and the verdicts travel up in the member's
 // status (PlanStatus.lane_trouble):
-//   gone    no connection of the lane's parent is open, and none was for `silent_after` (a
-//           parent re-dials a lost connection every reconnect delay, 200 ms: five tries);
+//   gone    no connection of the lane's parent is open, and none was for `gone_after` (a live
+//           parent re-dials a lost connection every reconnect delay, 200 ms: three tries);
 //   silent  a connection is open, but no byte and no keepalive came for `silent_after`, while
 //           this member owed the parent nothing (no chunk of it being verified, no reply
 //           unwritten: a child that holds its parent up is not kept waiting by it).
 // A parent waiting for chunks itself sends keepalives (KeepaliveInterval), so only the member
 // below a failure reports it, not the whole subtree. No verdict before `grace` after Start
 // (connections open level by level as Start travels down the tree) or after a lane's parent
-// changed, nor on a lane this member holds whole. Times are passed in, so the rules are tested without sockets or sleeps.
-// io thread only.
+// changed, nor on a lane this member holds whole. Every second a lane waits costs its whole
+// subtree that second at the end (its parents' uploads are all in use), so the times are as
+// short as the evidence allows. Times are passed in, so the rules are tested without sockets
+// or sleeps. io thread only.
 #pragma once
 
 #include <chrono>
@@ -33,6 +35,7 @@ struct LaneTrouble {
 
 struct ParentWatchTimes {
   std::chrono::milliseconds silent_after{1000};
+  std::chrono::milliseconds gone_after{600};
   std::chrono::milliseconds grace{2000};
 };
 

@@ -13,7 +13,8 @@ using std::chrono::milliseconds;
 class ParentWatchTest : public ::testing::Test {
  protected:
   // Lane 0 from member 1, lane 1 from member 2; lane 2 is this member's own (it is its source).
-  ParentWatch watch_{{1, 2, -1}, ParentWatchTimes{milliseconds(1000), milliseconds(2000)}};
+  ParentWatch watch_{{1, 2, -1}, ParentWatchTimes{.silent_after = milliseconds(1000), .gone_after = milliseconds(600),
+                                                  .grace = milliseconds(2000)}};
   const Clock::time_point start_ = Clock::time_point(std::chrono::hours(1));
 
   Clock::time_point At(int ms) const { return start_ + milliseconds(ms); }
@@ -48,13 +49,13 @@ TEST_F(ParentWatchTest, AConnectionEndedAndNotReopenedWithinTheTimeIsGone) {
   watch_.Progress(0, At(2900));
   watch_.Progress(1, At(2900));
   watch_.Closed(0, At(3000));
-  watch_.Progress(1, At(3900));
-  EXPECT_TRUE(Judge(3999).empty());
-  std::vector<LaneTrouble> troubles = Judge(4000);
+  watch_.Progress(1, At(3500));
+  EXPECT_TRUE(Judge(3599).empty());
+  std::vector<LaneTrouble> troubles = Judge(3600);  // gone after 600 ms, sooner than silent
   ASSERT_EQ(troubles.size(), 1u);
   EXPECT_EQ(troubles[0].lane, 0);
   EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
-  EXPECT_DOUBLE_EQ(troubles[0].since_s, 1.0);
+  EXPECT_DOUBLE_EQ(troubles[0].since_s, 0.6);
   EXPECT_EQ(watch_.Trouble(0), RepairReason::kGone);
   EXPECT_FALSE(watch_.Trouble(1).has_value());
   watch_.Progress(1, At(4400));
