@@ -24,11 +24,13 @@ void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
   watched.grace_until = now + times_.grace;
   watched.last_progress = now;
   watched.last_closed = now;
+  watched.connected = false;
   watched.verdict.reset();
 }
 
 void ParentWatch::Opened(int lane, Clock::time_point now) {
   ++lanes_[lane].open;
+  lanes_[lane].connected = true;
   lanes_[lane].last_progress = now;
 }
 
@@ -46,7 +48,8 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     if (lanes[l].owes) lane.last_progress = now;
     std::optional<RepairReason> verdict;
     Clock::time_point since{};
-    if (started_ && lane.parent >= 0 && !lanes[l].held && now >= lane.grace_until) {
+    // The grace covers a lane's first connection only: once a parent connected, its loss counts.
+    if (started_ && lane.parent >= 0 && !lanes[l].held && (now >= lane.grace_until || lane.connected)) {
       if (lane.open == 0 && now - lane.last_closed >= times_.gone_after) {
         verdict = RepairReason::kGone;
         since = lane.last_closed;
@@ -67,7 +70,9 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
 ParentWatch::Clock::duration ParentWatch::QuietFor(int lane, Clock::time_point now) const {
   const Lane& watched = lanes_[lane];
   if (!started_ || watched.parent < 0) return Clock::duration::zero();
-  return std::max(Clock::duration::zero(), now - std::max(watched.last_progress, watched.grace_until));
+  const Clock::time_point quiet_from = watched.connected ? watched.last_progress
+                                                         : std::max(watched.last_progress, watched.grace_until);
+  return std::max(Clock::duration::zero(), now - quiet_from);
 }
 
 }  // namespace gridcast

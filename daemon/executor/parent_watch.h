@@ -11,7 +11,7 @@
 // A parent waiting for chunks itself sends keepalives (KeepaliveInterval), so only the member
 // below a failure reports it, not the whole subtree. No verdict before `grace` after Start
 // (connections open level by level as Start travels down the tree) or after a lane's parent
-// changed, nor on a lane this member holds whole. Every second a lane waits costs its whole
+// changed, unless the parent connected meanwhile; none on a lane this member holds whole. Every second a lane waits costs its whole
 // subtree that second at the end (its parents' uploads are all in use), so the times are as
 // short as the evidence allows. Times are passed in, so the rules are tested without sockets
 // or sleeps. io thread only.
@@ -67,7 +67,8 @@ class ParentWatch {
   // The last verdict on `lane`: its trouble, if Judge found one.
   std::optional<RepairReason> Trouble(int lane) const { return lanes_[lane].verdict; }
   // How long `lane` has had no bytes, no keepalive and no connection opened (zero before
-  // Start, during the grace, and for a lane this member is the source of).
+  // Start, during the grace before its parent connected, and for a lane this member is the
+  // source of).
   Clock::duration QuietFor(int lane, Clock::time_point now) const;
 
  private:
@@ -76,7 +77,8 @@ class ParentWatch {
     int open = 0;
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
     Clock::time_point last_closed{};    // when `open` last went to 0 (Start, before any)
-    Clock::time_point grace_until{};    // no verdict before (Start, or a new parent, + grace)
+    Clock::time_point grace_until{};    // no verdict before (Start, or a new parent, + grace)...
+    bool connected = false;             // ... unless the parent connected since
     std::optional<RepairReason> verdict;
   };
 

@@ -183,8 +183,7 @@ Status PlanExecution::ApplyPatches(const std::vector<PlanPatch>& patches, const 
       if (patch.version <= patch_version_) continue;
     }
     // This member's own parent changes only from the one it has (the moves in order).
-    std::vector<int> parents;
-    for (size_t l = 0; l < schedule_.lanes(); ++l) parents.push_back(schedule_.ParentOf(static_cast<int>(l)));
+    std::vector<int> parents = ParentsOf(schedule_);
     for (const EdgeMove& move : patch.moves) {
       if (move.lane < 0 || static_cast<size_t>(move.lane) >= parents.size() || move.child != self()) continue;
       if (parents[move.lane] != move.old_parent) {

@@ -107,7 +107,8 @@ TEST(Repair, AParentAndThenItsNewParentKilledAreRoutedAroundInTurn) {
 // patched plan: it resumes as a leaf under m0 and finishes, and so does everyone (exit 0).
 TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
   LocalCluster cluster(GRIDCASTD, "repair-restart", 4, {"--window", "4"});
-  const std::string path = cluster.MakePayload("repair.bin", 300u << 20);
+  // Long enough on loopback for the restarted daemon to come up before the others are done.
+  const std::string path = cluster.MakePayload("repair.bin", 600u << 20);
   auto send = std::async(std::launch::async,
                          [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
   KillOnceUnderWay(cluster, 3, {1});

@@ -130,7 +130,8 @@ class BenchE2ETest : public ::testing::Test {
     // copy), its whole time from the command's start, and the transfer alone: from the
     // broadcast's start, after the request (completion_s) and before the summary (wall_s).
     if (mode == "push") {
-      expected.insert({"moved_bytes", "reused_bytes", "wall_s", "transfer_s", "transfer_ratio"});
+      expected.insert({"moved_bytes", "reused_bytes", "wall_s", "transfer_s", "transfer_ratio", "repairs"});
+      EXPECT_EQ(result["repairs"], nlohmann::json::array()) << result.dump();  // nothing failed
       EXPECT_GE(result["moved_bytes"].get<uint64_t>(), kSizeBytes) << result.dump();
       EXPECT_EQ(result["reused_bytes"].get<uint64_t>(), 0u) << result.dump();
       EXPECT_GE(result["wall_s"].get<double>(), result["completion_s"].get<double>()) << result.dump();

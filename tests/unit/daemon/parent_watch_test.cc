@@ -144,6 +144,28 @@ TEST_F(ParentWatchTest, ALaneHeldWholeHasNoTrouble) {
   EXPECT_FALSE(watch_.Trouble(0).has_value());
 }
 
+TEST_F(ParentWatchTest, AParentLostDuringTheGraceIsGoneWithoutWaitingForItsEnd) {
+  watch_.Start(At(0));
+  OpenBoth(100);
+  watch_.Closed(0, At(300));  // it had connected: the grace no longer covers the lane
+  watch_.Progress(1, At(850));
+  const std::vector<LaneTrouble> troubles = Judge(900);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].lane, 0);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
+  EXPECT_DOUBLE_EQ(troubles[0].since_s, 0.6);
+  EXPECT_EQ(watch_.QuietFor(0, At(900)), milliseconds(800));  // since its connection opened
+  // A new parent has the grace again until it connects.
+  watch_.Reattached(0, 2, At(1000));
+  watch_.Progress(1, At(2900));
+  EXPECT_TRUE(Judge(2999).empty());
+  watch_.Opened(0, At(3100));
+  watch_.Progress(1, At(3150));
+  EXPECT_TRUE(Judge(3200).empty());
+  EXPECT_EQ(Judge(4100).size(), 1u);  // then silent, from its connection on
+  EXPECT_EQ(watch_.Trouble(0), RepairReason::kSilent);
+}
+
 TEST_F(ParentWatchTest, QuietTimeCountsFromTheGraceOrTheLastProgress) {
   watch_.Start(At(0));
   EXPECT_EQ(watch_.QuietFor(0, At(2500)), milliseconds(500));
