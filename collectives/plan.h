@@ -108,6 +108,11 @@ struct SwarmMember {
   std::vector<ChunkRange> stripe;  // chunks this member fetches from the source
   std::vector<int> peers;          // members it exchanges chunks with (connections are two-way)
   int upload_slots = 0;            // peers it uploads to at once (BitTorrent's unchoke slots); 0: all
+  // What of the source's upload the plan gives this member's stripe, bits per second; 0: no
+  // limit. The source deals a bandwidth group at most the sum of its members' shares, so a
+  // group with upload to spare cannot crowd out one whose bottleneck sets the bound (TCP at
+  // the source's NIC favours the flows that do not also queue behind a slow uplink).
+  double source_share_bps = 0;
 };
 
 struct Swarm {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 #include <tuple>
 #include <set>
@@ -180,6 +181,9 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
     if (m.member == swarm.source) return Status::InvalidArgument(where + " is the source");
     if (!entry_of->emplace(m.member, i).second) return Status::InvalidArgument(where + " is listed twice");
     if (m.upload_slots < 0) return Status::InvalidArgument(where + " has a negative number of upload slots");
+    if (!(m.source_share_bps >= 0) || std::isinf(m.source_share_bps)) {
+      return Status::InvalidArgument(where + " has a source share that is not a rate");
+    }
     std::unordered_set<int> seen;
     for (int peer : m.peers) {
       if (peer < 0 || peer >= p) {

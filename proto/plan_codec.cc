@@ -31,6 +31,7 @@ void SwarmToProto(const Swarm& swarm, v1::Swarm* out) {
     for (const ChunkRange& range : m.stripe) RangeToProto(range, sm->add_stripe());
     for (int peer : m.peers) sm->add_peers(static_cast<uint32_t>(peer));
     sm->set_upload_slots(static_cast<uint32_t>(m.upload_slots));
+    sm->set_source_share_bps(m.source_share_bps);
   }
 }
 
@@ -142,6 +143,7 @@ Result<Swarm> ParseSwarm(const v1::Swarm& s, int64_t members) {
     for (const v1::ChunkRange& r : sm.stripe()) m.stripe.push_back(RangeFromProto(r));
     for (uint32_t peer : sm.peers()) m.peers.push_back(AsIndex(peer, members));
     m.upload_slots = AsSlots(sm.upload_slots(), members);
+    m.source_share_bps = sm.source_share_bps();
     swarm.members.push_back(std::move(m));
   }
   return swarm;

@@ -101,6 +101,48 @@ std::vector<int> PeersAcross(const std::vector<int>& others, int i, int group_si
   return peers;
 }
 
+// Where the source seeds a copy per group, groups whose own bottleneck sets the bound (nancy's
+// uplink on two-sites) need their full rate from the source, and the others can take only the
+// rest of its upload: left to TCP, flows to a fast group took 76 of the source's 100 mbit on
+// two-sites and the slow site finished at 1.45 of the bound. So each member of a group with
+// rate to spare gets an equal part of the rest (at least the rate that finishes at the bound)
+// as its source share; members of the groups that set the bound get none (no limit). Rates
+// are line rates and a share counts payload: TCP over Ethernet carries 1448 payload bytes in a
+// 1514-byte frame, so a share at the line rate took the slow site's part of the source's
+// overhead too (two-sites: lyon at 1.00 of the bound, nancy at 1.06-1.11).
+void ShareTheSourceUpload(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes,
+                          const std::map<int, std::vector<int>>& groups, Plan* plan) {
+  constexpr double kTightSlack = 1.05;  // a group within this of the bound's rate sets the bound
+  constexpr double kPayloadPerLineBit = 1448.0 / 1514.0;
+  const double source_up_bps = net.nodes[ranks.nodes[0]].up_bps;
+  const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
+  if (groups.size() < 2 || std::isinf(source_up_bps) || bound_s <= 0) return;
+  const double bits = static_cast<double>(payload_bytes) * 8;
+  const double need_bps = bits / bound_s;
+  std::vector<const std::vector<int>*> loose;
+  double tight_bps = 0;
+  for (const auto& [group, members] : groups) {
+    std::vector<int> nodes;
+    for (int r : members) nodes.push_back(ranks.nodes[r]);
+    const double group_bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], nodes, payload_bytes);
+    const double group_bps = group_bound_s > 0 ? bits / group_bound_s : INFINITY;
+    if (group_bps <= kTightSlack * need_bps) {
+      tight_bps += group_bps;
+    } else {
+      loose.push_back(&members);
+    }
+  }
+  if (tight_bps == 0 || loose.empty()) return;
+  const double loose_bps =
+      kPayloadPerLineBit * std::max(need_bps, (source_up_bps - tight_bps) / static_cast<double>(loose.size()));
+  for (const std::vector<int>* members : loose) {
+    for (int r : *members) plan->swarm.members[r - 1].source_share_bps = loose_bps / static_cast<double>(members->size());
+  }
+  plan->rationale += "; the source gives each group that does not set the bound at most " +
+                     std::to_string(static_cast<int>(std::lround(loose_bps / 1e6))) +
+                     " mbit, so those that do get their full rate";
+}
+
 }  // namespace
 
 uint64_t SwarmPlanner::DefaultChunkBytes(uint64_t payload_bytes) const {
@@ -180,6 +222,9 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
     plan.rationale += "; the source's upload carries one copy, not one per group: stripes run across the "
                       "groups, and each member also peers with " +
                       std::to_string(kPeersInEachOtherGroup) + " in every other group";
+  }
+  if (seeding_ == SwarmSeeding::kAsTheSourceCan && !one_copy) {
+    ShareTheSourceUpload(net, ranks, payload_bytes, groups, &plan);
   }
   const bool capped = plan.swarm.source_upload_slots > 0 ||
                       std::any_of(plan.swarm.members.begin(), plan.swarm.members.end(),

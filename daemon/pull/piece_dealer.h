@@ -16,6 +16,12 @@
 // reserve taken by the others. Each piece is still dealt once per group (a re-deal only after
 // its member left).
 //
+// A group may be paced: the plan gives the source's upload to groups whose own bottleneck sets
+// the bound first (collectives/planners/swarm.cc, ShareTheSourceUpload), so the others are
+// dealt at most their share a second (a token bucket per group, full at the start and holding
+// at most the group's windows). A member whose window waits for its group's pace is dealt
+// more when Advance() brings the clock past it.
+//
 // Pure and single-threaded (the caller serialises: libtorrent's network thread).
 #pragma once
 
@@ -31,9 +37,18 @@ class PieceDealer {
   struct Member {
     std::vector<int> stripe;  // the planned stripe, dealt first, in this order
     std::vector<int> group;   // members (indices) who may take its reserve over, not itself
+    // Its part of its group's pace, pieces a second; the group's pace is the sum over its
+    // members, and 0 (every member's 0) leaves the group unpaced.
+    double pieces_per_s = 0;
   };
   // Whether a member already holds a piece (a resumed member does; it is never dealt those).
   using Holds = std::function<bool(int piece)>;
+  using HoldsOf = std::function<Holds(int member)>;
+  struct Deal {
+    int member;
+    std::vector<int> pieces;
+    bool operator==(const Deal&) const = default;
+  };
 
   // `window_pieces` >= 1: how many dealt pieces a member may have outstanding.
   PieceDealer(std::vector<Member> members, int window_pieces);
@@ -46,6 +61,10 @@ class PieceDealer {
   std::vector<int> Completed(int member, int piece, const Holds& holds);
   // The member's last connection ended: what it was dealt and lacks goes back to its group.
   void Left(int member, const Holds& holds);
+  // The clock (seconds, any origin, never going back) reached now_s: paced groups earn their
+  // pace since the last call, and members that waited for it are dealt now. The first call
+  // only sets the clock.
+  std::vector<Deal> Advance(double now_s, const HoldsOf& holds_of);
 
   int outstanding(int member) const { return static_cast<int>(states_.at(member).dealt.size()); }
   size_t reserve(int member) const { return states_.at(member).reserve.size(); }
@@ -56,6 +75,11 @@ class PieceDealer {
     std::set<int> dealt;  // announced to it, not yet reported back
     bool live = false;
   };
+  struct Pace {
+    double pieces_per_s = 0;  // 0: unpaced
+    double burst = 0;         // the most the bucket holds: the group's windows
+    double tokens = 0;        // pieces it may be dealt now
+  };
   std::vector<int> Refill(int member, const Holds& holds);
   // The next piece for `member`: its own reserve first, else the back of the largest reserve
   // in its group. -1 when the group has nothing left.
@@ -64,6 +88,10 @@ class PieceDealer {
   const std::vector<Member> members_;
   const int window_;
   std::vector<State> states_;
+  std::vector<int> pace_of_;  // member -> its group's entry of paces_
+  std::vector<Pace> paces_;
+  std::set<int> waiting_;     // members whose window waits for their group's pace
+  double now_s_ = -1;         // -1: no Advance yet
 };
 
 }  // namespace gridcast

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
+#include <chrono>
 #include <set>
 
 #include "daemon/pull/piece_dealer.h"
@@ -44,10 +45,14 @@ class DealingSource final : public SourceSide {
   void Reported(const lt::peer_connection_handle& peer, int piece) override {
     auto member = members_.find(peer.pid());
     if (member == members_.end()) return;
-    const std::vector<int> more = dealer_.Completed(member->second, piece, Holds(peer));
-    if (auto live = live_.find(member->second); live != live_.end()) {
-      for (const auto& connection : live->second) SendHaves(connection, more);
-    }
+    Announce(member->second, dealer_.Completed(member->second, piece, Holds(peer)));
+    Tick();  // reports come many times a second: the paced groups' clock
+  }
+  void Tick() override {
+    const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const std::vector<PieceDealer::Deal> deals =
+        dealer_.Advance(now_s, [this](int member) { return Holds(live_.at(member).front()); });
+    for (const PieceDealer::Deal& deal : deals) Announce(deal.member, deal.pieces);
   }
   void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code&) override {
     auto member = members_.find(peer.pid());
@@ -61,6 +66,11 @@ class DealingSource final : public SourceSide {
  private:
   static PieceDealer::Holds Holds(const lt::peer_connection_handle& peer) {
     return [peer](int piece) { return peer.has_piece(lt::piece_index_t(piece)); };
+  }
+  void Announce(int member, const std::vector<int>& pieces) {
+    if (auto live = live_.find(member); live != live_.end()) {
+      for (const auto& connection : live->second) SendHaves(connection, pieces);
+    }
   }
 
   const std::map<lt::peer_id, int> members_;
@@ -187,6 +197,7 @@ class SourceTorrentPlugin final : public lt::torrent_plugin {
   std::shared_ptr<lt::peer_plugin> new_connection(lt::peer_connection_handle const& peer) override {
     return std::make_shared<SourcePeerPlugin>(peer, side_);
   }
+  void tick() override { side_->Tick(); }
 
  private:
   const std::shared_ptr<SourceSide> side_;
@@ -210,6 +221,7 @@ std::shared_ptr<SourceSide> MakeSourceSide(const Plan& plan, const std::vector<l
       for (size_t j = 0; j < swarm.members.size(); ++j) {
         if (j != i && group[j] == group[i]) members[i].group.push_back(static_cast<int>(j));
       }
+      members[i].pieces_per_s = swarm.members[i].source_share_bps / 8 / static_cast<double>(plan.chunk_bytes);
     }
     const int window = std::max<int>(2, static_cast<int>(kDealtBytes / plan.chunk_bytes));
     return std::make_shared<DealingSource>(std::move(index), PieceDealer(std::move(members), window));

@@ -21,6 +21,8 @@ class SourceSide {
   virtual void Connected(const lt::peer_connection_handle& peer) = 0;
   virtual void Reported(const lt::peer_connection_handle& peer, int piece) = 0;
   virtual void Disconnected(const lt::peer_connection_handle& peer, const lt::error_code& error) = 0;
+  // About once a second (libtorrent's torrent tick).
+  virtual void Tick() {}
 };
 
 // The side of the source of `plan`'s striped swarm (not free choice): pull plans deal, hybrid

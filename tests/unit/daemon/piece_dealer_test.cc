@@ -110,11 +110,71 @@ TEST(PieceDealerTest, GroupsDoNotShare) {
   EXPECT_EQ(dealer.reserve(1), 2u);
 }
 
+TEST(PieceDealerTest, APacedGroupIsDealtItsWindowsAtOnceThenItsPaceASecond) {
+  // Group {0, 1} paced at 2 + 2 pieces a second, group {2} unpaced.
+  std::vector<PieceDealer::Member> members = OneGroup(2, 40);
+  for (PieceDealer::Member& m : members) m.pieces_per_s = 2;
+  members.push_back({{100, 101, 102, 103, 104, 105}, {}, 0});
+  PieceDealer dealer(members, 2);
+  const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
+  EXPECT_TRUE(dealer.Advance(10.0, holds_nothing).empty());  // sets the clock
+  EXPECT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
+  EXPECT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));  // the bucket: 4 windows' pieces
+  EXPECT_EQ(dealer.Joined(2, kHoldsNothing), (std::vector<int>{100, 101}));
+  EXPECT_TRUE(dealer.Completed(0, 0, kHoldsNothing).empty());  // the pace's 4 are spent
+  EXPECT_TRUE(dealer.Completed(0, 2, kHoldsNothing).empty());
+  EXPECT_EQ(dealer.Completed(2, 100, kHoldsNothing), (std::vector<int>{102}));  // unpaced: at once
+  EXPECT_TRUE(dealer.Advance(10.2, holds_nothing).empty());  // 0.8 of a piece earned
+  EXPECT_EQ(dealer.Advance(10.5, holds_nothing), (std::vector<PieceDealer::Deal>{{0, {4, 6}}}));
+  EXPECT_EQ(dealer.Advance(11.0, holds_nothing), (std::vector<PieceDealer::Deal>{}));  // its window is full
+  EXPECT_EQ(dealer.Completed(1, 1, kHoldsNothing), (std::vector<int>{5}));  // 2 earned since 10.5, room for 1
+  // Over a long run the group is dealt its pace, however often the clock is read.
+  int dealt = 0;
+  std::vector<std::set<int>> out(2);
+  out[0] = {4, 6};
+  out[1] = {3, 5};
+  for (int step = 1; step <= 100; ++step) {
+    for (int m = 0; m < 2; ++m) {
+      for (int piece : std::set<int>(out[m])) {
+        out[m].erase(piece);
+        for (int more : dealer.Completed(m, piece, kHoldsNothing)) {
+          out[m].insert(more);
+          ++dealt;
+        }
+      }
+    }
+    for (const PieceDealer::Deal& deal : dealer.Advance(11.0 + step * 0.05, holds_nothing)) {
+      for (int more : deal.pieces) {
+        out[deal.member].insert(more);
+        ++dealt;
+      }
+    }
+  }
+  EXPECT_NEAR(dealt, 1 + 4 * 5.0, 1.5);  // the piece left from before, then 5 s at 4 a second
+}
+
+TEST(PieceDealerTest, AMemberThatLeftIsNotDealtWhenThePaceComesBack) {
+  std::vector<PieceDealer::Member> members = OneGroup(1, 10);
+  members[0].pieces_per_s = 1;
+  PieceDealer dealer(members, 2);
+  const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
+  dealer.Advance(0, holds_nothing);
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(dealer.Completed(0, 0, kHoldsNothing).empty());
+  dealer.Left(0, kHoldsNothing);
+  EXPECT_TRUE(dealer.Advance(5, [](int) -> PieceDealer::Holds { throw std::logic_error("asked of a member gone"); })
+                  .empty());
+  EXPECT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{1, 2}));  // the bucket kept its 2
+}
+
 TEST(PieceDealerTest, RejectsBadConstruction) {
   EXPECT_THROW(PieceDealer(OneGroup(2, 4), 0), std::invalid_argument);
   std::vector<PieceDealer::Member> self_group(1);
   self_group[0].group = {0};
   EXPECT_THROW(PieceDealer(self_group, 1), std::invalid_argument);
+  std::vector<PieceDealer::Member> bad_pace = OneGroup(1, 4);
+  bad_pace[0].pieces_per_s = -1;
+  EXPECT_THROW(PieceDealer(bad_pace, 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -102,6 +102,32 @@ TEST(SwarmPlanner, TwoSitesKeepStripesAndPeersInsideEachSite) {
   }
 }
 
+TEST(SwarmPlanner, TwoSitesGiveTheFastSiteOnlyWhatTheSlowSiteLeavesOfTheSource) {
+  // The source (100mbit) seeds a copy per site; nancy's (b's) 50mbit uplink sets the bound, so lyon
+  // (b) is paced at the payload of the other 50mbit (1448 of each 1514 bytes), a seventh each,
+  // and nancy's members are not paced.
+  const NetworkModel net = TwoSites(8);
+  const Plan plan = MakeSwarm(net, 333 * kPiece);
+  double lyon_bps = 0;
+  for (const SwarmMember& m : plan.swarm.members) {
+    if (Site(net, plan, m.member) == "b") {
+      EXPECT_EQ(m.source_share_bps, 0) << m.member;
+    } else {
+      EXPECT_NEAR(m.source_share_bps, 50e6 * 1448 / 1514 / 7, 1) << m.member;
+      lyon_bps += m.source_share_bps;
+    }
+  }
+  EXPECT_NEAR(lyon_bps, 47.82e6, 0.01e6);
+  EXPECT_NE(plan.rationale.find("at most 48 mbit"), std::string::npos) << plan.rationale;
+  // One site, or a hybrid's repair swarm: nothing paced.
+  PlanOptions options;
+  options.chunk_bytes = kPiece;
+  for (const Plan& unpaced : {MakeSwarm(Flat(8), 333 * kPiece),
+                              *SwarmPlanner(false, SwarmSeeding::kCopyPerGroup).MakePlan(net, 333 * kPiece, options)}) {
+    for (const SwarmMember& m : unpaced.swarm.members) EXPECT_EQ(m.source_share_bps, 0) << m.member;
+  }
+}
+
 TEST(SwarmPlanner, ASourceThatCannotSeedEveryGroupSeedsOneCopyAcrossThem) {
   // Three sites of 8 nodes uploading 5mbit, as fast as the source: a copy per site would take
   // the source three times the bound (upload-three-sites-96's pulls did not finish). So every
@@ -305,6 +331,11 @@ TEST(SwarmValidation, RefusesBrokenSwarms) {
   p = good;
   p.swarm.source_upload_slots = -1;
   refused(p, "negative number of upload slots");
+  p = good;
+  p.swarm.members[0].source_share_bps = -1;
+  refused(p, "source share that is not a rate");
+  p.swarm.members[0].source_share_bps = std::nan("");
+  refused(p, "source share that is not a rate");
 }
 
 TEST(SwarmValidation, SurvivesTheWireFormat) {
@@ -312,6 +343,7 @@ TEST(SwarmValidation, SurvivesTheWireFormat) {
   Plan plan = MakeSwarm(net, 50 * kPiece);
   plan.swarm.source_upload_slots = 3;
   plan.swarm.members[1].upload_slots = 2;
+  plan.swarm.members[1].source_share_bps = 12.5e6;
   v1::Plan proto;
   PlanToProto(plan, &proto);
   Result<Plan> back = PlanFromProto(proto);
@@ -321,6 +353,7 @@ TEST(SwarmValidation, SurvivesTheWireFormat) {
     EXPECT_EQ(back->swarm.members[i].peers, plan.swarm.members[i].peers);
     EXPECT_EQ(back->swarm.members[i].stripe.size(), plan.swarm.members[i].stripe.size());
     EXPECT_EQ(back->swarm.members[i].upload_slots, plan.swarm.members[i].upload_slots);
+    EXPECT_EQ(back->swarm.members[i].source_share_bps, plan.swarm.members[i].source_share_bps);
   }
   EXPECT_EQ(back->swarm.source_upload_slots, 3);
   // More slots than members means one per member.
