@@ -74,7 +74,7 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   for (const v1::Repair& r : last.repairs()) {
     const Result<RepairReason> reason = RepairReasonFromProto(r.reason());
     s.repairs.push_back({r.member(), r.at_s(), reason.ok() ? RepairReasonName(*reason) : "unknown", r.children_moved(),
-                         std::vector<uint32_t>(r.lanes().begin(), r.lanes().end())});
+                         std::vector<uint32_t>(r.lanes().begin(), r.lanes().end()), r.measured_bps(), r.expected_bps()});
   }
   if (last.has_control()) {
     const v1::ControlCounters& c = last.control();
@@ -133,6 +133,10 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   for (const RepairResult& r : s.repairs) {
     repairs.push_back({{"member", r.member}, {"at_s", r.at_s}, {"reason", r.reason},
                        {"children_moved", r.children_moved}, {"lanes", r.lanes}});
+    if (r.reason == "slow") {
+      repairs.back()["measured_bps"] = r.measured_bps;
+      repairs.back()["expected_bps"] = r.expected_bps;
+    }
   }
   j["repairs"] = std::move(repairs);
   j["bound_s"] = s.bound_s ? nlohmann::json(*s.bound_s) : nlohmann::json(nullptr);
@@ -205,8 +209,11 @@ void PrintSummary(const SendSummary& s) {
                FormatSize(s.reused_bytes), 100.0 * double(s.reused_bytes) / copies);
   }
   for (const RepairResult& r : s.repairs) {
-    fmt::print("  repaired   {} {} at {:.1f} s, {} {} moved in lane{} {}\n", r.member, r.reason, r.at_s, r.children_moved,
-               r.children_moved == 1 ? "child" : "children", r.lanes.size() == 1 ? "" : "s", fmt::join(r.lanes, ", "));
+    fmt::print("  repaired   {} {} at {:.1f} s, {} {} moved in lane{} {}{}\n", r.member, r.reason, r.at_s, r.children_moved,
+               r.children_moved == 1 ? "child" : "children", r.lanes.size() == 1 ? "" : "s", fmt::join(r.lanes, ", "),
+               r.reason == "slow" ? fmt::format(" (it brought {} where its child's other lanes came at {})",
+                                                FormatRate(r.measured_bps), FormatRate(r.expected_bps))
+                                  : "");
   }
   int ok = 0;
   for (const MemberResult& m : s.members) ok += m.digest_ok;

@@ -46,6 +46,8 @@ struct RepairResult {
   std::string reason;  // "gone", "silent" or "slow"
   uint32_t children_moved = 0;
   std::vector<uint32_t> lanes;
+  double measured_bps = 0;  // slow: what its child saw, and what it was measured against
+  double expected_bps = 0;
 };
 
 struct SendSummary {

@@ -23,6 +23,7 @@ struct Failure {
   int member = 0;
   RepairReason reason = RepairReason::kGone;
   double measured_bps = 0;  // slow: the rate it was seen to deliver at
+  double expected_bps = 0;  // ... and the rate it was measured against
   bool operator==(const Failure&) const = default;
 };
 

@@ -40,10 +40,23 @@ std::vector<std::string> ShapeCommand(const std::string& netns, const std::strin
           "burst", std::to_string(burst), "latency", "50ms"};
 }
 
+namespace {
+std::string NetnsOf(std::string_view prefix, const std::string& name) { return std::string(prefix) + "-" + name; }
+std::string PortOf(size_t node) { return "port" + std::to_string(node); }
+}  // namespace
+
+std::vector<std::vector<std::string>> SlowNodeCommands(const NetworkModel& model, std::string_view prefix, int node,
+                                                       double rate_bps) {
+  const Node& slowed = model.nodes.at(static_cast<size_t>(node));
+  return {ShapeCommand(NetnsOf(prefix, slowed.name), "eth0", rate_bps),
+          ShapeCommand(NetnsOf(prefix, model.switches[slowed.switch_index].name), PortOf(static_cast<size_t>(node)),
+                       rate_bps)};
+}
+
 NetgridLayout PlanNetgrid(const NetworkModel& model, std::string_view prefix) {
   NetgridLayout layout;
   layout.prefix = std::string(prefix);
-  auto netns_of = [&](const std::string& name) { return layout.prefix + "-" + name; };
+  auto netns_of = [&](const std::string& name) { return NetnsOf(layout.prefix, name); };
   auto& commands = layout.setup_commands;
 
   for (const Switch& sw : model.switches) {
@@ -83,7 +96,7 @@ NetgridLayout PlanNetgrid(const NetworkModel& model, std::string_view prefix) {
     NetgridNode entry{node.name, netns_of(node.name), NetgridAddress(static_cast<int>(n)),
                       model.switches[node.switch_index].name};
     const std::string switch_ns = layout.switch_netns[node.switch_index];
-    const std::string port = "port" + std::to_string(n);
+    const std::string port = PortOf(n);
     commands.push_back({"ip", "netns", "add", entry.netns});
     commands.push_back(Ip(entry.netns, {"link", "set", "lo", "up"}));
     commands.push_back(Ip(entry.netns, {"link", "add", "eth0", "type", "veth", "peer", "name",

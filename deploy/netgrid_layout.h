@@ -48,4 +48,11 @@ NetgridLayout PlanNetgrid(const NetworkModel& model, std::string_view prefix);
 std::vector<std::string> ShapeCommand(const std::string& netns, const std::string& dev,
                                       double rate_bps);
 
+// Node `node` of the model a netgrid with `prefix` was laid out from, shaped to rate_bps both
+// ways on the live netgrid (bench --slow: a NIC slower than the topology says): its eth0
+// (upload) and its switch's port toward it (download).
+// REQUIRES: 0 <= node < model.nodes.size().
+std::vector<std::vector<std::string>> SlowNodeCommands(const NetworkModel& model, std::string_view prefix, int node,
+                                                       double rate_bps);
+
 }  // namespace gridcast

@@ -35,8 +35,15 @@ std::string LaneTroubleText(const v1::LaneTrouble& trouble) {
   const Result<RepairReason> reason = RepairReasonFromProto(trouble.reason());
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", trouble.since_s());
-  return "lane " + std::to_string(trouble.lane()) + ": parent " + trouble.parent() + " " +
-         (reason.ok() ? RepairReasonName(*reason) : "in trouble") + " for " + seconds + " s";
+  std::string text = "lane " + std::to_string(trouble.lane()) + ": parent " + trouble.parent() + " " +
+                     (reason.ok() ? RepairReasonName(*reason) : "in trouble") + " for " + seconds + " s";
+  if (reason.ok() && *reason == RepairReason::kSlow) {
+    char rate[96];
+    std::snprintf(rate, sizeof rate, " (%.1f mbit/s; %.1f at its other lanes' pace)", trouble.measured_bps() / 1e6,
+                  trouble.expected_bps() / 1e6);
+    text += rate;
+  }
+  return text;
 }
 
 std::string ServeStateText(v1::ServeState state) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,7 @@
 #include "deploy/daemon_cpu_meter.h"
 #include "deploy/iperf_probe.h"
 #include "deploy/mpi_launch.h"
+#include "deploy/netgrid_layout.h"
 #include "deploy/p2p_schedule.h"
 #include "deploy/subprocess.h"
 #include "tomography/clustering.h"
@@ -277,6 +279,9 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
     outcome->completion_s = summary.at("completion_s").get<double>();
     if (summary.contains("transfer_s")) outcome->transfer_s = summary["transfer_s"].get<double>();
     outcome->verified = summary.at("verified").get<bool>() && exit_code == 0;
+    for (const auto& m : summary.at("members")) {
+      if (m.contains("finished_s")) outcome->finished_s[m.at("name").get<std::string>()] = m["finished_s"].get<double>();
+    }
     if (!victims.empty()) {
       // The victims are lost by design; every survivor must hold a verified copy.
       outcome->verified = true;
@@ -370,6 +375,59 @@ Status CheckCopies(const BenchContext& ctx, const BenchNetgrid& netgrid, const s
   }
   RecordCopies(copies, digest, "receivers' files", outcome);
   return Status::Ok();
+}
+
+// --slow NAME=RATE: a member of the model (not the source) and a rate.
+struct SlowNode {
+  int index = 0;
+  double rate_bps = 0;
+};
+
+Result<std::vector<SlowNode>> ParseSlowNodes(const BenchContext& ctx) {
+  std::vector<SlowNode> nodes;
+  for (const std::string& spec : ctx.args.slow) {
+    const size_t equals = spec.find('=');
+    if (equals == std::string::npos) return Status::InvalidArgument("--slow " + spec + ": expected NAME=RATE, e.g. core-5=5mbit");
+    const std::string name = spec.substr(0, equals);
+    const std::optional<int> node = ctx.model.FindNode(name);
+    if (!node) return Status::InvalidArgument("--slow " + spec + ": the topology has no node '" + name + "'");
+    if (*node == ctx.model.source) return Status::InvalidArgument("--slow " + spec + ": the source cannot be slowed (nothing stands in for it)");
+    GRIDCAST_ASSIGN_OR_RETURN(const double rate_bps, ParseRateBps(spec.substr(equals + 1)));
+    if (!(rate_bps > 0) || std::isinf(rate_bps)) return Status::InvalidArgument("--slow " + spec + ": the rate must be positive and finite");
+    if (std::any_of(nodes.begin(), nodes.end(), [&](const SlowNode& n) { return n.index == *node; })) {
+      return Status::InvalidArgument("--slow " + spec + ": '" + name + "' is slowed twice");
+    }
+    nodes.push_back({*node, rate_bps});
+  }
+  return nodes;
+}
+
+// --slow's figures from the send's per-member times: the others' completion and bound, and
+// each slowed member's time against its NIC's.
+void RecordSlowed(const BenchContext& ctx, const std::vector<SlowNode>& slowed, const std::vector<std::string>& victims,
+                  BenchOutcome* outcome) {
+  const double started_s = outcome->completion_s - outcome->transfer_s.value_or(outcome->completion_s);
+  const auto is_slowed = [&](int n) {
+    return std::any_of(slowed.begin(), slowed.end(), [&](const SlowNode& s) { return s.index == n; });
+  };
+  std::vector<int> others;
+  double others_done_s = 0;
+  for (size_t n = 0; n < ctx.model.nodes.size(); ++n) {
+    const std::string& node = ctx.model.nodes[n].name;
+    if (is_slowed(static_cast<int>(n)) || std::find(victims.begin(), victims.end(), node) != victims.end()) continue;
+    others.push_back(static_cast<int>(n));
+    if (auto done = outcome->finished_s.find(node); done != outcome->finished_s.end()) {
+      others_done_s = std::max(others_done_s, done->second);
+    }
+  }
+  outcome->others_completion_s = started_s + others_done_s;
+  outcome->others_bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, others, ctx.size_bytes);
+  for (const SlowNode& node : slowed) {
+    const std::string& name = ctx.model.nodes[node.index].name;
+    const auto done = outcome->finished_s.find(name);
+    outcome->slowed.push_back({name, node.rate_bps, done != outcome->finished_s.end() ? started_s + done->second : 0,
+                               8.0 * static_cast<double>(ctx.size_bytes) / node.rate_bps});
+  }
 }
 
 // One `gridcast send` (`argv`) timed on a netgrid whose payload file hashes to `digest`, with
@@ -481,6 +539,10 @@ Status ChangeTree(const fs::path& dir, uint64_t size_bytes) {
 // payload is sent once, changed, and sent again: the second send is the one reported.
 Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_mode) {
   const BenchMode mode = ctx.args.mode;
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<SlowNode> slowed, ParseSlowNodes(ctx));
+  if (!slowed.empty() && !ctx.args.base_change.empty()) {
+    return Status::InvalidArgument("--slow and --base-change: one at a time");
+  }
   NetgridDaemonOptions daemons;
   daemons.gridcastd = ProgramBesideSelf("gridcastd");
   daemons.extra_args = ctx.args.daemon_args;
@@ -511,9 +573,16 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
     if (!ctx.args.base_change.empty()) return Status::InvalidArgument("--kill and --base-change: one at a time");
     GRIDCAST_ASSIGN_OR_RETURN(victims, InteriorMembers(ctx, algo, ctx.args.kill));
   }
+  for (const SlowNode& node : slowed) {
+    for (const std::vector<std::string>& command : SlowNodeCommands(ctx.model, netgrid->state().prefix, node.index, node.rate_bps)) {
+      GRIDCAST_ASSIGN_OR_RETURN(CommandOutput shaped, RunCommand(command));
+      if (shaped.exit_code != 0) return Status::Internal("--slow: " + fmt::format("{}", fmt::join(command, " ")) + ": " + shaped.output);
+    }
+  }
   if (ctx.args.base_change.empty()) {
     GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome,
                               TimedSend(ctx, *netgrid, send_mode, argv, victims, name, digest, ctx.size_bytes));
+    if (!slowed.empty()) RecordSlowed(ctx, slowed, victims, &outcome);
     if (!victims.empty()) {
       std::vector<int> survivors;
       for (size_t n = 0; n < ctx.model.nodes.size(); ++n) {
@@ -891,6 +960,16 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(r.outcome.completion_s / *r.outcome.survivors_bound_s));
   }
   if (r.outcome.repairs.is_array()) pull_fields += ", \"repairs\": " + r.outcome.repairs.dump();
+  if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
+    nlohmann::json slowed = nlohmann::json::array();
+    for (const BenchOutcome::Slowed& s : r.outcome.slowed) {
+      slowed.push_back({{"member", s.member}, {"rate_bps", s.rate_bps}, {"completion_s", s.completion_s},
+                        {"nic_s", s.nic_s}, {"nic_ratio", s.completion_s / s.nic_s}});
+    }
+    pull_fields += fmt::format(", \"others_completion_s\": {}, \"others_bound_s\": {}, \"others_ratio\": {}, \"slowed\": {}",
+                               FormatFloat(*r.outcome.others_completion_s), FormatFloat(*r.outcome.others_bound_s),
+                               FormatFloat(*r.outcome.others_completion_s / *r.outcome.others_bound_s), slowed.dump());
+  }
   if (r.outcome.transfer_s) {
     pull_fields += fmt::format(", \"transfer_s\": {}, \"transfer_ratio\": {}", FormatFloat(*r.outcome.transfer_s),
                                FormatFloat(r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0));
@@ -928,6 +1007,15 @@ void PrintBenchText(const BenchReport& r) {
     fmt::print("  the survivors' bound (the killed members' upload removed) {:.3f} s, ratio {:.3f}\n",
                *r.outcome.survivors_bound_s, r.outcome.completion_s / *r.outcome.survivors_bound_s);
   }
+  if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
+    fmt::print("  the others (neither slowed nor killed) done at {:.3f} s, their bound {:.3f} s, ratio {:.3f}\n",
+               *r.outcome.others_completion_s, *r.outcome.others_bound_s,
+               *r.outcome.others_completion_s / *r.outcome.others_bound_s);
+    for (const BenchOutcome::Slowed& s : r.outcome.slowed) {
+      fmt::print("  {} slowed to {}: done at {:.3f} s, its NIC's time {:.3f} s, ratio {:.3f}\n", s.member,
+                 FormatRate(s.rate_bps), s.completion_s, s.nic_s, s.completion_s / s.nic_s);
+    }
+  }
   if (r.cpu) {
     std::vector<std::string> per_node;
     for (const NodeCpu& node : r.outcome.node_cpu) {
@@ -963,8 +1051,9 @@ int Bench(const BenchArgs& args) {
 
   const BenchModeInfo& mode = InfoOf(args.mode);
   if (args.tls && !mode.send_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
-  if ((args.no_reuse || !args.base_change.empty()) && !mode.send_mode) {
-    return ReportError(Status::InvalidArgument("--no-reuse, --base-change: only push, pull and hybrid send with gridcastd"));
+  if ((args.no_reuse || !args.base_change.empty() || !args.slow.empty()) && !mode.send_mode) {
+    return ReportError(
+        Status::InvalidArgument("--no-reuse, --base-change, --slow: only push, pull and hybrid send with gridcastd"));
   }
   Result<BenchOutcome> outcome = mode.send_mode ? RunDaemonBroadcast(ctx, *mode.send_mode) : mode.run(ctx);
   if (!outcome.ok()) return ReportError(outcome.status().WithContext(std::string("bench --mode ") + mode.name));
@@ -1025,6 +1114,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "push or hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
+  bench->add_option("--slow", args->slow,
+                    "push, pull, hybrid: NAME=RATE shapes that member's NIC to RATE both ways once the netgrid is up, "
+                    "while the topology the planner reads keeps its full rate (repeatable); the JSON adds "
+                    "others_completion_s, others_bound_s, others_ratio and slowed")
+      ->allow_extra_args(false);
   bench->add_option("--algo", args->algo,
                     "push, slurm-stage: planner (default auto); mpi: Open MPI bcast algorithm (default pipeline); "
                     "allgather: all-to-all planner (default auto); mpi-allgather: Open MPI allgather algorithm "

@@ -68,6 +68,9 @@ struct BenchArgs {
   std::string observations;
   int kill = 0;          // hybrid: interior members killed mid-broadcast
   double kill_at = 0.5;  // ... after this fraction of the bound: mid-broadcast
+  // push, pull, hybrid: NAME=RATE, that member's NIC shaped to RATE both ways once the netgrid
+  // is up, while the topology the planner reads keeps its full rate.
+  std::vector<std::string> slow;
   int iperf_seconds = 5;
   bool json = false;
   bool in_memory = false;
@@ -111,6 +114,20 @@ struct BenchOutcome {
   std::optional<double> bound_s;
   // --kill: the bound of a broadcast to the survivors only, the killed members' upload removed.
   std::optional<double> survivors_bound_s;
+  // gridcast broadcasts: each member's finished_s in the send summary (from the broadcast's
+  // Start), for --slow's figures.
+  std::map<std::string, double> finished_s;
+  // --slow: when the last member neither slowed nor killed was done (from the request, as
+  // completion_s), the bound of a broadcast to those members (the others' upload removed),
+  // and each slowed member's own time against its NIC's (payload / RATE).
+  struct Slowed {
+    std::string member;
+    double rate_bps = 0;
+    double completion_s = 0;
+    double nic_s = 0;
+  };
+  std::optional<double> others_completion_s, others_bound_s;
+  std::vector<Slowed> slowed;
   // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
   std::optional<double> simulated_s;
   std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed

@@ -35,24 +35,62 @@ void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, con
   const auto failed = [&](int member) {
     return std::any_of(failures_.begin(), failures_.end(), [&](const Failure& f) { return f.member == member; });
   };
-  std::map<int, RepairReason> found;  // new failures, by member
+  std::map<int, Failure> found;  // new failures, by member: gone or silent before slow
+  const auto find = [&](const Failure& failure) {
+    auto [it, added] = found.try_emplace(failure.member, failure);
+    if (!added && it->second.reason == RepairReason::kSlow && failure.reason != RepairReason::kSlow) it->second = failure;
+  };
+  std::set<std::pair<int, int>> troubled;  // (member, lane): the member reports that lane in trouble
+  for (const v1::MemberProgress& reporter : attention) {
+    for (const v1::LaneTrouble& trouble : reporter.lane_trouble()) {
+      troubled.emplace(MemberIndex(reporter.member()), static_cast<int>(trouble.lane()));
+    }
+  }
+  // Slow reports, by (parent, lane): who reported it, and the rates of the last report.
+  std::map<std::pair<int, int>, std::pair<std::set<int>, Failure>> slow;
   for (const v1::MemberProgress& reporter : attention) {
     // A member's report on its parent counts only while the member itself is alive and running.
-    if (reporter.state() != v1::MEMBER_STATE_RUNNING || failed(MemberIndex(reporter.member()))) continue;
+    const int child = MemberIndex(reporter.member());
+    if (reporter.state() != v1::MEMBER_STATE_RUNNING || failed(child)) continue;
     for (const v1::LaneTrouble& trouble : reporter.lane_trouble()) {
       const int parent = MemberIndex(trouble.parent());
       Result<RepairReason> reason = RepairReasonFromProto(trouble.reason());
       if (parent <= 0 || !reason.ok() || failed(parent)) continue;  // the source's own failure fails the broadcast
-      found.emplace(parent, *reason);
+      if (*reason != RepairReason::kSlow) {
+        find(Failure{parent, *reason});
+        continue;
+      }
+      const int lane = static_cast<int>(trouble.lane());
+      if (lane < 0 || lane >= static_cast<int>(plan_.lanes.size())) continue;
+      auto& [reporters, failure] = slow[{parent, lane}];
+      reporters.insert(child);
+      failure = Failure{parent, RepairReason::kSlow, trouble.measured_bps(), trouble.expected_bps()};
     }
+  }
+  // A parent is slow in a lane by its own fault only when nothing above it is: not while it
+  // reports that lane in trouble itself, nor while it catches up after its own move. And one
+  // child's download shared unevenly between its lanes (TCP favours the shorter round trip)
+  // can make one lane look slow to it alone: where the parent has two children or more in
+  // the lane, two must agree.
+  for (const auto& [where, report] : slow) {
+    const auto& [parent, lane] = where;
+    const auto moved = moved_at_.find(where);
+    if (troubled.count(where) || (moved != moved_at_.end() && now - moved->second < kCatchingUp)) continue;
+    size_t children = 0;
+    for (const Fanout& fanout : plan_.lanes[lane].fanouts) {
+      if (fanout.parent != parent) continue;
+      children += static_cast<size_t>(std::count_if(fanout.children.begin(), fanout.children.end(),
+                                                    [&](int c) { return !failed(c); }));
+    }
+    if (report.first.size() >= std::min<size_t>(2, children)) find(report.second);
   }
   for (const std::string& name : lost) {
     const int member = MemberIndex(name);
-    if (member > 0 && !failed(member)) found.emplace(member, RepairReason::kGone);
+    if (member > 0 && !failed(member)) find(Failure{member, RepairReason::kGone});
   }
   if (found.empty()) return;
   std::vector<Failure> failures;
-  for (const auto& [member, reason] : found) failures.push_back({member, reason, 0});
+  for (const auto& [member, failure] : found) failures.push_back(failure);
   Repair(failures, now);
 }
 
@@ -95,6 +133,7 @@ void PlanRepairer::Repair(const std::vector<Failure>& failures, Clock::time_poin
     *wire.add_members() = entries_.at(member);
   }
   patches_.push_back(wire);
+  for (const EdgeMove& move : patch->moves) moved_at_[{move.child, move.lane}] = now;
   const double at_s = std::chrono::duration<double>(now - started_).count();
   for (const Failure& f : failures) {
     v1::Repair* repair = &repairs_.emplace_back();
@@ -102,6 +141,8 @@ void PlanRepairer::Repair(const std::vector<Failure>& failures, Clock::time_poin
     repair->set_at_s(at_s);
     repair->set_reason(RepairReasonToProto(f.reason));
     repair->set_patch_version(static_cast<uint32_t>(patch->version));
+    repair->set_measured_bps(f.measured_bps);
+    repair->set_expected_bps(f.expected_bps);
     std::set<int> lanes;
     for (const EdgeMove& move : patch->moves) {
       if (move.old_parent != f.member) continue;

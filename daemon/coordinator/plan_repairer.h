@@ -4,7 +4,10 @@
 // given up on as lost by the follower, fails: the plan's own planner (collectives/plan_patch.h,
 // PatchPlan) moves its children, lane by lane, to live members with upload to spare, and the
 // patch goes down the control tree (ControlTree::Patch) with every patch before it. A failed
-// member stays in the plan as a leaf; it is never judged again. The repairs made so far are
+// member stays in the plan as a leaf; it is never judged again. A member its children report
+// slow (two of them where it has two or more in the lane) is a straggler: it keeps receiving,
+// as a leaf, unless it reports that lane in trouble itself or got a new parent in it within
+// kCatchingUp (then what is slow is above it). The repairs made so far are
 // reported with the broadcast's progress (BroadcastProgress.repairs).
 //
 // Not repaired (logged once, the broadcast goes on as before: the swarm repairs a hybrid's
@@ -14,6 +17,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,6 +68,10 @@ class PlanRepairer {
   std::vector<Failure> failures_;  // every member failed so far
   std::vector<v1::PlanPatch> patches_;
   std::vector<v1::Repair> repairs_;
+  // When each (member, lane) last got a new parent: a lane moved away from a dead parent
+  // catches up for a while, and its children are not judged by how it brought it meanwhile.
+  std::map<std::pair<int, int>, Clock::time_point> moved_at_;
+  static constexpr std::chrono::seconds kCatchingUp{10};
   bool given_up_ = false;  // a patch could not be made: no further attempts
 };
 

@@ -146,6 +146,7 @@ asio::awaitable<void> ChunkIntake::Receive(ConnectionPtr connection_ptr, ParentS
     const Status received = co_await connection->ReceiveChunk(into, context_.options.io_timeout, std::move(progress));
     if (received.ok()) {
       context_.traffic.received_bytes.fetch_add(header->length, std::memory_order_relaxed);
+      context_.watch.Received(lane, header->length);
       if (traffic != nullptr) traffic->received_bytes.fetch_add(header->length, std::memory_order_relaxed);
       // A parent keeps at most its window of chunks unacknowledged; one that sends more waits
       // here, so this connection never holds more than a window of buffers.
@@ -179,6 +180,17 @@ bool ChunkIntake::OwesParent(int lane) {
     }
   }
   return false;
+}
+
+std::optional<std::chrono::milliseconds> ChunkIntake::SinceParentByte(int lane) {
+  std::optional<std::chrono::milliseconds> since;
+  for (const std::weak_ptr<ParentConnection>& weak : parents_) {
+    const std::shared_ptr<ParentConnection> parent = weak.lock();
+    if (parent == nullptr || parent->closed || parent->stream.lane != lane) continue;
+    const std::optional<std::chrono::milliseconds> ago = parent->connection->SinceLastByte();
+    if (ago && (!since || *ago < *since)) since = ago;
+  }
+  return since;
 }
 
 void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool newly) {

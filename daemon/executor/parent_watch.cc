@@ -4,9 +4,13 @@
 
 namespace gridcast {
 
-ParentWatch::ParentWatch(std::vector<int> parents, ParentWatchTimes times) : times_(times) {
+ParentWatch::ParentWatch(std::vector<int> parents, std::vector<uint64_t> lane_bytes, ParentWatchTimes times)
+    : times_(times) {
   lanes_.resize(parents.size());
-  for (size_t l = 0; l < parents.size(); ++l) lanes_[l].parent = parents[l];
+  for (size_t l = 0; l < parents.size(); ++l) {
+    lanes_[l].parent = parents[l];
+    lanes_[l].lane_bytes = l < lane_bytes.size() ? lane_bytes[l] : 0;
+  }
 }
 
 void ParentWatch::Start(Clock::time_point now) {
@@ -26,6 +30,7 @@ void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
   watched.last_closed = now;
   watched.connected = false;
   watched.verdict.reset();
+  watched.samples.clear();
 }
 
 void ParentWatch::Opened(int lane, Clock::time_point now) {
@@ -39,30 +44,72 @@ void ParentWatch::Closed(int lane, Clock::time_point now) {
   if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
 }
 
-void ParentWatch::Progress(int lane, Clock::time_point now) { lanes_[lane].last_progress = now; }
+void ParentWatch::Progress(int lane, Clock::time_point now) {
+  lanes_[lane].last_progress = std::max(lanes_[lane].last_progress, now);
+}
 
 std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::vector<LaneNow>& lanes) {
-  std::vector<LaneTrouble> troubles;
+  std::vector<std::optional<RepairReason>> verdicts(lanes_.size());
+  std::vector<Clock::time_point> since(lanes_.size());
+  std::vector<double> measured_bps(lanes_.size(), 0);
+  std::vector<double> expected_bps(lanes_.size(), 0);
   for (size_t l = 0; l < lanes_.size(); ++l) {
     Lane& lane = lanes_[l];
     if (lanes[l].owes) lane.last_progress = now;
-    std::optional<RepairReason> verdict;
-    Clock::time_point since{};
     // The grace covers a lane's first connection only: once a parent connected, its loss counts.
-    if (started_ && lane.parent >= 0 && !lanes[l].held && (now >= lane.grace_until || lane.connected)) {
-      if (lane.open == 0 && now - lane.last_closed >= times_.gone_after) {
-        verdict = RepairReason::kGone;
-        since = lane.last_closed;
-      } else if (lane.open > 0 && now - lane.last_progress >= times_.silent_after) {
-        verdict = RepairReason::kSilent;
-        since = lane.last_progress;
-      }
+    if (!started_ || lane.parent < 0 || lanes[l].held || (now < lane.grace_until && !lane.connected)) {
+      lane.samples.clear();
+      continue;
     }
-    const bool fresh = verdict.has_value() && verdict != lane.verdict;
-    lane.verdict = verdict;
-    if (!verdict) continue;
-    troubles.push_back({static_cast<int>(l), lane.parent, *verdict,
-                        std::chrono::duration<double>(now - since).count(), fresh});
+    if (lane.open == 0 && now - lane.last_closed >= times_.gone_after) {
+      verdicts[l] = RepairReason::kGone;
+      since[l] = lane.last_closed;
+    } else if (lane.open > 0 && now - lane.last_progress >= times_.silent_after) {
+      verdicts[l] = RepairReason::kSilent;
+      since[l] = lane.last_progress;
+    }
+    if (!lane.connected) continue;
+    lane.samples.push_back({now, lane.bytes});
+    while (lane.samples.size() > 2 && lane.samples[1].at <= now - times_.slow_after) lane.samples.pop_front();
+  }
+  // Each lane's pace over its window, per byte of its share: a healthy plan's lanes match.
+  std::vector<std::optional<double>> pace(lanes_.size());
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (lane.samples.empty() || lane.samples.front().at > now - times_.slow_after || lane.lane_bytes == 0) continue;
+    const double window_s = std::chrono::duration<double>(now - lane.samples.front().at).count();
+    measured_bps[l] = 8.0 * static_cast<double>(lane.bytes - lane.samples.front().bytes) / window_s;
+    pace[l] = measured_bps[l] / static_cast<double>(lane.lane_bytes);
+  }
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
+    std::vector<double> others;
+    for (size_t m = 0; m < lanes_.size(); ++m) {
+      if (m != l && pace[m]) others.push_back(*pace[m]);
+    }
+    if (others.empty()) continue;
+    std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
+    const double usual = others[others.size() / 2];  // bits a second per byte of share
+    const double window_s = std::chrono::duration<double>(times_.slow_after).count();
+    const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
+                        usual * static_cast<double>(lane.lane_bytes) * window_s;
+    if (*pace[l] < kSlowFraction * usual && !ending) {
+      verdicts[l] = RepairReason::kSlow;
+      since[l] = lane.samples.front().at;
+      expected_bps[l] = usual * static_cast<double>(lane.lane_bytes);
+    }
+  }
+  std::vector<LaneTrouble> troubles;
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    Lane& lane = lanes_[l];
+    const bool fresh = verdicts[l].has_value() && verdicts[l] != lane.verdict;
+    lane.verdict = verdicts[l];
+    if (!verdicts[l]) continue;
+    const bool slow = *verdicts[l] == RepairReason::kSlow;
+    troubles.push_back({static_cast<int>(l), lane.parent, *verdicts[l],
+                        std::chrono::duration<double>(now - since[l]).count(), slow ? measured_bps[l] : 0,
+                        slow ? expected_bps[l] : 0, fresh});
   }
   return troubles;
 }

@@ -8,6 +8,13 @@
 //   silent  a connection is open, but no byte and no keepalive came for `silent_after`, while
 //           this member owed the parent nothing (no chunk of it being verified, no reply
 //           unwritten: a child that holds its parent up is not kept waiting by it).
+//   slow    over the last `slow_after`, the lane brought less than kSlowFraction of what this
+//           member's other lanes brought (each in proportion to its share of the payload: in a
+//           healthy plan the lanes run side by side), this member owed its parent nothing, and
+//           the lane was not about to end. A member whose own download is slow sees all its
+//           lanes slow alike and says nothing; one lane alone cannot be judged. A parent may
+//           be slow only because a member above it is (it then waits, sending keepalives, and
+//           reports that member itself): the source, which sees both reports, decides.
 // A parent waiting for chunks itself sends keepalives (KeepaliveInterval), so only the member
 // below a failure reports it, not the whole subtree. No verdict before `grace` after Start
 // (connections open level by level as Start travels down the tree) or after a lane's parent
@@ -18,6 +25,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -28,8 +37,10 @@ namespace gridcast {
 struct LaneTrouble {
   int lane = 0;
   int parent = 0;  // its parent in the lane, a plan member index
-  RepairReason reason = RepairReason::kGone;  // kGone or kSilent
+  RepairReason reason = RepairReason::kGone;
   double since_s = 0;  // how long it has lasted
+  double measured_bps = 0;  // kSlow: what the lane brought over the window, bit/s
+  double expected_bps = 0;  // ... and what it would have at the other lanes' pace
   bool fresh = false;  // first judged so (or judged otherwise before) in this Judge
 };
 
@@ -37,7 +48,13 @@ struct ParentWatchTimes {
   std::chrono::milliseconds silent_after{1000};
   std::chrono::milliseconds gone_after{600};
   std::chrono::milliseconds grace{2000};
+  std::chrono::milliseconds slow_after{3000};
 };
+
+// Below this fraction of the other lanes' pace a lane is slow: a parent shaped to a tenth of
+// its NIC brings its lane in at a tenth or less, while lanes of a healthy plan that share a
+// child's download stay within a factor of two or three of each other over seconds.
+inline constexpr double kSlowFraction = 0.3;
 
 class ParentWatch {
  public:
@@ -47,10 +64,13 @@ class ParentWatch {
   struct LaneNow {
     bool held = false;  // this member holds every chunk of the lane
     bool owes = false;  // it holds the parent up: a chunk of it being verified, or a reply unwritten
+    uint64_t remaining_bytes = 0;  // of the lane, not yet held here
   };
 
-  // `parents`: this member's parent in each lane, -1 where it is the lane's source.
-  ParentWatch(std::vector<int> parents, ParentWatchTimes times);
+  // `parents`: this member's parent in each lane, -1 where it is the lane's source;
+  // `lane_bytes`: each lane's share of the payload (Plan::LaneBytes), what its pace is
+  // measured against.
+  ParentWatch(std::vector<int> parents, std::vector<uint64_t> lane_bytes, ParentWatchTimes times);
 
   void Start(Clock::time_point now);
   // `lane` has a new parent from `now` on (a plan patch): no verdict on it during the grace,
@@ -59,8 +79,11 @@ class ParentWatch {
   // A connection of `lane`'s parent was adopted, or ended.
   void Opened(int lane, Clock::time_point now);
   void Closed(int lane, Clock::time_point now);
-  // Bytes or a keepalive arrived on `lane`.
+  // Bytes or a keepalive arrived on `lane` at `now` (an earlier time than one given before
+  // changes nothing).
   void Progress(int lane, Clock::time_point now);
+  // ... of which a chunk's `bytes`.
+  void Received(int lane, uint64_t bytes) { lanes_[lane].bytes += bytes; }
 
   // Every lane's trouble at `now` (REQUIRES: lanes.size() == the number of lanes).
   std::vector<LaneTrouble> Judge(Clock::time_point now, const std::vector<LaneNow>& lanes);
@@ -72,8 +95,15 @@ class ParentWatch {
   Clock::duration QuietFor(int lane, Clock::time_point now) const;
 
  private:
+  struct Sample {
+    Clock::time_point at;
+    uint64_t bytes = 0;
+  };
   struct Lane {
     int parent = -1;
+    uint64_t lane_bytes = 0;
+    uint64_t bytes = 0;                 // received in chunks, ever
+    std::deque<Sample> samples;         // one per Judge while connected, the oldest just past slow_after
     int open = 0;
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
     Clock::time_point last_closed{};    // when `open` last went to 0 (Start, before any)
@@ -81,6 +111,9 @@ class ParentWatch {
     bool connected = false;             // ... unless the parent connected since
     std::optional<RepairReason> verdict;
   };
+
+  // Adds slow verdicts to `troubles` (which has the lanes already judged gone or silent).
+  void JudgeSlow(Clock::time_point now, const std::vector<LaneNow>& lanes, std::vector<LaneTrouble>* troubles);
 
   const ParentWatchTimes times_;
   std::vector<Lane> lanes_;

@@ -35,7 +35,17 @@ std::vector<int> ParentsOf(const LaneSchedule& schedule) {
 ParentWatchTimes WatchTimes(const ExecutionOptions& options) {
   const std::chrono::milliseconds gone =
       std::clamp(3 * options.reconnect_delay, std::chrono::milliseconds(100), options.parent_silent);
-  return {options.parent_silent, gone, 2 * std::max(options.parent_silent, options.repair_stall)};
+  return {options.parent_silent, gone, 2 * std::max(options.parent_silent, options.repair_stall),
+          3 * options.parent_silent};
+}
+
+// What ParentWatch measures each lane's pace against; nothing where lanes share chunks (the
+// source hands each chunk to the lane that drains first: their paces differ by design).
+std::vector<uint64_t> LaneBytesOf(const Plan& plan) {
+  std::vector<uint64_t> bytes;
+  if (plan.shared_chunks) return bytes;
+  for (int l = 0; l < static_cast<int>(plan.lanes.size()); ++l) bytes.push_back(plan.LaneBytes(l));
+  return bytes;
 }
 }  // namespace
 
@@ -53,7 +63,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       digests_(std::move(digests)),
       schedule_(plan_, self, store_->spill_dir()),
       chunk_arrived_(io),
-      watch_(ParentsOf(schedule_), WatchTimes(options_)),
+      watch_(ParentsOf(schedule_), LaneBytesOf(plan_), WatchTimes(options_)),
       context_{io_,
                workers_,
                plan_,
@@ -250,7 +260,11 @@ asio::awaitable<void> PlanExecution::WatchParents() {
     const auto now = std::chrono::steady_clock::now();
     for (size_t l = 0; l < lanes.size(); ++l) {
       const int lane = static_cast<int>(l);
-      lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane)};
+      // Bytes of a part still arriving are progress: a slow link is not a silent parent.
+      if (const auto since = intake_.SinceParentByte(lane)) watch_.Progress(lane, now - *since);
+      const uint64_t missing = schedule_.LogSize(lane) - schedule_.HeldPrefix(lane, holds);
+      lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane),
+                  std::min(missing * plan_.chunk_bytes, plan_.LaneBytes(lane))};
     }
     std::vector<std::pair<LaneTrouble, std::string>> troubles;
     for (const LaneTrouble& trouble : watch_.Judge(now, lanes)) {

@@ -42,6 +42,8 @@ void PlanStatusOf(const PlanRun& run, bool observations, v1::PlanStatus* ps) {
     out->set_parent(parent);
     out->set_reason(RepairReasonToProto(trouble.reason));
     out->set_since_s(trouble.since_s);
+    out->set_measured_bps(trouble.measured_bps);
+    out->set_expected_bps(trouble.expected_bps);
   }
   if (snapshot.state == ExecutionState::kDone) {
     ps->set_chunk_list_sha256(AsString(snapshot.digest));

@@ -1,9 +1,9 @@
 // Network faults in the middle of a broadcast, on a netgrid of two sites (3 + 3 nodes, 20mbit
 // NICs, 40mbit uplinks): a member's link down for 3 s, a partition between the sites, a
-// member's daemon paused (SIGSTOP). Each ends with every member verified, or with a non-zero
-// exit whose error names every member not done while the reachable ones hold verified
-// copies; never a hang, never a copy reported that is not there. After each fault heals, the
-// next send of the same payload completes.
+// member's daemon paused (SIGSTOP), a straggler (a member shaped to a tenth). Each ends with
+// every member verified, or with a non-zero exit whose error names every member not done
+// while the reachable ones hold verified copies; never a hang, never a copy reported that is
+// not there. After each fault heals, the next send of the same payload completes.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -126,6 +126,47 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
   EXPECT_LT(paused.seconds, 90.0) << "no hang: the stall timeout ended it";
 
   ExpectEveryCopy(StartSend("pause-2.bin", {"--algo", "auto"}).get());
+}
+
+// A straggler: an interior member of the two trees (multilane) shaped to a tenth of its NIC,
+// both ways, 2 s in, while the topology still says 20mbit. Its children see their lane from it
+// far behind their other lane and say so; the source moves them (one patch, reason slow) and
+// the slowed member keeps receiving as a leaf. Unshaped later (recovering), it finishes with
+// no second patch.
+TEST_F(FaultsE2ETest, AStragglersChildrenAreMovedAndItFinishesAsALeaf) {
+  constexpr const char* kSlowed = "east-2";  // lane 0: east-1 -> east-2 -> {west-1, west-2}
+  constexpr int kSlowedIndex = 2;  // its index in kTopology's order: its switch port
+  const fs::path payload = MakePayload("straggler.bin", 32 << 20, 16);  // 13.4 s at 20mbit
+  std::future<Sent> send = NetgridSendFixture::StartSend(payload, "straggler.bin", {"--algo", "multilane"});
+  std::this_thread::sleep_for(2s);
+  const auto shape = [&](double rate_bps) {
+    for (const auto& command : {ShapeCommand(Node(kSlowed).netns, "eth0", rate_bps),
+                                ShapeCommand(SwitchNetns("east"), "port" + std::to_string(kSlowedIndex), rate_bps)}) {
+      const Status shaped = RunChecked(command);
+      EXPECT_TRUE(shaped.ok()) << shaped.ToString();
+    }
+  };
+  shape(2e6);
+  std::this_thread::sleep_for(20s);
+  shape(20e6);
+  const Sent sent = send.get();
+  ExpectEveryCopy(sent);
+  ASSERT_TRUE(sent.summary.is_object());
+  const nlohmann::json& repairs = sent.summary["repairs"];
+  ASSERT_EQ(repairs.size(), 1u) << repairs.dump();  // one patch: none when it recovered
+  EXPECT_EQ(repairs[0]["member"], kSlowed) << repairs.dump();
+  EXPECT_EQ(repairs[0]["reason"], "slow") << repairs.dump();
+  EXPECT_GE(repairs[0]["children_moved"].get<int>(), 1) << repairs.dump();
+  double others_s = 0, slowed_s = 0;
+  for (const auto& m : sent.summary["members"]) {
+    double& latest = m["name"] == kSlowed ? slowed_s : others_s;
+    latest = std::max(latest, m["finished_s"].get<double>());
+  }
+  std::printf("straggler: repaired at %.1f s, the others done at %.1f s, %s at %.1f s\n",
+              repairs[0]["at_s"].get<double>(), others_s, kSlowed, slowed_s);
+  // Left below it, its children would get its lane at a tenth: 16 MiB at 2mbit, over a minute.
+  EXPECT_LT(others_s, 40.0);
+  EXPECT_GT(slowed_s, others_s) << "the slowed member was not slowed";
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "cluster/cluster_file.h"
@@ -28,6 +29,16 @@ Status SetCongestionControl(tcp::socket& socket, const std::string& algorithm) {
     return Status::Unavailable("TCP congestion control '" + algorithm + "': " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+std::optional<std::chrono::milliseconds> SinceLastDataReceived(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
+      length < offsetof(tcp_info, tcpi_last_data_recv) + sizeof info.tcpi_last_data_recv) {
+    return std::nullopt;
+  }
+  return std::chrono::milliseconds(info.tcpi_last_data_recv);
 }
 
 bool IsCongestionControlName(std::string_view name) {

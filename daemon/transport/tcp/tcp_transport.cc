@@ -25,6 +25,10 @@ std::string TcpConnection::PeerName() const {
   return ec ? "unknown peer" : peer.address().to_string();
 }
 
+std::optional<std::chrono::milliseconds> TcpConnection::SinceLastByte() {
+  return socket_.is_open() ? SinceLastDataReceived(socket_.native_handle()) : std::nullopt;
+}
+
 void TcpConnection::Close() {
   boost::system::error_code ignored;
   socket_.close(ignored);

@@ -13,13 +13,30 @@ using std::chrono::milliseconds;
 class ParentWatchTest : public ::testing::Test {
  protected:
   // Lane 0 from member 1, lane 1 from member 2; lane 2 is this member's own (it is its source).
-  ParentWatch watch_{{1, 2, -1}, ParentWatchTimes{.silent_after = milliseconds(1000), .gone_after = milliseconds(600),
-                                                  .grace = milliseconds(2000)}};
+  static constexpr uint64_t kLaneBytes = 64 << 20;
+  ParentWatch watch_{{1, 2, -1},
+                     {kLaneBytes, kLaneBytes, kLaneBytes},
+                     ParentWatchTimes{.silent_after = milliseconds(1000), .gone_after = milliseconds(600),
+                                      .grace = milliseconds(2000), .slow_after = milliseconds(3000)}};
   const Clock::time_point start_ = Clock::time_point(std::chrono::hours(1));
 
   Clock::time_point At(int ms) const { return start_ + milliseconds(ms); }
   std::vector<LaneTrouble> Judge(int ms, std::vector<ParentWatch::LaneNow> lanes = {{}, {}, {}}) {
     return watch_.Judge(At(ms), lanes);
+  }
+  // From `from_ms` to `to_ms`, every 250 ms: lane 0 brings `lane0` bytes, lane 1 `lane1`; each
+  // step judged with `now0` for lane 0. Returns the last step's troubles.
+  std::vector<LaneTrouble> Stream(int from_ms, int to_ms, uint64_t lane0, uint64_t lane1,
+                                  ParentWatch::LaneNow now0 = {.remaining_bytes = kLaneBytes}) {
+    std::vector<LaneTrouble> troubles;
+    for (int ms = from_ms; ms <= to_ms; ms += 250) {
+      watch_.Received(0, lane0);
+      watch_.Progress(0, At(ms));
+      watch_.Received(1, lane1);
+      watch_.Progress(1, At(ms));
+      troubles = Judge(ms, {now0, {.remaining_bytes = kLaneBytes}, {}});
+    }
+    return troubles;
   }
   // Both lanes connected at `ms`.
   void OpenBoth(int ms) {
@@ -164,6 +181,58 @@ TEST_F(ParentWatchTest, AParentLostDuringTheGraceIsGoneWithoutWaitingForItsEnd) 
   EXPECT_TRUE(Judge(3200).empty());
   EXPECT_EQ(Judge(4100).size(), 1u);  // then silent, from its connection on
   EXPECT_EQ(watch_.Trouble(0), RepairReason::kSilent);
+}
+
+TEST_F(ParentWatchTest, ALaneFarBelowTheOtherIsSlow) {
+  watch_.Start(At(0));
+  OpenBoth(10);
+  // Lane 0 at a twelfth of lane 1: 20 KB and 250 KB every 250 ms.
+  EXPECT_TRUE(Stream(250, 2750, 20'000, 250'000).empty());  // not yet a whole window
+  std::vector<LaneTrouble> troubles = Stream(3000, 3250, 20'000, 250'000);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].lane, 0);
+  EXPECT_EQ(troubles[0].parent, 1);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
+  EXPECT_NEAR(troubles[0].measured_bps, 640e3, 1e3);
+  EXPECT_NEAR(troubles[0].since_s, 3.0, 0.3);
+  EXPECT_EQ(watch_.Trouble(0), RepairReason::kSlow);
+  EXPECT_FALSE(watch_.Trouble(1).has_value());
+  // It stays slow while it lasts, reported fresh once.
+  troubles = Stream(3500, 3500, 20'000, 250'000);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_FALSE(troubles[0].fresh);
+  // A new parent starts a new window.
+  watch_.Reattached(0, 2, At(3600));
+  watch_.Opened(0, At(3700));
+  EXPECT_TRUE(Stream(3750, 6500, 20'000, 250'000).empty());
+  EXPECT_EQ(Stream(6750, 6750, 20'000, 250'000).size(), 1u);
+  // Back at the other lane's pace: the verdict goes once the window holds no slow seconds.
+  EXPECT_EQ(Stream(7000, 7000, 250'000, 250'000).size(), 1u);
+  EXPECT_TRUE(Stream(7250, 10000, 250'000, 250'000).empty());
+}
+
+TEST_F(ParentWatchTest, TheChildsOwnDownloadOrTheLanesEndAreNeverSlow) {
+  watch_.Start(At(0));
+  OpenBoth(10);
+  // Both lanes slow alike: this member's own download.
+  EXPECT_TRUE(Stream(250, 5000, 20'000, 20'000).empty());
+  // A lane with less left than a window at the other's pace is ending, not slow.
+  EXPECT_TRUE(Stream(5250, 10000, 20'000, 250'000, {.remaining_bytes = 900'000}).empty());
+  // Nor while this member holds the parent up.
+  EXPECT_TRUE(Stream(10250, 15000, 20'000, 250'000, {.owes = true, .remaining_bytes = kLaneBytes}).empty());
+  EXPECT_EQ(Stream(15250, 18500, 20'000, 250'000).size(), 1u);  // and otherwise it is
+}
+
+TEST(ParentWatchAlone, ALaneWithNothingToCompareWithIsNeverSlow) {
+  const auto at = [](int ms) { return Clock::time_point(std::chrono::hours(1)) + milliseconds(ms); };
+  ParentWatch watch({1, -1}, {1 << 20, 1 << 20}, ParentWatchTimes{});
+  watch.Start(at(0));
+  watch.Opened(0, at(10));
+  for (int ms = 250; ms <= 10000; ms += 250) {
+    watch.Received(0, 100);
+    watch.Progress(0, at(ms));
+    EXPECT_TRUE(watch.Judge(at(ms), {{.remaining_bytes = 1 << 20}, {}}).empty()) << ms;
+  }
 }
 
 TEST_F(ParentWatchTest, QuietTimeCountsFromTheGraceOrTheLastProgress) {

@@ -67,6 +67,31 @@ nodes:
   EXPECT_NE(layout.notes[0].find("simulator only"), std::string::npos);
 }
 
+TEST(SlowNodeCommands, ShapeTheNodesOwnDevicesBothWays) {
+  const NetworkModel model = Model(R"(switches:
+  - name: core
+  - name: far
+    parent: core
+    uplink: 40mbit
+nodes:
+  - switch: core
+    count: 1
+  - switch: far
+    count: 2
+    up: 100mbit
+    down: 100mbit
+)");
+  const std::vector<std::vector<std::string>> commands = SlowNodeCommands(model, "gctest", 2, 10e6);
+  ASSERT_EQ(commands.size(), 2u);
+  // The same devices PlanNetgrid shapes, replaced on the live netgrid.
+  EXPECT_EQ(JoinCommand(commands[0]), "tc -n gctest-far-1 qdisc replace dev eth0 root tbf rate 10000000bit burst 131072 latency 50ms");
+  EXPECT_EQ(JoinCommand(commands[1]), "tc -n gctest-far qdisc replace dev port2 root tbf rate 10000000bit burst 131072 latency 50ms");
+  const NetgridLayout layout = PlanNetgrid(model, "gctest");
+  for (const auto& command : SlowNodeCommands(model, "gctest", 2, 100e6)) {
+    EXPECT_TRUE(HasCommand(layout, JoinCommand(command))) << JoinCommand(command);
+  }
+}
+
 TEST(PlanNetgrid, EveryNamespaceIsCreatedBeforeUse) {
   NetgridLayout layout = PlanNetgrid(Model(R"(switches:
   - name: core
