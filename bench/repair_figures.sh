@@ -6,7 +6,11 @@
 # line per run goes to $1 (default ./repair-figures.jsonl). flat16-50 is flat16 with 50mbit
 # NICs (the host carries the aggregate: docs/performance.md). GRID=small runs flat16-50 at
 # 128 MiB only (push and hybrid, 1, 2 and 4 killed at 0.3); GRID=full adds 0.6, 256 MiB and
-# two-sites. Usage: [RUNS=3] [GRID=small|full] bench/repair_figures.sh [OUT.jsonl]
+# two-sites. GRID=slow runs the stragglers instead: the interior member with the most children
+# in the plan (auto's, as bench sends it) shaped to a tenth of its NIC both ways from the start
+# (gridcast bench --slow NAME=RATE), flat16-50 at 128 MiB and two-sites at 256 MiB, push and
+# hybrid; its figure is others_ratio. Usage: [RUNS=3] [GRID=small|full|slow]
+# bench/repair_figures.sh [OUT.jsonl]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 G=build/bin/gridcast
@@ -17,6 +21,30 @@ grid=${GRID:-small}
 F50=$(mktemp --suffix=-flat16-50mbit.yaml)
 trap 'rm -f "$F50"' EXIT
 sed s/100mbit/50mbit/ deploy/topologies/flat16.yaml > "$F50"
+# The member with the most children in `gridcast plan`'s auto plan for topology $1 and size $2.
+busiest() {
+  $G plan --topology "$1" --size "$2" --algo auto --json | /usr/bin/python3 -c '
+import collections, json, sys
+plan = json.load(sys.stdin)
+children = collections.Counter()
+for lane in plan["lanes"]:
+    for edge in lane["edges"]:
+        children[edge["parent"]] += len(edge["children"])
+del children[plan["members"][0]]
+print(children.most_common(1)[0][0])'
+}
+if [ "$grid" = slow ]; then
+  for point in "$F50 128MiB 5mbit" "deploy/topologies/two-sites.yaml 256MiB 10mbit"; do
+    read -r topology size rate <<< "$point"
+    member=$(busiest "$topology" "$size")
+    for mode in push hybrid; do
+      for ((i = 0; i < runs; ++i)); do
+        run --topology "$topology" --size "$size" --mode "$mode" --slow "$member=$rate"
+      done
+    done
+  done
+  exit 0
+fi
 topologies=("$F50")
 sizes=(128MiB)
 fractions=(0.3)

@@ -211,8 +211,8 @@ void PrintSummary(const SendSummary& s) {
   for (const RepairResult& r : s.repairs) {
     fmt::print("  repaired   {} {} at {:.1f} s, {} {} moved in lane{} {}{}\n", r.member, r.reason, r.at_s, r.children_moved,
                r.children_moved == 1 ? "child" : "children", r.lanes.size() == 1 ? "" : "s", fmt::join(r.lanes, ", "),
-               r.reason == "slow" ? fmt::format(" (it brought {} where its child's other lanes came at {})",
-                                                FormatRate(r.measured_bps), FormatRate(r.expected_bps))
+               r.reason == "slow" ? fmt::format(" (it brought {:.1f} mbit/s where its child's other lanes came at {:.1f})",
+                                                r.measured_bps / 1e6, r.expected_bps / 1e6)
                                   : "");
   }
   int ok = 0;

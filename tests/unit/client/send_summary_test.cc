@@ -69,18 +69,33 @@ TEST(SendSummaryTest, RepairsAreListedInOrderAndAlwaysPresentInTheJson) {
   repair->add_lanes(1);
   last.add_repairs()->set_member("m5");
   last.mutable_repairs(1)->set_reason(v1::REPAIR_REASON_SILENT);
+  v1::Repair* slow = last.add_repairs();
+  slow->set_member("m7");
+  slow->set_at_s(6.2);
+  slow->set_reason(v1::REPAIR_REASON_SLOW);
+  slow->set_children_moved(1);
+  slow->add_lanes(1);
+  slow->set_measured_bps(1.6e6);
+  slow->set_expected_bps(24.1e6);
   const SendSummary s = Summarize(last, SourceChoice{&source, std::nullopt}, Status::Ok());
-  ASSERT_EQ(s.repairs.size(), 2u);
+  ASSERT_EQ(s.repairs.size(), 3u);
   EXPECT_EQ(s.repairs[1].reason, "silent");
   const nlohmann::json j = SummaryJson(s).at("repairs");
-  ASSERT_EQ(j.size(), 2u);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_FALSE(j[1].contains("measured_bps"));  // only a slow repair says what was seen
+  EXPECT_EQ(j[2].at("measured_bps"), 1.6e6);
+  EXPECT_EQ(j[2].at("expected_bps"), 24.1e6);
   EXPECT_EQ(j[0], nlohmann::json::parse(
                       R"({"member": "m3", "at_s": 11.3, "reason": "gone", "children_moved": 3, "lanes": [0, 1]})"));
   EXPECT_EQ(j[1].at("member"), "m5");
   testing::internal::CaptureStdout();
   PrintSummary(s);
   const std::string printed = testing::internal::GetCapturedStdout();
-  EXPECT_NE(printed.find("repaired   m3 gone at 11.3 s, 3 children moved in lanes 0, 1"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("repaired   m3 gone at 11.3 s, 3 children moved in lanes 0, 1\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("repaired   m7 slow at 6.2 s, 1 child moved in lane 1 (it brought 1.6 mbit/s where its "
+                         "child's other lanes came at 24.1)"),
+            std::string::npos)
+      << printed;
 }
 
 }  // namespace
