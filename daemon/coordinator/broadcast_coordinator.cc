@@ -444,7 +444,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
                      2 * options_.client.call_timeout);
     follow.on_round = [&repairer](const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
                                   v1::BroadcastProgress& p) {
-      repairer->OnRound(attention, lost, std::chrono::steady_clock::now());
+      repairer->OnRound(attention, lost, p.slowest_member(), std::chrono::steady_clock::now());
       p.mutable_repairs()->Assign(repairer->repairs().begin(), repairer->repairs().end());
     };
   }

@@ -30,7 +30,7 @@ int PlanRepairer::MemberIndex(const std::string& name) const {
 }
 
 void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
-                           Clock::time_point now) {
+                           const std::string& slowest, Clock::time_point now) {
   if (given_up_) return;
   const auto failed = [&](int member) {
     return std::any_of(failures_.begin(), failures_.end(), [&](const Failure& f) { return f.member == member; });
@@ -67,15 +67,18 @@ void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, con
       failure = Failure{parent, RepairReason::kSlow, trouble.measured_bps(), trouble.expected_bps()};
     }
   }
-  // A parent is slow in a lane by its own fault only when nothing above it is: not while it
-  // reports that lane in trouble itself, nor while it catches up after its own move. And one
-  // child's download shared unevenly between its lanes (TCP favours the shorter round trip)
-  // can make one lane look slow to it alone: where the parent has two children or more in
-  // the lane, two must agree.
+  // A parent is slow in a lane by its own fault only when it is behind every other member and
+  // nothing above it is slow: not while it reports that lane in trouble itself, nor while it
+  // catches up after its own move. And one child's download shared unevenly between its lanes
+  // (TCP favours the shorter round trip) can make one lane look slow to it alone: where the
+  // parent has two children or more in the lane, two must agree.
   for (const auto& [where, report] : slow) {
     const auto& [parent, lane] = where;
     const auto moved = moved_at_.find(where);
-    if (troubled.count(where) || (moved != moved_at_.end() && now - moved->second < kCatchingUp)) continue;
+    if (plan_.members[parent] != slowest || troubled.count(where) ||
+        (moved != moved_at_.end() && now - moved->second < kCatchingUp)) {
+      continue;
+    }
     size_t children = 0;
     for (const Fanout& fanout : plan_.lanes[lane].fanouts) {
       if (fanout.parent != parent) continue;

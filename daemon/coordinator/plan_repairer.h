@@ -5,9 +5,13 @@
 // PatchPlan) moves its children, lane by lane, to live members with upload to spare, and the
 // patch goes down the control tree (ControlTree::Patch) with every patch before it. A failed
 // member stays in the plan as a leaf; it is never judged again. A member its children report
-// slow (two of them where it has two or more in the lane) is a straggler: it keeps receiving,
-// as a leaf, unless it reports that lane in trouble itself or got a new parent in it within
-// kCatchingUp (then what is slow is above it). The repairs made so far are
+// slow (two of them where it has two or more in the lane) is a straggler, and keeps receiving
+// as a leaf, only while it is also the member with the fewest chunks: a parent starved by one
+// above it (which the source's own NIC can do to a lane whose first hop is long: TCP favours
+// the short one) looks slow to its children as well, but is not behind the others. Nor is one
+// that reports the lane in trouble itself, or got a new parent in it within kCatchingUp. So a
+// straggler whose download is slow is found, one slow only in its upload is not, and one
+// straggler at a time. The repairs made so far are
 // reported with the broadcast's progress (BroadcastProgress.repairs).
 //
 // Not repaired (logged once, the broadcast goes on as before: the swarm repairs a hybrid's
@@ -44,9 +48,11 @@ class PlanRepairer {
                std::vector<int> member_nodes, Clock::time_point started, std::chrono::milliseconds patch_budget);
 
   // One progress round: `attention` is the members that need it (running ones with lane
-  // trouble among them), `lost` the members the follower gave up on. Patches the plan around
-  // the failures it finds and sends the patch down the tree.
-  void OnRound(const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost, Clock::time_point now);
+  // trouble among them), `lost` the members the follower gave up on, `slowest` the receiving
+  // member with the fewest chunks. Patches the plan around the failures it finds and sends the
+  // patch down the tree.
+  void OnRound(const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
+               const std::string& slowest, Clock::time_point now);
 
   // Every repair so far, for BroadcastProgress.repairs.
   const std::vector<v1::Repair>& repairs() const { return repairs_; }

@@ -140,22 +140,6 @@ void LaneSchedule::AddCursor(int lane, const Cursor* cursor) {
 
 void LaneSchedule::RemoveCursor(int lane, const Cursor* cursor) { std::erase(cursors_[lane], cursor); }
 
-bool LaneSchedule::RunsAhead(int lane, uint64_t position, uint64_t slack,
-                             std::chrono::steady_clock::time_point moved_since) const {
-  if (plan_.shared_chunks || parent_[lane] >= 0 || position < slack) return false;
-  const double share = static_cast<double>(position - slack) / static_cast<double>(std::max<uint64_t>(1, LogSize(lane)));
-  for (int other = 0; other < static_cast<int>(lanes()); ++other) {
-    if (other == lane || parent_[other] >= 0 || LogSize(other) == 0) continue;
-    std::optional<uint64_t> furthest;
-    for (const Cursor* cursor : cursors_[other]) {
-      if (cursor->moved_at >= moved_since) furthest = std::max(furthest.value_or(0), cursor->next_position);
-    }
-    if (!furthest || *furthest >= LogSize(other)) continue;
-    if (share > static_cast<double>(*furthest) / static_cast<double>(LogSize(other))) return true;
-  }
-  return false;
-}
-
 bool LaneSchedule::ClaimNext(int lane) {
   if (!plan_.shared_chunks || parent_[lane] >= 0 || next_unclaimed_ >= plan_.NumChunks()) return false;
   const uint64_t logged = appended_[lane].size();

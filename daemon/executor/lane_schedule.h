@@ -17,7 +17,6 @@
 // the authority on the tree here: the plan's, then as plan patches move edges (ApplyMove).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,7 +47,6 @@ class LaneSchedule {
   // Where one open connection to a child is in its lane's log.
   struct Cursor {
     uint64_t next_position = 0;  // the log position it hands over next
-    std::chrono::steady_clock::time_point moved_at{};  // when next_position last changed
     int stream_count = 1;        // it takes every stream_count-th position
     int child = 0;               // the edge it is on: this member's child, and its stream
     int stream = 0;
@@ -105,14 +103,6 @@ class LaneSchedule {
   // every open connection of the lane was handed all the lane logged, so a lane takes chunks
   // as fast as its slowest edge from here drains them. False when it may not (yet).
   bool ClaimNext(int lane);
-  // At the source of two or more fixed lanes: whether handing `position` of `lane` over runs
-  // more than `slack` positions ahead of another lane, in proportion to the lanes' lengths:
-  // of the furthest connection of each other lane from here that moved since `moved_since`
-  // (a lane whose connections all stand still, or that has none, holds nothing back). The
-  // source's connections share its NIC, and TCP gives a lane whose first hop is short most of
-  // it: on two sites of 3 x 20mbit the lane to the near site ended after 7 s, the far one after
-  // 21 s (a bound of 13.4 s). A lane held back leaves the NIC to the others.
-  bool RunsAhead(int lane, uint64_t position, uint64_t slack, std::chrono::steady_clock::time_point moved_since) const;
   // Shared lanes: more than kLaneSlackChunks chunks of `lane` wait here for one connection's
   // window, or more than `unopened_slack` while an edge of the lane from here was never open
   // yet. The member then holds its acknowledgements back, so a slow edge slows its lane all the

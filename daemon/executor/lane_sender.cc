@@ -151,13 +151,9 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   schedule.AddCursor(lane_, &conn->cursor);
 
   const bool shared = context_.plan.shared_chunks;
-  // The plan's source holds a lane back that runs ahead of its others (RunsAhead): by a
-  // window, as long as the lane behind moved within a second.
-  const bool paced = !shared && schedule.ParentOf(lane_) < 0 && schedule.lanes() > 1;
   for (uint64_t position = stream_;; position += stream_count_) {
     conn->cursor.next_position = position;
-    conn->cursor.moved_at = std::chrono::steady_clock::now();
-    if (shared || paced) context_.chunk_arrived.Notify();
+    if (shared) context_.chunk_arrived.Notify();
     // A claim may log a position of another stream of this lane (one not connected yet).
     GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] {
       while (position >= schedule.LogSize(lane_) && schedule.ClaimNext(lane_)) {
@@ -182,12 +178,6 @@ asio::awaitable<Status> LaneSender::SendOnce() {
       continue;
     }
     GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] { return context_.store->Has(chunk); }));
-    if (paced) {
-      GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitUntil(*conn, [&] {
-        return !schedule.RunsAhead(lane_, position, context_.window_chunks,
-                                   std::chrono::steady_clock::now() - std::chrono::seconds(1));
-      }));
-    }
     GRIDCAST_CO_RETURN_IF_ERROR(co_await WaitForWindow(*conn));
     GRIDCAST_CO_RETURN_IF_ERROR(co_await SendChunk(*conn, chunk));
   }

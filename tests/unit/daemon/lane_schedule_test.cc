@@ -156,32 +156,6 @@ TEST(LaneScheduleTest, TheHeldPrefixOfALaneOnlyMovesForward) {
   EXPECT_FALSE(schedule.HoldsWholeLane(1, holds));
 }
 
-TEST(LaneScheduleTest, TheSourceHoldsBackAFixedLaneThatRunsAheadOfAnotherThatMoves) {
-  const Plan plan = TwoLanes();  // lanes of 4 chunks each
-  LaneSchedule source(plan, 0);
-  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(1));
-  EXPECT_FALSE(source.RunsAhead(0, 3, 1, t0));  // no other lane open: nothing to keep pace with
-  LaneSchedule::Cursor even, odd;
-  source.AddCursor(0, &even);
-  source.AddCursor(1, &odd);
-  odd.next_position = 1;
-  odd.moved_at = t0;
-  EXPECT_FALSE(source.RunsAhead(0, 2, 1, t0));  // one ahead: within the slack
-  EXPECT_TRUE(source.RunsAhead(0, 3, 1, t0));   // two ahead
-  EXPECT_FALSE(source.RunsAhead(0, 3, 1, t0 + std::chrono::seconds(1)));  // the odd lane stands still
-  odd.next_position = 2;
-  EXPECT_FALSE(source.RunsAhead(0, 3, 1, t0));
-  odd.next_position = 4;  // the odd lane handed everything over
-  EXPECT_FALSE(source.RunsAhead(0, 3, 0, t0));
-  // A member that is not a lane's source, and shared lanes, are never held back.
-  LaneSchedule member(plan, 1);
-  EXPECT_FALSE(member.RunsAhead(1, 3, 0, t0));
-  LaneSchedule shared(SharedLanes(), 0);
-  shared.AddCursor(1, &odd);
-  odd.next_position = 0;
-  EXPECT_FALSE(shared.RunsAhead(0, 3, 0, t0));
-}
-
 TEST(LaneScheduleTest, SharedLanesClaimChunksAtThePaceOfTheirSlowestConnection) {
   const Plan plan = SharedLanes();
   LaneSchedule source(plan, 0);
