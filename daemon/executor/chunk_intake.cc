@@ -26,6 +26,7 @@ struct ParentConnection {
   };
   std::deque<Reply> replies;  // ACKs, NACKs and HELDs not written yet
   uint32_t verifying = 0;           // chunks with ChunkVerification
+  uint64_t kernel_bytes_seen = 0;   // KernelBytesSinceLast's count so far
   int mismatches = 0;
   bool closed = false;
   Notifier changed;  // a reply was queued, a chunk was verified, or closed
@@ -182,15 +183,17 @@ bool ChunkIntake::OwesParent(int lane) {
   return false;
 }
 
-std::optional<std::chrono::milliseconds> ChunkIntake::SinceParentByte(int lane) {
-  std::optional<std::chrono::milliseconds> since;
+std::optional<uint64_t> ChunkIntake::KernelBytesSinceLast(int lane) {
+  std::optional<uint64_t> arrived;
   for (const std::weak_ptr<ParentConnection>& weak : parents_) {
     const std::shared_ptr<ParentConnection> parent = weak.lock();
     if (parent == nullptr || parent->closed || parent->stream.lane != lane) continue;
-    const std::optional<std::chrono::milliseconds> ago = parent->connection->SinceLastByte();
-    if (ago && (!since || *ago < *since)) since = ago;
+    const std::optional<uint64_t> received = parent->connection->KernelBytesReceived();
+    if (!received) continue;
+    arrived = arrived.value_or(0) + (*received - std::min(*received, parent->kernel_bytes_seen));
+    parent->kernel_bytes_seen = *received;
   }
-  return since;
+  return arrived;
 }
 
 void ChunkIntake::OnVerified(ReceivedFrame frame, const Status& status, bool newly) {

@@ -52,9 +52,9 @@ class ChunkIntake {
   // This member holds `lane`'s parent up: a chunk from it is being verified, or a reply to it
   // is not written yet (for ParentWatch: such a parent is not silent, it waits for this member).
   bool OwesParent(int lane);
-  // How long ago the last byte from `lane`'s parent reached this host, over its open
-  // connections (Connection::SinceLastByte); nullopt when none can tell.
-  std::optional<std::chrono::milliseconds> SinceParentByte(int lane);
+  // The bytes from `lane`'s parent this host's kernel received on its open connections since
+  // the last call (Connection::KernelBytesReceived); nullopt when none can tell.
+  std::optional<uint64_t> KernelBytesSinceLast(int lane);
   // Closes the connections of `lane` from `parent`: this member moved to another parent (a
   // plan patch), and the old one, if alive, sends no more.
   void DropParent(int lane, int parent);
@@ -70,7 +70,7 @@ class ChunkIntake {
   ExecutionContext& context_;
   const std::shared_ptr<BufferPool> buffers_;  // chunk buffers, reused
   ChunkVerification verification_;
-  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough, OwesParent, SinceParentByte
+  std::vector<std::weak_ptr<ParentConnection>> parents_;  // for LookedThrough, OwesParent, KernelBytesSinceLast
   std::vector<bool> looked_through_;  // by batch (LookedThrough), once one was
   uint64_t looked_through_below_ = 0;  // every batch below it was looked through
 };

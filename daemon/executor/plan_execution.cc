@@ -39,6 +39,10 @@ ParentWatchTimes WatchTimes(const ExecutionOptions& options) {
           3 * options.parent_silent};
 }
 
+// Kernel-received bytes a lane needs between two judgements (every quarter of --parent-silent)
+// for a parent still reading out a part to count as sending: 16 KB/s, 128 kbit/s at the default.
+constexpr uint64_t kTrickleBytes = 4096;
+
 // What ParentWatch measures each lane's pace against; nothing where lanes share chunks (the
 // source hands each chunk to the lane that drains first: their paces differ by design).
 std::vector<uint64_t> LaneBytesOf(const Plan& plan) {
@@ -260,8 +264,11 @@ asio::awaitable<void> PlanExecution::WatchParents() {
     const auto now = std::chrono::steady_clock::now();
     for (size_t l = 0; l < lanes.size(); ++l) {
       const int lane = static_cast<int>(l);
-      // Bytes of a part still arriving are progress: a slow link is not a silent parent.
-      if (const auto since = intake_.SinceParentByte(lane)) watch_.Progress(lane, now - *since);
+      // Bytes of a part still arriving are progress: a slow link is not a silent parent (but
+      // a trickle below kTrickleBytes a judgement is no progress).
+      if (const auto arrived = intake_.KernelBytesSinceLast(lane); arrived && *arrived >= kTrickleBytes) {
+        watch_.Progress(lane, now);
+      }
       const uint64_t missing = schedule_.LogSize(lane) - schedule_.HeldPrefix(lane, holds);
       lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane),
                   std::min(missing * plan_.chunk_bytes, plan_.LaneBytes(lane))};

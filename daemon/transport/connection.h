@@ -60,11 +60,11 @@ class Connection {
   // certificate check); always OK where the transport proves no identity (the cluster
   // secret's handshake, handshake.h, does that on every transport).
   virtual Status CheckPeer(const std::string& data_address) = 0;
-  // How long ago the last byte from the peer reached this host, where the transport can tell
-  // (TCP: the kernel's tcpi_last_data_recv); nullopt where it cannot. ReceiveChunk's progress
-  // comes a part at a time, and a part takes seconds behind a slow link: this tells such a
-  // link from a peer that stopped sending.
-  virtual std::optional<std::chrono::milliseconds> SinceLastByte() { return std::nullopt; }
+  // How many bytes from the peer this host's kernel has received on the connection, where the
+  // transport can tell (TCP: tcpi_bytes_received); nullopt where it cannot. ReceiveChunk's
+  // progress comes a part at a time, and a part takes seconds behind a slow link: this tells
+  // such a link from a peer that stopped sending.
+  virtual std::optional<uint64_t> KernelBytesReceived() { return std::nullopt; }
   // Who is at the other end, for log lines.
   virtual std::string PeerName() const = 0;
   virtual bool IsOpen() const = 0;

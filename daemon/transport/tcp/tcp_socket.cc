@@ -31,14 +31,17 @@ Status SetCongestionControl(tcp::socket& socket, const std::string& algorithm) {
   return Status::Ok();
 }
 
-std::optional<std::chrono::milliseconds> SinceLastDataReceived(int fd) {
-  tcp_info info{};
+std::optional<uint64_t> KernelBytesReceived(int fd) {
+  // The kernel's struct tcp_info (linux/tcp.h) has tcpi_bytes_received at byte 128 (Linux
+  // 4.1 on; the struct only grows); glibc's stops before it, and linux/tcp.h cannot be
+  // included beside netinet/tcp.h, which Asio includes.
+  constexpr size_t kBytesReceivedAt = 128;
+  uint8_t info[kBytesReceivedAt + sizeof(uint64_t)] = {};
   socklen_t length = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
-      length < offsetof(tcp_info, tcpi_last_data_recv) + sizeof info.tcpi_last_data_recv) {
-    return std::nullopt;
-  }
-  return std::chrono::milliseconds(info.tcpi_last_data_recv);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0 || length < sizeof info) return std::nullopt;
+  uint64_t received = 0;
+  std::memcpy(&received, info + kBytesReceivedAt, sizeof received);
+  return received;
 }
 
 bool IsCongestionControlName(std::string_view name) {

@@ -17,7 +17,7 @@
 #include <chrono>
 #include <span>
 #include <functional>
-#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,9 +30,9 @@ namespace gridcast {
 // Chooses the socket's TCP congestion control (TCP_CONGESTION), e.g. "cubic". Fails when the
 // kernel lacks the algorithm or does not let this process choose it.
 Status SetCongestionControl(boost::asio::ip::tcp::socket& socket, const std::string& algorithm);
-// How long ago the socket last received data (TCP_INFO's tcpi_last_data_recv); nullopt when
-// the kernel does not say.
-std::optional<std::chrono::milliseconds> SinceLastDataReceived(int fd);
+// The bytes the socket has received (TCP_INFO's tcpi_bytes_received); nullopt when the kernel
+// does not say (before Linux 4.1).
+std::optional<uint64_t> KernelBytesReceived(int fd);
 // Whether `name` can name a congestion control algorithm: 1-15 letters, digits, '_' or '-'.
 bool IsCongestionControlName(std::string_view name);
 

@@ -25,8 +25,8 @@ std::string TcpConnection::PeerName() const {
   return ec ? "unknown peer" : peer.address().to_string();
 }
 
-std::optional<std::chrono::milliseconds> TcpConnection::SinceLastByte() {
-  return socket_.is_open() ? SinceLastDataReceived(socket_.native_handle()) : std::nullopt;
+std::optional<uint64_t> TcpConnection::KernelBytesReceived() {
+  return socket_.is_open() ? gridcast::KernelBytesReceived(socket_.native_handle()) : std::nullopt;
 }
 
 void TcpConnection::Close() {

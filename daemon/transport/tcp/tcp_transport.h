@@ -21,7 +21,7 @@ class TcpConnection final : public Connection, public std::enable_shared_from_th
   boost::asio::awaitable<Status> SendChunk(std::span<const uint8_t> head, ChunkRef chunk,
                                            std::chrono::milliseconds timeout) override;
   Status CheckPeer(const std::string&) override { return Status::Ok(); }
-  std::optional<std::chrono::milliseconds> SinceLastByte() override;
+  std::optional<uint64_t> KernelBytesReceived() override;
   std::string PeerName() const override;
   bool IsOpen() const override { return socket_.is_open(); }
   void Close() override;

@@ -109,8 +109,8 @@ class TlsConnection final : public Connection, public std::enable_shared_from_th
     return ec ? "unknown peer" : peer.address().to_string();
   }
   bool IsOpen() const override { return stream_.next_layer().is_open(); }
-  std::optional<std::chrono::milliseconds> SinceLastByte() override {
-    return IsOpen() ? SinceLastDataReceived(stream_.next_layer().native_handle()) : std::nullopt;
+  std::optional<uint64_t> KernelBytesReceived() override {
+    return IsOpen() ? gridcast::KernelBytesReceived(stream_.next_layer().native_handle()) : std::nullopt;
   }
   // No TLS close_notify: the peers' frames say where a stream ends.
   void Close() override {
