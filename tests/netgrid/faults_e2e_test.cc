@@ -130,9 +130,11 @@ TEST_F(FaultsE2ETest, APausedDaemonIsWaitedForAndOnePausedForGoodIsNamed) {
 
 // A straggler: an interior member of the two trees (multilane) shaped to a tenth of its NIC,
 // both ways, 2 s in, while the topology still says 20mbit. Its children see their lane from it
-// far behind their other lane and say so; the source moves them (one patch, reason slow) and
-// the slowed member keeps receiving as a leaf. Unshaped later (recovering), it finishes with
-// no second patch.
+// far behind their other lane and say so; the source moves them (reason slow) and the slowed
+// member keeps receiving as a leaf. Unshaped later (recovering), it finishes with no second
+// patch. On this fresh netgrid the source's NIC may starve the lane to the far site at first
+// (TCP favours the near one), and a member starved both ways can be the slowest for a moment
+// and be moved too (docs/repair.md, step 5): that costs time, not a copy.
 TEST_F(FaultsE2ETest, AStragglersChildrenAreMovedAndItFinishesAsALeaf) {
   constexpr const char* kSlowed = "east-2";  // lane 0: east-1 -> east-2 -> {west-1, west-2}
   constexpr int kSlowedIndex = 2;  // its index in kTopology's order: its switch port
@@ -153,17 +155,24 @@ TEST_F(FaultsE2ETest, AStragglersChildrenAreMovedAndItFinishesAsALeaf) {
   ExpectEveryCopy(sent);
   ASSERT_TRUE(sent.summary.is_object());
   const nlohmann::json& repairs = sent.summary["repairs"];
-  ASSERT_EQ(repairs.size(), 1u) << repairs.dump();  // one patch: none when it recovered
-  EXPECT_EQ(repairs[0]["member"], kSlowed) << repairs.dump();
-  EXPECT_EQ(repairs[0]["reason"], "slow") << repairs.dump();
-  EXPECT_GE(repairs[0]["children_moved"].get<int>(), 1) << repairs.dump();
+  int straggler = -1;
+  for (size_t r = 0; r < repairs.size(); ++r) {
+    EXPECT_EQ(repairs[r]["reason"], "slow") << repairs.dump();  // nobody failed
+    if (repairs[r]["member"] == kSlowed) {
+      EXPECT_EQ(straggler, -1) << "repaired twice (no second patch when it recovers): " << repairs.dump();
+      straggler = static_cast<int>(r);
+    }
+  }
+  ASSERT_GE(straggler, 0) << repairs.dump();
+  EXPECT_GE(repairs[straggler]["children_moved"].get<int>(), 1) << repairs.dump();
+  EXPECT_LE(repairs.size(), 3u) << repairs.dump();
   double others_s = 0, slowed_s = 0;
   for (const auto& m : sent.summary["members"]) {
     double& latest = m["name"] == kSlowed ? slowed_s : others_s;
     latest = std::max(latest, m["finished_s"].get<double>());
   }
-  std::printf("straggler: repaired at %.1f s, the others done at %.1f s, %s at %.1f s\n",
-              repairs[0]["at_s"].get<double>(), others_s, kSlowed, slowed_s);
+  std::printf("straggler: repaired at %.1f s (%zu repairs), the others done at %.1f s, %s at %.1f s\n",
+              repairs[straggler]["at_s"].get<double>(), repairs.size(), others_s, kSlowed, slowed_s);
   // Left below it, its children would get its lane at a tenth: 16 MiB at 2mbit, over a minute.
   EXPECT_LT(others_s, 40.0);
   EXPECT_GT(slowed_s, others_s) << "the slowed member was not slowed";
