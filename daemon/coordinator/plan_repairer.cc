@@ -56,6 +56,10 @@ void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, con
       const int parent = MemberIndex(trouble.parent());
       Result<RepairReason> reason = RepairReasonFromProto(trouble.reason());
       if (parent <= 0 || !reason.ok() || failed(parent)) continue;  // the source's own failure fails the broadcast
+      // The member behind every other is the likeliest straggler: its own link, not its parent,
+      // explains a lane it sees silent or slow (TCP backs off for seconds on a link shaped to a
+      // tenth). Only a parent's connection gone counts from it.
+      if (reporter.member() == slowest && *reason != RepairReason::kGone) continue;
       if (*reason != RepairReason::kSlow) {
         find(Failure{parent, *reason});
         continue;

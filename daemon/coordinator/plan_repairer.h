@@ -11,7 +11,9 @@
 // the short one) looks slow to its children as well, but is not behind the others. Nor is one
 // that reports the lane in trouble itself, or got a new parent in it within kCatchingUp. So a
 // straggler whose download is slow is found, one slow only in its upload is not, and one
-// straggler at a time. The repairs made so far are
+// straggler at a time. The slowest member's own reports count only when a parent is gone: a
+// link shaped to a tenth makes TCP back off for seconds, and the member would call its parents
+// silent. The repairs made so far are
 // reported with the broadcast's progress (BroadcastProgress.repairs).
 //
 // Not repaired (logged once, the broadcast goes on as before: the swarm repairs a hybrid's
