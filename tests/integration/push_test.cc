@@ -646,9 +646,9 @@ TEST(PushFullDisk, AMemberWithoutSpaceIsNamedAndTheNextSendWorks) {
   const std::string small = cluster.data_dir(2).string();
   Result<CommandOutput> mounted = RunCommand({"mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small});
   ASSERT_TRUE(mounted.ok() && mounted->exit_code == 0) << (mounted.ok() ? mounted->output : "");
-  struct Unmount {
+  struct Unmount {  // lazily: it goes before the cluster, whose daemon m2 still has it open
     std::string dir;
-    ~Unmount() { (void)RunCommand({"umount", dir}); }
+    ~Unmount() { (void)RunCommand({"umount", "-l", dir}); }
   } unmount{small};
 
   const std::string big = cluster.MakePayload("too-big.bin", 4 << 20);
