@@ -81,23 +81,26 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     measured_bps[l] = 8.0 * static_cast<double>(lane.bytes - lane.samples.front().bytes) / window_s;
     pace[l] = measured_bps[l] / static_cast<double>(lane.lane_bytes);
   }
-  for (size_t l = 0; l < lanes_.size(); ++l) {
-    const Lane& lane = lanes_[l];
-    if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
-    std::vector<double> others;
-    for (size_t m = 0; m < lanes_.size(); ++m) {
-      if (m != l && pace[m]) others.push_back(*pace[m]);
-    }
-    if (others.empty()) continue;
-    std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
-    const double usual = others[others.size() / 2];  // bits a second per byte of share
+  // The usual pace: the upper median of every lane measured, once (a member may receive
+  // thousands of lanes). With two lanes that is the faster one's.
+  std::vector<double> paces;
+  for (const std::optional<double>& p : pace) {
+    if (p) paces.push_back(*p);
+  }
+  if (paces.size() >= 2) {
+    std::nth_element(paces.begin(), paces.begin() + paces.size() / 2, paces.end());
+    const double usual = paces[paces.size() / 2];  // bits a second per byte of share
     const double window_s = std::chrono::duration<double>(times_.slow_after).count();
-    const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
-                        usual * static_cast<double>(lane.lane_bytes) * window_s;
-    if (*pace[l] < kSlowFraction * usual && !ending) {
-      verdicts[l] = RepairReason::kSlow;
-      since[l] = lane.samples.front().at;
-      expected_bps[l] = usual * static_cast<double>(lane.lane_bytes);
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+      const Lane& lane = lanes_[l];
+      if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
+      const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
+                          usual * static_cast<double>(lane.lane_bytes) * window_s;
+      if (*pace[l] < kSlowFraction * usual && !ending) {
+        verdicts[l] = RepairReason::kSlow;
+        since[l] = lane.samples.front().at;
+        expected_bps[l] = usual * static_cast<double>(lane.lane_bytes);
+      }
     }
   }
   std::vector<LaneTrouble> troubles;

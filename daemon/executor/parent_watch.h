@@ -8,9 +8,9 @@
 //   silent  a connection is open, but no byte and no keepalive came for `silent_after`, while
 //           this member owed the parent nothing (no chunk of it being verified, no reply
 //           unwritten: a child that holds its parent up is not kept waiting by it).
-//   slow    over the last `slow_after`, the lane brought less than kSlowFraction of what this
-//           member's other lanes brought (each in proportion to its share of the payload: in a
-//           healthy plan the lanes run side by side), this member owed its parent nothing, and
+//   slow    over the last `slow_after`, the lane brought less than kSlowFraction of the usual
+//           pace of this member's lanes (their upper median, each in proportion to its share
+//           of the payload: in a healthy plan the lanes run side by side), this member owed its parent nothing, and
 //           the lane was not about to end. A member whose own download is slow sees all its
 //           lanes slow alike and says nothing; one lane alone cannot be judged. A parent may
 //           be slow only because a member above it is (it then waits, sending keepalives, and
