@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/hex.h"
+#include "daemon/coordinator/progress_sum.h"
 #include "daemon/participant/plan_payload.h"
 #include "daemon/participant/plan_status.h"
 #include "proto/plan_codec.h"
@@ -48,42 +49,8 @@ v1::MemberProgress EntryFromStatus(const std::string& member, const v1::PlanStat
   return entry;
 }
 
-// Adds one member to a sum: done (with the right digest), still receiving, or needing attention.
-void Count(const v1::MemberProgress& entry, const std::string& chunk_list_digest, v1::SubtreeProgress* sum) {
-  sum->set_members(sum->members() + 1);
-  sum->set_chunks_done(sum->chunks_done() + entry.chunks_done());
-  const v1::MemberState state = entry.state();
-  // Done before the list's digest is known here (a source that hashes as it sends): running.
-  const bool digest_known = !chunk_list_digest.empty();
-  if (state == v1::MEMBER_STATE_DONE && digest_known && entry.chunk_list_sha256() == chunk_list_digest) {
-    sum->set_done(sum->done() + 1);
-  } else if ((state == v1::MEMBER_STATE_RUNNING && entry.lane_trouble().empty()) ||
-             state == v1::MEMBER_STATE_PREPARED || (state == v1::MEMBER_STATE_DONE && !digest_known)) {
-    if (sum->slowest_member().empty() || entry.chunks_done() < sum->slowest_chunks()) {
-      sum->set_slowest_member(entry.member());
-      sum->set_slowest_chunks(entry.chunks_done());
-    }
-  } else {
-    // A receiving member with a lane in trouble tells the source (docs/repair.md).
-    // By name and state: its observations (a detailed round's) travel in its detail entry only.
-    v1::MemberProgress* named = sum->add_attention();
-    *named = entry;
-    named->clear_received();
-  }
-}
-
 void Merge(SubtreeReport&& part, SubtreeReport* into) {
-  v1::SubtreeProgress& sum = into->progress;
-  const v1::SubtreeProgress& add = part.progress;
-  sum.set_members(sum.members() + add.members());
-  sum.set_done(sum.done() + add.done());
-  sum.set_chunks_done(sum.chunks_done() + add.chunks_done());
-  if (!add.slowest_member().empty() &&
-      (sum.slowest_member().empty() || add.slowest_chunks() < sum.slowest_chunks())) {
-    sum.set_slowest_member(add.slowest_member());
-    sum.set_slowest_chunks(add.slowest_chunks());
-  }
-  for (const v1::MemberProgress& m : add.attention()) *sum.add_attention() = m;
+  AddSum(part.progress, &into->progress);
   for (v1::MemberProgress& m : part.detail) into->detail.push_back(std::move(m));
 }
 
@@ -418,7 +385,7 @@ Result<SubtreeReport> ControlTree::PollWhole(const PlanId& id, PollDetail detail
   v1::MemberProgress entry = EntryFromStatus(participant_.name(), status, state->chunk_bytes, state->payload_bytes);
   const std::string list = ListDigestOf(*state, chunk_list_digest);
   SubtreeReport all;
-  Count(entry, list, &all.progress);
+  CountMember(entry, list, &all.progress);
   if (detail != PollDetail::kSums) all.detail.push_back(std::move(entry));
   GRIDCAST_ASSIGN_OR_RETURN(SubtreeReport below, PollBelow(id, detail, deadline, list));
   Merge(std::move(below), &all);
@@ -432,7 +399,7 @@ void ControlTree::PollSubtree(PlanState& state, const std::string& list_digest, 
   const uint64_t payload_bytes = state.payload_bytes;
   const std::vector<int> subtree = ControlSubtree(child, state.members, state.fanout);
   auto note = [&](v1::MemberProgress entry) {
-    Count(entry, list_digest, &out->progress);
+    CountMember(entry, list_digest, &out->progress);
     if (detail) out->detail.push_back(std::move(entry));
   };
   auto note_subtree = [&](v1::MemberState how, const std::string& error) {
