@@ -250,8 +250,20 @@ Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline de
   start.set_plan_id(state.plan_id);
   start.set_source_started_ago_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.source_started).count());
-  Status status = Client(state, child).Start(start, ChildBudget(deadline));
-  return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
+  const Status status = Client(state, child).Start(start, ChildBudget(deadline));
+  if (status.code() != StatusCode::kUnavailable) {
+    return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
+  }
+  // Gone since its Prepare (killed: its port refuses): the members below it start from here, as if
+  // it had failed a moment later. The progress rounds find it unreachable, give it up or
+  // prepare it again when it comes back (Start is idempotent).
+  spdlog::warn("plan {}: member {} did not answer its Start ({}); starting the members below it",
+               ToHex(state.id), state.Name(child), status.message());
+  for (const Status& s : calls_.ForEach<Status>(ControlChildren(child, state.members, state.fanout),
+                                                [&](int g) { return StartSubtree(state, g, deadline); })) {
+    GRIDCAST_RETURN_IF_ERROR(s);
+  }
+  return Status::Ok();
 }
 
 Status ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline) {

@@ -14,7 +14,9 @@
 // children's echoes with its own view of the plan, as the source compares its own children's).
 // Start starts the member itself, then its children's subtrees: a prepared member accepts its
 // parents' connections, so data flows while Start travels down (each Start says how long ago
-// the source started, which members' completion times count from). Cancel steps around a
+// the source started, which members' completion times count from); a child gone since its
+// Prepare (its port refuses) is stepped around, its children started from here, and the
+// progress rounds deal with it as with a member that failed later. Cancel steps around a
 // child that does not answer by cancelling that child's children itself.
 // Up: progress. A Status call with `subtree` is answered with a sum over the members below
 // (counts, chunks, the slowest member, and by name only the members that need attention),
