@@ -254,6 +254,34 @@ Result<std::vector<std::string>> InteriorMembers(const BenchContext& ctx, const 
   return victims;
 }
 
+// --kill: what the simulator predicts of the plan patched around the victims (`gridcast
+// simulate --fail`: the planner and inputs the daemons had, as in InteriorMembers, at the
+// send's chunk size), killed when the bench killed them and patched when the source first
+// repaired around one of them. Rates count payload as TCP carries it on the netgrid (1448 of
+// every 1514 bytes on the wire). NotFound when no repair was made around a victim.
+Result<double> PatchedPrediction(const BenchContext& ctx, const std::string& algo, uint64_t chunk_bytes,
+                                 const std::vector<std::string>& victims, const nlohmann::json& repairs) {
+  const double kill_s = ctx.args.kill_at * BroadcastBoundSeconds(ctx.model, ctx.model.source, {}, ctx.size_bytes);
+  std::optional<double> repaired_s;
+  for (const auto& repair : repairs) {
+    const std::string member = repair.at("member").get<std::string>();
+    if (std::find(victims.begin(), victims.end(), member) == victims.end()) continue;
+    repaired_s = std::min(repaired_s.value_or(repair.at("at_s").get<double>()), repair.at("at_s").get<double>());
+  }
+  if (!repaired_s) return Status::NotFound("no repair around a killed member");
+  std::vector<std::string> argv = {ProgramBesideSelf("gridcast"), "simulate", "--topology", ctx.args.topology,
+                                   "--algo", algo, "--size", std::to_string(ctx.size_bytes), "--chunk",
+                                   std::to_string(chunk_bytes), "--detect", fmt::format("{}", std::max(0.0, *repaired_s - kill_s)),
+                                   "--goodput", fmt::format("{}", 1448.0 / 1514.0), "--json"};
+  for (const std::string& victim : victims) argv.push_back(fmt::format("--fail={}@{}", victim, ctx.args.kill_at));
+  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv));
+  const nlohmann::json predicted = nlohmann::json::parse(out.output, nullptr, false);
+  if (out.exit_code != 0 || predicted.is_discarded() || !predicted.contains("repaired_s")) {
+    return Status::Internal("gridcast simulate --fail failed: " + out.output);
+  }
+  return predicted["repaired_s"].get<double>();
+}
+
 // The `gridcast send` RunDaemonBroadcast times, with the bench's options.
 std::vector<std::string> SendCommand(const BenchContext& ctx, PlanMode send_mode, const std::string& algo,
                                      const fs::path& payload, const std::string& cluster_file,
@@ -316,7 +344,8 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
     if (summary.contains("moved_bytes")) outcome->moved_bytes = summary["moved_bytes"].get<uint64_t>();
     if (summary.contains("reused_bytes")) outcome->reused_bytes = summary["reused_bytes"].get<uint64_t>();
     if (summary.contains("error")) outcome->details.push_back("send error: " + summary["error"].get<std::string>());
-    outcome->details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(summary.at("chunk_bytes").get<uint64_t>()),
+    outcome->chunk_bytes = summary.at("chunk_bytes").get<uint64_t>();
+    outcome->details.push_back(fmt::format("chunks of {}, {} lane(s)", FormatSize(outcome->chunk_bytes),
                                           summary.at("lanes").get<uint32_t>()));
     if (ModeHasSwarm(send_mode) && outcome->verified) {
       outcome->source_copies = summary.at("source_copies").get<double>();
@@ -590,6 +619,12 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
         if (std::find(victims.begin(), victims.end(), node) == victims.end()) survivors.push_back(static_cast<int>(n));
       }
       outcome.survivors_bound_s = BroadcastBoundSeconds(ctx.model, ctx.model.source, survivors, ctx.size_bytes);
+      Result<double> patched = PatchedPrediction(ctx, outcome.algo, outcome.chunk_bytes, victims, outcome.repairs);
+      if (patched.ok()) {
+        outcome.patched_predicted_s = *patched;
+      } else {
+        outcome.details.push_back("no prediction of a patched plan: " + patched.status().message());
+      }
     }
     return outcome;
   }
@@ -959,6 +994,11 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(*r.outcome.survivors_bound_s),
                                FormatFloat(r.outcome.completion_s / *r.outcome.survivors_bound_s));
   }
+  if (r.outcome.patched_predicted_s) {
+    pull_fields += fmt::format(", \"patched_predicted_s\": {}, \"patched_predicted_ratio\": {}",
+                               FormatFloat(*r.outcome.patched_predicted_s),
+                               FormatFloat(r.outcome.completion_s / *r.outcome.patched_predicted_s));
+  }
   if (r.outcome.repairs.is_array()) pull_fields += ", \"repairs\": " + r.outcome.repairs.dump();
   if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
     nlohmann::json slowed = nlohmann::json::array();
@@ -1006,6 +1046,10 @@ void PrintBenchText(const BenchReport& r) {
   if (r.outcome.survivors_bound_s) {
     fmt::print("  the survivors' bound (the killed members' upload removed) {:.3f} s, ratio {:.3f}\n",
                *r.outcome.survivors_bound_s, r.outcome.completion_s / *r.outcome.survivors_bound_s);
+  }
+  if (r.outcome.patched_predicted_s) {
+    fmt::print("  the simulator's prediction of the patched plan {:.3f} s, measured / predicted {:.3f}\n",
+               *r.outcome.patched_predicted_s, r.outcome.completion_s / *r.outcome.patched_predicted_s);
   }
   if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
     fmt::print("  the others (neither slowed nor killed) done at {:.3f} s, their bound {:.3f} s, ratio {:.3f}\n",
@@ -1110,7 +1154,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
            modes_help)
       ->required()
       ->check(CLI::IsMember(mode_names));
-  bench->add_option("--kill", args->kill, "push or hybrid: kill this many interior members of the push trees mid-broadcast")
+  bench->add_option("--kill", args->kill, "push or hybrid: kill this many interior members of the push trees mid-broadcast; the JSON "
+                    "adds survivors_bound_s, survivors_ratio, patched_predicted_s and patched_predicted_ratio")
       ->check(CLI::Range(0, 1000));
   bench->add_option("--kill-at", args->kill_at, "push or hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));

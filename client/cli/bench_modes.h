@@ -114,6 +114,10 @@ struct BenchOutcome {
   std::optional<double> bound_s;
   // --kill: the bound of a broadcast to the survivors only, the killed members' upload removed.
   std::optional<double> survivors_bound_s;
+  // --kill: the simulator's prediction of the plan patched around the victims (from the
+  // request, as completion_s; PatchedPrediction).
+  std::optional<double> patched_predicted_s;
+  uint64_t chunk_bytes = 0;  // the send's, from its summary
   // gridcast broadcasts: each member's finished_s in the send summary (from the broadcast's
   // Start), for --slow's figures.
   std::map<std::string, double> finished_s;
