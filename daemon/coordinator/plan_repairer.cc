@@ -78,11 +78,7 @@ void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, con
   // parent has two children or more in the lane, two must agree.
   for (const auto& [where, report] : slow) {
     const auto& [parent, lane] = where;
-    const auto moved = moved_at_.find(where);
-    if (plan_.members[parent] != slowest || troubled.count(where) ||
-        (moved != moved_at_.end() && now - moved->second < kCatchingUp)) {
-      continue;
-    }
+    if (plan_.members[parent] != slowest || troubled.count(where) || CatchingUp(parent, lane, now)) continue;
     size_t children = 0;
     for (const Fanout& fanout : plan_.lanes[lane].fanouts) {
       if (fanout.parent != parent) continue;
@@ -99,6 +95,16 @@ void PlanRepairer::OnRound(const std::vector<v1::MemberProgress>& attention, con
   std::vector<Failure> failures;
   for (const auto& [member, failure] : found) failures.push_back(failure);
   Repair(failures, now);
+}
+
+bool PlanRepairer::CatchingUp(int member, int lane, Clock::time_point now) const {
+  // Bounded by the members: a lane's parents form a tree.
+  for (size_t hops = 0; member >= 0 && hops < plan_.members.size(); ++hops) {
+    const auto moved = moved_at_.find({member, lane});
+    if (moved != moved_at_.end() && now - moved->second < kCatchingUp) return true;
+    member = plan_.lanes[lane].ParentOf(member);
+  }
+  return false;
 }
 
 void PlanRepairer::Repair(const std::vector<Failure>& failures, Clock::time_point now) {

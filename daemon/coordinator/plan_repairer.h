@@ -9,7 +9,8 @@
 // as a leaf, only while it is also the member with the fewest chunks: a parent starved by one
 // above it (which the source's own NIC can do to a lane whose first hop is long: TCP favours
 // the short one) looks slow to its children as well, but is not behind the others. Nor is one
-// that reports the lane in trouble itself, or got a new parent in it within kCatchingUp. So a
+// that reports the lane in trouble itself, or got a new parent in it within kCatchingUp (it or
+// a member above it in that lane: a subtree below a move lags the rest while it catches up). So a
 // straggler whose download is slow is found, one slow only in its upload is not, and one
 // straggler at a time. The slowest member's own reports count only when a parent is gone: a
 // link shaped to a tenth makes TCP back off for seconds, and the member would call its parents
@@ -63,6 +64,10 @@ class PlanRepairer {
   // Fails `failures` (none of them failed before): patches the plan and sends the patch.
   void Repair(const std::vector<Failure>& failures, Clock::time_point now);
   int MemberIndex(const std::string& name) const;
+  // Whether `member` or a member above it in `lane` got a new parent there within
+  // kCatchingUp: the whole subtree below a move is behind while the moved lane catches up, and
+  // its members are not judged slow meanwhile.
+  bool CatchingUp(int member, int lane, Clock::time_point now) const;
 
   ControlTree& tree_;
   const PlanId id_;
@@ -77,7 +82,7 @@ class PlanRepairer {
   std::vector<v1::PlanPatch> patches_;
   std::vector<v1::Repair> repairs_;
   // When each (member, lane) last got a new parent: a lane moved away from a dead parent
-  // catches up for a while, and its children are not judged by how it brought it meanwhile.
+  // catches up for a while, and the subtree below is not judged by how it brought it meanwhile.
   std::map<std::pair<int, int>, Clock::time_point> moved_at_;
   static constexpr std::chrono::seconds kCatchingUp{10};
   bool given_up_ = false;  // a patch could not be made: no further attempts
