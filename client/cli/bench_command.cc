@@ -1000,6 +1000,7 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(r.outcome.completion_s / *r.outcome.patched_predicted_s));
   }
   if (r.outcome.repairs.is_array()) pull_fields += ", \"repairs\": " + r.outcome.repairs.dump();
+  if (!r.outcome.finished_s.empty()) pull_fields += ", \"finished_s\": " + nlohmann::json(r.outcome.finished_s).dump();
   if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
     nlohmann::json slowed = nlohmann::json::array();
     for (const BenchOutcome::Slowed& s : r.outcome.slowed) {
