@@ -290,6 +290,13 @@ Status SimulateFailures(const CollectivesArgs& args, const Inputs& in) {
   std::vector<std::string> names;
   for (const int m : failed) names.push_back(plan.members[m]);
   if (args.json) {
+    nlohmann::json edges = nlohmann::json::array();
+    for (const EdgeMove& move : prediction.patch.moves) {
+      edges.push_back({{"lane", move.lane},
+                       {"child", plan.members[move.child]},
+                       {"old_parent", plan.members[move.old_parent]},
+                       {"new_parent", plan.members[move.new_parent]}});
+    }
     fmt::print("{}\n", nlohmann::json{{"algo", plan.algorithm},
                                       {"failed", names},
                                       {"at_s", *fraction * bound_s},
@@ -299,7 +306,8 @@ Status SimulateFailures(const CollectivesArgs& args, const Inputs& in) {
                                       {"bound_s", bound_s},
                                       {"survivors_bound_s", survivors_bound_s},
                                       {"survivors_ratio", prediction.completion_s / survivors_bound_s},
-                                      {"moves", prediction.patch.moves.size()}}
+                                      {"moves", prediction.patch.moves.size()},
+                                      {"patch", edges}}
                            .dump(2));
     return Status::Ok();
   }

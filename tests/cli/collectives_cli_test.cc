@@ -107,6 +107,29 @@ TEST(CollectivesCli, SimulateJsonHasExactlyTheDocumentedKeys) {
   EXPECT_LE(json["auto"]["efficiency"].get<double>(), 1.0 + 1e-9);
 }
 
+// --fail: the patch the simulator predicts names each moved edge; on flat16's splitstream:2
+// core-1 is the source's only child in lane 0, so both its children there move, to live
+// members other than core-1.
+TEST(CollectivesCli, SimulateFailNamesThePatchsMoves) {
+  const CommandOutput out = RunCli({"simulate", "--topology", kFlat16, "--size", "64MiB", "--algo", "splitstream:2",
+                                    "--fail", "core-1@0.3", "--detect", "1", "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const nlohmann::json json = nlohmann::json::parse(out.output, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out.output;
+  ASSERT_EQ(json["moves"], json["patch"].size());
+  ASSERT_EQ(json["patch"].size(), 2u) << out.output;
+  std::set<std::string> moved;
+  for (const auto& move : json["patch"]) {
+    EXPECT_EQ(Keys(move), (std::set<std::string>{"lane", "child", "old_parent", "new_parent"}));
+    EXPECT_EQ(move["lane"], 0);
+    EXPECT_EQ(move["old_parent"], "core-1");
+    EXPECT_NE(move["new_parent"], "core-1");
+    moved.insert(move["child"].get<std::string>());
+  }
+  EXPECT_EQ(moved.size(), 2u);
+  EXPECT_GT(json["repaired_s"].get<double>(), json["healthy_s"].get<double>());
+}
+
 TEST(CollectivesCli, SimulateGoodputScalesTheTimesNotTheBound) {
   auto run = [](const char* goodput) {
     const CommandOutput out = RunCli({"simulate", "--topology", kFlat16, "--size", "64MiB", "--algo", "chain",
