@@ -44,6 +44,12 @@ void ParentWatch::Closed(int lane, Clock::time_point now) {
   if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
 }
 
+void ParentWatch::Arrived(int lane, uint64_t bytes) {
+  Lane& watched = lanes_[lane];
+  if (!watched.kernel_bytes) watched.samples.clear();  // counted in chunks until now
+  watched.kernel_bytes = watched.kernel_bytes.value_or(0) + bytes;
+}
+
 void ParentWatch::Progress(int lane, Clock::time_point now) {
   lanes_[lane].last_progress = std::max(lanes_[lane].last_progress, now);
 }
@@ -69,40 +75,11 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
       since[l] = lane.last_progress;
     }
     if (!lane.connected) continue;
-    lane.samples.push_back({now, lane.bytes});
+    lane.samples.push_back({now, lane.Counted()});
     while (lane.samples.size() > 2 && lane.samples[1].at <= now - times_.slow_after) lane.samples.pop_front();
   }
-  // Each lane's pace over its window, per byte of its share: a healthy plan's lanes match.
-  std::vector<std::optional<double>> pace(lanes_.size());
-  for (size_t l = 0; l < lanes_.size(); ++l) {
-    const Lane& lane = lanes_[l];
-    if (lane.samples.empty() || lane.samples.front().at > now - times_.slow_after || lane.lane_bytes == 0) continue;
-    const double window_s = std::chrono::duration<double>(now - lane.samples.front().at).count();
-    measured_bps[l] = 8.0 * static_cast<double>(lane.bytes - lane.samples.front().bytes) / window_s;
-    pace[l] = measured_bps[l] / static_cast<double>(lane.lane_bytes);
-  }
-  // The usual pace: the upper median of every lane measured, once (a member may receive
-  // thousands of lanes). With two lanes that is the faster one's.
-  std::vector<double> paces;
-  for (const std::optional<double>& p : pace) {
-    if (p) paces.push_back(*p);
-  }
-  if (paces.size() >= 2) {
-    std::nth_element(paces.begin(), paces.begin() + paces.size() / 2, paces.end());
-    const double usual = paces[paces.size() / 2];  // bits a second per byte of share
-    const double window_s = std::chrono::duration<double>(times_.slow_after).count();
-    for (size_t l = 0; l < lanes_.size(); ++l) {
-      const Lane& lane = lanes_[l];
-      if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
-      const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
-                          usual * static_cast<double>(lane.lane_bytes) * window_s;
-      if (*pace[l] < kSlowFraction * usual && !ending) {
-        verdicts[l] = RepairReason::kSlow;
-        since[l] = lane.samples.front().at;
-        expected_bps[l] = usual * static_cast<double>(lane.lane_bytes);
-      }
-    }
-  }
+  JudgeSlow(now, lanes, times_.slow_after, kSlowFraction, verdicts, since, measured_bps, expected_bps);
+  JudgeSlow(now, lanes, times_.silent_after, kVerySlowFraction, verdicts, since, measured_bps, expected_bps);
   std::vector<LaneTrouble> troubles;
   for (size_t l = 0; l < lanes_.size(); ++l) {
     Lane& lane = lanes_[l];
@@ -115,6 +92,53 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
                         slow ? expected_bps[l] : 0, fresh});
   }
   return troubles;
+}
+
+void ParentWatch::JudgeSlow(Clock::time_point now, const std::vector<LaneNow>& lanes, Clock::duration window,
+                            double fraction, std::vector<std::optional<RepairReason>>& verdicts,
+                            std::vector<Clock::time_point>& since, std::vector<double>& measured_bps,
+                            std::vector<double>& expected_bps) const {
+  // Each lane's pace over the window, per byte of its share: a healthy plan's lanes match. From
+  // the latest sample at least `window` old.
+  std::vector<std::optional<double>> pace(lanes_.size());
+  std::vector<const Sample*> from(lanes_.size(), nullptr);
+  std::vector<double> bps(lanes_.size(), 0);
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (lane.lane_bytes == 0) continue;
+    for (auto it = lane.samples.rbegin(); it != lane.samples.rend(); ++it) {
+      if (it->at <= now - window) {
+        from[l] = &*it;
+        break;
+      }
+    }
+    if (from[l] == nullptr) continue;
+    const double window_s = std::chrono::duration<double>(now - from[l]->at).count();
+    bps[l] = 8.0 * static_cast<double>(lane.Counted() - from[l]->bytes) / window_s;
+    pace[l] = bps[l] / static_cast<double>(lane.lane_bytes);
+  }
+  // The usual pace: the upper median of every lane measured, once (a member may receive
+  // thousands of lanes). With two lanes that is the faster one's.
+  std::vector<double> paces;
+  for (const std::optional<double>& p : pace) {
+    if (p) paces.push_back(*p);
+  }
+  if (paces.size() < 2) return;
+  std::nth_element(paces.begin(), paces.begin() + paces.size() / 2, paces.end());
+  const double usual = paces[paces.size() / 2];  // bits a second per byte of share
+  const double slow_window_s = std::chrono::duration<double>(times_.slow_after).count();
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    const Lane& lane = lanes_[l];
+    if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
+    const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
+                        usual * static_cast<double>(lane.lane_bytes) * slow_window_s;
+    if (*pace[l] < fraction * usual && !ending) {
+      verdicts[l] = RepairReason::kSlow;
+      since[l] = from[l]->at;
+      measured_bps[l] = bps[l];
+      expected_bps[l] = usual * static_cast<double>(lane.lane_bytes);
+    }
+  }
 }
 
 ParentWatch::Clock::duration ParentWatch::QuietFor(int lane, Clock::time_point now) const {

@@ -10,8 +10,10 @@
 //           unwritten: a child that holds its parent up is not kept waiting by it).
 //   slow    over the last `slow_after`, the lane brought less than kSlowFraction of the usual
 //           pace of this member's lanes (their upper median, each in proportion to its share
-//           of the payload: in a healthy plan the lanes run side by side), this member owed its parent nothing, and
-//           the lane was not about to end. A member whose own download is slow sees all its
+//           of the payload: in a healthy plan the lanes run side by side), or over the last
+//           `silent_after` less than kVerySlowFraction of theirs over that second; this member
+//           owed its parent nothing, and the lane was not about to end. Bytes are the kernel's
+//           (Arrived) where the transport tells them, else the chunks' (Received). A member whose own download is slow sees all its
 //           lanes slow alike and says nothing; one lane alone cannot be judged. A parent may
 //           be slow only because a member above it is (it then waits, sending keepalives, and
 //           reports that member itself): the source, which sees both reports, decides.
@@ -55,6 +57,11 @@ struct ParentWatchTimes {
 // its NIC brings its lane in at a tenth or less, while lanes of a healthy plan that share a
 // child's download stay within a factor of two or three of each other over seconds.
 inline constexpr double kSlowFraction = 0.3;
+// ... and below this fraction over one `silent_after`, a second by default: every second a
+// straggler keeps its children costs them about that second at the end (gridcast simulate
+// --fail), and a parent shaped to a tenth brings a tenth of the other lanes' pace or less
+// within a second of its children connecting.
+inline constexpr double kVerySlowFraction = 0.15;
 
 class ParentWatch {
  public:
@@ -84,6 +91,10 @@ class ParentWatch {
   void Progress(int lane, Clock::time_point now);
   // ... of which a chunk's `bytes`.
   void Received(int lane, uint64_t bytes) { lanes_[lane].bytes += bytes; }
+  // ... or what the kernel received on the lane's connections since the last call (TCP_INFO):
+  // from the first call on, the lane's pace counts these instead, which a slow lane's chunks,
+  // a part at a time, would show only in steps.
+  void Arrived(int lane, uint64_t bytes);
 
   // Every lane's trouble at `now` (REQUIRES: lanes.size() == the number of lanes).
   std::vector<LaneTrouble> Judge(Clock::time_point now, const std::vector<LaneNow>& lanes);
@@ -103,6 +114,8 @@ class ParentWatch {
     int parent = -1;
     uint64_t lane_bytes = 0;
     uint64_t bytes = 0;                 // received in chunks, ever
+    std::optional<uint64_t> kernel_bytes;  // received by the kernel, ever, once Arrived was called
+    uint64_t Counted() const { return kernel_bytes.value_or(bytes); }
     std::deque<Sample> samples;         // one per Judge while connected, the oldest just past slow_after
     int open = 0;
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
@@ -112,8 +125,11 @@ class ParentWatch {
     std::optional<RepairReason> verdict;
   };
 
-  // Adds slow verdicts to `troubles` (which has the lanes already judged gone or silent).
-  void JudgeSlow(Clock::time_point now, const std::vector<LaneNow>& lanes, std::vector<LaneTrouble>* troubles);
+  // Judges slow the lanes without a verdict yet whose pace over `window` is below `fraction`
+  // of the usual pace over it, filling in their entries of the vectors (by lane).
+  void JudgeSlow(Clock::time_point now, const std::vector<LaneNow>& lanes, Clock::duration window, double fraction,
+                 std::vector<std::optional<RepairReason>>& verdicts, std::vector<Clock::time_point>& since,
+                 std::vector<double>& measured_bps, std::vector<double>& expected_bps) const;
 
   const ParentWatchTimes times_;
   std::vector<Lane> lanes_;

@@ -266,8 +266,9 @@ asio::awaitable<void> PlanExecution::WatchParents() {
       const int lane = static_cast<int>(l);
       // Bytes of a part still arriving are progress: a slow link is not a silent parent (but
       // a trickle below kTrickleBytes a judgement is no progress).
-      if (const auto arrived = intake_.KernelBytesSinceLast(lane); arrived && *arrived >= kTrickleBytes) {
-        watch_.Progress(lane, now);
+      if (const auto arrived = intake_.KernelBytesSinceLast(lane)) {
+        watch_.Arrived(lane, *arrived);
+        if (*arrived >= kTrickleBytes) watch_.Progress(lane, now);
       }
       const uint64_t missing = schedule_.LogSize(lane) - schedule_.HeldPrefix(lane, holds);
       lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane),

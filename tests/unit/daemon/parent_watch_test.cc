@@ -186,29 +186,73 @@ TEST_F(ParentWatchTest, AParentLostDuringTheGraceIsGoneWithoutWaitingForItsEnd) 
 TEST_F(ParentWatchTest, ALaneFarBelowTheOtherIsSlow) {
   watch_.Start(At(0));
   OpenBoth(10);
-  // Lane 0 at a twelfth of lane 1: 20 KB and 250 KB every 250 ms.
-  EXPECT_TRUE(Stream(250, 2750, 20'000, 250'000).empty());  // not yet a whole window
-  std::vector<LaneTrouble> troubles = Stream(3000, 3250, 20'000, 250'000);
+  // Lane 0 at a fifth of lane 1: 50 KB and 250 KB every 250 ms.
+  EXPECT_TRUE(Stream(250, 2750, 50'000, 250'000).empty());  // not yet a whole window
+  std::vector<LaneTrouble> troubles = Stream(3000, 3250, 50'000, 250'000);
   ASSERT_EQ(troubles.size(), 1u);
   EXPECT_EQ(troubles[0].lane, 0);
   EXPECT_EQ(troubles[0].parent, 1);
   EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
-  EXPECT_NEAR(troubles[0].measured_bps, 640e3, 1e3);
+  EXPECT_NEAR(troubles[0].measured_bps, 1.6e6, 1e3);
+  EXPECT_NEAR(troubles[0].expected_bps, 8e6, 1e3);
   EXPECT_NEAR(troubles[0].since_s, 3.0, 0.3);
   EXPECT_EQ(watch_.Trouble(0), RepairReason::kSlow);
   EXPECT_FALSE(watch_.Trouble(1).has_value());
   // It stays slow while it lasts, reported fresh once.
-  troubles = Stream(3500, 3500, 20'000, 250'000);
+  troubles = Stream(3500, 3500, 50'000, 250'000);
   ASSERT_EQ(troubles.size(), 1u);
   EXPECT_FALSE(troubles[0].fresh);
   // A new parent starts a new window.
   watch_.Reattached(0, 2, At(3600));
   watch_.Opened(0, At(3700));
-  EXPECT_TRUE(Stream(3750, 6500, 20'000, 250'000).empty());
-  EXPECT_EQ(Stream(6750, 6750, 20'000, 250'000).size(), 1u);
+  EXPECT_TRUE(Stream(3750, 6500, 50'000, 250'000).empty());
+  EXPECT_EQ(Stream(6750, 6750, 50'000, 250'000).size(), 1u);
   // Back at the other lane's pace: the verdict goes once the window holds no slow seconds.
   EXPECT_EQ(Stream(7000, 7000, 250'000, 250'000).size(), 1u);
   EXPECT_TRUE(Stream(7250, 10000, 250'000, 250'000).empty());
+}
+
+// Far below, a second tells: lane 0 at a twelfth (20 KB and 250 KB every 250 ms) is slow once a
+// second of it is measured, not after the whole window.
+TEST_F(ParentWatchTest, ALaneAtATwelfthIsSlowWithinASecond) {
+  watch_.Start(At(0));
+  OpenBoth(10);
+  EXPECT_TRUE(Stream(250, 1000, 20'000, 250'000).empty());  // no second measured yet
+  const std::vector<LaneTrouble> troubles = Stream(1250, 1250, 20'000, 250'000);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].lane, 0);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
+  EXPECT_NEAR(troubles[0].measured_bps, 640e3, 1e3);
+  EXPECT_NEAR(troubles[0].since_s, 1.0, 0.01);
+}
+
+// Where the transport tells what the kernel received, the pace counts that: a slow lane's
+// chunks come a part at a time, in steps, while its bytes flow evenly.
+TEST_F(ParentWatchTest, TheKernelsBytesCountOnceTheyAreTold) {
+  watch_.Start(At(0));
+  OpenBoth(10);
+  for (int ms = 250; ms <= 5000; ms += 250) {
+    // Lane 0's chunks: one of 1 MB every 4 s; its bytes: as lane 1's.
+    if (ms % 4000 == 0) watch_.Received(0, 1'000'000);
+    watch_.Received(1, 250'000);
+    watch_.Arrived(0, 250'000);
+    watch_.Arrived(1, 250'000);
+    watch_.Progress(0, At(ms));
+    watch_.Progress(1, At(ms));
+    EXPECT_TRUE(Judge(ms, {{.remaining_bytes = kLaneBytes}, {.remaining_bytes = kLaneBytes}, {}}).empty()) << ms;
+  }
+  // The kernel's bytes of lane 0 slow to a twelfth: slow within a second.
+  std::vector<LaneTrouble> troubles;
+  for (int ms = 5250; ms <= 6500; ms += 250) {
+    watch_.Arrived(0, 20'000);
+    watch_.Arrived(1, 250'000);
+    watch_.Progress(0, At(ms));
+    watch_.Progress(1, At(ms));
+    troubles = Judge(ms, {{.remaining_bytes = kLaneBytes}, {.remaining_bytes = kLaneBytes}, {}});
+  }
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].lane, 0);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
 }
 
 TEST_F(ParentWatchTest, TheChildsOwnDownloadOrTheLanesEndAreNeverSlow) {
