@@ -211,6 +211,23 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
   std::sort(by_order.begin(), by_order.end(), [&](size_t a, size_t b) { return order[a] < order[b]; });
 
   const auto held = [&](int member, int lane) { return in.lane_held.empty() ? 0 : in.lane_held[member][lane]; };
+  // The live member to feed `child` in lane `l`, best first: ahead or level in the lane, most
+  // to spare, the child's switch, fewest children in the lane, lowest index; -1 if none.
+  const auto best_parent = [&](int l, int child, bool dead) {
+    const LaneTree& tree = trees[l];
+    const int child_switch = in.net->nodes[in.member_nodes[child]].switch_index;
+    std::optional<std::tuple<bool, double, bool, size_t, int>> best;
+    for (int p = 0; p < static_cast<int>(members); ++p) {
+      if (p == child || leaving.count(p) != 0 || InSubtree(tree, child, p)) continue;
+      if (p != plan.lanes[l].source && tree.parent[p] < 0) continue;  // not in this lane's tree
+      const double spare = dead ? 0 : loads.SpareAfter(l, p, child);
+      const auto key = std::make_tuple(held(p, l) < held(child, l), -spare,
+                                       in.net->nodes[in.member_nodes[p]].switch_index != child_switch,
+                                       tree.children[p].size(), p);
+      if (!best || key < *best) best = key;
+    }
+    return best ? std::get<4>(*best) : -1;
+  };
   PlanPatch patch;
   patch.version = in.version;
   patch.failures = in.failures;
@@ -219,23 +236,7 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
     const int l = orphan.lane;
     LaneTree& tree = trees[l];
     const bool dead = receive_nothing.count(orphan.child) != 0;
-    const int child_switch = in.net->nodes[in.member_nodes[orphan.child]].switch_index;
-    // Best first: ahead or level in the lane, most to spare, the child's switch, fewest
-    // children in the lane, lowest index.
-    std::optional<std::tuple<bool, double, bool, size_t, int>> best;
-    int chosen = -1;
-    for (int p = 0; p < static_cast<int>(members); ++p) {
-      if (p == orphan.child || leaving.count(p) != 0 || InSubtree(tree, orphan.child, p)) continue;
-      if (p != plan.lanes[l].source && tree.parent[p] < 0) continue;  // not in this lane's tree
-      const double spare = dead ? 0 : loads.SpareAfter(l, p, orphan.child);
-      const auto key = std::make_tuple(held(p, l) < held(orphan.child, l), -spare,
-                                       in.net->nodes[in.member_nodes[p]].switch_index != child_switch,
-                                       tree.children[p].size(), p);
-      if (!best || key < *best) {
-        best = key;
-        chosen = p;
-      }
-    }
+    const int chosen = best_parent(l, orphan.child, dead);
     if (chosen < 0) {
       return Status::FailedPrecondition("no live member can feed " + plan.members[orphan.child] + " in lane " +
                                         std::to_string(l));
@@ -246,6 +247,30 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
     MoveInTree(tree, orphan.child, chosen, streams);
     if (!dead) loads.Add(l, chosen, orphan.child, +1);
     patch.moves.push_back({l, orphan.child, orphan.parent, chosen, streams});
+  }
+  // A slow member keeps receiving, and its parents' upload with it: where another member has
+  // more to spare than its parent in a lane, it moves there (flat16-50, splitstream:2: a
+  // straggler that is the source's child held a tenth of the source's upload, which sets the
+  // bound, while a member that is a leaf in every lane had all of its own to spare).
+  for (const Failure& f : in.failures) {
+    if (f.reason != RepairReason::kSlow) continue;
+    for (int l = 0; l < static_cast<int>(trees.size()); ++l) {
+      LaneTree& tree = trees[l];
+      const int parent = tree.parent[f.member];
+      if (parent < 0) continue;
+      loads.Add(l, parent, f.member, -1);
+      const int chosen = best_parent(l, f.member, /*dead=*/false);
+      if (chosen < 0 || chosen == parent || loads.SpareAfter(l, chosen, f.member) <= loads.SpareAfter(l, parent, f.member)) {
+        loads.Add(l, parent, f.member, +1);
+        continue;
+      }
+      const auto position = std::find(tree.children[parent].begin(), tree.children[parent].end(), f.member) -
+                             tree.children[parent].begin();
+      const int streams = tree.streams[parent][position];
+      MoveInTree(tree, f.member, chosen, streams);
+      loads.Add(l, chosen, f.member, +1);
+      patch.moves.push_back({l, f.member, parent, chosen, streams});
+    }
   }
   return patch;
 }

@@ -1,9 +1,10 @@
 // Plan patches (docs/repair.md): how a running plan routes around members that failed (gone
 // or silent) or run far below their planned rate (slow) without being made again. A patch is
 // a list of edge moves: in one lane, one child leaves its old parent for a new one, and its
-// subtree comes with it. Only the children of failed and slow members move; failed members
-// stay in the plan as leaves (every lane still reaches every member, so ValidatePlan holds),
-// and slow ones keep receiving but gain no child. Pure functions; thread-compatible.
+// subtree comes with it. The children of failed and slow members move; failed members stay
+// in the plan as leaves (every lane still reaches every member, so ValidatePlan holds), and
+// slow ones keep receiving but gain no child (and themselves move to a member with more
+// upload to spare than their parent, where there is one). Pure functions; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,9 @@ struct RepairInputs {
 // ties go to the child's switch, then fewer children in the lane, then the lower index, so
 // the same inputs give the same patch. An edge into a gone or silent member loads nothing (a
 // slow one still receives). Live orphans are placed largest subtree first; gone or silent ones
-// (a dead member below a dead one) cost nothing and go last. Push plans of fixed lanes
+// (a dead member below a dead one) cost nothing and go last. Then each slow member, in each
+// lane, moves to the member chosen the same way if that one has more to spare than its parent
+// (its parent's upload may be what the plan needs most: the source's, say). Push plans of fixed lanes
 // only: FailedPrecondition for a failed lane source, shared-chunk lanes or a plan without
 // lanes; InvalidArgument for inputs that do not fit the plan.
 Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& inputs);

@@ -250,11 +250,14 @@ Status ControlTree::StartSubtree(PlanState& state, int child, ControlDeadline de
   start.set_plan_id(state.plan_id);
   start.set_source_started_ago_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.source_started).count());
-  const Status status = Client(state, child).Start(start, ChildBudget(deadline));
-  if (status.code() != StatusCode::kUnavailable) {
-    return status.ok() ? status : status.WithContext("member '" + state.Name(child) + "' did not start");
+  ControlClient& client = Client(state, child);
+  const Status status = client.Start(start, ChildBudget(deadline));
+  if (status.ok()) return status;
+  if (status.code() != StatusCode::kUnavailable && client.Connected()) {
+    return status.WithContext("member '" + state.Name(child) + "' did not start");
   }
-  // Gone since its Prepare (killed: its port refuses): the members below it start from here, as if
+  // Gone since its Prepare (killed: its port refuses, or its connection dropped mid-call,
+  // which gRPC may not call unavailable): the members below it start from here, as if
   // it had failed a moment later. The progress rounds find it unreachable, give it up or
   // prepare it again when it comes back (Start is idempotent).
   spdlog::warn("plan {}: member {} did not answer its Start ({}); starting the members below it",

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <set>
 
@@ -58,13 +59,24 @@ void ExpectSoundPatch(const Plan& plan, const RepairInputs& in, const std::strin
   for (const Lane& lane : plan.lanes) {
     for (const Fanout& fanout : lane.fanouts) orphans += failed.count(fanout.parent) != 0 ? fanout.children.size() : 0;
   }
-  ASSERT_EQ(patch->moves.size(), orphans) << what;
-  std::set<std::pair<int, int>> moved;
-  for (const EdgeMove& move : patch->moves) {
-    EXPECT_EQ(failed.count(move.old_parent), 1u) << what << ": only orphans move";
-    EXPECT_EQ(failed.count(move.new_parent), 0u) << what;
-    EXPECT_TRUE(moved.insert({move.lane, move.child}).second) << what << ": each orphan once";
+  std::set<int> slow;
+  for (const Failure& f : in.failures) {
+    if (f.reason == RepairReason::kSlow) slow.insert(f.member);
   }
+  size_t orphan_moves = 0;
+  std::set<std::pair<int, int>> moved, moved_slow;  // (lane, child)
+  for (const EdgeMove& move : patch->moves) {
+    const bool orphan = failed.count(move.old_parent) != 0;
+    EXPECT_TRUE(orphan || slow.count(move.child) != 0) << what << ": only orphans and slow members move";
+    EXPECT_EQ(failed.count(move.new_parent), 0u) << what;
+    if (orphan) {
+      ++orphan_moves;
+      EXPECT_TRUE(moved.insert({move.lane, move.child}).second) << what << ": each orphan once";
+    } else {
+      EXPECT_TRUE(moved_slow.insert({move.lane, move.child}).second) << what << ": a slow member once a lane";
+    }
+  }
+  ASSERT_EQ(orphan_moves, orphans) << what;
   Result<Plan> patched = ApplyPatch(plan, *patch);
   ASSERT_TRUE(patched.ok()) << what << ": " << patched.status().ToString();
   EXPECT_TRUE(ValidatePlan(*patched).ok()) << what;  // every chunk reaches every member: no cycle
@@ -126,6 +138,42 @@ TEST(PlanPatch, AnOrphanGoesToALiveMemberAheadOfItWithUploadToSpare) {
   // n1 far behind n3: the source, ahead, is chosen instead.
   in.lane_held[1][0] = 0;
   EXPECT_EQ(PatchPlan(*plan, in)->moves[0].new_parent, 0);
+}
+
+// A straggler that is the source's only child in a lane (flat16 at 50mbit, splitstream:2:
+// core-1 heads lane 0) keeps receiving, and held a lane's rate of the source's upload, which
+// sets the bound: its children move, and so does it, to the member that is a leaf in both
+// lanes. A straggler whose parent has as much to spare as anyone stays.
+TEST(PlanPatch, AStragglerLeavesAParentWhoseUploadIsNeededMore) {
+  const NetworkModel net = OneSwitch(16, 50e6);
+  Result<Plan> plan = (*MakePlanner("splitstream:2"))->MakePlan(net, 128 << 20, Chunked());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->lanes.size(), 2u);
+  ASSERT_EQ(plan->lanes[0].ParentOf(1), 0);
+  RepairInputs in = InputsFor(*plan, net, {{1, RepairReason::kSlow}}, 1);
+  in.lane_held.clear();
+  in.predicted_s = 22;  // the source's 50mbit sets it: 64 MiB a lane at 24.4mbit
+  Result<PlanPatch> patch = PatchPlan(*plan, in);
+  ASSERT_TRUE(patch.ok()) << patch.status().ToString();
+  std::optional<EdgeMove> off_the_source;
+  for (const EdgeMove& move : patch->moves) {
+    if (move.child == 1 && move.lane == 0) off_the_source = move;
+  }
+  ASSERT_TRUE(off_the_source.has_value());
+  EXPECT_EQ(off_the_source->old_parent, 0);
+  const int leaf = off_the_source->new_parent;
+  for (const Lane& lane : plan->lanes) {
+    for (const Fanout& fanout : lane.fanouts) EXPECT_NE(fanout.parent, leaf) << "it had children before";
+  }
+  Result<Plan> patched = ApplyPatch(*plan, *patch);
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  EXPECT_TRUE(ValidatePlan(*patched).ok());
+  EXPECT_EQ(patched->lanes[0].ParentOf(1), leaf);
+  // Gone instead, it takes nothing from the source: only its children move.
+  in.failures = {{1, RepairReason::kGone}};
+  patch = PatchPlan(*plan, in);
+  ASSERT_TRUE(patch.ok());
+  for (const EdgeMove& move : patch->moves) EXPECT_EQ(move.old_parent, 1);
 }
 
 TEST(PlanPatch, WhatCannotBeRepairedOrIsNoPatchIsRefused) {
