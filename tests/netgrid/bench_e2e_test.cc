@@ -130,8 +130,14 @@ class BenchE2ETest : public ::testing::Test {
     // copy), its whole time from the command's start, and the transfer alone: from the
     // broadcast's start, after the request (completion_s) and before the summary (wall_s).
     if (mode == "push") {
-      expected.insert({"moved_bytes", "reused_bytes", "wall_s", "transfer_s", "transfer_ratio", "repairs"});
+      expected.insert({"moved_bytes", "reused_bytes", "wall_s", "transfer_s", "transfer_ratio", "repairs", "finished_s"});
       EXPECT_EQ(result["repairs"], nlohmann::json::array()) << result.dump();  // nothing failed
+      ASSERT_TRUE(result["finished_s"].is_object()) << result.dump();  // each receiver's, from the Start
+      EXPECT_FALSE(result["finished_s"].empty()) << result.dump();
+      for (const auto& [member, at_s] : result["finished_s"].items()) {
+        EXPECT_GT(at_s.get<double>(), 0) << member;
+        EXPECT_LE(at_s.get<double>(), result["completion_s"].get<double>()) << member;
+      }
       EXPECT_GE(result["moved_bytes"].get<uint64_t>(), kSizeBytes) << result.dump();
       EXPECT_EQ(result["reused_bytes"].get<uint64_t>(), 0u) << result.dump();
       EXPECT_GE(result["wall_s"].get<double>(), result["completion_s"].get<double>()) << result.dump();
