@@ -231,22 +231,25 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
   PlanPatch patch;
   patch.version = in.version;
   patch.failures = in.failures;
+  // Moves `child` from `old_parent` to `new_parent` in lane `l`, keeping the edge's streams;
+  // the new edge loads the new parent unless the child receives nothing more.
+  const auto move = [&](int l, int child, int old_parent, int new_parent, bool loads_parent) {
+    LaneTree& tree = trees[l];
+    const std::vector<int>& siblings = tree.children[old_parent];
+    const int streams = tree.streams[old_parent][std::find(siblings.begin(), siblings.end(), child) - siblings.begin()];
+    MoveInTree(tree, child, new_parent, streams);
+    if (loads_parent) loads.Add(l, new_parent, child, +1);
+    patch.moves.push_back({l, child, old_parent, new_parent, streams});
+  };
   for (const size_t i : by_order) {
     const Orphan& orphan = orphans[i];
-    const int l = orphan.lane;
-    LaneTree& tree = trees[l];
     const bool dead = receive_nothing.count(orphan.child) != 0;
-    const int chosen = best_parent(l, orphan.child, dead);
+    const int chosen = best_parent(orphan.lane, orphan.child, dead);
     if (chosen < 0) {
       return Status::FailedPrecondition("no live member can feed " + plan.members[orphan.child] + " in lane " +
-                                        std::to_string(l));
+                                        std::to_string(orphan.lane));
     }
-    const auto position = std::find(tree.children[orphan.parent].begin(), tree.children[orphan.parent].end(),
-                                     orphan.child) - tree.children[orphan.parent].begin();
-    const int streams = tree.streams[orphan.parent][position];
-    MoveInTree(tree, orphan.child, chosen, streams);
-    if (!dead) loads.Add(l, chosen, orphan.child, +1);
-    patch.moves.push_back({l, orphan.child, orphan.parent, chosen, streams});
+    move(orphan.lane, orphan.child, orphan.parent, chosen, !dead);
   }
   // A slow member keeps receiving, and its parents' upload with it: where another member has
   // more to spare than its parent in a lane, it moves there (flat16-50, splitstream:2: a
@@ -255,21 +258,16 @@ Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& in) {
   for (const Failure& f : in.failures) {
     if (f.reason != RepairReason::kSlow) continue;
     for (int l = 0; l < static_cast<int>(trees.size()); ++l) {
-      LaneTree& tree = trees[l];
-      const int parent = tree.parent[f.member];
+      const int parent = trees[l].parent[f.member];
       if (parent < 0) continue;
-      loads.Add(l, parent, f.member, -1);
+      loads.Add(l, parent, f.member, -1);  // weighed against the others on equal terms
       const int chosen = best_parent(l, f.member, /*dead=*/false);
-      if (chosen < 0 || chosen == parent || loads.SpareAfter(l, chosen, f.member) <= loads.SpareAfter(l, parent, f.member)) {
+      if (chosen >= 0 && chosen != parent &&
+          loads.SpareAfter(l, chosen, f.member) > loads.SpareAfter(l, parent, f.member)) {
+        move(l, f.member, parent, chosen, /*loads_parent=*/true);
+      } else {
         loads.Add(l, parent, f.member, +1);
-        continue;
       }
-      const auto position = std::find(tree.children[parent].begin(), tree.children[parent].end(), f.member) -
-                             tree.children[parent].begin();
-      const int streams = tree.streams[parent][position];
-      MoveInTree(tree, f.member, chosen, streams);
-      loads.Add(l, chosen, f.member, +1);
-      patch.moves.push_back({l, f.member, parent, chosen, streams});
     }
   }
   return patch;

@@ -66,9 +66,9 @@ struct RepairInputs {
 // slow one still receives). Live orphans are placed largest subtree first; gone or silent ones
 // (a dead member below a dead one) cost nothing and go last. Then each slow member, in each
 // lane, moves to the member chosen the same way if that one has more to spare than its parent
-// (its parent's upload may be what the plan needs most: the source's, say). Push plans of fixed lanes
-// only: FailedPrecondition for a failed lane source, shared-chunk lanes or a plan without
-// lanes; InvalidArgument for inputs that do not fit the plan.
+// (its parent's upload may be what the plan needs most: the source's, say). Push plans of
+// fixed lanes only: FailedPrecondition for a failed lane source, shared-chunk lanes or a plan
+// without lanes; InvalidArgument for inputs that do not fit the plan.
 Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& inputs);
 
 // OK when the patch is the one after the plan's last (version plan.patch_version + 1), every

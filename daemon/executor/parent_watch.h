@@ -12,17 +12,18 @@
 //           pace of this member's lanes (their upper median, each in proportion to its share
 //           of the payload: in a healthy plan the lanes run side by side), or over the last
 //           `silent_after` less than kVerySlowFraction of theirs over that second; this member
-//           owed its parent nothing, and the lane was not about to end. Bytes are the kernel's
-//           (Arrived) where the transport tells them, else the chunks' (Received). A member whose own download is slow sees all its
-//           lanes slow alike and says nothing; one lane alone cannot be judged. A parent may
+//           owed its parent nothing, and the lane was not about to end. Bytes are the
+//           kernel's (Arrived) where the transport tells them, else the chunks' (Received). A
+//           member whose own download is slow sees all its lanes slow alike and says nothing;
+//           one lane alone cannot be judged. A parent may
 //           be slow only because a member above it is (it then waits, sending keepalives, and
 //           reports that member itself): the source, which sees both reports, decides.
 // A parent waiting for chunks itself sends keepalives (KeepaliveInterval), so only the member
 // below a failure reports it, not the whole subtree. No verdict before `grace` after Start
 // (connections open level by level as Start travels down the tree) or after a lane's parent
-// changed, unless the parent connected meanwhile; none on a lane this member holds whole. Every second a lane waits costs its whole
-// subtree that second at the end (its parents' uploads are all in use), so the times are as
-// short as the evidence allows. Times are passed in, so the rules are tested without sockets
+// changed, unless the parent connected meanwhile; none on a lane this member holds whole.
+// Every second a lane waits costs its whole subtree that second at the end (its parents'
+// uploads are all in use), so the times are as short as the evidence allows. Times are passed in, so the rules are tested without sockets
 // or sleeps. io thread only.
 #pragma once
 
