@@ -45,6 +45,9 @@ struct Lane {
   std::vector<ChunkRange> chunks;       // the chunks this lane carries
   std::vector<Fanout> fanouts;          // the arborescence, one entry per parent
   int streams = 1;                      // default parallel streams per edge
+  // Payload bit/s each edge carries in the plan, where the network is described (SetPlanned-
+  // LaneRates); 0: not known. Data: the executor paces the lane's source by it.
+  double planned_bps = 0;
 
   uint64_t ChunkCount() const;
   // The lowest and the highest chunk it carries; 0 when it carries none.

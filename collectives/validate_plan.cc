@@ -76,6 +76,9 @@ Status CheckFanouts(const Plan& plan, size_t lane_index, std::unordered_map<int,
                                    " is not a member index (0.." + std::to_string(p - 1) + ")");
   }
   if (lane.streams < 1) return Status::InvalidArgument(where + ": streams must be >= 1");
+  if (!(lane.planned_bps >= 0 && lane.planned_bps <= kMaxPlannedBps)) {
+    return Status::InvalidArgument(where + ": planned rate must be from 0 to 1e15 bit/s");
+  }
   std::unordered_set<int> parents_seen;
   for (const Fanout& fanout : lane.fanouts) {
     if (fanout.parent < 0 || fanout.parent >= p) {

@@ -23,6 +23,8 @@ inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMinPieceBytes = uint64_t{16} << 10;
 // Parallel TCP connections on one edge: more only divides a link further.
 inline constexpr int kMaxStreamsPerEdge = 64;
+// A lane's planned rate (Lane::planned_bps) is at most a petabit per second.
+inline constexpr double kMaxPlannedBps = 1e15;
 // Chunks in one plan: a member keeps bits per chunk (verified; one per outgoing edge), 128 MiB
 // each at 2^30, and nothing larger (lane logs are computed from the ranges, digests stream,
 // docs/streamed-digests.md). A swarm's pieces stay fewer: libtorrent keeps state per piece,

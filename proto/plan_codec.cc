@@ -54,6 +54,7 @@ void PlanToProto(const Plan& plan, v1::Plan* out) {
     v1::Lane* l = out->add_lanes();
     l->set_source(static_cast<uint32_t>(lane.source));
     l->set_streams(static_cast<uint32_t>(lane.streams));
+    l->set_planned_bps(lane.planned_bps);
     for (const ChunkRange& range : lane.chunks) RangeToProto(range, l->add_chunks());
     for (const Fanout& fanout : lane.fanouts) {
       v1::Fanout* f = l->add_fanouts();
@@ -105,6 +106,7 @@ Result<Lane> ParseLane(const v1::Lane& l, int64_t members) {
   Lane lane;
   lane.source = AsIndex(l.source(), members);
   lane.streams = l.streams() == 0 ? 1 : static_cast<int>(std::min<uint32_t>(l.streams(), kMaxStreamsPerEdge));
+  lane.planned_bps = l.planned_bps();
   if (l.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
     return Status::InvalidArgument("plan lane has too many chunk ranges");
   }

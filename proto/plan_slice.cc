@@ -40,6 +40,7 @@ v1::Plan SlicePlan(const v1::Plan& plan, const std::vector<int>& subtree) {
     v1::Lane* cut = slice.add_lanes();
     cut->set_source(lane.source());
     cut->set_streams(lane.streams());
+    cut->set_planned_bps(lane.planned_bps());
     *cut->mutable_chunks() = lane.chunks();
     named.insert(lane.source());
     for (const v1::Fanout& fanout : lane.fanouts()) {

@@ -7,6 +7,7 @@
 #include "collectives/simulator/chunk_simulator.h"
 #include "collectives/simulator/flow_simulator.h"
 #include "collectives/simulator/sim_setup.h"
+#include "collectives/validate_plan.h"
 
 namespace gridcast {
 
@@ -116,6 +117,23 @@ Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, 
     bound = std::max(bound, resource_bytes[r] / setup.capacity_bytes_per_s[r]);
   }
   return bound;
+}
+
+Status SetPlannedLaneRates(Plan& plan, const NetworkModel& net) {
+  GRIDCAST_ASSIGN_OR_RETURN(const SimSetup setup, BuildSimSetup(plan, net, SimOptions{}));
+  std::vector<double> resource_bytes(setup.capacity_bytes_per_s.size(), 0);
+  for (const SimEdge& edge : setup.edges) {
+    for (int r : edge.resources) resource_bytes[r] += static_cast<double>(plan.LaneBytes(edge.lane));
+  }
+  double busiest_s = 0;
+  for (size_t r = 0; r < resource_bytes.size(); ++r) {
+    busiest_s = std::max(busiest_s, resource_bytes[r] / setup.capacity_bytes_per_s[r]);
+  }
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const double bytes = static_cast<double>(plan.LaneBytes(static_cast<int>(l)));
+    plan.lanes[l].planned_bps = busiest_s > 0 ? std::min(8 * bytes / busiest_s, kMaxPlannedBps) : 0;
+  }
+  return Status::Ok();
 }
 
 }  // namespace gridcast

@@ -137,4 +137,10 @@ Result<SimStart> SimulateUntil(const Plan& plan, const NetworkModel& net, const 
 // The same errors as SimulatePlan.
 Result<double> PlanLowerBoundSeconds(const Plan& plan, const NetworkModel& net, const SimOptions& options);
 
+// Sets every lane's planned_bps to its bytes over the time the plan's busiest resource needs
+// at the full rates of `net` (bound (1) above): the rates at which the lanes run side by side
+// and end together, no resource above its rate. An empty payload leaves them 0. The same
+// errors as SimulatePlan.
+Status SetPlannedLaneRates(Plan& plan, const NetworkModel& net);
+
 }  // namespace gridcast

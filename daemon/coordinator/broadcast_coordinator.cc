@@ -15,6 +15,7 @@
 #include "collectives/broadcast_mode.h"
 #include "collectives/validate_plan.h"
 #include "collectives/registry.h"
+#include "collectives/simulator/simulator.h"
 #include "collectives/topology.h"
 #include "common/file_io.h"
 #include "common/hex.h"
@@ -136,6 +137,11 @@ Result<BroadcastCoordinator::MadePlan> BroadcastCoordinator::MakeBroadcastPlan(c
     plan_options.chunk_bytes = std::max(planner->DefaultChunkBytes(size), plan_options.min_chunk_bytes);
   }
   GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakeCheckedPlan(*planner, mode, net, size, plan_options));
+  // Rates only where they describe the network (FlatModel's are a guess), and not for shared
+  // lanes, whose source balances them by how fast each drains.
+  if (mode_inputs.network_described && plan.HasLanes() && !plan.shared_chunks) {
+    GRIDCAST_RETURN_IF_ERROR(SetPlannedLaneRates(plan, net));
+  }
   return MadePlan{std::move(plan), PlanModel{std::move(net), std::move(plan_options.members)}};
 }
 

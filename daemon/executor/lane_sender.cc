@@ -104,6 +104,25 @@ void LaneSender::Stop() {
   context_.chunk_arrived.Notify();  // a sender waiting for a chunk sees it now
 }
 
+void LaneSender::CapSendRate(double bytes_per_s) {
+  send_cap_ = bytes_per_s;
+  if (const std::shared_ptr<Connection> conn = current_.lock()) conn->connection->CapSendRate(bytes_per_s);
+}
+
+uint64_t LaneSender::AckedSinceLast() {
+  const std::shared_ptr<Connection> conn = current_.lock();
+  if (conn == nullptr) return 0;
+  if (acked_on_.lock() != conn) {
+    acked_on_ = conn;
+    acked_seen_ = 0;
+  }
+  const std::optional<uint64_t> acked = conn->connection->KernelBytesAcked();
+  if (!acked) return 0;
+  const uint64_t since = *acked - std::min(*acked, acked_seen_);
+  acked_seen_ = *acked;
+  return since;
+}
+
 asio::awaitable<Status> LaneSender::SendOnce() {
   const ExecutionOptions& options = context_.options;
   const std::string& child_name = context_.names[child_];
@@ -112,6 +131,7 @@ asio::awaitable<Status> LaneSender::SendOnce() {
   if (!connected.ok()) co_return connected.status().WithContext("child " + child_name);
   auto conn = std::make_shared<Connection>(context_.io, std::move(*connected));
   context_.host.Track(conn->connection);
+  if (send_cap_ > 0) conn->connection->CapSendRate(send_cap_);
   if (stopped_) {
     conn->connection->Close();
     co_return Status::Cancelled("the child moved to another parent");

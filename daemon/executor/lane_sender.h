@@ -40,8 +40,16 @@ class LaneSender {
   boost::asio::awaitable<void> Run();
   // The child moved to another parent (a plan patch): closes the connection, and Run returns.
   void Stop();
+  // Caps the rate of its connection to the child, in payload bytes per second, now and after
+  // a reconnection (a lane's source: SendPacing, send_pacing.h).
+  void CapSendRate(double bytes_per_s);
+  // The bytes the child acknowledged on the connection open now since the last call; 0
+  // without one, or where the transport cannot tell.
+  uint64_t AckedSinceLast();
+  bool Connected() const { return !current_.expired(); }
   int lane() const { return lane_; }
   int child() const { return child_; }
+  int stream_count() const { return stream_count_; }
 
  private:
   struct Connection;
@@ -82,6 +90,9 @@ class LaneSender {
   std::set<uint64_t> lost_in_flight_;
   bool stopped_ = false;
   std::weak_ptr<Connection> current_;  // the connection open now, if any
+  double send_cap_ = 0;                // CapSendRate's; 0: none
+  std::weak_ptr<Connection> acked_on_;  // the connection AckedSinceLast last read
+  uint64_t acked_seen_ = 0;            // ... and what it had acknowledged then
 };
 
 }  // namespace gridcast

@@ -163,6 +163,11 @@ void PlanExecution::Start(std::chrono::steady_clock::time_point source_started) 
       if (const std::shared_ptr<PlanExecution> self = weak.lock()) self->swarm_->LookedThrough(self->plan_.NumChunks());
     });
   }
+  if (std::any_of(senders_.begin(), senders_.end(), [this](const std::unique_ptr<LaneSender>& sender) {
+        return SendCap(sender->lane(), sender->stream_count()) > 0;
+      })) {
+    Spawn(PaceLanes());
+  }
   if (swarm_ && plan_.HasLanes()) repair_.Start(swarm_);  // hybrid: the swarm repairs stalled lanes
   if (schedule_.ReceivesAnyLane()) {
     watch_.Start(std::chrono::steady_clock::now());
@@ -180,6 +185,7 @@ void PlanExecution::AddSenders(int lane, const LaneSchedule::Edge& edge) {
   }
   for (int s = 0; s < edge.streams; ++s) {
     senders_.push_back(std::make_unique<LaneSender>(context_, lane, edge.child, s, edge.streams));
+    if (const double cap = SendCap(lane, edge.streams); cap > 0) senders_.back()->CapSendRate(cap);
     ++senders_running_;
     Spawn(RunSender(*senders_.back()));
   }
@@ -249,6 +255,35 @@ asio::awaitable<void> PlanExecution::RunSender(LaneSender& sender) {
   if (--senders_running_ == 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     forwarding_done_ = true;
+  }
+}
+
+double PlanExecution::SendCap(int lane, int streams) const {
+  const Lane& planned = plan_.lanes[lane];
+  if (planned.source != self() || planned.planned_bps <= 0) return 0;
+  return planned.planned_bps / 8 / streams * pacing_.factor();
+}
+
+asio::awaitable<void> PlanExecution::PaceLanes() {
+  asio::steady_timer tick(io_);
+  while (!Stopping() && senders_running_ > 0) {
+    tick.expires_after(std::chrono::milliseconds(250));
+    boost::system::error_code ec;
+    co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    uint64_t acked = 0;
+    double caps = 0;
+    for (const std::unique_ptr<LaneSender>& sender : senders_) {
+      const double cap = SendCap(sender->lane(), sender->stream_count());
+      if (cap <= 0) continue;
+      acked += sender->AckedSinceLast();
+      if (sender->Connected()) caps += cap;
+    }
+    if (!pacing_.Observe(std::chrono::steady_clock::now(), acked, caps)) continue;
+    for (const std::unique_ptr<LaneSender>& sender : senders_) {
+      if (const double cap = SendCap(sender->lane(), sender->stream_count()); cap > 0) sender->CapSendRate(cap);
+    }
+    spdlog::info("plan {}: the children took their lanes' caps; now {:.2f} of the planned rates", ToHex(id_),
+                 pacing_.factor());
   }
 }
 

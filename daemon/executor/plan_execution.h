@@ -12,6 +12,7 @@
 //   ParentWatch (parent_watch.h)    whether each lane still arrives; trouble reported up
 //   LaneRepair (lane_repair.h)      hybrid plans: a stalled lane pulled from the swarm
 //   SourceSealing (source_sealing.h)  a source that hashes its payload as it sends it
+//   SendPacing (send_pacing.h)      a lane's source: each child connection capped near its plan
 // This class owns them, runs the execution's state (start, stop, failure, completion) and
 // what the parts share (ExecutionHost). Connecting, securing and moving bytes are the
 // DataTransport's (daemon/transport/connection.h).
@@ -50,6 +51,7 @@
 #include "daemon/executor/lane_schedule.h"
 #include "daemon/executor/lane_sender.h"
 #include "daemon/executor/parent_watch.h"
+#include "daemon/executor/send_pacing.h"
 #include "daemon/executor/source_sealing.h"
 #include "daemon/executor/swarm.h"
 #include "daemon/store/payload_store.h"
@@ -163,6 +165,12 @@ class PlanExecution final : public LaneReceiver,
   void AddSenders(int lane, const LaneSchedule::Edge& edge);
   // Runs one sender and counts it finished.
   boost::asio::awaitable<void> RunSender(LaneSender& sender);
+  // What one stream of `lane` may send at, payload bytes per second, where this member is the
+  // lane's source and the plan gives the lane a rate; 0: not capped.
+  double SendCap(int lane, int streams) const;
+  // While senders run at a lane's source: the children's acknowledged bytes fed to pacing_,
+  // and the caps raised when it says.
+  boost::asio::awaitable<void> PaceLanes();
   // One move of a patch of version `version` (ApplyPatches).
   void ApplyMove(int version, const EdgeMove& move);
   // Until this member holds everything: judges its lanes (ParentWatch) a few times per
@@ -206,6 +214,7 @@ class PlanExecution final : public LaneReceiver,
   ParentWatch watch_;
   ExecutionContext context_;
   LaneRepair repair_;
+  SendPacing pacing_;
   ChunkIntake intake_;
   std::vector<std::unique_ptr<LaneSender>> senders_;
   std::unique_ptr<DigestTreeFeed> digest_tree_;

@@ -65,6 +65,12 @@ class Connection {
   // progress comes a part at a time, and a part takes seconds behind a slow link: this tells
   // such a link from a peer that stopped sending.
   virtual std::optional<uint64_t> KernelBytesReceived() { return std::nullopt; }
+  // How many bytes sent on the connection the peer has acknowledged (TCP: tcpi_bytes_acked);
+  // nullopt where the transport cannot tell.
+  virtual std::optional<uint64_t> KernelBytesAcked() { return std::nullopt; }
+  // Caps the kernel's sending rate on the connection, in payload bytes per second (TCP's
+  // SO_MAX_PACING_RATE); a no-op where the transport cannot pace.
+  virtual void CapSendRate(double /*bytes_per_s*/) {}
   // Who is at the other end, for log lines.
   virtual std::string PeerName() const = 0;
   virtual bool IsOpen() const = 0;

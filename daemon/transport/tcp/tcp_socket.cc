@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include "cluster/cluster_file.h"
 
@@ -31,17 +33,36 @@ Status SetCongestionControl(tcp::socket& socket, const std::string& algorithm) {
   return Status::Ok();
 }
 
-std::optional<uint64_t> KernelBytesReceived(int fd) {
-  // The kernel's struct tcp_info (linux/tcp.h) has tcpi_bytes_received at byte 128 (Linux
-  // 4.1 on; the struct only grows); glibc's stops before it, and linux/tcp.h cannot be
-  // included beside netinet/tcp.h, which Asio includes.
-  constexpr size_t kBytesReceivedAt = 128;
-  uint8_t info[kBytesReceivedAt + sizeof(uint64_t)] = {};
+namespace {
+
+// A counter of the kernel's struct tcp_info (linux/tcp.h) at byte `offset`: tcpi_bytes_acked
+// at 120 and tcpi_bytes_received at 128 (Linux 4.1 on; the struct only grows). glibc's struct
+// stops before them, and linux/tcp.h cannot be included beside netinet/tcp.h, which Asio
+// includes.
+std::optional<uint64_t> TcpInfoCounter(int fd, size_t offset) {
+  constexpr size_t kLastCounterEnd = 128 + sizeof(uint64_t);
+  uint8_t info[kLastCounterEnd] = {};
   socklen_t length = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0 || length < sizeof info) return std::nullopt;
-  uint64_t received = 0;
-  std::memcpy(&received, info + kBytesReceivedAt, sizeof received);
-  return received;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0 || length < offset + sizeof(uint64_t)) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  std::memcpy(&value, info + offset, sizeof value);
+  return value;
+}
+
+}  // namespace
+
+std::optional<uint64_t> KernelBytesReceived(int fd) { return TcpInfoCounter(fd, 128); }
+
+std::optional<uint64_t> KernelBytesAcked(int fd) { return TcpInfoCounter(fd, 120); }
+
+void CapPacingRate(int fd, double bytes_per_s) {
+  const double clamped = std::clamp(bytes_per_s, 1.0, static_cast<double>(std::numeric_limits<uint32_t>::max()));
+  const auto rate = static_cast<uint32_t>(clamped);
+  if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) != 0) {
+    spdlog::debug("SO_MAX_PACING_RATE {}: {}", rate, std::strerror(errno));
+  }
 }
 
 bool IsCongestionControlName(std::string_view name) {

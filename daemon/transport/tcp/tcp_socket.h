@@ -33,6 +33,12 @@ Status SetCongestionControl(boost::asio::ip::tcp::socket& socket, const std::str
 // The bytes the socket has received (TCP_INFO's tcpi_bytes_received); nullopt when the kernel
 // does not say (before Linux 4.1).
 std::optional<uint64_t> KernelBytesReceived(int fd);
+// The bytes the peer has acknowledged (TCP_INFO's tcpi_bytes_acked), as KernelBytesReceived.
+std::optional<uint64_t> KernelBytesAcked(int fd);
+// Caps the socket's sending rate (SO_MAX_PACING_RATE, which turns on the kernel's own TCP
+// pacing where the qdisc does not pace); the kernel counts the payload bytes of each segment
+// it sends against it. Rounded to whole bytes per second, at most 2^32 - 1 (34 Gbit/s).
+void CapPacingRate(int fd, double bytes_per_s);
 // Whether `name` can name a congestion control algorithm: 1-15 letters, digits, '_' or '-'.
 bool IsCongestionControlName(std::string_view name);
 

@@ -29,6 +29,14 @@ std::optional<uint64_t> TcpConnection::KernelBytesReceived() {
   return socket_.is_open() ? gridcast::KernelBytesReceived(socket_.native_handle()) : std::nullopt;
 }
 
+std::optional<uint64_t> TcpConnection::KernelBytesAcked() {
+  return socket_.is_open() ? gridcast::KernelBytesAcked(socket_.native_handle()) : std::nullopt;
+}
+
+void TcpConnection::CapSendRate(double bytes_per_s) {
+  if (socket_.is_open()) CapPacingRate(socket_.native_handle(), bytes_per_s);
+}
+
 void TcpConnection::Close() {
   boost::system::error_code ignored;
   socket_.close(ignored);

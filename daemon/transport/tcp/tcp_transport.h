@@ -22,6 +22,8 @@ class TcpConnection final : public Connection, public std::enable_shared_from_th
                                            std::chrono::milliseconds timeout) override;
   Status CheckPeer(const std::string&) override { return Status::Ok(); }
   std::optional<uint64_t> KernelBytesReceived() override;
+  std::optional<uint64_t> KernelBytesAcked() override;
+  void CapSendRate(double bytes_per_s) override;
   std::string PeerName() const override;
   bool IsOpen() const override { return socket_.is_open(); }
   void Close() override;

@@ -112,6 +112,13 @@ class TlsConnection final : public Connection, public std::enable_shared_from_th
   std::optional<uint64_t> KernelBytesReceived() override {
     return IsOpen() ? gridcast::KernelBytesReceived(stream_.next_layer().native_handle()) : std::nullopt;
   }
+  std::optional<uint64_t> KernelBytesAcked() override {
+    return IsOpen() ? gridcast::KernelBytesAcked(stream_.next_layer().native_handle()) : std::nullopt;
+  }
+  // TLS records add about 22 bytes per 16 KiB: the cap counts them as payload.
+  void CapSendRate(double bytes_per_s) override {
+    if (IsOpen()) CapPacingRate(stream_.next_layer().native_handle(), bytes_per_s);
+  }
   // No TLS close_notify: the peers' frames say where a stream ends.
   void Close() override {
     boost::system::error_code ignored;

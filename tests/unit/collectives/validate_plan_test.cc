@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -122,6 +125,11 @@ TEST(ValidatePlan, RejectsBrokenTrees) {
   plan = GoodPlan();
   plan.lanes[1].fanouts[0].streams = {1, 0};
   ExpectInvalid(plan, "stream counts must be >= 1");
+  for (double rate : {-1.0, std::nan(""), std::numeric_limits<double>::infinity(), 2e15}) {
+    plan = GoodPlan();
+    plan.lanes[1].planned_bps = rate;
+    ExpectInvalid(plan, "planned rate must be from 0 to 1e15 bit/s");
+  }
 }
 
 // The chunk rule checked from ranges alone agrees with counting chunk by chunk, on random

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "collectives/registry.h"
+#include "collectives/validate_plan.h"
 #include "tests/unit/collectives/simulator/sim_test_util.h"
 
 namespace gridcast {
@@ -353,6 +355,36 @@ TEST(Simulator, LowerBoundCountsTheSlowestHopOfAPath) {
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   EXPECT_NEAR(*bound, 2 * hop_s + uplink_s + 99 * hop_s, 1e-6);
   EXPECT_LE(*bound, Simulate(chain, net, Mode(SimMode::kFlowLevel)).completion_s * (1 + 1e-9));
+}
+
+// Planned lane rates: the lanes end together at the busiest link's time, which no bound
+// undercuts; on one switch splitstream:2's two lanes each get half the source's upload.
+TEST(Simulator, PlannedLaneRatesEndTheLanesTogether) {
+  const uint64_t chunk = 128 << 10;
+  for (const NetworkModel& net : {OneSwitch(16, 50e6), TwoSites(5, 6, kBps, 400e6, 50e6, 0.005)}) {
+    for (const PlannerInfo& info : ListPlanners()) {
+      if (info.kind != PlannerKind::kBroadcast || info.name == "auto") continue;
+      Plan plan = FromPlanner(info.name, net, 40 * chunk - 1000, chunk);
+      ASSERT_TRUE(SetPlannedLaneRates(plan, net).ok()) << info.name;
+      ASSERT_TRUE(ValidatePlan(plan).ok()) << info.name;
+      std::optional<double> ends_s;
+      for (size_t l = 0; l < plan.lanes.size(); ++l) {
+        const double bytes = static_cast<double>(plan.LaneBytes(static_cast<int>(l)));
+        if (bytes == 0) continue;
+        ASSERT_GT(plan.lanes[l].planned_bps, 0) << info.name << " lane " << l;
+        const double lane_ends_s = 8 * bytes / plan.lanes[l].planned_bps;
+        if (!ends_s) ends_s = lane_ends_s;
+        EXPECT_NEAR(lane_ends_s, *ends_s, 1e-9 * *ends_s) << info.name << " lane " << l;
+      }
+      ASSERT_TRUE(ends_s.has_value()) << info.name;
+      EXPECT_LE(*ends_s, *PlanLowerBoundSeconds(plan, net, SimOptions{}) * (1 + 1e-9)) << info.name;
+    }
+  }
+  Plan split = FromPlanner("splitstream:2", OneSwitch(16, 50e6), 64 * chunk, chunk);
+  ASSERT_TRUE(SetPlannedLaneRates(split, OneSwitch(16, 50e6)).ok());
+  ASSERT_EQ(split.lanes.size(), 2u);
+  EXPECT_NEAR(split.lanes[0].planned_bps, 25e6, 1);
+  EXPECT_NEAR(split.lanes[1].planned_bps, 25e6, 1);
 }
 
 }  // namespace
