@@ -29,6 +29,7 @@ void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
   watched.last_progress = now;
   watched.last_closed = now;
   watched.connected = false;
+  watched.refused = false;
   watched.verdict.reset();
   watched.samples.clear();
 }
@@ -36,12 +37,24 @@ void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
 void ParentWatch::Opened(int lane, Clock::time_point now) {
   ++lanes_[lane].open;
   lanes_[lane].connected = true;
+  lanes_[lane].refused = false;
   lanes_[lane].last_progress = now;
 }
 
 void ParentWatch::Closed(int lane, Clock::time_point now) {
   Lane& watched = lanes_[lane];
   if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
+}
+
+bool ParentWatch::ShouldProbe(int lane, Clock::time_point now) const {
+  const Lane& watched = lanes_[lane];
+  return started_ && watched.parent >= 0 && watched.connected && watched.open == 0 && !watched.refused &&
+         !watched.verdict && now >= watched.last_closed;
+}
+
+void ParentWatch::Refused(int lane, int parent) {
+  Lane& watched = lanes_[lane];
+  if (watched.parent == parent && watched.open == 0) watched.refused = true;
 }
 
 void ParentWatch::Arrived(int lane, uint64_t bytes) {
@@ -67,7 +80,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
       lane.samples.clear();
       continue;
     }
-    if (lane.open == 0 && now - lane.last_closed >= times_.gone_after) {
+    if (lane.open == 0 && (lane.refused || now - lane.last_closed >= times_.gone_after)) {
       verdicts[l] = RepairReason::kGone;
       since[l] = lane.last_closed;
     } else if (lane.open > 0 && now - lane.last_progress >= times_.silent_after) {

@@ -4,7 +4,9 @@
 // lane (docs/repair.md). So the watch only judges, and the verdicts travel up in the member's
 // status (PlanStatus.lane_trouble):
 //   gone    no connection of the lane's parent is open, and none was for `gone_after` (a live
-//           parent re-dials a lost connection every reconnect delay, 200 ms: three tries);
+//           parent re-dials a lost connection every reconnect delay, 200 ms: three tries), or
+//           a dial of the parent's data address was refused since (Refused: no daemon listens
+//           there, as after a crash; a host that went away answers nothing, and waits);
 //   silent  a connection is open, but no byte and no keepalive came for `silent_after`, while
 //           this member owed the parent nothing (no chunk of it being verified, no reply
 //           unwritten: a child that holds its parent up is not kept waiting by it).
@@ -87,6 +89,13 @@ class ParentWatch {
   // A connection of `lane`'s parent was adopted, or ended.
   void Opened(int lane, Clock::time_point now);
   void Closed(int lane, Clock::time_point now);
+  // Whether to find out now if `lane`'s parent still runs (DataTransport::Refuses): the lane
+  // had a connection from it, has none now, and has no verdict yet. (A live parent accepts the
+  // dial, which costs it a connection closed at once.)
+  bool ShouldProbe(int lane, Clock::time_point now) const;
+  // Dialling `parent`'s data address was refused (nothing listens there: its daemon does not
+  // run): `lane` is gone at the next Judge, unless its parent changed or connected meanwhile.
+  void Refused(int lane, int parent);
   // Bytes or a keepalive arrived on `lane` at `now` (an earlier time than one given before
   // changes nothing).
   void Progress(int lane, Clock::time_point now);
@@ -119,6 +128,7 @@ class ParentWatch {
     uint64_t Counted() const { return kernel_bytes.value_or(bytes); }
     std::deque<Sample> samples;         // one per Judge while connected, the oldest just past slow_after
     int open = 0;
+    bool refused = false;               // Refused since the last connection closed
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
     Clock::time_point last_closed{};    // when `open` last went to 0 (Start, before any)
     Clock::time_point grace_until{};    // no verdict before (Start, or a new parent, + grace)...

@@ -89,6 +89,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
                *this,
                digests_.get()},
       repair_(context_),
+      judge_now_(io),
       intake_(context_) {
   lane_last_chunk_s_.assign(plan_.lanes.size(), 0);
   patch_version_ = plan_.patch_version;  // a member prepared again gets the patched slice
@@ -288,14 +289,12 @@ asio::awaitable<void> PlanExecution::PaceLanes() {
 }
 
 asio::awaitable<void> PlanExecution::WatchParents() {
-  asio::steady_timer tick(io_);
   const auto period = std::max(options_.parent_silent / 4, std::chrono::milliseconds(20));
   const auto holds = [this](uint64_t chunk) { return store_->Has(chunk); };
   std::vector<ParentWatch::LaneNow> lanes(schedule_.lanes());
+  probing_.assign(schedule_.lanes(), false);
   while (!Stopping() && !store_->Complete()) {
-    tick.expires_after(period);
-    boost::system::error_code ec;
-    co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await judge_now_.Wait(period);
     const auto now = std::chrono::steady_clock::now();
     for (size_t l = 0; l < lanes.size(); ++l) {
       const int lane = static_cast<int>(l);
@@ -308,6 +307,12 @@ asio::awaitable<void> PlanExecution::WatchParents() {
       const uint64_t missing = schedule_.LogSize(lane) - schedule_.HeldPrefix(lane, holds);
       lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane),
                   std::min(missing * plan_.chunk_bytes, plan_.LaneBytes(lane))};
+    }
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      const int lane = static_cast<int>(l);
+      if (probing_[l] || !watch_.ShouldProbe(lane, now)) continue;
+      probing_[l] = true;
+      Spawn(ProbeParent(lane, schedule_.ParentOf(lane)));
     }
     std::vector<std::pair<LaneTrouble, std::string>> troubles;
     for (const LaneTrouble& trouble : watch_.Judge(now, lanes)) {
@@ -326,6 +331,15 @@ asio::awaitable<void> PlanExecution::WatchParents() {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   lane_trouble_.clear();
+}
+
+asio::awaitable<void> PlanExecution::ProbeParent(int lane, int parent) {
+  const bool refused = co_await options_.transport->Refuses(data_addresses_[parent], options_.connect_timeout);
+  probing_[lane] = false;
+  if (!refused) co_return;
+  spdlog::info("plan {} lane {}: parent {} refuses connections", ToHex(id_), lane, names_[parent]);
+  watch_.Refused(lane, parent);
+  judge_now_.Notify();
 }
 
 void PlanExecution::FollowFill(std::chrono::milliseconds pause) {

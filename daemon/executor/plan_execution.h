@@ -176,6 +176,9 @@ class PlanExecution final : public LaneReceiver,
   // Until this member holds everything: judges its lanes (ParentWatch) a few times per
   // `parent_silent`, logs and publishes the verdicts, and lets a hybrid plan's LaneRepair act.
   boost::asio::awaitable<void> WatchParents();
+  // Dials `lane`'s parent `parent` to learn whether its daemon still runs (ParentWatch::
+  // ShouldProbe), and tells the watch when the dial is refused.
+  boost::asio::awaitable<void> ProbeParent(int lane, int parent);
   // At a source whose sender still writes the payload (StoreCapabilities::growing): the
   // workers verify what the file holds now, and each chunk is sent once they have. Polled
   // every `pause` (1 ms while the file grows, backing off to 50 ms); the coordinator's stall
@@ -215,6 +218,8 @@ class PlanExecution final : public LaneReceiver,
   ExecutionContext context_;
   LaneRepair repair_;
   SendPacing pacing_;
+  std::vector<bool> probing_;  // by lane: a ProbeParent runs
+  Notifier judge_now_;         // wakes WatchParents before its next tick
   ChunkIntake intake_;
   std::vector<std::unique_ptr<LaneSender>> senders_;
   std::unique_ptr<DigestTreeFeed> digest_tree_;

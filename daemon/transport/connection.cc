@@ -16,4 +16,8 @@ boost::asio::awaitable<Status> Connection::ReceiveChunk(std::span<uint8_t> into,
   co_return Status::Ok();
 }
 
+boost::asio::awaitable<bool> DataTransport::Refuses(std::string /*address*/, std::chrono::milliseconds /*timeout*/) {
+  co_return false;
+}
+
 }  // namespace gridcast

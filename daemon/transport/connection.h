@@ -88,6 +88,10 @@ class DataTransport {
   // checks that the peer is that host (Unauthenticated otherwise).
   virtual boost::asio::awaitable<Result<ConnectionPtr>> Connect(std::string address,
                                                                 std::chrono::milliseconds timeout) = 0;
+  // Whether a connection to `address` is refused within `timeout` (nothing listens there: a
+  // peer whose daemon does not run). False when it connects (the connection is closed at
+  // once), times out or fails otherwise, and where the transport cannot tell.
+  virtual boost::asio::awaitable<bool> Refuses(std::string address, std::chrono::milliseconds timeout);
   // Listens on `address` (port 0 picks one) and hands every accepted connection, secured, to
   // `on_accept` on the io thread. Returns the port.
   virtual Result<uint16_t> Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) = 0;

@@ -178,6 +178,10 @@ LoopbackTransport::~LoopbackTransport() {
   if (!bound_.empty()) network_->Unbind(bound_);
 }
 
+asio::awaitable<bool> LoopbackTransport::Refuses(std::string address, std::chrono::milliseconds /*timeout*/) {
+  co_return network_->ListenerAt(address) == nullptr;
+}
+
 asio::awaitable<Result<ConnectionPtr>> LoopbackTransport::Connect(std::string address,
                                                                   std::chrono::milliseconds) {
   std::function<void(ConnectionPtr)> listener = network_->ListenerAt(address);

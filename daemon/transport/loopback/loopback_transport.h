@@ -53,6 +53,8 @@ class LoopbackTransport final : public DataTransport {
   // Unavailable ("connection refused") when nothing listens at `address`.
   boost::asio::awaitable<Result<ConnectionPtr>> Connect(std::string address,
                                                         std::chrono::milliseconds timeout) override;
+  // True when nothing listens at `address`.
+  boost::asio::awaitable<bool> Refuses(std::string address, std::chrono::milliseconds timeout) override;
   // `address` is a name; one that ends in ":0" is given the port 1 + the number of names bound.
   Result<uint16_t> Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) override;
 

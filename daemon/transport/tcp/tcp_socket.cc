@@ -99,38 +99,66 @@ Status TransportError(const boost::system::error_code& ec, const std::string& wh
   return Status::Unavailable(what + ": " + ec.message());
 }
 
-asio::awaitable<Result<tcp::socket>> ConnectTcp(const asio::any_io_executor& executor, const std::string& address,
-                                                std::chrono::milliseconds timeout, const TcpOptions& options) {
+namespace {
+
+// A resolved and connected socket, or why not: the status, and the connect's error code.
+struct Dialled {
+  std::shared_ptr<tcp::socket> socket;
+  Status status;
+  boost::system::error_code ec;
+};
+
+asio::awaitable<Dialled> Dial(const asio::any_io_executor& executor, const std::string& address,
+                              std::chrono::milliseconds timeout) {
   Result<std::pair<std::string, uint16_t>> host_port = SplitHostPort(address);
-  if (!host_port.ok()) co_return host_port.status();
+  if (!host_port.ok()) co_return Dialled{nullptr, host_port.status(), {}};
   boost::system::error_code ec;
   tcp::resolver resolver(executor);
   auto endpoints = co_await resolver.async_resolve(host_port->first, std::to_string(host_port->second),
                                                    asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return Status::Unavailable("cannot resolve " + address + ": " + ec.message());
+  if (ec) co_return Dialled{nullptr, Status::Unavailable("cannot resolve " + address + ": " + ec.message()), ec};
   // Shared with the deadline: a deadline that fires late never touches a destroyed socket.
   auto socket = std::make_shared<tcp::socket>(executor);
-  {
-    Deadline deadline(executor, timeout, [socket] {
-      boost::system::error_code ignored;
-      socket->close(ignored);
-    });
-    co_await asio::async_connect(*socket, endpoints, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return TransportError(ec, "connect to " + address, deadline.Expired());
-  }
-  socket->set_option(tcp::no_delay(true), ec);
+  Deadline deadline(executor, timeout, [socket] {
+    boost::system::error_code ignored;
+    socket->close(ignored);
+  });
+  co_await asio::async_connect(*socket, endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Dialled{nullptr, TransportError(ec, "connect to " + address, deadline.Expired()), ec};
+  co_return Dialled{std::move(socket), Status::Ok(), {}};
+}
+
+}  // namespace
+
+asio::awaitable<Result<tcp::socket>> ConnectTcp(const asio::any_io_executor& executor, const std::string& address,
+                                                std::chrono::milliseconds timeout, const TcpOptions& options) {
+  Dialled dialled = co_await Dial(executor, address, timeout);
+  if (!dialled.status.ok()) co_return dialled.status;
+  tcp::socket& socket = *dialled.socket;
+  boost::system::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
   // With the peer down, a connect to a local port can meet itself (TCP simultaneous open on
   // an ephemeral port equal to the target): that would hold the peer's port. Drop it.
   boost::system::error_code local_ec, remote_ec;
-  if (socket->local_endpoint(local_ec) == socket->remote_endpoint(remote_ec) && !local_ec) {
+  if (socket.local_endpoint(local_ec) == socket.remote_endpoint(remote_ec) && !local_ec) {
     co_return Status::Unavailable("connected to itself: " + address + " is down");
   }
   if (!options.congestion.empty()) {
-    Status chosen = SetCongestionControl(*socket, options.congestion);
+    Status chosen = SetCongestionControl(socket, options.congestion);
     static std::atomic<bool> warned{false};
     if (!chosen.ok() && !warned.exchange(true)) spdlog::warn("{}; the host's default is used", chosen.message());
   }
-  co_return std::move(*socket);
+  co_return std::move(socket);
+}
+
+asio::awaitable<bool> ConnectionRefused(const asio::any_io_executor& executor, const std::string& address,
+                                        std::chrono::milliseconds timeout) {
+  Dialled dialled = co_await Dial(executor, address, timeout);
+  if (dialled.socket != nullptr) {
+    boost::system::error_code ignored;
+    dialled.socket->close(ignored);
+  }
+  co_return dialled.ec == asio::error::connection_refused;
 }
 
 namespace {

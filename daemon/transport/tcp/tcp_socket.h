@@ -77,6 +77,11 @@ boost::asio::awaitable<Result<boost::asio::ip::tcp::socket>> ConnectTcp(const bo
                                                                         std::chrono::milliseconds timeout,
                                                                         const TcpOptions& options);
 
+// Whether a TCP connection to "host:port" is refused (ECONNREFUSED) within `timeout`; a
+// connection made is closed at once.
+boost::asio::awaitable<bool> ConnectionRefused(const boost::asio::any_io_executor& executor, const std::string& address,
+                                               std::chrono::milliseconds timeout);
+
 // Binds and listens on "ip:port" (port 0 picks one) and accepts for ever (until the acceptor
 // goes), handing each socket (TCP_NODELAY set) to `on_accept`. Returns the port.
 Result<uint16_t> ListenTcp(const std::shared_ptr<boost::asio::ip::tcp::acceptor>& acceptor, const std::string& address,

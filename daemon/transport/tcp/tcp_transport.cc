@@ -113,6 +113,10 @@ asio::awaitable<Result<ConnectionPtr>> TcpTransport::Connect(std::string address
   co_return ConnectionPtr(std::make_shared<TcpConnection>(std::move(*socket)));
 }
 
+asio::awaitable<bool> TcpTransport::Refuses(std::string address, std::chrono::milliseconds timeout) {
+  co_return co_await ConnectionRefused(io_.get_executor(), address, timeout);
+}
+
 Result<uint16_t> TcpTransport::Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) {
   return ListenTcp(acceptor_, address, [on_accept = std::move(on_accept)](tcp::socket socket) {
     on_accept(std::make_shared<TcpConnection>(std::move(socket)));

@@ -177,6 +177,10 @@ asio::awaitable<void> SecureAccepted(std::shared_ptr<TlsConnection> connection, 
 
 }  // namespace
 
+asio::awaitable<bool> TlsTransport::Refuses(std::string address, std::chrono::milliseconds timeout) {
+  co_return co_await ConnectionRefused(io_.get_executor(), address, timeout);
+}
+
 Result<uint16_t> TlsTransport::Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) {
   return ListenTcp(acceptor_, address, [this, on_accept = std::move(on_accept)](tcp::socket socket) {
     auto connection = std::make_shared<TlsConnection>(std::move(socket), context_->native());

@@ -26,6 +26,7 @@ class TlsTransport final : public DataTransport {
 
   boost::asio::awaitable<Result<ConnectionPtr>> Connect(std::string address,
                                                         std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<bool> Refuses(std::string address, std::chrono::milliseconds timeout) override;
   Result<uint16_t> Listen(const std::string& address, std::function<void(ConnectionPtr)> on_accept) override;
 
  private:

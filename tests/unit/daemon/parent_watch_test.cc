@@ -97,6 +97,42 @@ TEST_F(ParentWatchTest, AParentThatRedialsWithinTheTimeIsNotGone) {
   }
 }
 
+// A parent whose daemon died refuses the dial its child makes once the connection ended: gone
+// then, not 600 ms after. A refusal for a parent the lane no longer has,
+// or one followed by the parent's own re-dial, says nothing.
+TEST_F(ParentWatchTest, AParentThatRefusesADialIsGoneAtOnce) {
+  watch_.Start(At(0));
+  EXPECT_FALSE(watch_.ShouldProbe(0, At(300)));  // never connected: the grace and gone_after decide
+  OpenBoth(10);
+  watch_.Progress(0, At(2900));
+  watch_.Progress(1, At(2900));
+  watch_.Closed(0, At(3000));
+  EXPECT_TRUE(watch_.ShouldProbe(0, At(3000)));
+  EXPECT_FALSE(watch_.ShouldProbe(1, At(3200)));  // connected
+  EXPECT_FALSE(watch_.ShouldProbe(2, At(3200)));  // its own lane
+  watch_.Refused(0, /*parent=*/2);                // another lane's parent: not this one's
+  EXPECT_TRUE(Judge(3250).empty());
+  watch_.Refused(0, /*parent=*/1);
+  EXPECT_FALSE(watch_.ShouldProbe(0, At(3250)));
+  std::vector<LaneTrouble> troubles = Judge(3250);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
+  EXPECT_DOUBLE_EQ(troubles[0].since_s, 0.25);
+
+  ParentWatch later{{1, 2, -1}, {kLaneBytes, kLaneBytes, kLaneBytes}, ParentWatchTimes{}};
+  later.Start(At(0));
+  later.Opened(0, At(10));
+  later.Opened(1, At(10));
+  later.Closed(0, At(3000));
+  later.Refused(0, 1);
+  later.Opened(0, At(3300));  // the parent came back (a restart): its connection counts
+  for (int ms = 3300; ms <= 3900; ms += 200) {
+    later.Progress(0, At(ms));
+    later.Progress(1, At(ms));
+    EXPECT_TRUE(later.Judge(At(ms), {{}, {}, {}}).empty()) << ms;
+  }
+}
+
 TEST_F(ParentWatchTest, ALaneWithManyStreamsIsGoneOnlyWhenEveryConnectionEnded) {
   watch_.Start(At(0));
   OpenBoth(10);
