@@ -30,6 +30,7 @@ void ParentWatch::Reattached(int lane, int parent, Clock::time_point now) {
   watched.last_closed = now;
   watched.connected = false;
   watched.refused = false;
+  watched.unconnected_probed = false;
   watched.verdict.reset();
   watched.samples.clear();
 }
@@ -46,10 +47,14 @@ void ParentWatch::Closed(int lane, Clock::time_point now) {
   if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
 }
 
-bool ParentWatch::ShouldProbe(int lane, Clock::time_point now) const {
-  const Lane& watched = lanes_[lane];
-  return started_ && watched.parent >= 0 && watched.connected && watched.open == 0 && !watched.refused &&
-         !watched.verdict && now >= watched.last_closed;
+bool ParentWatch::ShouldProbe(int lane, Clock::time_point now) {
+  Lane& watched = lanes_[lane];
+  if (!started_ || watched.parent < 0 || watched.open > 0 || watched.refused || watched.verdict) return false;
+  if (watched.connected) return now >= watched.last_closed;
+  // Since Start or the patch, never connected: once.
+  if (watched.unconnected_probed || now - watched.last_closed < times_.gone_after) return false;
+  watched.unconnected_probed = true;
+  return true;
 }
 
 void ParentWatch::Refused(int lane, int parent) {
@@ -76,7 +81,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     Lane& lane = lanes_[l];
     if (lanes[l].owes) lane.last_progress = now;
     // The grace covers a lane's first connection only: once a parent connected, its loss counts.
-    if (!started_ || lane.parent < 0 || lanes[l].held || (now < lane.grace_until && !lane.connected)) {
+    if (!started_ || lane.parent < 0 || lanes[l].held || (now < lane.grace_until && !lane.connected && !lane.refused)) {
       lane.samples.clear();
       continue;
     }

@@ -90,9 +90,11 @@ class ParentWatch {
   void Opened(int lane, Clock::time_point now);
   void Closed(int lane, Clock::time_point now);
   // Whether to find out now if `lane`'s parent still runs (DataTransport::Refuses): the lane
-  // had a connection from it, has none now, and has no verdict yet. (A live parent accepts the
-  // dial, which costs it a connection closed at once.)
-  bool ShouldProbe(int lane, Clock::time_point now) const;
+  // had a connection from it, has none now, and has no verdict yet (a live parent accepts the
+  // dial, which costs it a connection closed at once); or, once, the parent has not connected
+  // within `gone_after` of Start or of becoming the lane's parent (a plan patch: a live one
+  // dials at once; one that died before anyone knew would leave the lane to the grace).
+  bool ShouldProbe(int lane, Clock::time_point now);
   // Dialling `parent`'s data address was refused (nothing listens there: its daemon does not
   // run): `lane` is gone at the next Judge, unless its parent changed or connected meanwhile.
   void Refused(int lane, int parent);
@@ -129,6 +131,7 @@ class ParentWatch {
     std::deque<Sample> samples;         // one per Judge while connected, the oldest just past slow_after
     int open = 0;
     bool refused = false;               // Refused since the last connection closed
+    bool unconnected_probed = false;    // ShouldProbe said so before the parent ever connected
     Clock::time_point last_progress{};  // bytes, a keepalive, a connection opened, or this member owing
     Clock::time_point last_closed{};    // when `open` last went to 0 (Start, before any)
     Clock::time_point grace_until{};    // no verdict before (Start, or a new parent, + grace)...

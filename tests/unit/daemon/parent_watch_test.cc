@@ -119,6 +119,20 @@ TEST_F(ParentWatchTest, AParentThatRefusesADialIsGoneAtOnce) {
   EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
   EXPECT_DOUBLE_EQ(troubles[0].since_s, 0.25);
 
+  // A new parent (a patch) that died before anyone knew: asked once, after gone_after, and
+  // gone at its refusal though the grace has not passed.
+  watch_.Reattached(0, /*parent=*/2, At(5000));
+  watch_.Progress(1, At(5500));
+  EXPECT_FALSE(watch_.ShouldProbe(0, At(5599)));
+  EXPECT_TRUE(watch_.ShouldProbe(0, At(5600)));
+  EXPECT_FALSE(watch_.ShouldProbe(0, At(5850)));  // once
+  EXPECT_TRUE(Judge(5850).empty());               // the grace
+  watch_.Refused(0, /*parent=*/2);
+  troubles = Judge(5900);
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].parent, 2);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
+
   ParentWatch later{{1, 2, -1}, {kLaneBytes, kLaneBytes, kLaneBytes}, ParentWatchTimes{}};
   later.Start(At(0));
   later.Opened(0, At(10));
