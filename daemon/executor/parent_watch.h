@@ -25,8 +25,8 @@
 // (connections open level by level as Start travels down the tree) or after a lane's parent
 // changed, unless the parent connected meanwhile; none on a lane this member holds whole.
 // Every second a lane waits costs its whole subtree that second at the end (its parents'
-// uploads are all in use), so the times are as short as the evidence allows. Times are passed in, so the rules are tested without sockets
-// or sleeps. io thread only.
+// uploads are all in use), so the times are as short as the evidence allows. Times are passed
+// in, so the rules are tested without sockets or sleeps. io thread only.
 #pragma once
 
 #include <chrono>
