@@ -97,7 +97,7 @@ std::vector<LaneTrouble> ParentWatch::Judge(Clock::time_point now, const std::ve
     while (lane.samples.size() > 2 && lane.samples[1].at <= now - times_.slow_after) lane.samples.pop_front();
   }
   JudgeSlow(now, lanes, times_.slow_after, kSlowFraction, verdicts, since, measured_bps, expected_bps);
-  JudgeSlow(now, lanes, times_.silent_after, kVerySlowFraction, verdicts, since, measured_bps, expected_bps);
+  JudgeSlow(now, lanes, times_.very_slow_after, kVerySlowFraction, verdicts, since, measured_bps, expected_bps);
   std::vector<LaneTrouble> troubles;
   for (size_t l = 0; l < lanes_.size(); ++l) {
     Lane& lane = lanes_[l];

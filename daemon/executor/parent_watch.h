@@ -13,7 +13,7 @@
 //   slow    over the last `slow_after`, the lane brought less than kSlowFraction of the usual
 //           pace of this member's lanes (their upper median, each in proportion to its share
 //           of the payload: in a healthy plan the lanes run side by side), or over the last
-//           `silent_after` less than kVerySlowFraction of theirs over that second; this member
+//           `very_slow_after` less than kVerySlowFraction of theirs over it; this member
 //           owed its parent nothing, and the lane was not about to end. Bytes are the
 //           kernel's (Arrived) where the transport tells them, else the chunks' (Received). A
 //           member whose own download is slow sees all its lanes slow alike and says nothing;
@@ -54,16 +54,19 @@ struct ParentWatchTimes {
   std::chrono::milliseconds gone_after{600};
   std::chrono::milliseconds grace{2000};
   std::chrono::milliseconds slow_after{3000};
+  std::chrono::milliseconds very_slow_after{500};
 };
 
 // Below this fraction of the other lanes' pace a lane is slow: a parent shaped to a tenth of
 // its NIC brings its lane in at a tenth or less, while lanes of a healthy plan that share a
 // child's download stay within a factor of two or three of each other over seconds.
 inline constexpr double kSlowFraction = 0.3;
-// ... and below this fraction over one `silent_after`, a second by default: every second a
-// straggler keeps its children costs them about that second at the end (gridcast simulate
-// --fail), and a parent shaped to a tenth brings a tenth of the other lanes' pace or less
-// within a second of its children connecting.
+// ... and below this fraction over `very_slow_after`, half a second by default: every second a
+// straggler keeps its children costs them about that second at the end (its lane falls behind
+// the others, and no member below it has upload to spare to catch up; flat16 at 50mbit, a
+// member at a tenth found at 1.3 s: the others 1.3 s after a healthy run), and a parent shaped
+// to a tenth brings a tenth of the other lanes' pace or less from its children's first
+// connection on. A TCP retransmission timeout (200 ms at least) leaves more than this.
 inline constexpr double kVerySlowFraction = 0.15;
 
 class ParentWatch {

@@ -14,10 +14,10 @@ class ParentWatchTest : public ::testing::Test {
  protected:
   // Lane 0 from member 1, lane 1 from member 2; lane 2 is this member's own (it is its source).
   static constexpr uint64_t kLaneBytes = 64 << 20;
-  ParentWatch watch_{{1, 2, -1},
-                     {kLaneBytes, kLaneBytes, kLaneBytes},
-                     ParentWatchTimes{.silent_after = milliseconds(1000), .gone_after = milliseconds(600),
-                                      .grace = milliseconds(2000), .slow_after = milliseconds(3000)}};
+  const ParentWatchTimes watch_times_{.silent_after = milliseconds(1000), .gone_after = milliseconds(600),
+                                      .grace = milliseconds(2000), .slow_after = milliseconds(3000),
+                                      .very_slow_after = milliseconds(500)};
+  ParentWatch watch_{{1, 2, -1}, {kLaneBytes, kLaneBytes, kLaneBytes}, watch_times_};
   const Clock::time_point start_ = Clock::time_point(std::chrono::hours(1));
 
   Clock::time_point At(int ms) const { return start_ + milliseconds(ms); }
@@ -262,18 +262,31 @@ TEST_F(ParentWatchTest, ALaneFarBelowTheOtherIsSlow) {
   EXPECT_TRUE(Stream(7250, 10000, 250'000, 250'000).empty());
 }
 
-// Far below, a second tells: lane 0 at a twelfth (20 KB and 250 KB every 250 ms) is slow once a
-// second of it is measured, not after the whole window.
-TEST_F(ParentWatchTest, ALaneAtATwelfthIsSlowWithinASecond) {
+// Far below, half a second tells: lane 0 at a twelfth (20 KB and 250 KB every 250 ms) is slow
+// once half a second of it is measured, not after the whole window; at a fifth it is not.
+TEST_F(ParentWatchTest, ALaneAtATwelfthIsSlowWithinHalfASecond) {
   watch_.Start(At(0));
   OpenBoth(10);
-  EXPECT_TRUE(Stream(250, 1000, 20'000, 250'000).empty());  // no second measured yet
-  const std::vector<LaneTrouble> troubles = Stream(1250, 1250, 20'000, 250'000);
+  EXPECT_TRUE(Stream(250, 500, 20'000, 250'000).empty());  // no half second measured yet
+  const std::vector<LaneTrouble> troubles = Stream(750, 750, 20'000, 250'000);
   ASSERT_EQ(troubles.size(), 1u);
   EXPECT_EQ(troubles[0].lane, 0);
   EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
   EXPECT_NEAR(troubles[0].measured_bps, 640e3, 1e3);
-  EXPECT_NEAR(troubles[0].since_s, 1.0, 0.01);
+  EXPECT_NEAR(troubles[0].since_s, 0.5, 0.01);
+
+  ParentWatch fifth({1, 2, -1}, {kLaneBytes, kLaneBytes, kLaneBytes}, watch_times_);
+  fifth.Start(At(0));
+  fifth.Opened(0, At(10));
+  fifth.Opened(1, At(10));
+  for (int ms = 250; ms <= 2750; ms += 250) {
+    fifth.Received(0, 50'000);
+    fifth.Received(1, 250'000);
+    fifth.Progress(0, At(ms));
+    fifth.Progress(1, At(ms));
+    EXPECT_TRUE(fifth.Judge(At(ms), {{.remaining_bytes = kLaneBytes}, {.remaining_bytes = kLaneBytes}, {}}).empty())
+        << ms;
+  }
 }
 
 // Where the transport tells what the kernel received, the pace counts that: a slow lane's
