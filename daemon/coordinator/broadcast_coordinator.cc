@@ -419,8 +419,8 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   auto control_deadline = [](std::chrono::milliseconds budget) {
     return std::chrono::steady_clock::now() + budget;
   };
-  auto release_all = [&](const std::string& reason) {
-    (void)tree_.Cancel(id, reason, control_deadline(options_.client.call_timeout));
+  auto release_all = [&](const std::string& reason, std::chrono::milliseconds budget) {
+    (void)tree_.Cancel(id, reason, control_deadline(budget));
   };
   // Repairs patch the plan as the source made it (plan_repairer.h).
   std::optional<Plan> plan_to_repair;
@@ -428,7 +428,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   Result<PlanRun> agreed = Agree(prepare_request, id, std::move(outgoing.plan), std::move(inputs.source_store),
                                  std::move(outgoing.digest_key), AsString(agreement_digest), &traffic);
   if (!agreed.ok()) {
-    release_all("aborted: " + agreed.status().message());
+    release_all("aborted: " + agreed.status().message(), options_.client.call_timeout);
     return agreed.status();
   }
   own = std::move(*agreed);
@@ -436,18 +436,21 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   // --- Start (the source first, then down the tree while the data flows), then follow.
   started = std::chrono::steady_clock::now();
   if (Status s = tree_.Start(id, *started, control_deadline(2 * options_.client.call_timeout)); !s.ok()) {
-    release_all("aborted");
+    release_all("aborted", options_.client.call_timeout);
     return s;
   }
 
   FollowOptions follow =
       FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives);
+  // A patch may take what a progress round may: the follower waits for it, and a member that
+  // misses it (silent: a call timeout's budget kept the send 45 s on a paused daemon) is sent
+  // every patch again on the first round it answers.
   std::optional<PlanRepairer> repairer;
   if (plan_to_repair) {
     const auto& entries = prepare_request.plan().members();
     repairer.emplace(tree_, id, std::move(*plan_to_repair), std::vector<v1::Member>(entries.begin(), entries.end()),
                      std::move(inputs.repair->net), std::move(inputs.repair->member_nodes), *started,
-                     2 * options_.client.call_timeout);
+                     2 * options_.poll_timeout);
     follow.on_round = [&repairer](const std::vector<v1::MemberProgress>& attention, const std::set<std::string>& lost,
                                   v1::BroadcastProgress& p) {
       repairer->OnRound(attention, lost, p.slowest_member(), std::chrono::steady_clock::now());
@@ -459,7 +462,11 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
   const std::optional<SwarmReport> swarm = own->Swarm();
   if (swarm) progress.set_source_uploaded_bytes(swarm->uploaded_bytes);
   SumTraffic(TrafficOf(own->Snapshot(), swarm).sent_bytes, source_receives, &progress);
-  release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message());
+  // A member not done may not answer at all (a paused daemon, a host gone without a reset):
+  // then the release may take what a progress round may, not a call timeout (22.5 s of a 30 s
+  // one, spent after the others held their copies).
+  release_all(outcome.settled ? "finished" : "aborted: " + outcome.status.message(),
+              outcome.status.ok() ? options_.client.call_timeout : 2 * options_.poll_timeout);
   progress.set_finished(true);
   if (!outcome.status.ok()) progress.set_error(outcome.status.message());
   report_with_counters(progress);

@@ -4,6 +4,7 @@
 // the killed members lost, and the summary lists the repairs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -120,6 +121,32 @@ TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
   EXPECT_EQ(RepairsOf(r).count("m1"), 1u) << r.output;
   EXPECT_NE(ReadFile(cluster.log(0)).find("member m1 lost the plan; preparing it again"), std::string::npos)
       << ReadFile(cluster.log(0));
+}
+
+// m1 is killed and restarted as soon as the source hears its child report it gone: it comes
+// back while the source patches around it (the patch on its way down the control tree, the
+// Patch call to m1 itself refused) or just after. It is prepared again from the plan as
+// patched, resumes from what it verified, and every member ends with a verified copy: nobody
+// left waiting for it, nothing unverified kept.
+TEST(Repair, AMemberKilledAndRestartedDuringThePatchEndsWithEveryCopy) {
+  LocalCluster cluster(GRIDCASTD, "repair-bounce", 4, {"--window", "4"});
+  const std::string path = cluster.MakePayload("repair.bin", 400u << 20);
+  const auto started = std::chrono::steady_clock::now();
+  auto send = std::async(std::launch::async,
+                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  KillOnceUnderWay(cluster, 3, {1});
+  ASSERT_TRUE(WaitForLog(cluster, 0, "member m2 reports lane 0: parent m1 gone")) << ReadFile(cluster.log(0));
+  cluster.Restart(1);
+  const SendResult r = send.get();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ExpectEverywhere(cluster, path, "repair.bin");
+  EXPECT_LT(took, 45.0) << "a member waited for the restarted one\n" << r.output;
+  const bool prepared_again =
+      ReadFile(cluster.log(0)).find("member m1 lost the plan; preparing it again") != std::string::npos;
+  std::printf("killed and restarted: m1 %s, %s, in %.1f s\n",
+              RepairsOf(r).count("m1") != 0 ? "repaired around" : "not repaired around",
+              prepared_again ? "prepared again" : "not prepared again", took);
 }
 
 // SplitStream with two stripes over eight members: a group head (an interior member in its own
