@@ -109,6 +109,13 @@ void LaneSender::CapSendRate(double bytes_per_s) {
   if (const std::shared_ptr<Connection> conn = current_.lock()) conn->connection->CapSendRate(bytes_per_s);
 }
 
+std::optional<uint64_t> LaneSender::AckedPosition() const {
+  const std::shared_ptr<Connection> conn = current_.lock();
+  if (conn == nullptr) return std::nullopt;
+  const uint64_t unacknowledged = conn->in_flight.size() * static_cast<uint64_t>(stream_count_);
+  return conn->cursor.next_position - std::min(conn->cursor.next_position, unacknowledged);
+}
+
 uint64_t LaneSender::AckedSinceLast() {
   const std::shared_ptr<Connection> conn = current_.lock();
   if (conn == nullptr) return 0;

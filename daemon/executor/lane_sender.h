@@ -14,6 +14,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <set>
 
@@ -47,6 +48,10 @@ class LaneSender {
   // without one, or where the transport cannot tell.
   uint64_t AckedSinceLast();
   bool Connected() const { return !current_.expired(); }
+  // With a connection open: the position in the lane's log up to which this stream's chunks
+  // were handed over, less those not acknowledged yet (a window at most).
+  std::optional<uint64_t> AckedPosition() const;
+  double send_cap() const { return send_cap_; }
   int lane() const { return lane_; }
   int child() const { return child_; }
   int stream_count() const { return stream_count_; }

@@ -47,9 +47,11 @@ void ParentWatch::Closed(int lane, Clock::time_point now) {
   if (watched.open > 0 && --watched.open == 0) watched.last_closed = now;
 }
 
-bool ParentWatch::ShouldProbe(int lane, Clock::time_point now) {
+bool ParentWatch::ShouldProbe(int lane, const LaneNow& now_lane, Clock::time_point now) {
   Lane& watched = lanes_[lane];
-  if (!started_ || watched.parent < 0 || watched.open > 0 || watched.refused || watched.verdict) return false;
+  if (!started_ || watched.parent < 0 || watched.open > 0 || watched.refused || watched.verdict || now_lane.held) {
+    return false;
+  }
   if (watched.connected) return now >= watched.last_closed;
   // Since Start or the patch, never connected: once.
   if (watched.unconnected_probed || now - watched.last_closed < times_.gone_after) return false;

@@ -93,11 +93,13 @@ class ParentWatch {
   void Opened(int lane, Clock::time_point now);
   void Closed(int lane, Clock::time_point now);
   // Whether to find out now if `lane`'s parent still runs (DataTransport::Refuses): the lane
-  // had a connection from it, has none now, and has no verdict yet (a live parent accepts the
-  // dial, which costs it a connection closed at once); or, once, the parent has not connected
-  // within `gone_after` of Start or of becoming the lane's parent (a plan patch: a live one
-  // dials at once; one that died before anyone knew would leave the lane to the grace).
-  bool ShouldProbe(int lane, Clock::time_point now);
+  // had a connection from it, has none now, has no verdict yet and is not held whole here (a
+  // parent closes its connections once it sent the lane, at the tail of every broadcast; a
+  // live parent accepts the dial, which costs it a connection closed at once); or, once, the
+  // parent has not connected within `gone_after` of Start or of becoming the lane's parent (a
+  // plan patch: a live one dials at once; one that died before anyone knew would leave the lane
+  // to the grace).
+  bool ShouldProbe(int lane, const LaneNow& now_lane, Clock::time_point now);
   // Dialling `parent`'s data address was refused (nothing listens there: its daemon does not
   // run): `lane` is gone at the next Judge, unless its parent changed or connected meanwhile.
   void Refused(int lane, int parent);

@@ -39,9 +39,9 @@ ParentWatchTimes WatchTimes(const ExecutionOptions& options) {
           3 * options.parent_silent, options.parent_silent / 2};
 }
 
-// Kernel-received bytes a lane needs between two judgements (every quarter of --parent-silent)
-// for a parent still reading out a part to count as sending: 16 KB/s, 128 kbit/s at the default.
-constexpr uint64_t kTrickleBytes = 4096;
+// The rate a lane needs, in kernel-received bytes between two judgements, for a parent still
+// reading out a part to count as sending: 128 kbit/s.
+constexpr double kTrickleBytesPerSecond = 16384;
 
 // What ParentWatch measures each lane's pace against; nothing where lanes share chunks (the
 // source hands each chunk to the lane that drains first: their paces differ by design).
@@ -259,50 +259,81 @@ asio::awaitable<void> PlanExecution::RunSender(LaneSender& sender) {
   }
 }
 
-double PlanExecution::SendCap(int lane, int streams) const {
+double PlanExecution::SendCap(int lane, int streams, bool yielding) const {
   const Lane& planned = plan_.lanes[lane];
   if (planned.source != self() || planned.planned_bps <= 0) return 0;
-  return planned.planned_bps / 8 / streams * pacing_.factor();
+  return planned.planned_bps / 8 / streams * (yielding ? pacing_.yielding_factor() : pacing_.factor());
 }
 
 asio::awaitable<void> PlanExecution::PaceLanes() {
+  // Each sender's rate over about the last half second (a moving average of the ticks'), to tell
+  // the lanes that keep up from those a slow child holds back.
+  constexpr double kRateWeight = 0.5;
   asio::steady_timer tick(io_);
+  auto last = std::chrono::steady_clock::now();
+  std::vector<double> rates;
   while (!Stopping() && senders_running_ > 0) {
     tick.expires_after(std::chrono::milliseconds(250));
     boost::system::error_code ec;
     co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed_s = std::max(1e-3, std::chrono::duration<double>(now - last).count());
+    last = now;
+    rates.resize(senders_.size(), 0);
+    std::vector<PacedSend> sends(senders_.size());
     uint64_t acked = 0;
     double caps = 0;
-    for (const std::unique_ptr<LaneSender>& sender : senders_) {
-      const double cap = SendCap(sender->lane(), sender->stream_count());
+    for (size_t i = 0; i < senders_.size(); ++i) {
+      LaneSender& sender = *senders_[i];
+      const double cap = SendCap(sender.lane(), sender.stream_count());
       if (cap <= 0) continue;
-      acked += sender->AckedSinceLast();
-      if (sender->Connected()) caps += cap;
+      const uint64_t sent = sender.AckedSinceLast();
+      acked += sent;
+      rates[i] += kRateWeight * (static_cast<double>(sent) / elapsed_s - rates[i]);
+      if (!sender.Connected()) continue;
+      caps += sender.send_cap();
+      const Lane& lane = plan_.lanes[sender.lane()];
+      const std::optional<uint64_t> position = sender.AckedPosition();
+      sends[i] = {position.has_value(),
+                  static_cast<double>(position.value_or(0)) * static_cast<double>(plan_.chunk_bytes) * 8 / lane.planned_bps,
+                  rates[i] >= SendPacing::kKeepsUp * cap};
     }
-    if (!pacing_.Observe(std::chrono::steady_clock::now(), acked, caps)) continue;
-    for (const std::unique_ptr<LaneSender>& sender : senders_) {
-      if (const double cap = SendCap(sender->lane(), sender->stream_count()); cap > 0) sender->CapSendRate(cap);
+    const std::vector<bool> yielding = SendPacing::Yielding(sends);
+    const bool balancing = std::find(yielding.begin(), yielding.end(), true) != yielding.end();
+    const bool grew = pacing_.Observe(now, acked, caps, balancing);
+    for (size_t i = 0; i < senders_.size(); ++i) {
+      LaneSender& sender = *senders_[i];
+      const double cap = SendCap(sender.lane(), sender.stream_count(), yielding[i]);
+      if (cap > 0 && cap != sender.send_cap()) sender.CapSendRate(cap);
     }
-    spdlog::info("plan {}: the children took their lanes' caps; now {:.2f} of the planned rates", ToHex(id_),
-                 pacing_.factor());
+    if (grew) {
+      spdlog::info("plan {}: the children took their lanes' caps; now {:.2f} of the planned rates", ToHex(id_),
+                   pacing_.factor());
+    }
   }
 }
 
 asio::awaitable<void> PlanExecution::WatchParents() {
-  const auto period = std::max(options_.parent_silent / 4, std::chrono::milliseconds(20));
+  // Every tenth of --parent-silent: a very slow lane is judged over half of it (ParentWatch), and
+  // its samples' age decides how soon (a straggler's children moved 0.15 s sooner than at a
+  // quarter).
+  const auto period = std::max(options_.parent_silent / 10, std::chrono::milliseconds(20));
+  auto last_judged = std::chrono::steady_clock::now();
   const auto holds = [this](uint64_t chunk) { return store_->Has(chunk); };
   std::vector<ParentWatch::LaneNow> lanes(schedule_.lanes());
   probing_.assign(schedule_.lanes(), false);
   while (!Stopping() && !store_->Complete()) {
     co_await judge_now_.Wait(period);
     const auto now = std::chrono::steady_clock::now();
+    const double trickle_bytes = kTrickleBytesPerSecond * std::chrono::duration<double>(now - last_judged).count();
+    last_judged = now;
     for (size_t l = 0; l < lanes.size(); ++l) {
       const int lane = static_cast<int>(l);
       // Bytes of a part still arriving are progress: a slow link is not a silent parent (but
-      // a trickle below kTrickleBytes a judgement is no progress).
+      // a trickle is no progress).
       if (const auto arrived = intake_.KernelBytesSinceLast(lane)) {
         watch_.Arrived(lane, *arrived);
-        if (*arrived >= kTrickleBytes) watch_.Progress(lane, now);
+        if (static_cast<double>(*arrived) >= trickle_bytes) watch_.Progress(lane, now);
       }
       const uint64_t missing = schedule_.LogSize(lane) - schedule_.HeldPrefix(lane, holds);
       lanes[l] = {schedule_.HoldsWholeLane(lane, holds), intake_.OwesParent(lane),
@@ -310,7 +341,7 @@ asio::awaitable<void> PlanExecution::WatchParents() {
     }
     for (size_t l = 0; l < lanes.size(); ++l) {
       const int lane = static_cast<int>(l);
-      if (probing_[l] || !watch_.ShouldProbe(lane, now)) continue;
+      if (probing_[l] || !watch_.ShouldProbe(lane, lanes[l], now)) continue;
       probing_[l] = true;
       Spawn(ProbeParent(lane, schedule_.ParentOf(lane)));
     }

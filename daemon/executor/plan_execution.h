@@ -166,10 +166,12 @@ class PlanExecution final : public LaneReceiver,
   // Runs one sender and counts it finished.
   boost::asio::awaitable<void> RunSender(LaneSender& sender);
   // What one stream of `lane` may send at, payload bytes per second, where this member is the
-  // lane's source and the plan gives the lane a rate; 0: not capped.
-  double SendCap(int lane, int streams) const;
+  // lane's source and the plan gives the lane a rate (less while it yields to a lane behind
+  // it); 0: not capped.
+  double SendCap(int lane, int streams, bool yielding = false) const;
   // While senders run at a lane's source: the children's acknowledged bytes fed to pacing_,
-  // and the caps raised when it says.
+  // the caps raised when it says, and lowered where a lane is ahead of the others
+  // (SendPacing::Yielding).
   boost::asio::awaitable<void> PaceLanes();
   // One move of a patch of version `version` (ApplyPatches).
   void ApplyMove(int version, const EdgeMove& move);

@@ -101,19 +101,21 @@ TEST_F(ParentWatchTest, AParentThatRedialsWithinTheTimeIsNotGone) {
 // then, not 600 ms after. A refusal for a parent the lane no longer has,
 // or one followed by the parent's own re-dial, says nothing.
 TEST_F(ParentWatchTest, AParentThatRefusesADialIsGoneAtOnce) {
+  constexpr ParentWatch::LaneNow kMissing{.remaining_bytes = kLaneBytes};
   watch_.Start(At(0));
-  EXPECT_FALSE(watch_.ShouldProbe(0, At(300)));  // never connected: the grace and gone_after decide
+  EXPECT_FALSE(watch_.ShouldProbe(0, kMissing, At(300)));  // never connected: the grace and gone_after decide
   OpenBoth(10);
   watch_.Progress(0, At(2900));
   watch_.Progress(1, At(2900));
   watch_.Closed(0, At(3000));
-  EXPECT_TRUE(watch_.ShouldProbe(0, At(3000)));
-  EXPECT_FALSE(watch_.ShouldProbe(1, At(3200)));  // connected
-  EXPECT_FALSE(watch_.ShouldProbe(2, At(3200)));  // its own lane
+  EXPECT_FALSE(watch_.ShouldProbe(0, {.held = true}, At(3000)));  // the parent sent it all
+  EXPECT_TRUE(watch_.ShouldProbe(0, kMissing, At(3000)));
+  EXPECT_FALSE(watch_.ShouldProbe(1, kMissing, At(3200)));  // connected
+  EXPECT_FALSE(watch_.ShouldProbe(2, kMissing, At(3200)));  // its own lane
   watch_.Refused(0, /*parent=*/2);                // another lane's parent: not this one's
   EXPECT_TRUE(Judge(3250).empty());
   watch_.Refused(0, /*parent=*/1);
-  EXPECT_FALSE(watch_.ShouldProbe(0, At(3250)));
+  EXPECT_FALSE(watch_.ShouldProbe(0, kMissing, At(3250)));
   std::vector<LaneTrouble> troubles = Judge(3250);
   ASSERT_EQ(troubles.size(), 1u);
   EXPECT_EQ(troubles[0].reason, RepairReason::kGone);
@@ -123,9 +125,9 @@ TEST_F(ParentWatchTest, AParentThatRefusesADialIsGoneAtOnce) {
   // gone at its refusal though the grace has not passed.
   watch_.Reattached(0, /*parent=*/2, At(5000));
   watch_.Progress(1, At(5500));
-  EXPECT_FALSE(watch_.ShouldProbe(0, At(5599)));
-  EXPECT_TRUE(watch_.ShouldProbe(0, At(5600)));
-  EXPECT_FALSE(watch_.ShouldProbe(0, At(5850)));  // once
+  EXPECT_FALSE(watch_.ShouldProbe(0, kMissing, At(5599)));
+  EXPECT_TRUE(watch_.ShouldProbe(0, kMissing, At(5600)));
+  EXPECT_FALSE(watch_.ShouldProbe(0, kMissing, At(5850)));  // once
   EXPECT_TRUE(Judge(5850).empty());               // the grace
   watch_.Refused(0, /*parent=*/2);
   troubles = Judge(5900);

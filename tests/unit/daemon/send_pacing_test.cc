@@ -19,11 +19,11 @@ class SendPacingTest : public ::testing::Test {
 
   // Ticks every 250 ms from `from_ms` to `to_ms`, the connections sending `bytes_per_s`
   // together under caps of `caps_bytes_per_s`. Returns how many times the caps grew.
-  int Send(int from_ms, int to_ms, double bytes_per_s, double caps_bytes_per_s) {
+  int Send(int from_ms, int to_ms, double bytes_per_s, double caps_bytes_per_s, bool balancing = false) {
     int grew = 0;
     for (int ms = from_ms; ms <= to_ms; ms += 250) {
       const auto acked = static_cast<uint64_t>(ms == from_ms ? 0 : bytes_per_s / 4);
-      if (pacing_.Observe(start_ + milliseconds(ms), acked, caps_bytes_per_s)) ++grew;
+      if (pacing_.Observe(start_ + milliseconds(ms), acked, caps_bytes_per_s, balancing)) ++grew;
     }
     return grew;
   }
@@ -43,6 +43,16 @@ TEST_F(SendPacingTest, ALinkAtItsPlannedRateKeepsTheCaps) {
 TEST_F(SendPacingTest, ASlowChildHoldsNothingBack) {
   // One lane's child takes 5 mbit, the other lane runs at its cap: together well below.
   EXPECT_EQ(Send(0, 10000, (5e6 + 26e6) / 8, 2 * 26e6 / 8), 0);
+}
+
+TEST_F(SendPacingTest, CapsTakenWhileALaneYieldsGrowNothing) {
+  // 25 mbit planned per lane: the lane ahead takes all of its yielding cap, the one behind all
+  // of its own (its child has download to spare): taken, but balancing.
+  const double caps = (SendPacing::kYield + SendPacing::kSlack) * 25e6 / 8;
+  EXPECT_EQ(Send(0, 10000, caps, caps, /*balancing=*/true), 0);
+  // Balanced again: no window counts until one has passed, then the next whole one grows them.
+  EXPECT_EQ(Send(10250, 11500, caps, caps), 0);
+  EXPECT_EQ(Send(11750, 12750, caps, caps), 1);
 }
 
 TEST_F(SendPacingTest, ConnectionsAtTheirCapsGrowThemOncePerWindow) {
@@ -79,6 +89,31 @@ TEST_F(SendPacingTest, AConnectionThatEndsWithinATickCountsAgainstItsCap) {
                                  ms == 1000 ? cap : 2 * cap));
   }
   EXPECT_DOUBLE_EQ(pacing_.factor(), SendPacing::kSlack);
+}
+
+// Yielding: a lane ahead of the furthest-behind lane that keeps up yields; a lane that does not
+// keep up (a slow child) holds nobody back, nor does a closed connection.
+TEST(SendPacingYield, ALaneAheadOfOneThatKeepsUpYields) {
+  // Lane 1 half a second ahead of lane 0, which keeps up (a patch moved it): lane 1 yields.
+  EXPECT_EQ(SendPacing::Yielding({{.open = true, .position_s = 10.0, .keeps_up = true},
+                                  {.open = true, .position_s = 10.5, .keeps_up = true}}),
+            (std::vector<bool>{false, true}));
+  // Within kLead of each other, as a healthy plan's lanes run: nobody yields.
+  EXPECT_EQ(SendPacing::Yielding({{.open = true, .position_s = 10.0, .keeps_up = true},
+                                  {.open = true, .position_s = 10.2, .keeps_up = true}}),
+            (std::vector<bool>{false, false}));
+  // The lane behind is slow (its child takes a tenth of its cap): it holds nobody back.
+  EXPECT_EQ(SendPacing::Yielding({{.open = true, .position_s = 1.0, .keeps_up = false},
+                                  {.open = true, .position_s = 10.5, .keeps_up = true}}),
+            (std::vector<bool>{false, false}));
+  // Three lanes: the two ahead of the one behind yield, a closed connection neither counts nor
+  // yields, and a lane ahead yields though it does not keep up itself.
+  EXPECT_EQ(SendPacing::Yielding({{.open = true, .position_s = 4.0, .keeps_up = true},
+                                  {.open = false, .position_s = 1.0, .keeps_up = true},
+                                  {.open = true, .position_s = 5.0, .keeps_up = false},
+                                  {.open = true, .position_s = 4.3, .keeps_up = true}}),
+            (std::vector<bool>{false, false, true, true}));
+  EXPECT_TRUE(SendPacing::Yielding({}).empty());
 }
 
 }  // namespace
