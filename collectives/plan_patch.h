@@ -57,18 +57,20 @@ struct RepairInputs {
   int version = 1;  // the patch's: the plan's patch_version + 1
 };
 
-// The generic repair: each child of a failed or slow member, in each lane, moves to the live
-// member with the most upload to spare after taking the lane's rate (its NIC and every switch
-// uplink on the way, against what the plan already puts there), never one in the child's own
-// subtree of the lane. Members at least as far along the lane as the child are preferred;
-// ties go to the child's switch, then fewer children in the lane, then the lower index, so
-// the same inputs give the same patch. An edge into a gone or silent member loads nothing (a
-// slow one still receives). Live orphans are placed largest subtree first; gone or silent ones
-// (a dead member below a dead one) cost nothing and go last. Then each slow member, in each
-// lane, moves to the member chosen the same way if that one has more to spare than its parent
-// (its parent's upload may be what the plan needs most: the source's, say). Push plans of
-// fixed lanes only: FailedPrecondition for a failed lane source, shared-chunk lanes or a plan
-// without lanes; InvalidArgument for inputs that do not fit the plan.
+// The generic repair: each child of a failed or slow member, in each lane, moves to a live
+// member outside its own subtree of the lane: first one with room for the lane (upload to
+// spare after taking the lane's rate, on its NIC and every switch uplink on the way, against
+// what the plan already puts there: a parent without it slows every child it feeds to the end,
+// while one behind the child catches up), then one at least as far along the lane as the
+// child, then the one with the most to spare; ties go to the child's switch, then fewer
+// children in the lane, then the lower index, so the same inputs give the same patch. An edge
+// into a gone or silent member loads nothing (a slow one still receives). Live orphans are
+// placed largest subtree first; gone or silent ones (a dead member below a dead one) cost
+// nothing and go last. Then each slow member, in each lane, moves to the member chosen the
+// same way if that one has more to spare than its parent (its parent's upload may be what the
+// plan needs most: the source's, say). Push plans of fixed lanes only: FailedPrecondition for
+// a failed lane source, shared-chunk lanes or a plan without lanes; InvalidArgument for inputs
+// that do not fit the plan.
 Result<PlanPatch> PatchPlan(const Plan& plan, const RepairInputs& inputs);
 
 // OK when the patch is the one after the plan's last (version plan.patch_version + 1), every

@@ -135,9 +135,41 @@ TEST(PlanPatch, AnOrphanGoesToALiveMemberAheadOfItWithUploadToSpare) {
   EXPECT_EQ(patch->moves[0].old_parent, 2);
   EXPECT_NE(patch->moves[0].new_parent, 4) << "n4 is in n3's subtree";
   EXPECT_EQ(patch->moves[0].new_parent, 1) << "n0 and n1 are ahead; n1 sends to no one else once n2 is gone";
-  // n1 far behind n3: the source, ahead, is chosen instead.
+  // n1 far behind n3: the source, ahead, is chosen instead (at 0.8 mbit a lane, everyone has room).
   in.lane_held[1][0] = 0;
   EXPECT_EQ(PatchPlan(*plan, in)->moves[0].new_parent, 0);
+  // At 84 mbit a lane the source has no room for a second child (it would halve the whole
+  // chain's rate to the end): n1, behind, which catches up at the chain's rate.
+  in.predicted_s = 0.1;
+  EXPECT_EQ(PatchPlan(*plan, in)->moves[0].new_parent, 1);
+  // With room at the source too, the one of the two that is ahead: the source.
+  net.nodes[0].up_bps = 1e9;
+  EXPECT_EQ(PatchPlan(*plan, in)->moves[0].new_parent, 0);
+}
+
+// Killed at once, the head of a lane leaves its children ahead of everyone but the source
+// (flat16 at 50mbit, splitstream:2: core-1 heads lane 0, over core-3 and core-5). The source
+// has room for one of them (core-1's lane no longer loads it), not both: the other goes to a
+// member with room though it is behind.
+TEST(PlanPatch, TheSourceTakesNoOrphanItHasNoRoomFor) {
+  const NetworkModel net = OneSwitch(16, 50e6);
+  Result<Plan> plan = (*MakePlanner("splitstream:2"))->MakePlan(net, 128 << 20, Chunked());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->lanes[0].ParentOf(1), 0);
+  RepairInputs in = InputsFor(*plan, net, {{1, RepairReason::kGone}}, 1);
+  in.predicted_s = 22;
+  for (int m = 0; m < 16; ++m) in.lane_held[m] = {90, 90};
+  in.lane_held[0] = {1024, 1024};
+  for (const Fanout& fanout : plan->lanes[0].fanouts) {
+    if (fanout.parent != 1) continue;
+    ASSERT_EQ(fanout.children.size(), 2u);
+    for (const int child : fanout.children) in.lane_held[child][0] = 100;
+  }
+  Result<PlanPatch> patch = PatchPlan(*plan, in);
+  ASSERT_TRUE(patch.ok()) << patch.status().ToString();
+  ASSERT_EQ(patch->moves.size(), 2u);
+  EXPECT_NE(patch->moves[0].new_parent, patch->moves[1].new_parent) << "both under one parent";
+  EXPECT_TRUE(patch->moves[0].new_parent == 0 || patch->moves[1].new_parent == 0);
 }
 
 // A straggler that is the source's only child in a lane (flat16 at 50mbit, splitstream:2:
