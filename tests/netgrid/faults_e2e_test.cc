@@ -144,7 +144,9 @@ TEST_F(FaultsE2ETest, AParentWhoseLaneCrossesTheSitesKilledIsRoutedAround) {
   ASSERT_TRUE(sent.summary.is_object()) << sent.output;
   EXPECT_NE(sent.summary.value("error", "").find(std::string("lost: ") + kKilled), std::string::npos) << sent.output;
   for (const NetgridNode& node : state_.nodes) {
-    if (node.name != kKilled && node.name != "east-0") EXPECT_TRUE(DigestOk(sent, node.name)) << node.name;
+    if (node.name != kKilled && node.name != "east-0") {
+      EXPECT_TRUE(DigestOk(sent, node.name)) << node.name;
+    }
   }
   int moved = -1;
   for (const auto& repair : sent.summary["repairs"]) {
