@@ -86,13 +86,18 @@ bool WaitForLog(const LocalCluster& cluster, int m, const std::string& text) {
   return false;
 }
 
+// `gridcast send PATH` through a chain, in push mode, in the background.
+std::future<SendResult> StartChainPush(LocalCluster& cluster, const std::string& path) {
+  return std::async(std::launch::async,
+                    [&cluster, path] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+}
+
 // A chain of five: m2 dies and m3 moves to m1 (its parent's parent, whose upload m2's death
 // freed); then m1, its new parent, dies too, and m3 moves on to the source.
 TEST(Repair, AParentAndThenItsNewParentKilledAreRoutedAroundInTurn) {
   LocalCluster cluster(GRIDCASTD, "repair-twice", 5, {"--window", "4"});
   const std::string path = cluster.MakePayload("repair.bin", 300u << 20);
-  auto send = std::async(std::launch::async,
-                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  auto send = StartChainPush(cluster, path);
   KillOnceUnderWay(cluster, 4, {2});
   ASSERT_TRUE(WaitForLog(cluster, 3, "lane 0: new parent m1 (patch 1)")) << ReadFile(cluster.log(3));
   cluster.Kill(1);
@@ -110,8 +115,7 @@ TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
   LocalCluster cluster(GRIDCASTD, "repair-restart", 4, {"--window", "4"});
   // Long enough on loopback for the restarted daemon to come up before the others are done.
   const std::string path = cluster.MakePayload("repair.bin", 600u << 20);
-  auto send = std::async(std::launch::async,
-                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  auto send = StartChainPush(cluster, path);
   KillOnceUnderWay(cluster, 3, {1});
   ASSERT_TRUE(WaitForLog(cluster, 2, "lane 0: new parent m0 (patch 1)")) << ReadFile(cluster.log(2));
   cluster.Restart(1);
@@ -132,8 +136,7 @@ TEST(Repair, AMemberKilledAndRestartedDuringThePatchEndsWithEveryCopy) {
   LocalCluster cluster(GRIDCASTD, "repair-bounce", 4, {"--window", "4"});
   const std::string path = cluster.MakePayload("repair.bin", 400u << 20);
   const auto started = std::chrono::steady_clock::now();
-  auto send = std::async(std::launch::async,
-                         [&] { return Send(cluster, {path, "--chunk", "256KiB", "--mode", "push", "--algo", "chain"}); });
+  auto send = StartChainPush(cluster, path);
   KillOnceUnderWay(cluster, 3, {1});
   ASSERT_TRUE(WaitForLog(cluster, 0, "member m2 reports lane 0: parent m1 gone")) << ReadFile(cluster.log(0));
   cluster.Restart(1);
