@@ -96,10 +96,15 @@ std::vector<int> Swarm::GroupOfEachMember() const {
     while (root[e] != e) e = root[e] = root[root[e]];
     return e;
   };
+  auto limits = [](const SwarmMember& m, int peer) {
+    return std::any_of(m.takes_only.begin(), m.takes_only.end(), [peer](const PeerChunks& p) { return p.peer == peer; });
+  };
   for (size_t i = 0; i < members.size(); ++i) {
     for (int peer : members[i].peers) {
       auto it = entry_of.find(peer);
-      if (peer != source && it != entry_of.end()) root[find(static_cast<int>(i))] = find(it->second);
+      if (peer == source || it == entry_of.end()) continue;
+      if (limits(members[i], peer) || limits(members[it->second], members[i].member)) continue;
+      root[find(static_cast<int>(i))] = find(it->second);
     }
   }
   std::map<int, int> number;  // root -> group

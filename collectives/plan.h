@@ -103,6 +103,13 @@ std::optional<PlanMode> PlanModeFromName(std::string_view name);
 inline bool ModeHasLanes(PlanMode mode) { return PlanModeRowOf(mode).lanes; }
 inline bool ModeHasSwarm(PlanMode mode) { return PlanModeRowOf(mode).swarm; }
 
+// A peer and the chunks taken from it.
+struct PeerChunks {
+  int peer = 0;                    // member index
+  std::vector<ChunkRange> chunks;  // empty: none
+  bool operator==(const PeerChunks&) const = default;
+};
+
 // Pull side of a plan (modes kPull and kHybrid): a BitTorrent swarm over the members. The
 // source seeds; each other member first takes its stripe from the source and the rest from its
 // peers, so the source sends about one copy per group of peers instead of one per member.
@@ -116,6 +123,11 @@ struct SwarmMember {
   // group with upload to spare cannot crowd out one whose bottleneck sets the bound (TCP at
   // the source's NIC favours the flows that do not also queue behind a slow uplink).
   double source_share_bps = 0;
+  // Peers (a subset of `peers`) it takes only some chunks from, perhaps none: it ignores what
+  // else they announce. A group whose downlink sets the bound takes its copy from the source
+  // alone (nothing enters it twice), and a group that imports part of its copy from it takes
+  // only that part from it (the rest from the source, which the plan paces).
+  std::vector<PeerChunks> takes_only;
 };
 
 struct Swarm {
@@ -127,7 +139,8 @@ struct Swarm {
   bool free_choice = false;
 
   // For each entry of `members`, its group: the entries it reaches through peers other than
-  // the source, numbered from 0 in order of their first entry. In a large group members peer
+  // the source, both ways (links either end limits in takes_only do not count), numbered from
+  // 0 in order of their first entry. In a large group members peer
   // with a few others only and pieces travel on in several hops; the group, not the peers, is
   // who shares a set of stripes and may take a departed member's stripe over.
   std::vector<int> GroupOfEachMember() const;

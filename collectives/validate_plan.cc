@@ -198,6 +198,19 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
         return Status::InvalidArgument(where + " lists peer " + Who(plan, peer) + " twice");
       }
     }
+    std::unordered_set<int> limited;
+    for (const PeerChunks& limit : m.takes_only) {
+      if (seen.count(limit.peer) == 0) {
+        return Status::InvalidArgument(where + " limits what it takes from " + std::to_string(limit.peer) +
+                                       ", which is not one of its peers");
+      }
+      if (!limited.insert(limit.peer).second) {
+        return Status::InvalidArgument(where + " limits what it takes from " + Who(plan, limit.peer) + " twice");
+      }
+      for (const ChunkRange& range : limit.chunks) {
+        GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, plan.NumChunks(), where));
+      }
+    }
     for (const ChunkRange& range : m.stripe) {
       GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, plan.NumChunks(), where));
     }
@@ -206,8 +219,8 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
 }
 
 // Every member but the source listed once, and every member reaches the source through peer
-// links, so no member is left without a way to get a chunk. Stripes are a schedule, not a
-// partition: a chunk in no stripe is still fetched.
+// links it takes pieces over, so no member is left without a way to get a chunk. Stripes are
+// a schedule, not a partition: a chunk in no stripe is still fetched.
 Status ValidateSwarm(const Plan& plan) {
   const Swarm& swarm = plan.swarm;
   std::unordered_map<int, size_t> entry_of;
@@ -218,11 +231,20 @@ Status ValidateSwarm(const Plan& plan) {
       return Status::InvalidArgument("member '" + plan.members[v] + "' is not in the swarm");
     }
   }
-  std::vector<std::vector<int>> links(p);
+  auto takes_nothing_from = [&](int member, int peer) {
+    auto entry = entry_of.find(member);
+    if (entry == entry_of.end()) return false;  // the source takes nothing at all
+    const std::vector<PeerChunks>& limits = swarm.members[entry->second].takes_only;
+    return std::any_of(limits.begin(), limits.end(), [&](const PeerChunks& limit) {
+      return limit.peer == peer &&
+             std::all_of(limit.chunks.begin(), limit.chunks.end(), [](const ChunkRange& r) { return r.Count() == 0; });
+    });
+  };
+  std::vector<std::vector<int>> links(p);  // links[v]: the members that may take pieces from v
   for (const SwarmMember& m : swarm.members) {
     for (int peer : m.peers) {
-      links[m.member].push_back(peer);
-      links[peer].push_back(m.member);
+      if (!takes_nothing_from(m.member, peer)) links[peer].push_back(m.member);
+      if (!takes_nothing_from(peer, m.member)) links[m.member].push_back(peer);
     }
   }
   std::vector<bool> reached(p, false);

@@ -32,6 +32,11 @@ void SwarmToProto(const Swarm& swarm, v1::Swarm* out) {
     for (int peer : m.peers) sm->add_peers(static_cast<uint32_t>(peer));
     sm->set_upload_slots(static_cast<uint32_t>(m.upload_slots));
     sm->set_source_share_bps(m.source_share_bps);
+    for (const PeerChunks& limit : m.takes_only) {
+      v1::PeerChunks* out_limit = sm->add_takes_only();
+      out_limit->set_peer(static_cast<uint32_t>(limit.peer));
+      for (const ChunkRange& range : limit.chunks) RangeToProto(range, out_limit->add_chunks());
+    }
   }
 }
 
@@ -136,7 +141,9 @@ Result<Swarm> ParseSwarm(const v1::Swarm& s, int64_t members) {
   swarm.free_choice = s.free_choice();
   swarm.source_upload_slots = AsSlots(s.source_upload_slots(), members);
   for (const v1::SwarmMember& sm : s.members()) {
-    if (sm.peers_size() > members) return Status::InvalidArgument("plan swarm member has too many peers");
+    if (sm.peers_size() > members || sm.takes_only_size() > members) {
+      return Status::InvalidArgument("plan swarm member has too many peers");
+    }
     if (sm.stripe_size() > static_cast<int>(kMaxPlanChunks)) {
       return Status::InvalidArgument("plan swarm member has too many chunk ranges");
     }
@@ -146,6 +153,14 @@ Result<Swarm> ParseSwarm(const v1::Swarm& s, int64_t members) {
     for (uint32_t peer : sm.peers()) m.peers.push_back(AsIndex(peer, members));
     m.upload_slots = AsSlots(sm.upload_slots(), members);
     m.source_share_bps = sm.source_share_bps();
+    for (const v1::PeerChunks& limit : sm.takes_only()) {
+      if (limit.chunks_size() > static_cast<int>(kMaxPlanChunks)) {
+        return Status::InvalidArgument("plan swarm member takes too many chunk ranges from a peer");
+      }
+      PeerChunks& back = m.takes_only.emplace_back();
+      back.peer = AsIndex(limit.peer(), members);
+      for (const v1::ChunkRange& r : limit.chunks()) back.chunks.push_back(RangeFromProto(r));
+    }
     swarm.members.push_back(std::move(m));
   }
   return swarm;

@@ -101,25 +101,46 @@ std::vector<int> PeersAcross(const std::vector<int>& others, int i, int group_si
   return peers;
 }
 
+// How the source's upload is shared between groups where it seeds a copy per group.
+struct GroupSeeding {
+  double source_share_bps = 0;  // the group's share of the source's upload, payload; 0: no limit
+  int import_slots = 0;         // stripes of the group taken from groups that set the bound
+  std::vector<int> exporters;   // those groups, where import_slots > 0
+};
+
 // Where the source seeds a copy per group, groups whose own bottleneck sets the bound (nancy's
 // uplink on two-sites) need their full rate from the source, and the others can take only the
 // rest of its upload: left to TCP, flows to a fast group took 76 of the source's 100 mbit on
-// two-sites and the slow site finished at 1.45 of the bound. So each member of a group with
-// rate to spare gets an equal part of the rest (at least the rate that finishes at the bound)
-// as its source share; members of the groups that set the bound get none (no limit). Rates
-// are line rates and a share counts payload: TCP over Ethernet carries 1448 payload bytes in a
-// 1514-byte frame, so a share at the line rate took the slow site's part of the source's
-// overhead too (two-sites: lyon at 1.00 of the bound, nancy at 1.06-1.11).
-void ShareTheSourceUpload(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes,
-                          const std::map<int, std::vector<int>>& groups, Plan* plan) {
+// two-sites and the slow site finished at 1.45 of the bound. So each group with rate to spare
+// gets an equal part of the rest (at least the rate that finishes at the bound) as its source
+// share; groups that set the bound get none (no limit). Rates are line rates and a share counts
+// payload: TCP over Ethernet carries 1448 payload bytes in a 1514-byte frame, so a share at the
+// line rate took the slow site's part of the source's overhead too (two-sites: lyon at 1.00 of
+// the bound, nancy at 1.06-1.11).
+//
+// Where that rest leaves the source's upload nearly full (two-sites: a copy per site at the
+// bound's rate is exactly its 100 mbit), TCP has no slack and the groups that set the bound
+// got 3% under their rate (1 GiB pull at 1.06-1.08 of the bound). Then each group with rate to
+// spare imports a few stripes of its copy from the groups that set the bound, over their idle
+// upward uplinks (they take nothing from it: nothing enters them twice), so the source carries
+// at most kSourceLoad of its upload.
+std::map<int, GroupSeeding> ShareTheSourceUpload(const NetworkModel& net, const Ranks& ranks, uint64_t payload_bytes,
+                                                 const std::map<int, std::vector<int>>& groups) {
   constexpr double kTightSlack = 1.05;  // a group within this of the bound's rate sets the bound
   constexpr double kPayloadPerLineBit = 1448.0 / 1514.0;
+  constexpr double kSourceLoad = 0.9;
+  // Of a route's rate between groups, what imports may take, and of a copy, what one group
+  // imports at most: the exporters' members serve their own group first.
+  constexpr double kExportShare = 0.5;
+  constexpr double kMaxImport = 0.5;
+  std::map<int, GroupSeeding> seeding;
   const double source_up_bps = net.nodes[ranks.nodes[0]].up_bps;
   const double bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], ranks.nodes, payload_bytes);
-  if (groups.size() < 2 || std::isinf(source_up_bps) || bound_s <= 0) return;
+  if (groups.size() < 2 || std::isinf(source_up_bps) || bound_s <= 0) return seeding;
   const double bits = static_cast<double>(payload_bytes) * 8;
   const double need_bps = bits / bound_s;
-  std::vector<const std::vector<int>*> loose;
+  std::vector<int> loose;
+  std::vector<int> tight;
   double tight_bps = 0;
   for (const auto& [group, members] : groups) {
     std::vector<int> nodes;
@@ -128,19 +149,55 @@ void ShareTheSourceUpload(const NetworkModel& net, const Ranks& ranks, uint64_t 
     const double group_bps = group_bound_s > 0 ? bits / group_bound_s : INFINITY;
     if (group_bps <= kTightSlack * need_bps) {
       tight_bps += group_bps;
+      tight.push_back(group);
     } else {
-      loose.push_back(&members);
+      loose.push_back(group);
     }
   }
-  if (tight_bps == 0 || loose.empty()) return;
-  const double loose_bps =
-      kPayloadPerLineBit * std::max(need_bps, (source_up_bps - tight_bps) / static_cast<double>(loose.size()));
-  for (const std::vector<int>* members : loose) {
-    for (int r : *members) plan->swarm.members[r - 1].source_share_bps = loose_bps / static_cast<double>(members->size());
+  if (tight_bps == 0 || loose.empty()) return seeding;
+  const double rest_bps = (source_up_bps - tight_bps) / static_cast<double>(loose.size());
+  const double wanted_import = 1 - (kSourceLoad * source_up_bps - tight_bps) / (static_cast<double>(loose.size()) * need_bps);
+  for (int group : loose) {
+    GroupSeeding& g = seeding[group];
+    g.source_share_bps = kPayloadPerLineBit * std::max(need_bps, rest_bps);
+    if (wanted_import <= 0) continue;
+    const int k = static_cast<int>(groups.at(group).size());
+    const int switch_of_group = net.nodes[ranks.nodes[groups.at(group).front()]].switch_index;
+    double export_bps = 0;
+    for (int exporter : tight) {
+      double route_bps = INFINITY;
+      const int from = net.nodes[ranks.nodes[groups.at(exporter).front()]].switch_index;
+      for (const UplinkHop& hop : SwitchRoute(net, from, switch_of_group)) route_bps = std::min(route_bps, hop.rate_bps);
+      export_bps += kExportShare * route_bps / static_cast<double>(loose.size());
+    }
+    const double import = std::min({wanted_import, kMaxImport, export_bps / need_bps});
+    // import_slots stripes of k + import_slots: the smallest count that imports `import`.
+    int slots = static_cast<int>(std::ceil(import * k / (1 - import)));
+    while (slots > 0 && static_cast<double>(slots) / (k + slots) > std::min(kMaxImport, export_bps / need_bps)) --slots;
+    if (slots == 0) continue;
+    g.import_slots = slots;
+    g.exporters = tight;
+    g.source_share_bps = kPayloadPerLineBit * need_bps * k / (k + slots);
   }
-  plan->rationale += "; the source gives each group that does not set the bound at most " +
-                     std::to_string(static_cast<int>(std::lround(loose_bps / 1e6))) +
-                     " mbit, so those that do get their full rate";
+  return seeding;
+}
+
+// The chunks member i of a group of k imports, where the group's copy is striped k +
+// `slots` ways and takes the last `slots` stripes from other groups. Each imported chunk
+// enters the group once, through one member, which passes it on: round q's chunk of import
+// slot j goes to member (q * slots + j) mod k. Left to every member, each imported chunk
+// crossed 4.4 times on two-sites and filled the exporter's upward uplink, where the ACKs of
+// its own download queued (1.108 of the bound).
+std::vector<ChunkRange> ImportedBy(int i, int k, int slots, uint64_t num_chunks) {
+  const uint64_t stride = static_cast<uint64_t>(k + slots);
+  std::vector<ChunkRange> ranges;
+  for (int q = 0; q < k; ++q) {
+    for (int j = 0; j < slots; ++j) {
+      const uint64_t first = static_cast<uint64_t>(q) * stride + static_cast<uint64_t>(k + j);
+      if ((q * slots + j) % k == i && first < num_chunks) ranges.push_back({first, num_chunks, stride * k});
+    }
+  }
+  return ranges;
 }
 
 }  // namespace
@@ -177,14 +234,20 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
   for (int r = 1; r < p; ++r) groups[switch_group[net.nodes[ranks.nodes[r]].switch_index]].push_back(r);
   const bool one_copy =
       seeding_ == SwarmSeeding::kAsTheSourceCan && SourceSeedsOneCopy(net, ranks, payload_bytes, groups.size());
+  const std::map<int, GroupSeeding> seeding = seeding_ == SwarmSeeding::kAsTheSourceCan && !one_copy
+                                                 ? ShareTheSourceUpload(net, ranks, payload_bytes, groups)
+                                                 : std::map<int, GroupSeeding>{};
+  std::vector<std::pair<int, int>> imports;  // (importer, exporter) peerings
   int striped = 0;  // receivers given a stripe so far (one_copy: stripes run across the groups)
   for (const auto& [group, members] : groups) {
     const int k = static_cast<int>(members.size());
     const std::vector<int> offsets = PeerOffsets(k);
+    const auto seeded = seeding.find(group);
+    const GroupSeeding g = seeded == seeding.end() ? GroupSeeding{} : seeded->second;
     for (int i = 0; i < k; ++i) {
       SwarmMember m{members[i], {}, {0}};
       const uint64_t index = one_copy ? striped++ : i;
-      const uint64_t stride = one_copy ? p - 1 : k;
+      const uint64_t stride = one_copy ? p - 1 : k + g.import_slots;
       if (index < n) m.stripe.push_back({index, n, stride});
       for (int peer : PeersInGroup(members, i, offsets)) m.peers.push_back(peer);
       if (one_copy) {
@@ -193,11 +256,23 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
           for (int peer : PeersAcross(others, i, k)) m.peers.push_back(peer);
         }
       }
+      const std::vector<ChunkRange> imported = ImportedBy(i, k, g.import_slots, n);
+      for (int exporter : g.exporters) {
+        for (int peer : PeersAcross(groups.at(exporter), i, k)) {
+          m.peers.push_back(peer);
+          m.takes_only.push_back({peer, imported});
+          imports.emplace_back(members[i], peer);
+        }
+      }
+      m.source_share_bps = g.source_share_bps / k;
       plan.swarm.members.push_back(std::move(m));
     }
   }
   std::sort(plan.swarm.members.begin(), plan.swarm.members.end(),
             [](const SwarmMember& a, const SwarmMember& b) { return a.member < b.member; });
+  for (const auto& [importer, exporter] : imports) {
+    plan.swarm.members[exporter - 1].takes_only.push_back({importer, {}});  // rank r at r - 1
+  }
   // Peering is both ways (a member knows by name every peer that connects to it): the peers
   // across groups are picked from one side, so each also lists the other.
   for (size_t e = 0; e < plan.swarm.members.size(); ++e) {
@@ -223,9 +298,18 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
                       "groups, and each member also peers with " +
                       std::to_string(kPeersInEachOtherGroup) + " in every other group";
   }
-  if (seeding_ == SwarmSeeding::kAsTheSourceCan && !one_copy) {
-    ShareTheSourceUpload(net, ranks, payload_bytes, groups, &plan);
+  for (const auto& [group, g] : seeding) {
+    const std::string& where = net.switches[net.nodes[ranks.nodes[groups.at(group).front()]].switch_index].name;
+    plan.rationale += "; the group under " + where + " takes at most " +
+                      std::to_string(static_cast<int>(std::lround(g.source_share_bps / 1e6))) +
+                      " mbit of the source's upload";
+    if (g.import_slots > 0) {
+      plan.rationale += " and " + std::to_string(g.import_slots) + " of " +
+                        std::to_string(groups.at(group).size() + g.import_slots) +
+                        " stripes from the groups that set the bound";
+    }
   }
+  if (!seeding.empty()) plan.rationale += ", so those that set the bound get their full rate";
   const bool capped = plan.swarm.source_upload_slots > 0 ||
                       std::any_of(plan.swarm.members.begin(), plan.swarm.members.end(),
                                   [](const SwarmMember& m) { return m.upload_slots > 0; });

@@ -57,9 +57,17 @@ namespace {
 class GatePeerPlugin final : public lt::peer_plugin {
  public:
   GatePeerPlugin(lt::peer_connection_handle peer, std::shared_ptr<StripeGate> gate)
-      : gate_(std::move(gate)), from_source_(gate_->IsSource(peer)) {}
+      : peer_(std::move(peer)), gate_(std::move(gate)), from_source_(gate_->IsSource(peer_)) {}
 
+  // What a limited peer announces beyond what this member takes from it ends here (true:
+  // libtorrent never hears it). A whole bitfield or have-all from it ends here too: libtorrent
+  // takes a piece set whole or not at all, and those come only from a peer that reconnects
+  // with pieces, whose others in its group announce them as well (and a member that stalls
+  // falls back on the source). The peer id is known once the handshake is done, before any of
+  // these messages.
   bool on_have(lt::piece_index_t piece) override {
+    const std::vector<bool>* limit = gate_->LimitOf(peer_.pid());
+    if (limit != nullptr && (static_cast<int>(piece) >= static_cast<int>(limit->size()) || !(*limit)[piece])) return true;
     if (from_source_) {
       gate_->Dealt(static_cast<int>(piece));
     } else {
@@ -68,6 +76,7 @@ class GatePeerPlugin final : public lt::peer_plugin {
     return false;
   }
   bool on_bitfield(lt::bitfield const& pieces) override {
+    if (gate_->LimitOf(peer_.pid()) != nullptr) return true;
     if (from_source_) return !gate_->TrustSource();
     for (int p = 0; p < pieces.size(); ++p) {
       if (pieces.get_bit(p)) gate_->Open(p);
@@ -75,6 +84,7 @@ class GatePeerPlugin final : public lt::peer_plugin {
     return false;
   }
   bool on_have_all() override {
+    if (gate_->LimitOf(peer_.pid()) != nullptr) return true;
     if (from_source_) return !gate_->TrustSource();
     gate_->OpenAll();
     return false;
@@ -85,6 +95,7 @@ class GatePeerPlugin final : public lt::peer_plugin {
   }
 
  private:
+  const lt::peer_connection_handle peer_;
   const std::shared_ptr<StripeGate> gate_;
   const bool from_source_;
 };

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
@@ -35,10 +36,14 @@ class StripeGate {
   // `looks_first`: the member looks for the pieces it holds already as their digests come
   // (an earlier copy, a resume), and wants a piece only once LookedThrough passed it (the
   // swarm would fetch it meanwhile); libtorrent was given no priority for its stripe then.
+  // `limits`: the peers it takes only some pieces from (SwarmMember::takes_only), one flag per
+  // piece. It never learns that they hold other pieces, so it never asks them for those.
+  using Limits = std::map<lt::peer_id, std::vector<bool>>;
   StripeGate(Kind kind, std::vector<bool> in_stripe, std::vector<bool> held, bool looks_first,
-             lt::tcp::endpoint source, Clock::duration stall_timeout)
+             lt::tcp::endpoint source, Limits limits, Clock::duration stall_timeout)
       : kind_(kind), in_stripe_(std::move(in_stripe)), wanted_(held.size(), false), held_(std::move(held)),
-        looked_through_(looks_first ? 0 : held_.size()), source_(source), stall_timeout_(stall_timeout) {
+        looked_through_(looks_first ? 0 : held_.size()), source_(source), limits_(std::move(limits)),
+        stall_timeout_(stall_timeout) {
     if (looks_first) {
       deferred_.assign(held_.size(), lt::dont_download);
       for (size_t p = 0; p < deferred_.size() && kind_ == Kind::kPull; ++p) {
@@ -49,6 +54,11 @@ class StripeGate {
 
   void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
   bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
+  // The pieces it takes from `peer`; null: any.
+  const std::vector<bool>* LimitOf(const lt::peer_id& peer) const {
+    auto it = limits_.find(peer);
+    return it == limits_.end() ? nullptr : &it->second;
+  }
   bool TrustSource() const { return fallback_; }
 
   // Somebody holds `piece`: a pull member may fetch it now.
@@ -122,6 +132,7 @@ class StripeGate {
   uint64_t looked_through_;  // pieces below it may be fetched
   std::vector<lt::download_priority_t> deferred_;  // with looks_first: priorities wanted past it
   const lt::tcp::endpoint source_;
+  const Limits limits_;
   const Clock::duration stall_timeout_;
   lt::torrent_handle handle_;
   bool fallback_ = false;

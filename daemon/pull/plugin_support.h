@@ -24,13 +24,16 @@ inline lt::peer_id PeerIdOf(const std::string& member_name) {
   return lt::peer_id(id.data());
 }
 
-// One flag per chunk of the plan: whether it is in `member`'s stripe.
-inline std::vector<bool> StripeOf(const Plan& plan, const SwarmMember& member) {
-  std::vector<bool> stripe(plan.NumChunks(), false);
-  for (const ChunkRange& range : member.stripe) {
-    for (uint64_t c = range.begin; c < range.end; c += range.step) stripe[c] = true;
+// One flag per chunk of the plan: whether it is in `ranges`.
+inline std::vector<bool> ChunksIn(const Plan& plan, const std::vector<ChunkRange>& ranges) {
+  std::vector<bool> in(plan.NumChunks(), false);
+  for (const ChunkRange& range : ranges) {
+    for (uint64_t c = range.begin; c < range.end; c += range.step) in[c] = true;
   }
-  return stripe;
+  return in;
 }
+
+// One flag per chunk of the plan: whether it is in `member`'s stripe.
+inline std::vector<bool> StripeOf(const Plan& plan, const SwarmMember& member) { return ChunksIn(plan, member.stripe); }
 
 }  // namespace gridcast

@@ -264,6 +264,7 @@ class TorrentSession::Impl {
     std::function<void(uint64_t)> on_chunk_shared;  // a pull member: see SharedPieces
     std::function<void()> on_first_upload;
     std::set<lt::peer_id> sharers;                   // ... and the peers it waits for
+    StripeGate::Limits limits;                       // SwarmMember::takes_only
     TorrentPluginFactory extension;                // one more plugin (ServeTo's client tracker)
   };
   Result<std::shared_ptr<PullSwarm>> Add(std::shared_ptr<lt::torrent_info> info, std::shared_ptr<PayloadStore> store,
@@ -388,6 +389,11 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt:
     held[p] = role.seed || store->Has(static_cast<uint64_t>(p));
     if (held[p]) params.have_pieces.set_bit(lt::piece_index_t(p));
   }
+  // Before the gate, which keeps some of what limited peers announce from the plugins after it
+  // (StripeGate::Limits): a peer this member takes nothing from may still ask it for pieces.
+  if (role.on_chunk_shared && !role.sharers.empty()) {
+    params.extensions.push_back(SharedPiecesPlugin(std::move(role.sharers), held, std::move(role.on_chunk_shared)));
+  }
   std::shared_ptr<StripeGate> gate;
   if (role.stripe) {
     if (role.stripe->size() != static_cast<size_t>(pieces)) return Status::Internal("stripe does not match the torrent");
@@ -397,14 +403,12 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Impl::Add(std::shared_ptr<lt:
     }
     const auto kind = role.push_first ? StripeGate::Kind::kHybrid : StripeGate::Kind::kPull;
     gate = std::make_shared<StripeGate>(kind, *role.stripe, held, role.looks_first, role.source,
+                                        std::move(role.limits),
                                         std::chrono::duration_cast<Clock::duration>(options_.stall_timeout));
     params.extensions.push_back(GatePlugin(gate));
   }
   if (role.push_first) params.piece_priorities.assign(static_cast<size_t>(pieces), lt::dont_download);
   if (role.source_side) params.extensions.push_back(SourcePlugin(role.source_side));
-  if (role.on_chunk_shared && !role.sharers.empty()) {
-    params.extensions.push_back(SharedPiecesPlugin(std::move(role.sharers), held, std::move(role.on_chunk_shared)));
-  }
   if (role.extension) params.extensions.push_back(std::move(role.extension));
   auto swarm = std::make_shared<TorrentSwarm>(session_, table_, info_hash, std::move(role.peers), std::move(role.names),
                                               gate, role.looks_first, info->piece_length(), info->total_size(),
@@ -562,6 +566,7 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       role.peers.push_back(endpoints[peer]);
       if (peer != swarm.source && join.on_chunk_shared) role.sharers.insert(PeerIdOf(plan.members[peer]));
     }
+    for (const PeerChunks& limit : m.takes_only) role.limits[PeerIdOf(plan.members[limit.peer])] = ChunksIn(plan, limit.chunks);
     role.on_chunk_shared = join.on_chunk_shared;
     role.upload_slots = m.upload_slots;
     if (striped) {

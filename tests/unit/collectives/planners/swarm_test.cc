@@ -78,34 +78,61 @@ TEST(SwarmPlanner, FlatStripesPartitionThePayloadAcrossReceivers) {
   for (uint64_t c = 0; c < plan.NumChunks(); ++c) ASSERT_EQ(stripes_holding[c], 1) << "chunk " << c;
 }
 
-TEST(SwarmPlanner, TwoSitesKeepStripesAndPeersInsideEachSite) {
+TEST(SwarmPlanner, TwoSitesSendEachSiteItsCopyOnceAndTheFastSiteImportsTwoNinths) {
+  // A copy per site at the bound's rate (50mbit, nancy's uplink) fills the source's 100mbit, so
+  // lyon (a) takes 2 of 9 stripes from nancy (b) over nancy's idle upward uplink: the source
+  // carries 0.89 of its upload. Nancy takes every chunk from the source, once, and nothing from
+  // lyon; lyon's stripes hold every other chunk once.
   const NetworkModel net = TwoSites(8);
   const Plan plan = MakeSwarm(net, 333 * kPiece);
-  ASSERT_TRUE(ValidatePlanOn(plan, net).ok());
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok()) << ValidatePlanOn(plan, net).ToString();
   std::map<std::string, std::vector<int>> holders;  // site -> stripe count per chunk
+  std::vector<int> imports(plan.NumChunks(), 0);      // lyon members importing each chunk
   for (const SwarmMember& m : plan.swarm.members) {
     const std::string site = Site(net, plan, m.member);
+    std::vector<std::vector<ChunkRange>> imported;  // from each peer across
+    int across = 0;
     for (int peer : m.peers) {
-      if (peer != 0) {
-        EXPECT_EQ(Site(net, plan, peer), site);
+      if (peer == 0 || Site(net, plan, peer) == site) continue;
+      ++across;
+      const auto limit = std::find_if(m.takes_only.begin(), m.takes_only.end(),
+                                      [peer](const PeerChunks& l) { return l.peer == peer; });
+      ASSERT_NE(limit, m.takes_only.end()) << m.member << " and " << peer;
+      if (site == "b") {
+        EXPECT_TRUE(limit->chunks.empty()) << m.member;  // nancy takes nothing from lyon
+      } else {
+        if (!imported.empty()) EXPECT_EQ(limit->chunks, imported.front()) << m.member;  // the same from each
+        imported.push_back(limit->chunks);
       }
     }
+    if (!imported.empty()) {
+      for (const ChunkRange& r : imported.front()) {
+        for (uint64_t c = r.begin; c < r.end; c += r.step) ++imports[c];
+      }
+    }
+    if (site == "a") EXPECT_EQ(across, 2) << m.member;
     auto& count = holders[site];
     count.resize(plan.NumChunks());
     for (const ChunkRange& r : m.stripe) {
       for (uint64_t c = r.begin; c < r.end; c += r.step) ++count[c];
     }
   }
-  ASSERT_EQ(holders.size(), 2u);  // every chunk once per site: one copy over each uplink
-  for (const auto& [site, count] : holders) {
-    for (uint64_t c = 0; c < count.size(); ++c) ASSERT_EQ(count[c], 1) << site << " chunk " << c;
+  ASSERT_EQ(holders.size(), 2u);
+  for (uint64_t c = 0; c < plan.NumChunks(); ++c) {
+    ASSERT_EQ(holders["b"][c], 1) << "nancy, chunk " << c;
+    ASSERT_EQ(holders["a"][c], c % 9 < 7 ? 1 : 0) << "lyon, chunk " << c;
+    ASSERT_EQ(imports[c], c % 9 < 7 ? 0 : 1) << "lyon imports chunk " << c;  // once, through one member
+  }
+  // The sites stay two groups: nancy takes nothing over the links lyon imports through.
+  const std::vector<int> group = plan.swarm.GroupOfEachMember();
+  for (size_t i = 0; i < plan.swarm.members.size(); ++i) {
+    EXPECT_EQ(group[i], Site(net, plan, plan.swarm.members[i].member) == "a" ? 0 : 1) << i;
   }
 }
 
 TEST(SwarmPlanner, TwoSitesGiveTheFastSiteOnlyWhatTheSlowSiteLeavesOfTheSource) {
-  // The source (100mbit) seeds a copy per site; nancy's (b's) 50mbit uplink sets the bound, so lyon
-  // (b) is paced at the payload of the other 50mbit (1448 of each 1514 bytes), a seventh each,
-  // and nancy's members are not paced.
+  // The source (100mbit) seeds nancy's (b's) copy at its uplink's 50mbit, unpaced, and lyon (a)
+  // 7 of 9 stripes at the payload of 7/9 of 50mbit (1448 of each 1514 bytes), a seventh each.
   const NetworkModel net = TwoSites(8);
   const Plan plan = MakeSwarm(net, 333 * kPiece);
   double lyon_bps = 0;
@@ -113,12 +140,14 @@ TEST(SwarmPlanner, TwoSitesGiveTheFastSiteOnlyWhatTheSlowSiteLeavesOfTheSource) 
     if (Site(net, plan, m.member) == "b") {
       EXPECT_EQ(m.source_share_bps, 0) << m.member;
     } else {
-      EXPECT_NEAR(m.source_share_bps, 50e6 * 1448 / 1514 / 7, 1) << m.member;
+      EXPECT_NEAR(m.source_share_bps, 50e6 * 1448 / 1514 / 9, 1) << m.member;
       lyon_bps += m.source_share_bps;
     }
   }
-  EXPECT_NEAR(lyon_bps, 47.82e6, 0.01e6);
-  EXPECT_NE(plan.rationale.find("at most 48 mbit"), std::string::npos) << plan.rationale;
+  EXPECT_NEAR(lyon_bps, 37.19e6, 0.01e6);
+  EXPECT_NE(plan.rationale.find("under a takes at most 37 mbit of the source's upload and 2 of 9 stripes"),
+            std::string::npos)
+      << plan.rationale;
   // One site, or a hybrid's repair swarm: nothing paced.
   PlanOptions options;
   options.chunk_bytes = kPiece;
@@ -126,6 +155,27 @@ TEST(SwarmPlanner, TwoSitesGiveTheFastSiteOnlyWhatTheSlowSiteLeavesOfTheSource) 
                               *SwarmPlanner(false, SwarmSeeding::kCopyPerGroup).MakePlan(net, 333 * kPiece, options)}) {
     for (const SwarmMember& m : unpaced.swarm.members) EXPECT_EQ(m.source_share_bps, 0) << m.member;
   }
+}
+
+TEST(SwarmPlanner, ASourceWithUploadToSpareSeedsEachSiteItsWholeCopy) {
+  NetworkModel net = TwoSites(8);
+  net.nodes[0].up_bps = 200e6;
+  const Plan plan = MakeSwarm(net, 333 * kPiece);
+  ASSERT_TRUE(ValidatePlanOn(plan, net).ok());
+  std::vector<int> lyon_stripes(plan.NumChunks(), 0);
+  for (const SwarmMember& m : plan.swarm.members) {
+    EXPECT_TRUE(m.takes_only.empty()) << m.member;
+    for (int peer : m.peers) {
+      if (peer != 0) EXPECT_EQ(Site(net, plan, peer), Site(net, plan, m.member)) << m.member;
+    }
+    if (Site(net, plan, m.member) != "a") continue;
+    EXPECT_NEAR(m.source_share_bps, 150e6 * 1448 / 1514 / 7, 1) << m.member;
+    for (const ChunkRange& r : m.stripe) {
+      for (uint64_t c = r.begin; c < r.end; c += r.step) ++lyon_stripes[c];
+    }
+  }
+  for (uint64_t c = 0; c < plan.NumChunks(); ++c) ASSERT_EQ(lyon_stripes[c], 1) << c;
+  EXPECT_EQ(plan.rationale.find("stripes from the groups"), std::string::npos) << plan.rationale;
 }
 
 TEST(SwarmPlanner, ASourceThatCannotSeedEveryGroupSeedsOneCopyAcrossThem) {
@@ -336,6 +386,26 @@ TEST(SwarmValidation, RefusesBrokenSwarms) {
   refused(p, "source share that is not a rate");
   p.swarm.members[0].source_share_bps = std::nan("");
   refused(p, "source share that is not a rate");
+  p = good;
+  p.swarm.members[0].takes_only = {{p.swarm.members[0].member, {}}};
+  refused(p, "which is not one of its peers");
+  p = good;
+  p.swarm.members[0].takes_only = {{p.swarm.members[0].peers[1], {}}, {p.swarm.members[0].peers[1], {}}};
+  refused(p, "twice");
+  p = good;
+  p.swarm.members[0].takes_only = {{p.swarm.members[0].peers[1], {{0, 999, 1}}}};
+  refused(p, "chunk range ends");
+  // A member that takes nothing from the source nor from its only peer has no way to a chunk.
+  p = good;
+  for (SwarmMember& m : p.swarm.members) {
+    m.peers = m.member == 1 ? std::vector<int>{2} : std::vector<int>{0};
+    m.takes_only.clear();
+  }
+  ASSERT_TRUE(ValidatePlan(p).ok()) << ValidatePlan(p).ToString();
+  p.swarm.members[0].takes_only = {{2, {{0, 10, 1}}}};  // some chunks: still a way
+  ASSERT_TRUE(ValidatePlan(p).ok()) << ValidatePlan(p).ToString();
+  p.swarm.members[0].takes_only = {{2, {}}};
+  refused(p, "no chain of peers to the source");
 }
 
 TEST(SwarmValidation, SurvivesTheWireFormat) {
@@ -354,7 +424,11 @@ TEST(SwarmValidation, SurvivesTheWireFormat) {
     EXPECT_EQ(back->swarm.members[i].stripe.size(), plan.swarm.members[i].stripe.size());
     EXPECT_EQ(back->swarm.members[i].upload_slots, plan.swarm.members[i].upload_slots);
     EXPECT_EQ(back->swarm.members[i].source_share_bps, plan.swarm.members[i].source_share_bps);
+    EXPECT_EQ(back->swarm.members[i].takes_only, plan.swarm.members[i].takes_only);
   }
+  EXPECT_TRUE(std::any_of(plan.swarm.members.begin(), plan.swarm.members.end(), [](const SwarmMember& m) {
+    return std::any_of(m.takes_only.begin(), m.takes_only.end(), [](const PeerChunks& l) { return !l.chunks.empty(); });
+  }));
   EXPECT_EQ(back->swarm.source_upload_slots, 3);
   // More slots than members means one per member.
   proto.mutable_swarm()->set_source_upload_slots(1u << 31);
