@@ -219,7 +219,8 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
   const uint64_t n = plan.NumChunks();
   if (free_choice_) {
     for (int r = 1; r < p; ++r) {
-      SwarmMember m{r, {}, {}};
+      SwarmMember m;
+      m.member = r;
       for (int q = 0; q < p; ++q) {
         if (q != r) m.peers.push_back(q);
       }
@@ -245,7 +246,9 @@ Result<Plan> SwarmPlanner::MakePlan(const NetworkModel& net, uint64_t payload_by
     const auto seeded = seeding.find(group);
     const GroupSeeding g = seeded == seeding.end() ? GroupSeeding{} : seeded->second;
     for (int i = 0; i < k; ++i) {
-      SwarmMember m{members[i], {}, {0}};
+      SwarmMember m;
+      m.member = members[i];
+      m.peers = {0};
       const uint64_t index = one_copy ? striped++ : i;
       const uint64_t stride = one_copy ? p - 1 : k + g.import_slots;
       if (index < n) m.stripe.push_back({index, n, stride});

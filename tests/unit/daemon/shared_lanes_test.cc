@@ -144,7 +144,7 @@ TEST(SharedLanesPlanTest, OnlyPushPlansOfOneSourceShareChunks) {
   Plan hybrid = plan;
   hybrid.mode = PlanMode::kHybrid;
   hybrid.swarm.source = 0;
-  for (int m = 1; m < 4; ++m) hybrid.swarm.members.push_back(SwarmMember{m, {}, {0}, 0});
+  for (int m = 1; m < 4; ++m) hybrid.swarm.members.push_back(SwarmMember{m, {}, {0}, 0, 0, {}});
   hybrid.shared_chunks = false;
   ASSERT_TRUE(ValidatePlan(hybrid).ok()) << ValidatePlan(hybrid).message();
   hybrid.shared_chunks = true;

@@ -101,7 +101,9 @@ TEST(SwarmPlanner, TwoSitesSendEachSiteItsCopyOnceAndTheFastSiteImportsTwoNinths
       if (site == "b") {
         EXPECT_TRUE(limit->chunks.empty()) << m.member;  // nancy takes nothing from lyon
       } else {
-        if (!imported.empty()) EXPECT_EQ(limit->chunks, imported.front()) << m.member;  // the same from each
+        if (!imported.empty()) {
+          EXPECT_EQ(limit->chunks, imported.front()) << m.member;  // the same from each
+        }
         imported.push_back(limit->chunks);
       }
     }
@@ -110,7 +112,9 @@ TEST(SwarmPlanner, TwoSitesSendEachSiteItsCopyOnceAndTheFastSiteImportsTwoNinths
         for (uint64_t c = r.begin; c < r.end; c += r.step) ++imports[c];
       }
     }
-    if (site == "a") EXPECT_EQ(across, 2) << m.member;
+    if (site == "a") {
+      EXPECT_EQ(across, 2) << m.member;
+    }
     auto& count = holders[site];
     count.resize(plan.NumChunks());
     for (const ChunkRange& r : m.stripe) {
@@ -166,7 +170,9 @@ TEST(SwarmPlanner, ASourceWithUploadToSpareSeedsEachSiteItsWholeCopy) {
   for (const SwarmMember& m : plan.swarm.members) {
     EXPECT_TRUE(m.takes_only.empty()) << m.member;
     for (int peer : m.peers) {
-      if (peer != 0) EXPECT_EQ(Site(net, plan, peer), Site(net, plan, m.member)) << m.member;
+      if (peer != 0) {
+        EXPECT_EQ(Site(net, plan, peer), Site(net, plan, m.member)) << m.member;
+      }
     }
     if (Site(net, plan, m.member) != "a") continue;
     EXPECT_NEAR(m.source_share_bps, 150e6 * 1448 / 1514 / 7, 1) << m.member;
