@@ -123,10 +123,11 @@ struct SwarmMember {
   // group with upload to spare cannot crowd out one whose bottleneck sets the bound (TCP at
   // the source's NIC favours the flows that do not also queue behind a slow uplink).
   double source_share_bps = 0;
-  // Peers (a subset of `peers`) it takes only some chunks from, perhaps none: it ignores what
-  // else they announce. A group whose downlink sets the bound takes its copy from the source
-  // alone (nothing enters it twice), and a group that imports part of its copy from it takes
-  // only that part from it (the rest from the source, which the plan paces).
+  // Peers (a subset of `peers`, never the source) it takes only some chunks from, perhaps none:
+  // it ignores what else they announce. Stated at both ends of a link. A group whose uplink
+  // sets the bound takes nothing from other groups (nothing enters it twice), and a group that
+  // imports part of its copy from it takes only that part from it (the rest from the source,
+  // which the plan paces; docs/daemon.md, `swarm`).
   std::vector<PeerChunks> takes_only;
 };
 

@@ -207,6 +207,9 @@ Status CheckSwarmEntries(const Plan& plan, std::unordered_map<int, size_t>* entr
       if (!limited.insert(limit.peer).second) {
         return Status::InvalidArgument(where + " limits what it takes from " + Who(plan, limit.peer) + " twice");
       }
+      if (limit.peer == swarm.source) {
+        return Status::InvalidArgument(where + " limits what it takes from the source");
+      }
       for (const ChunkRange& range : limit.chunks) {
         GRIDCAST_RETURN_IF_ERROR(ValidateRange(range, plan.NumChunks(), where));
       }
@@ -233,13 +236,24 @@ Status ValidateSwarm(const Plan& plan) {
   }
   auto takes_nothing_from = [&](int member, int peer) {
     auto entry = entry_of.find(member);
-    if (entry == entry_of.end()) return false;  // the source takes nothing at all
+    if (entry == entry_of.end()) return false;  // the source: no limits (it takes nothing anyway)
     const std::vector<PeerChunks>& limits = swarm.members[entry->second].takes_only;
     return std::any_of(limits.begin(), limits.end(), [&](const PeerChunks& limit) {
       return limit.peer == peer &&
              std::all_of(limit.chunks.begin(), limit.chunks.end(), [](const ChunkRange& r) { return r.Count() == 0; });
     });
   };
+  // A limit is stated at both ends: each end keeps the other's bitfield from its libtorrent,
+  // so each announces its pieces to the other again (daemon/pull/member_plugins.cc).
+  for (const SwarmMember& m : swarm.members) {
+    for (const PeerChunks& limit : m.takes_only) {
+      const std::vector<PeerChunks>& back = swarm.members[entry_of.at(limit.peer)].takes_only;
+      if (std::none_of(back.begin(), back.end(), [&](const PeerChunks& l) { return l.peer == m.member; })) {
+        return Status::InvalidArgument("swarm " + Who(plan, m.member) + " limits what it takes from " +
+                                       Who(plan, limit.peer) + ", which does not limit it back");
+      }
+    }
+  }
   std::vector<std::vector<int>> links(p);  // links[v]: the members that may take pieces from v
   for (const SwarmMember& m : swarm.members) {
     for (int peer : m.peers) {

@@ -129,8 +129,9 @@ std::map<int, GroupSeeding> ShareTheSourceUpload(const NetworkModel& net, const 
   constexpr double kTightSlack = 1.05;  // a group within this of the bound's rate sets the bound
   constexpr double kPayloadPerLineBit = 1448.0 / 1514.0;
   constexpr double kSourceLoad = 0.9;
-  // Of a route's rate between groups, what imports may take, and of a copy, what one group
-  // imports at most: the exporters' members serve their own group first.
+  // Of the rate of the route between groups, what imports may take (the rest stays for the
+  // ACKs of the exporters' own downloads and what else crosses), and of a copy, what one group
+  // imports at most.
   constexpr double kExportShare = 0.5;
   constexpr double kMaxImport = 0.5;
   std::map<int, GroupSeeding> seeding;
@@ -140,16 +141,20 @@ std::map<int, GroupSeeding> ShareTheSourceUpload(const NetworkModel& net, const 
   const double bits = static_cast<double>(payload_bytes) * 8;
   const double need_bps = bits / bound_s;
   std::vector<int> loose;
-  std::vector<int> tight;
+  std::vector<int> exporters;  // groups that set the bound and may export
   double tight_bps = 0;
   for (const auto& [group, members] : groups) {
     std::vector<int> nodes;
     for (int r : members) nodes.push_back(ranks.nodes[r]);
-    const double group_bound_s = BroadcastBoundSeconds(net, ranks.nodes[0], nodes, payload_bytes);
-    const double group_bps = group_bound_s > 0 ? bits / group_bound_s : INFINITY;
+    const BroadcastBound group_bound = ComputeBroadcastBound(net, ranks.nodes[0], nodes, payload_bytes);
+    const double group_bps = group_bound.seconds > 0 ? bits / group_bound.seconds : INFINITY;
     if (group_bps <= kTightSlack * need_bps) {
       tight_bps += group_bps;
-      tight.push_back(group);
+      // Only a group held by what enters it exports: one held by its members' uploads has
+      // none to spare.
+      if (group_bound.term == BoundTerm::kUplink || group_bound.term == BoundTerm::kReceiverDownload) {
+        exporters.push_back(group);
+      }
     } else {
       loose.push_back(group);
     }
@@ -164,19 +169,20 @@ std::map<int, GroupSeeding> ShareTheSourceUpload(const NetworkModel& net, const 
     const int k = static_cast<int>(groups.at(group).size());
     const int switch_of_group = net.nodes[ranks.nodes[groups.at(group).front()]].switch_index;
     double export_bps = 0;
-    for (int exporter : tight) {
+    for (int exporter : exporters) {
       double route_bps = INFINITY;
       const int from = net.nodes[ranks.nodes[groups.at(exporter).front()]].switch_index;
       for (const UplinkHop& hop : SwitchRoute(net, from, switch_of_group)) route_bps = std::min(route_bps, hop.rate_bps);
       export_bps += kExportShare * route_bps / static_cast<double>(loose.size());
     }
     const double import = std::min({wanted_import, kMaxImport, export_bps / need_bps});
-    // import_slots stripes of k + import_slots: the smallest count that imports `import`.
-    int slots = static_cast<int>(std::ceil(import * k / (1 - import)));
+    // import_slots stripes of k + import_slots: the count nearest `import` (two-sites: 2 of 9
+    // for 0.2), within the caps; none for a small group whose nearest is none.
+    int slots = static_cast<int>(std::lround(import * k / (1 - import)));
     while (slots > 0 && static_cast<double>(slots) / (k + slots) > std::min(kMaxImport, export_bps / need_bps)) --slots;
     if (slots == 0) continue;
     g.import_slots = slots;
-    g.exporters = tight;
+    g.exporters = exporters;
     g.source_share_bps = kPayloadPerLineBit * need_bps * k / (k + slots);
   }
   return seeding;

@@ -61,13 +61,16 @@ class GatePeerPlugin final : public lt::peer_plugin {
 
   // What a limited peer announces beyond what this member takes from it ends here (true:
   // libtorrent never hears it). A whole bitfield or have-all from it ends here too: libtorrent
-  // takes a piece set whole or not at all, and those come only from a peer that reconnects
-  // with pieces, whose others in its group announce them as well (and a member that stalls
-  // falls back on the source). The peer id is known once the handshake is done, before any of
-  // these messages.
+  // takes a piece set whole or not at all. A peer limited here limits this member too (the
+  // plan states a limit at both ends), so it does the same with this member's bitfield, and
+  // each side announces its pieces again in HAVEs once the connection is up (tick). The peer
+  // id is known once the handshake is done, before any of these messages.
   bool on_have(lt::piece_index_t piece) override {
-    const std::vector<bool>* limit = gate_->LimitOf(peer_.pid());
-    if (limit != nullptr && (static_cast<int>(piece) >= static_cast<int>(limit->size()) || !(*limit)[piece])) return true;
+    const int p = static_cast<int>(piece);
+    if (p < 0 || p >= gate_->pieces()) return false;  // libtorrent refuses it and drops the peer
+    if (const std::vector<bool>* limit = gate_->LimitOf(peer_.pid())) {
+      if (static_cast<size_t>(p) >= limit->size() || !(*limit)[p]) return true;
+    }
     if (from_source_) {
       gate_->Dealt(static_cast<int>(piece));
     } else {
@@ -93,11 +96,20 @@ class GatePeerPlugin final : public lt::peer_plugin {
     gate_->OnBlock();
     return false;
   }
+  // Once a second; the first after the handshake, with a limited peer, announces again what
+  // this member held when it sent its bitfield (the peer kept that from its libtorrent: above).
+  // Later pieces go out as HAVEs as usual.
+  void tick() override {
+    if (announced_again_ || peer_.pid().is_all_zeros() || gate_->LimitOf(peer_.pid()) == nullptr) return;
+    announced_again_ = true;
+    SendHaves(peer_, gate_->HeldPieces());
+  }
 
  private:
   const lt::peer_connection_handle peer_;
   const std::shared_ptr<StripeGate> gate_;
   const bool from_source_;
+  bool announced_again_ = false;
 };
 
 class GateTorrentPlugin final : public lt::torrent_plugin {

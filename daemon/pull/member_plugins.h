@@ -37,7 +37,8 @@ class StripeGate {
   // (an earlier copy, a resume), and wants a piece only once LookedThrough passed it (the
   // swarm would fetch it meanwhile); libtorrent was given no priority for its stripe then.
   // `limits`: the peers it takes only some pieces from (SwarmMember::takes_only), one flag per
-  // piece. It never learns that they hold other pieces, so it never asks them for those.
+  // piece (none: it takes nothing from that peer). It never learns that they hold other
+  // pieces, so it never asks them for those.
   using Limits = std::map<lt::peer_id, std::vector<bool>>;
   StripeGate(Kind kind, std::vector<bool> in_stripe, std::vector<bool> held, bool looks_first,
              lt::tcp::endpoint source, Limits limits, Clock::duration stall_timeout)
@@ -54,10 +55,18 @@ class StripeGate {
 
   void Arm(lt::torrent_handle handle) { handle_ = std::move(handle); }
   bool IsSource(const lt::peer_connection_handle& peer) const { return peer.remote() == source_; }
-  // The pieces it takes from `peer`; null: any.
+  // The pieces it takes from `peer` (beyond its end: none); null: any.
   const std::vector<bool>* LimitOf(const lt::peer_id& peer) const {
     auto it = limits_.find(peer);
     return it == limits_.end() ? nullptr : &it->second;
+  }
+  int pieces() const { return static_cast<int>(held_.size()); }
+  std::vector<int> HeldPieces() const {
+    std::vector<int> pieces;
+    for (size_t p = 0; p < held_.size(); ++p) {
+      if (held_[p]) pieces.push_back(static_cast<int>(p));
+    }
+    return pieces;
   }
   bool TrustSource() const { return fallback_; }
 

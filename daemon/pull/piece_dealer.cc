@@ -11,6 +11,7 @@ PieceDealer::PieceDealer(std::vector<Member> members, int window_pieces)
   if (window_ < 1) throw std::invalid_argument("PieceDealer: the window must hold at least one piece");
   for (size_t m = 0; m < members_.size(); ++m) {
     states_[m].reserve.assign(members_[m].stripe.begin(), members_[m].stripe.end());
+    states_[m].backstop.assign(members_[m].backstop.begin(), members_[m].backstop.end());
     if (!(members_[m].pieces_per_s >= 0)) throw std::invalid_argument("PieceDealer: a pace is not a rate");
     for (int g : members_[m].group) {
       if (g < 0 || static_cast<size_t>(g) >= members_.size() || static_cast<size_t>(g) == m) {
@@ -102,6 +103,9 @@ int PieceDealer::Next(int member) {
   if (from->empty()) {
     for (int g : members_[member].group) {
       if (states_[g].reserve.size() > from->size()) from = &states_[g].reserve;
+    }
+    for (int g : members_[member].group) {
+      if (from->empty() && !states_[g].live) from = &states_[g].backstop;
     }
     if (from->empty()) return -1;
     const int piece = from->back();

@@ -16,6 +16,11 @@
 // reserve taken by the others. Each piece is still dealt once per group (a re-deal only after
 // its member left).
 //
+// A member may import part of its group's copy from another group instead of the source
+// (SwarmMember::takes_only): those pieces are its backstop, never in a reserve. If the member
+// is not live (it left, or never came) once its group's reserves are empty, the others are
+// dealt its backstop from the source, as they take over a reserve: nobody else imports them.
+//
 // A group may be paced: the plan gives the source's upload to groups whose own bottleneck sets
 // the bound first (collectives/planners/swarm.cc, ShareTheSourceUpload), so the others are
 // dealt at most their share a second (a token bucket per group, full at the start and holding
@@ -40,6 +45,7 @@ class PieceDealer {
     // Its part of its group's pace, pieces a second; the group's pace is the sum over its
     // members, and 0 (every member's 0) leaves the group unpaced.
     double pieces_per_s = 0;
+    std::vector<int> backstop;  // pieces it imports from another group (see above)
   };
   // Whether a member already holds a piece (a resumed member does; it is never dealt those).
   using Holds = std::function<bool(int piece)>;
@@ -72,6 +78,7 @@ class PieceDealer {
  private:
   struct State {
     std::deque<int> reserve;
+    std::deque<int> backstop;
     std::set<int> dealt;  // announced to it, not yet reported back
     bool live = false;
   };
@@ -82,7 +89,8 @@ class PieceDealer {
   };
   std::vector<int> Refill(int member, const Holds& holds);
   // The next piece for `member`: its own reserve first, else the back of the largest reserve
-  // in its group. -1 when the group has nothing left.
+  // in its group, else the backstop of a member of its group that is not live. -1 when the
+  // group has nothing left.
   int Next(int member);
 
   const std::vector<Member> members_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <libtorrent/extensions.hpp>
+#include <libtorrent/peer_connection_handle.hpp>
 #include <libtorrent/peer_id.hpp>
 #include <libtorrent/torrent_handle.hpp>
 
@@ -22,6 +23,20 @@ using TorrentPluginFactory =
 inline lt::peer_id PeerIdOf(const std::string& member_name) {
   const std::string id = PeerIdForMember(member_name);
   return lt::peer_id(id.data());
+}
+
+// Announces `pieces` to `peer` in HAVE messages written straight to its connection (libtorrent
+// announces only what its own torrent holds, once).
+inline void SendHaves(lt::peer_connection_handle peer, const std::vector<int>& pieces) {
+  if (pieces.empty() || peer.is_disconnecting()) return;
+  std::string messages;
+  messages.reserve(pieces.size() * 9);
+  for (int piece : pieces) {
+    const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
+                          static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
+    messages.append(have, sizeof have);
+  }
+  peer.send_buffer(messages.data(), static_cast<int>(messages.size()));
 }
 
 // One flag per chunk of the plan: whether it is in `ranges`.

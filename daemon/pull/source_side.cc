@@ -17,18 +17,6 @@ namespace {
 // upload), small enough that the last deals drain quickly.
 constexpr uint64_t kDealtBytes = 1 << 20;
 
-void SendHaves(lt::peer_connection_handle peer, const std::vector<int>& pieces) {
-  if (pieces.empty() || peer.is_disconnecting()) return;
-  std::string messages;
-  messages.reserve(pieces.size() * 9);
-  for (int piece : pieces) {
-    const char have[9] = {0, 0, 0, 5, 4, static_cast<char>((piece >> 24) & 0xff), static_cast<char>((piece >> 16) & 0xff),
-                          static_cast<char>((piece >> 8) & 0xff), static_cast<char>(piece & 0xff)};
-    messages.append(have, sizeof have);
-  }
-  peer.send_buffer(messages.data(), static_cast<int>(messages.size()));
-}
-
 // Pull: pieces dealt by PieceDealer (see there why), announced in HAVE messages the member
 // believes.
 class DealingSource final : public SourceSide {
@@ -222,6 +210,12 @@ std::shared_ptr<SourceSide> MakeSourceSide(const Plan& plan, const std::vector<l
         if (j != i && group[j] == group[i]) members[i].group.push_back(static_cast<int>(j));
       }
       members[i].pieces_per_s = swarm.members[i].source_share_bps / 8 / static_cast<double>(plan.chunk_bytes);
+      std::vector<ChunkRange> imported;
+      for (const PeerChunks& limit : swarm.members[i].takes_only) imported.insert(imported.end(), limit.chunks.begin(), limit.chunks.end());
+      const std::vector<bool> in_backstop = ChunksIn(plan, imported);
+      for (size_t c = 0; c < in_backstop.size(); ++c) {
+        if (in_backstop[c] && !in_stripe[c]) members[i].backstop.push_back(static_cast<int>(c));
+      }
     }
     const int window = std::max<int>(2, static_cast<int>(kDealtBytes / plan.chunk_bytes));
     return std::make_shared<DealingSource>(std::move(index), PieceDealer(std::move(members), window));

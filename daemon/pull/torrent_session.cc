@@ -566,7 +566,10 @@ Result<std::shared_ptr<PullSwarm>> TorrentSession::Join(SwarmJoin join) {
       role.peers.push_back(endpoints[peer]);
       if (peer != swarm.source && join.on_chunk_shared) role.sharers.insert(PeerIdOf(plan.members[peer]));
     }
-    for (const PeerChunks& limit : m.takes_only) role.limits[PeerIdOf(plan.members[limit.peer])] = ChunksIn(plan, limit.chunks);
+    for (const PeerChunks& limit : m.takes_only) {
+      std::vector<bool>& taken = role.limits[PeerIdOf(plan.members[limit.peer])];
+      if (!limit.chunks.empty()) taken = ChunksIn(plan, limit.chunks);
+    }
     role.on_chunk_shared = join.on_chunk_shared;
     role.upload_slots = m.upload_slots;
     if (striped) {

@@ -93,6 +93,26 @@ TEST(PieceDealerTest, PiecesOfAMemberThatLeftGoBackToItsGroupFirst) {
   EXPECT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{5, 7}));
 }
 
+TEST(PieceDealerTest, TheBackstopOfAMemberThatIsNotLiveIsDealtOnceTheReservesAreEmpty) {
+  std::vector<PieceDealer::Member> members = OneGroup(3, 6);  // stripes {0,3} {1,4} {2,5}
+  members[1].backstop = {6, 7};
+  members[2].backstop = {8};
+  PieceDealer dealer(std::move(members), 1);
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0}));
+  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1}));
+  EXPECT_EQ(dealer.Completed(0, 0, kHoldsNothing), (std::vector<int>{3}));
+  EXPECT_EQ(dealer.Completed(0, 3, kHoldsNothing), (std::vector<int>{5}));  // member 2 never came
+  EXPECT_EQ(dealer.Completed(0, 5, kHoldsNothing), (std::vector<int>{4}));
+  EXPECT_EQ(dealer.Completed(0, 4, kHoldsNothing), (std::vector<int>{2}));
+  // Every reserve is empty: member 2's backstop, not live member 1's.
+  EXPECT_EQ(dealer.Completed(0, 2, kHoldsNothing), (std::vector<int>{8}));
+  EXPECT_TRUE(dealer.Completed(0, 8, kHoldsNothing).empty());
+  // Member 1 leaves: its imports are the source's to deal now, but what it holds is not dealt.
+  dealer.Left(1, kHoldsNothing);
+  EXPECT_EQ(dealer.Joined(0, [](int piece) { return piece == 7; }), (std::vector<int>{1}));
+  EXPECT_EQ(dealer.Completed(0, 1, [](int piece) { return piece == 7; }), (std::vector<int>{6}));
+}
+
 TEST(PieceDealerTest, PiecesAMemberHoldsAreNeverDealtToIt) {
   PieceDealer dealer(OneGroup(1, 6), 2);
   EXPECT_EQ(dealer.Joined(0, [](int piece) { return piece < 3; }), (std::vector<int>{3, 4}));
@@ -114,7 +134,7 @@ TEST(PieceDealerTest, APacedGroupIsDealtItsWindowsAtOnceThenItsPaceASecond) {
   // Group {0, 1} paced at 2 + 2 pieces a second, group {2} unpaced.
   std::vector<PieceDealer::Member> members = OneGroup(2, 40);
   for (PieceDealer::Member& m : members) m.pieces_per_s = 2;
-  members.push_back({{100, 101, 102, 103, 104, 105}, {}, 0});
+  members.push_back({{100, 101, 102, 103, 104, 105}, {}, 0, {}});
   PieceDealer dealer(members, 2);
   const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
   EXPECT_TRUE(dealer.Advance(10.0, holds_nothing).empty());  // sets the clock

@@ -184,6 +184,13 @@ TEST(SwarmPlanner, ASourceWithUploadToSpareSeedsEachSiteItsWholeCopy) {
   EXPECT_EQ(plan.rationale.find("stripes from the groups"), std::string::npos) << plan.rationale;
 }
 
+TEST(SwarmPlanner, AFastSiteOfOneReceiverImportsNothing) {
+  // A fifth of a copy is nearer none than one of two stripes.
+  const Plan plan = MakeSwarm(TwoSites(2), 333 * kPiece);
+  for (const SwarmMember& m : plan.swarm.members) EXPECT_TRUE(m.takes_only.empty()) << m.member;
+  EXPECT_EQ(plan.swarm.members[0].stripe, std::vector<ChunkRange>({{0, plan.NumChunks(), 1}}));
+}
+
 TEST(SwarmPlanner, ASourceThatCannotSeedEveryGroupSeedsOneCopyAcrossThem) {
   // Three sites of 8 nodes uploading 5mbit, as fast as the source: a copy per site would take
   // the source three times the bound (upload-three-sites-96's pulls did not finish). So every
@@ -401,6 +408,12 @@ TEST(SwarmValidation, RefusesBrokenSwarms) {
   p = good;
   p.swarm.members[0].takes_only = {{p.swarm.members[0].peers[1], {{0, 999, 1}}}};
   refused(p, "chunk range ends");
+  p = good;
+  p.swarm.members[0].takes_only = {{0, {}}};
+  refused(p, "limits what it takes from the source");
+  p = good;
+  p.swarm.members[0].takes_only = {{2, {}}};  // member 1 limits member 2, which does not limit it
+  refused(p, "does not limit it back");
   // A member that takes nothing from the source nor from its only peer has no way to a chunk.
   p = good;
   for (SwarmMember& m : p.swarm.members) {
@@ -408,7 +421,9 @@ TEST(SwarmValidation, RefusesBrokenSwarms) {
     m.takes_only.clear();
   }
   ASSERT_TRUE(ValidatePlan(p).ok()) << ValidatePlan(p).ToString();
-  p.swarm.members[0].takes_only = {{2, {{0, 10, 1}}}};  // some chunks: still a way
+  p.swarm.members[1].peers = {0, 1};
+  p.swarm.members[1].takes_only = {{1, {}}};           // member 2 takes nothing from member 1
+  p.swarm.members[0].takes_only = {{2, {{0, 10, 1}}}};  // member 1 some chunks: still a way
   ASSERT_TRUE(ValidatePlan(p).ok()) << ValidatePlan(p).ToString();
   p.swarm.members[0].takes_only = {{2, {}}};
   refused(p, "no chain of peers to the source");
