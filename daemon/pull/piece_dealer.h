@@ -27,11 +27,19 @@
 // at most the group's windows). A member whose window waits for its group's pace is dealt
 // more when Advance() brings the clock past it.
 //
+// The end game: once a group's pool is empty, a piece outstanding at one member for longer
+// than kLateTurnarounds times the group's usual turnaround (deal to report, averaged) is dealt
+// once more, to the member of its group with the most room in its window. Pieces then leave
+// the source twice for that group, but only at the tail and only when late: one member whose
+// connection to the source stalls (a TCP flow waiting out retransmission timeouts, 1.25 s on
+// two-sites) no longer holds its whole group waiting for its last pieces.
+//
 // Pure and single-threaded (the caller serialises: libtorrent's network thread).
 #pragma once
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -63,43 +71,59 @@ class PieceDealer {
   // connection now: all it was dealt and has not reported, new ones included.
   std::vector<int> Joined(int member, const Holds& holds);
   // The member reported (HAVE) a piece: the pieces to announce to it now (none unless that
-  // freed room in its window).
+  // freed room in its window). Call Advance first: the report's time is the clock's.
   std::vector<int> Completed(int member, int piece, const Holds& holds);
   // The member's last connection ended: what it was dealt and lacks goes back to its group.
   void Left(int member, const Holds& holds);
   // The clock (seconds, any origin, never going back) reached now_s: paced groups earn their
-  // pace since the last call, and members that waited for it are dealt now. The first call
-  // only sets the clock.
+  // pace since the last call, members that waited for it are dealt now, and so are late pieces
+  // of groups in the end game. The first call only sets the clock (pieces dealt before it are
+  // never late).
   std::vector<Deal> Advance(double now_s, const HoldsOf& holds_of);
 
   int outstanding(int member) const { return static_cast<int>(states_.at(member).dealt.size()); }
   size_t reserve(int member) const { return states_.at(member).reserve.size(); }
+  // Pieces dealt a second time in the end game, over all groups.
+  int redealt() const { return redealt_; }
+
+  static constexpr double kLateTurnarounds = 2.0;
 
  private:
   struct State {
     std::deque<int> reserve;
     std::deque<int> backstop;
-    std::set<int> dealt;  // announced to it, not yet reported back
+    std::map<int, double> dealt;  // announced to it, not yet reported back -> when (the clock)
     bool live = false;
   };
-  struct Pace {
+  // A bandwidth group: its pace, and where its end game stands.
+  struct Group {
+    std::vector<int> members;
     double pieces_per_s = 0;  // 0: unpaced
     double burst = 0;         // the most the bucket holds: the group's windows
     double tokens = 0;        // pieces it may be dealt now
+    bool drained = false;     // the pool is empty: reserves, and backstops of absent members
+    double turnaround_s = -1; // from deal to report, a moving average; -1: none reported yet
+    std::set<int> redealt;    // late pieces dealt a second time (never a third)
+    bool Paced() const { return pieces_per_s > 0; }
+    bool MayDeal() const { return !Paced() || tokens >= 1; }
   };
   std::vector<int> Refill(int member, const Holds& holds);
   // The next piece for `member`: its own reserve first, else the back of the largest reserve
   // in its group, else the backstop of a member of its group that is not live. -1 when the
   // group has nothing left.
   int Next(int member);
+  // Deals the late pieces of a drained group once more, each to the live member with the most
+  // room that lacks it.
+  void EndGame(Group& group, const HoldsOf& holds_of, std::vector<Deal>& deals);
 
   const std::vector<Member> members_;
   const int window_;
   std::vector<State> states_;
-  std::vector<int> pace_of_;  // member -> its group's entry of paces_
-  std::vector<Pace> paces_;
-  std::set<int> waiting_;     // members whose window waits for their group's pace
-  double now_s_ = -1;         // -1: no Advance yet
+  std::vector<int> group_of_;  // member -> its entry of groups_
+  std::vector<Group> groups_;
+  std::set<int> waiting_;      // members whose window waits for their group's pace
+  double now_s_ = -1;          // -1: no Advance yet
+  int redealt_ = 0;
 };
 
 }  // namespace gridcast

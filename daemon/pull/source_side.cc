@@ -23,6 +23,9 @@ class DealingSource final : public SourceSide {
  public:
   DealingSource(std::map<lt::peer_id, int> members, PieceDealer dealer)
       : members_(std::move(members)), dealer_(std::move(dealer)) {}
+  ~DealingSource() override {
+    if (dealer_.redealt() > 0) spdlog::info("pull: the end game dealt {} late pieces a second time", dealer_.redealt());
+  }
 
   void Connected(const lt::peer_connection_handle& peer) override {
     auto member = members_.find(peer.pid());
@@ -33,8 +36,8 @@ class DealingSource final : public SourceSide {
   void Reported(const lt::peer_connection_handle& peer, int piece) override {
     auto member = members_.find(peer.pid());
     if (member == members_.end()) return;
+    Tick();  // reports come many times a second: the dealer's clock, read before the report
     Announce(member->second, dealer_.Completed(member->second, piece, Holds(peer)));
-    Tick();  // reports come many times a second: the paced groups' clock
   }
   void Tick() override {
     const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
