@@ -93,7 +93,7 @@ std::vector<PieceDealer::Deal> PieceDealer::Advance(double now_s, const HoldsOf&
 }
 
 void PieceDealer::EndGame(Group& group, const HoldsOf& holds_of, std::vector<Deal>& deals) {
-  const double late_s = now_s_ - kLateTurnarounds * group.turnaround_s;
+  const double late_s = now_s_ - std::max(kLateTurnarounds * group.turnaround_s, kLateAtLeastS);
   for (int late_at : group.members) {
     for (const auto& [piece, at_s] : states_[late_at].dealt) {
       if (at_s < 0 || at_s > late_s || group.redealt.contains(piece) || !group.MayDeal()) continue;

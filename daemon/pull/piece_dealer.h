@@ -28,8 +28,10 @@
 // more when Advance() brings the clock past it.
 //
 // The end game: once a group's pool is empty, a piece outstanding at one member for longer
-// than kLateTurnarounds times the group's usual turnaround (deal to report, averaged) is dealt
-// once more, to the member of its group with the most room in its window. Pieces then leave
+// than kLateTurnarounds times the group's usual turnaround (deal to report, averaged), and at
+// least kLateAtLeastS, is dealt once more, to the member of its group with the most room in its
+// window. (Where turnarounds are milliseconds, on loopback, twice one is mere jitter: without
+// the floor a 1 MiB-window swarm sent 5% of its pieces twice.) Pieces then leave
 // the source twice for that group, but only at the tail and only when late: one member whose
 // connection to the source stalls (a TCP flow waiting out retransmission timeouts, 1.25 s on
 // two-sites) no longer holds its whole group waiting for its last pieces.
@@ -87,6 +89,7 @@ class PieceDealer {
   int redealt() const { return redealt_; }
 
   static constexpr double kLateTurnarounds = 2.0;
+  static constexpr double kLateAtLeastS = 0.5;
 
  private:
   struct State {

@@ -223,6 +223,20 @@ TEST_F(PieceDealerEndGameTest, ALatePieceGoesOnlyToAMemberThatLacksItAndHasRoom)
   EXPECT_TRUE(dealer_.Advance(20, holds_nothing_).empty());
 }
 
+TEST(PieceDealerTest, AShortTurnaroundMakesAPieceLateOnlyAfterTheFloor) {
+  PieceDealer dealer(OneGroup(2, 4), 2);
+  const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
+  dealer.Advance(0, holds_nothing);
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
+  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
+  dealer.Advance(0.001, holds_nothing);  // a turnaround of a millisecond, as on loopback
+  ASSERT_TRUE(dealer.Completed(1, 1, kHoldsNothing).empty());
+  ASSERT_TRUE(dealer.Completed(1, 3, kHoldsNothing).empty());
+  EXPECT_TRUE(dealer.Advance(PieceDealer::kLateAtLeastS - 0.01, holds_nothing).empty());
+  EXPECT_EQ(dealer.Advance(PieceDealer::kLateAtLeastS + 0.01, holds_nothing),
+            (std::vector<PieceDealer::Deal>{{1, {0, 2}}}));
+}
+
 TEST(PieceDealerTest, NoEndGameWhileTheGroupStillHasPieces) {
   PieceDealer dealer(OneGroup(2, 10), 2);
   const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
