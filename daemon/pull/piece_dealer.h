@@ -31,10 +31,10 @@
 // than kLateTurnarounds times the group's usual turnaround (deal to report, averaged), and at
 // least kLateAtLeastS, is dealt once more, to the member of its group with the most room in its
 // window. (Where turnarounds are milliseconds, on loopback, twice one is mere jitter: without
-// the floor a 1 MiB-window swarm sent 5% of its pieces twice.) Pieces then leave
-// the source twice for that group, but only at the tail and only when late: one member whose
-// connection to the source stalls (a TCP flow waiting out retransmission timeouts, 1.25 s on
-// two-sites) no longer holds its whole group waiting for its last pieces.
+// the floor a 1 MiB-window swarm sent 5% of its pieces twice.) Pieces then leave the source
+// twice for that group, but only at the tail and only when late: one member whose connection to
+// the source stalls for more than a turnaround (TCP waiting out retransmission timeouts) no
+// longer holds its whole group waiting for its last pieces.
 //
 // Pure and single-threaded (the caller serialises: libtorrent's network thread).
 #pragma once
