@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -48,13 +49,11 @@ struct ContentRange {
   std::optional<uint64_t> total;
 };
 
+// A decimal count, all of `text`.
 std::optional<uint64_t> ParseCount(std::string_view text) {
-  if (text.empty() || text.size() > 19) return std::nullopt;
   uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
@@ -105,7 +104,9 @@ struct Transfer {
   // The first body byte of a 2xx response: is it the payload from asked_from on?
   bool Accept() {
     const Response& r = response;
+    std::optional<uint64_t> size;  // the payload's, as this response says it
     if (r.status == 200) {
+      size = r.content_length;
       if (asked_from > 0) {
         if (events.forwarded && events.forwarded()) {
           Fail(Status::FailedPrecondition("origin " + shown + " answered a Range request from byte " +
@@ -128,16 +129,11 @@ struct Transfer {
         return false;
       }
       ++fetched.resumed;
+      size = range->total;
     } else {
       Fail(Status::FailedPrecondition("origin " + shown + " answered HTTP " + std::to_string(r.status) +
                                       " with a body that is not the payload"));
       return false;
-    }
-    std::optional<uint64_t> size;
-    if (r.status == 200) {
-      size = r.content_length;
-    } else if (const std::optional<ContentRange> range = ParseContentRange(*r.content_range)) {
-      size = range->total;
     }
     if (!head) {
       head = OriginHead{size, r.etag, r.last_modified};

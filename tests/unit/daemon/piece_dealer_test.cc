@@ -187,28 +187,36 @@ TEST(PieceDealerTest, AMemberThatLeftIsNotDealtWhenThePaceComesBack) {
   EXPECT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{1, 2}));  // the bucket kept its 2
 }
 
-// Two members, window 2: member 1 reports its stripe {1, 3} after 1 s (the group's turnaround)
-// and the pool is then empty; member 0's {0, 2} are still out.
+const PieceDealer::HoldsOf kHoldsNothingAnywhere = [](int) { return kHoldsNothing; };
+
+// Two members of one group, window 2, the clock at 0: {0, 2} dealt to member 0, {1, 3} to 1.
+void JoinTwo(PieceDealer& dealer) {
+  dealer.Advance(0, kHoldsNothingAnywhere);
+  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
+  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
+}
+
+// JoinTwo with 4 pieces: once member 1 reports its stripe the pool is empty, and member 0's
+// {0, 2} are still out.
 class PieceDealerEndGameTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dealer_.Advance(0, holds_nothing_);
-    ASSERT_EQ(dealer_.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
-    ASSERT_EQ(dealer_.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
-    ASSERT_TRUE(dealer_.Advance(1, holds_nothing_).empty());
+  void SetUp() override { JoinTwo(dealer_); }
+  // Member 1 reports its stripe `at_s` in: the group's turnaround.
+  void MemberOneReportsAt(double at_s) {
+    ASSERT_TRUE(dealer_.Advance(at_s, kHoldsNothingAnywhere).empty());
     ASSERT_TRUE(dealer_.Completed(1, 1, kHoldsNothing).empty());
     ASSERT_TRUE(dealer_.Completed(1, 3, kHoldsNothing).empty());
   }
-  const PieceDealer::HoldsOf holds_nothing_ = [](int) { return kHoldsNothing; };
   PieceDealer dealer_{OneGroup(2, 4), 2};
 };
 
 TEST_F(PieceDealerEndGameTest, PiecesLateAtOneMemberAreDealtToAnotherOnce) {
-  EXPECT_TRUE(dealer_.Advance(PieceDealer::kLateTurnarounds - 0.01, holds_nothing_).empty());  // not late yet
-  EXPECT_EQ(dealer_.Advance(PieceDealer::kLateTurnarounds + 0.01, holds_nothing_),
+  MemberOneReportsAt(1);
+  EXPECT_TRUE(dealer_.Advance(PieceDealer::kLateTurnarounds - 0.01, kHoldsNothingAnywhere).empty());  // not late yet
+  EXPECT_EQ(dealer_.Advance(PieceDealer::kLateTurnarounds + 0.01, kHoldsNothingAnywhere),
             (std::vector<PieceDealer::Deal>{{1, {0, 2}}}));
   EXPECT_EQ(dealer_.redealt(), 2);
-  EXPECT_TRUE(dealer_.Advance(100, holds_nothing_).empty());  // never a third time
+  EXPECT_TRUE(dealer_.Advance(100, kHoldsNothingAnywhere).empty());  // never a third time
   // Whoever reports first, the other still reports its own deal.
   EXPECT_TRUE(dealer_.Completed(1, 0, kHoldsNothing).empty());
   EXPECT_EQ(dealer_.outstanding(0), 2);
@@ -217,35 +225,26 @@ TEST_F(PieceDealerEndGameTest, PiecesLateAtOneMemberAreDealtToAnotherOnce) {
 }
 
 TEST_F(PieceDealerEndGameTest, ALatePieceGoesOnlyToAMemberThatLacksItAndHasRoom) {
+  MemberOneReportsAt(1);
   const PieceDealer::HoldsOf holds_zero = [](int) -> PieceDealer::Holds { return [](int piece) { return piece == 0; }; };
   EXPECT_EQ(dealer_.Advance(10, holds_zero), (std::vector<PieceDealer::Deal>{{1, {2}}}));
   dealer_.Left(1, kHoldsNothing);  // its 2 goes back to member 0: the pool is not empty
-  EXPECT_TRUE(dealer_.Advance(20, holds_nothing_).empty());
+  EXPECT_TRUE(dealer_.Advance(20, kHoldsNothingAnywhere).empty());
 }
 
-TEST(PieceDealerTest, AShortTurnaroundMakesAPieceLateOnlyAfterTheFloor) {
-  PieceDealer dealer(OneGroup(2, 4), 2);
-  const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
-  dealer.Advance(0, holds_nothing);
-  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
-  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
-  dealer.Advance(0.001, holds_nothing);  // a turnaround of a millisecond, as on loopback
-  ASSERT_TRUE(dealer.Completed(1, 1, kHoldsNothing).empty());
-  ASSERT_TRUE(dealer.Completed(1, 3, kHoldsNothing).empty());
-  EXPECT_TRUE(dealer.Advance(PieceDealer::kLateAtLeastS - 0.01, holds_nothing).empty());
-  EXPECT_EQ(dealer.Advance(PieceDealer::kLateAtLeastS + 0.01, holds_nothing),
+TEST_F(PieceDealerEndGameTest, AShortTurnaroundMakesAPieceLateOnlyAfterTheFloor) {
+  MemberOneReportsAt(0.001);  // a turnaround of a millisecond, as on loopback
+  EXPECT_TRUE(dealer_.Advance(PieceDealer::kLateAtLeastS - 0.01, kHoldsNothingAnywhere).empty());
+  EXPECT_EQ(dealer_.Advance(PieceDealer::kLateAtLeastS + 0.01, kHoldsNothingAnywhere),
             (std::vector<PieceDealer::Deal>{{1, {0, 2}}}));
 }
 
 TEST(PieceDealerTest, NoEndGameWhileTheGroupStillHasPieces) {
   PieceDealer dealer(OneGroup(2, 10), 2);
-  const PieceDealer::HoldsOf holds_nothing = [](int) { return kHoldsNothing; };
-  dealer.Advance(0, holds_nothing);
-  ASSERT_EQ(dealer.Joined(0, kHoldsNothing), (std::vector<int>{0, 2}));
-  ASSERT_EQ(dealer.Joined(1, kHoldsNothing), (std::vector<int>{1, 3}));
-  dealer.Advance(1, holds_nothing);
+  JoinTwo(dealer);
+  dealer.Advance(1, kHoldsNothingAnywhere);
   ASSERT_EQ(dealer.Completed(1, 1, kHoldsNothing), (std::vector<int>{5}));
-  EXPECT_TRUE(dealer.Advance(100, holds_nothing).empty());  // 0 and 2 very late, but 4 6 8 wait
+  EXPECT_TRUE(dealer.Advance(100, kHoldsNothingAnywhere).empty());  // 0 and 2 very late, but 4 6 8 wait
   EXPECT_EQ(dealer.redealt(), 0);
 }
 
