@@ -86,6 +86,11 @@ SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& sou
   // counter) gives the transfer alone.
   s.completion_s = s.transfer_s > 0 && s.control && s.control->started_s ? *s.control->started_s + s.transfer_s
                                                                           : s.transfer_s;
+  if (last.has_origin()) {
+    const v1::OriginProgress& o = last.origin();
+    s.origin = SendSummary::Origin{o.url(), o.bytes(), o.attempts(), o.resumed(), o.restarted(),
+                                   o.fetched_s() >= 0 ? std::optional<double>(o.fetched_s()) : std::nullopt};
+  }
   for (const v1::GatheredPart& p : last.parts()) s.parts.push_back({p.member(), p.name(), p.size_bytes(), p.offset()});
   if (source.model) {
     const NetworkModel& net = *source.model;
@@ -151,6 +156,14 @@ nlohmann::json SummaryJson(const SendSummary& s) {
                     {"started_s", s.control->started_s ? nlohmann::json(*s.control->started_s) : nlohmann::json(nullptr)}};
   }
   if (s.inferred_topology_age_s) j["inferred_topology_age_s"] = *s.inferred_topology_age_s;
+  if (s.origin) {
+    j["origin"] = {{"url", s.origin->url},
+                   {"bytes", s.origin->bytes},
+                   {"attempts", s.origin->attempts},
+                   {"resumed", s.origin->resumed},
+                   {"restarted", s.origin->restarted},
+                   {"fetched_s", s.origin->fetched_s ? nlohmann::json(*s.origin->fetched_s) : nlohmann::json(nullptr)}};
+  }
   if (!s.parts.empty()) {
     nlohmann::json parts = nlohmann::json::array();
     for (const BroadcastResult::Part& p : s.parts) {
@@ -201,6 +214,13 @@ void PrintSummary(const SendSummary& s) {
   }
   if (!s.rationale.empty()) fmt::print("  why: {}\n", s.rationale);
   if (!s.topology_note.empty()) fmt::print("  topology   {}\n", s.topology_note);
+  if (s.origin) {
+    fmt::print("  origin     {}: {} in {} request(s), {} resumed{}{}\n", s.origin->url, FormatSize(s.origin->bytes),
+               s.origin->attempts, s.origin->resumed,
+               s.origin->restarted > 0 ? fmt::format(", {} restarted from zero", s.origin->restarted) : std::string(),
+               s.origin->fetched_s ? fmt::format(", all in {:.3f} s after the request", *s.origin->fetched_s)
+                                   : std::string());
+  }
   if (s.source_copies) fmt::print("  source sent {:.3f} copies of the payload\n", *s.source_copies);
   if (!s.members.empty() && s.size_bytes > 0) {
     const double copies = double(s.size_bytes) * double(s.members.size());

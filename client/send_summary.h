@@ -89,6 +89,16 @@ struct SendSummary {
   std::optional<Control> control;
   // An allgather's parts (BroadcastProgress.parts); the bound is then AllgatherBoundSeconds.
   std::vector<BroadcastResult::Part> parts;
+  // A payload the source fetched from an HTTP(S) origin (BroadcastProgress.origin).
+  struct Origin {
+    std::string url;  // scheme, host, port and path: no query, no user information
+    uint64_t bytes = 0;
+    uint32_t attempts = 0;
+    uint32_t resumed = 0;
+    uint32_t restarted = 0;
+    std::optional<double> fetched_s;  // from the request to the last byte in at the source
+  };
+  std::optional<Origin> origin;
 };
 
 SendSummary Summarize(const v1::BroadcastProgress& last, const SourceChoice& source,

@@ -53,6 +53,25 @@ std::vector<std::vector<std::string>> SlowNodeCommands(const NetworkModel& model
                        rate_bps)};
 }
 
+OriginLink PlanOriginLink(const NetworkModel& model, std::string_view prefix, double rate_bps) {
+  OriginLink link;
+  link.netns = NetnsOf(prefix, "@origin");
+  link.address = "192.0.2.1";
+  const std::string source_ns = NetnsOf(prefix, model.nodes.at(static_cast<size_t>(model.source)).name);
+  link.setup_commands = {
+      {"ip", "netns", "add", link.netns},
+      Ip(link.netns, {"link", "set", "lo", "up"}),
+      Ip(link.netns, {"link", "add", "eth0", "type", "veth", "peer", "name", "origin0", "netns", source_ns}),
+      Ip(link.netns, {"addr", "add", link.address + "/30", "dev", "eth0"}),
+      Ip(link.netns, {"link", "set", "eth0", "up"}),
+      Ip(source_ns, {"addr", "add", "192.0.2.2/30", "dev", "origin0"}),
+      Ip(source_ns, {"link", "set", "origin0", "up"}),
+      ShapeCommand(link.netns, "eth0", rate_bps),
+      ShapeCommand(source_ns, "origin0", rate_bps),
+  };
+  return link;
+}
+
 NetgridLayout PlanNetgrid(const NetworkModel& model, std::string_view prefix) {
   NetgridLayout layout;
   layout.prefix = std::string(prefix);

@@ -55,4 +55,17 @@ std::vector<std::string> ShapeCommand(const std::string& netns, const std::strin
 std::vector<std::vector<std::string>> SlowNodeCommands(const NetworkModel& model, std::string_view prefix, int node,
                                                        double rate_bps);
 
+// An HTTP origin behind a link of its own to the source (bench --origin-rate): namespace
+// <prefix>-@origin (no node of a topology has that name, and netgrid down removes it with the
+// others), whose eth0 (192.0.2.1, TEST-NET-1) is joined by a veth to the source's namespace
+// (its end `origin0`, 192.0.2.2/30), shaped to rate_bps both ways. The commands create it on a
+// live netgrid.
+struct OriginLink {
+  std::string netns;
+  std::string address;         // the origin's, seen from the source
+  std::vector<std::vector<std::string>> setup_commands;
+};
+// REQUIRES: model.source is a node of the model.
+OriginLink PlanOriginLink(const NetworkModel& model, std::string_view prefix, double rate_bps);
+
 }  // namespace gridcast

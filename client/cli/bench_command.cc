@@ -322,6 +322,7 @@ Status ReadSendSummary(const nlohmann::json& summary, int exit_code, const Bench
                                             100 * ctx.args.kill_at));
     }
     if (summary.contains("control")) outcome->control = summary["control"];
+    if (summary.contains("origin")) outcome->origin = BenchOutcome::Origin{0, 0, 0, summary["origin"]};
     if (summary.contains("repairs")) {
       outcome->repairs = summary["repairs"];
       for (const auto& repair : outcome->repairs) {
@@ -560,6 +561,81 @@ Status ChangeTree(const fs::path& dir, uint64_t size_bytes) {
   return Status::Ok();
 }
 
+// The page cache emptied (dirty pages written first), so that each timed fetch or send reads
+// its file from the disk as the first one did.
+Status DropCaches() {
+  sync();
+  std::ofstream drop("/proc/sys/vm/drop_caches");
+  drop << "1\n";
+  drop.flush();
+  return drop ? Status::Ok() : Status::Internal("cannot write /proc/sys/vm/drop_caches");
+}
+
+// --origin-rate RATE: the payload at an HTTP origin (Debian's python3 -m http.server, in a
+// namespace of its own behind a link of RATE to the source: PlanOriginLink). Times curl alone
+// fetching it on the source, then the broadcast of the local file (`local_argv`), then
+// `gridcast send URL` of it under another name; the last is the outcome, with the other two.
+Result<BenchOutcome> RunOriginBroadcast(const BenchContext& ctx, BenchNetgrid& netgrid, PlanMode send_mode,
+                                        const std::vector<std::string>& local_argv, const fs::path& payload,
+                                        const Digest& digest) {
+  GRIDCAST_ASSIGN_OR_RETURN(const double rate_bps, ParseRateBps(ctx.args.origin_rate));
+  if (!(rate_bps > 0) || std::isinf(rate_bps)) return Status::InvalidArgument("--origin-rate must be positive and finite");
+  const OriginLink link = PlanOriginLink(ctx.model, netgrid.state().prefix, rate_bps);
+  for (const std::vector<std::string>& command : link.setup_commands) {
+    GRIDCAST_ASSIGN_OR_RETURN(CommandOutput made, RunCommand(command));
+    if (made.exit_code != 0) {
+      return Status::Internal(fmt::format("--origin-rate: {}: {}", fmt::join(command, " "), made.output));
+    }
+  }
+  GRIDCAST_ASSIGN_OR_RETURN(ChildProcess server,
+                            ChildProcess::Start({"ip", "netns", "exec", link.netns, "/usr/bin/python3", "-m",
+                                                 "http.server", "--bind", link.address, "8080", "--directory",
+                                                 payload.parent_path().string()},
+                                                (ctx.state_dir / "origin.log").string()));
+  const std::string url = "http://" + link.address + ":8080/" + payload.filename().string();
+  const NetgridNode& source = *netgrid.state().FindNode(ctx.model.nodes[ctx.model.source].name);
+  const auto on_source = [&source](std::vector<std::string> command) { return NetgridExecArgv(source, command); };
+  bool listening = false;
+  for (int i = 0; i < 100 && !listening; ++i) {
+    GRIDCAST_ASSIGN_OR_RETURN(CommandOutput probe,
+                              RunCommand(on_source({"curl", "-sf", "-o", "/dev/null", "-r", "0-0", url})));
+    listening = probe.exit_code == 0;
+    if (!listening) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!listening) return Status::Unavailable("the origin (python3 -m http.server) did not answer at " + url);
+
+  BenchOutcome::Origin origin;
+  origin.rate_bps = rate_bps;
+  GRIDCAST_RETURN_IF_ERROR(DropCaches());
+  const fs::path downloaded = ctx.state_dir / "curl-download.bin";
+  GRIDCAST_ASSIGN_OR_RETURN(CommandOutput curl, RunCommand(on_source({"curl", "-sS", "-o", downloaded.string(), "-w",
+                                                                       "%{time_total}", url})));
+  std::error_code ec;
+  const uint64_t downloaded_bytes = fs::file_size(downloaded, ec);
+  fs::remove(downloaded, ec);
+  if (curl.exit_code != 0 || downloaded_bytes != ctx.size_bytes) {
+    return Status::Internal("curl alone could not fetch " + url + ": " + curl.output);
+  }
+  origin.download_s = std::stod(curl.output);
+
+  GRIDCAST_RETURN_IF_ERROR(DropCaches());
+  GRIDCAST_ASSIGN_OR_RETURN(const BenchOutcome local,
+                            TimedSend(ctx, netgrid, send_mode, local_argv, {}, payload.filename().string(), digest,
+                                      ctx.size_bytes));
+  if (!local.verified) return Status::Internal("the broadcast of the local file failed");
+  origin.local_completion_s = local.completion_s;
+
+  const std::string name = "origin-" + payload.filename().string();
+  std::vector<std::string> argv = local_argv;
+  std::replace(argv.begin(), argv.end(), payload.string(), url);
+  argv.insert(argv.end(), {"--name", name});
+  GRIDCAST_RETURN_IF_ERROR(DropCaches());
+  GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome, TimedSend(ctx, netgrid, send_mode, argv, {}, name, digest, ctx.size_bytes));
+  if (outcome.origin) origin.summary = std::move(outcome.origin->summary);
+  outcome.origin = std::move(origin);
+  return outcome;
+}
+
 // gridcastd on every node, a random payload, `gridcast send` (the same binary, so the same
 // code path as a user's send), then every receiver's file hashed again here. Modes: push;
 // pull (gridcast's striped swarm); pull-default (libtorrent's own settings and piece choice,
@@ -607,6 +683,12 @@ Result<BenchOutcome> RunDaemonBroadcast(const BenchContext& ctx, PlanMode send_m
       GRIDCAST_ASSIGN_OR_RETURN(CommandOutput shaped, RunCommand(command));
       if (shaped.exit_code != 0) return Status::Internal("--slow: " + fmt::format("{}", fmt::join(command, " ")) + ": " + shaped.output);
     }
+  }
+  if (!ctx.args.origin_rate.empty()) {
+    if (!victims.empty() || !slowed.empty() || !ctx.args.base_change.empty() || tree) {
+      return Status::InvalidArgument("--origin-rate: one file, without --kill, --slow or --base-change");
+    }
+    return RunOriginBroadcast(ctx, *netgrid, send_mode, argv, payload, digest);
   }
   if (ctx.args.base_change.empty()) {
     GRIDCAST_ASSIGN_OR_RETURN(BenchOutcome outcome,
@@ -1011,6 +1093,15 @@ void PrintBenchJson(const BenchReport& r) {
                                FormatFloat(*r.outcome.others_completion_s), FormatFloat(*r.outcome.others_bound_s),
                                FormatFloat(*r.outcome.others_completion_s / *r.outcome.others_bound_s), slowed.dump());
   }
+  if (r.outcome.origin) {
+    const BenchOutcome::Origin& o = *r.outcome.origin;
+    const double alone_s = std::max(o.download_s, o.local_completion_s);
+    pull_fields += fmt::format(
+        ", \"origin_rate_bps\": {}, \"origin_download_s\": {}, \"local_completion_s\": {}, "
+        "\"origin_ratio\": {}, \"origin\": {}",
+        FormatFloat(o.rate_bps), FormatFloat(o.download_s), FormatFloat(o.local_completion_s),
+        FormatFloat(alone_s > 0 ? r.outcome.completion_s / alone_s : 0), o.summary.dump());
+  }
   if (r.outcome.transfer_s) {
     pull_fields += fmt::format(", \"transfer_s\": {}, \"transfer_ratio\": {}", FormatFloat(*r.outcome.transfer_s),
                                FormatFloat(r.bound_s > 0 ? *r.outcome.transfer_s / r.bound_s : 0));
@@ -1051,6 +1142,14 @@ void PrintBenchText(const BenchReport& r) {
   if (r.outcome.patched_predicted_s) {
     fmt::print("  the simulator's prediction of the patched plan {:.3f} s, measured / predicted {:.3f}\n",
                *r.outcome.patched_predicted_s, r.outcome.completion_s / *r.outcome.patched_predicted_s);
+  }
+  if (r.outcome.origin) {
+    const BenchOutcome::Origin& o = *r.outcome.origin;
+    const double alone_s = std::max(o.download_s, o.local_completion_s);
+    fmt::print("  staged from an HTTP origin behind {}: curl alone {:.3f} s on the source, the local file's broadcast "
+               "{:.3f} s; staged / the longer of the two {:.3f}\n",
+               FormatRate(o.rate_bps), o.download_s, o.local_completion_s,
+               alone_s > 0 ? r.outcome.completion_s / alone_s : 0);
   }
   if (r.outcome.others_completion_s && r.outcome.others_bound_s) {
     fmt::print("  the others (neither slowed nor killed) done at {:.3f} s, their bound {:.3f} s, ratio {:.3f}\n",
@@ -1096,9 +1195,10 @@ int Bench(const BenchArgs& args) {
 
   const BenchModeInfo& mode = InfoOf(args.mode);
   if (args.tls && !mode.send_mode) return ReportError(Status::InvalidArgument("--tls: only push, pull and hybrid run gridcastd"));
-  if ((args.no_reuse || !args.base_change.empty() || !args.slow.empty()) && !mode.send_mode) {
-    return ReportError(
-        Status::InvalidArgument("--no-reuse, --base-change, --slow: only push, pull and hybrid send with gridcastd"));
+  if ((args.no_reuse || !args.base_change.empty() || !args.slow.empty() || !args.origin_rate.empty()) &&
+      !mode.send_mode) {
+    return ReportError(Status::InvalidArgument(
+        "--no-reuse, --base-change, --slow, --origin-rate: only push, pull and hybrid send with gridcastd"));
   }
   Result<BenchOutcome> outcome = mode.send_mode ? RunDaemonBroadcast(ctx, *mode.send_mode) : mode.run(ctx);
   if (!outcome.ok()) return ReportError(outcome.status().WithContext(std::string("bench --mode ") + mode.name));
@@ -1158,6 +1258,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--kill", args->kill, "push or hybrid: kill this many interior members of the push trees mid-broadcast; the JSON "
                     "adds survivors_bound_s, survivors_ratio, patched_predicted_s and patched_predicted_ratio")
       ->check(CLI::Range(0, 1000));
+  bench->add_option("--origin-rate", args->origin_rate,
+                    "push, pull, hybrid: stage the payload from an HTTP origin (python3 -m http.server in a namespace "
+                    "of its own) behind a link of RATE to the source, e.g. 200mbit; the JSON adds curl alone on the "
+                    "source (origin_download_s), the local file's broadcast (local_completion_s) and origin_ratio "
+                    "(staged / the longer of the two; docs/origin.md)");
   bench->add_option("--kill-at", args->kill_at, "push or hybrid: ... after this fraction of the bound (default 0.5, mid-broadcast)")
       ->check(CLI::Range(0.0, 10.0));
   bench->add_option("--slow", args->slow,

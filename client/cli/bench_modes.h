@@ -71,6 +71,9 @@ struct BenchArgs {
   // push, pull, hybrid: NAME=RATE, that member's NIC shaped to RATE both ways once the netgrid
   // is up, while the topology the planner reads keeps its full rate.
   std::vector<std::string> slow;
+  // push, pull, hybrid: a RATE; the payload is staged from an HTTP origin behind a link of
+  // RATE to the source (RunOriginBroadcast), against curl alone and the local file's send.
+  std::string origin_rate;
   int iperf_seconds = 5;
   bool json = false;
   bool in_memory = false;
@@ -132,6 +135,15 @@ struct BenchOutcome {
   };
   std::optional<double> others_completion_s, others_bound_s;
   std::vector<Slowed> slowed;
+  // --origin-rate: the link's rate, curl alone fetching the payload on the source, the same
+  // broadcast of the local file (completion_s, from the request), and the send's "origin".
+  struct Origin {
+    double rate_bps = 0;
+    double download_s = 0;
+    double local_completion_s = 0;
+    nlohmann::json summary;
+  };
+  std::optional<Origin> origin;
   // allgather: the simulator's prediction for the plan that ran (DaemonPredictionOptions).
   std::optional<double> simulated_s;
   std::optional<uint64_t> part_bytes;  // allgathers: what each node contributed

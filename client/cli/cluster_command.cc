@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -57,7 +59,61 @@ struct ClusterArgs {
   std::string digest;              // send, allgather: empty = the cluster file's (default sha256)
   bool no_reuse = false;           // send: members take nothing from earlier copies
   std::string base;                // send: the earlier copy members search (a name)
+  std::vector<std::string> headers;  // send URL: "Name: value", to the origin only
+  std::string ca;                    // send URL: PEM file HTTPS is verified against
+  std::string sha256;                // send: the whole payload's SHA-256 (hex), when known
+  std::string size_limit;            // send URL: the most bytes from an origin without a length
 };
+
+bool IsOriginUrl(const std::string& path) {
+  const auto starts = [&path](std::string_view prefix) {
+    return path.size() > prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), path.begin(),
+                      [](char p, char c) { return p == std::tolower(static_cast<unsigned char>(c)); });
+  };
+  return starts("http://") || starts("https://");
+}
+
+// The request's payload: a URL the source fetches (with its headers, CA and limit), or a file
+// or directory the source reads.
+Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
+  if (!IsOriginUrl(args.path)) {
+    if (!args.headers.empty() || !args.ca.empty() || !args.size_limit.empty()) {
+      return Status::InvalidArgument("--header, --ca and --size-limit are for a payload at an http(s) URL");
+    }
+    if (!args.sha256.empty()) return Status::InvalidArgument("--sha256 checks a payload fetched from an http(s) URL");
+    std::error_code ec;
+    const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
+    if (!std::filesystem::is_regular_file(payload, ec) && !std::filesystem::is_directory(payload, ec)) {
+      return Status::InvalidArgument("payload " + args.path + " is not a readable file or directory");
+    }
+    request->set_payload_path(payload.string());
+    return Status::Ok();
+  }
+  v1::OriginSource* origin = request->mutable_origin();
+  origin->set_url(args.path);
+  for (const std::string& header : args.headers) origin->add_headers(header);
+  if (!args.ca.empty()) {
+    std::ifstream in(args.ca, std::ios::binary);
+    std::string pem((std::istreambuf_iterator<char>(in)), {});
+    if (!in.good() && !in.eof()) return Status::InvalidArgument("--ca: cannot read " + args.ca);
+    if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return Status::InvalidArgument("--ca: " + args.ca + " holds no PEM certificate");
+    }
+    origin->set_ca_pem(std::move(pem));
+  }
+  if (!args.sha256.empty()) {
+    Result<std::string> digest = FromHex(args.sha256);
+    if (!digest.ok() || digest->size() != 32) return Status::InvalidArgument("--sha256: expected 64 hex digits");
+    origin->set_sha256(std::move(*digest));
+  }
+  if (!args.size_limit.empty()) {
+    Result<uint64_t> limit = ParseSizeBytes(args.size_limit);
+    if (!limit.ok() || *limit == 0) return Status::InvalidArgument("--size-limit: expected a size such as 500GiB");
+    origin->set_size_limit(*limit);
+  }
+  return Status::Ok();  // the source daemon checks the rest (request_checks.h CheckOriginSource)
+}
 
 // The topology `gridcast tomography` last inferred for this cluster file, with its age; none
 // when it never ran (or its file is unusable: then a warning says why).
@@ -198,13 +254,8 @@ Status SetSharedOptions(const ClusterArgs& args, const ClusterConfig& cluster, R
 int Send(const ClusterArgs& args) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
-  std::error_code ec;
-  const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
-  if (!std::filesystem::is_regular_file(payload, ec) && !std::filesystem::is_directory(payload, ec)) {
-    return ReportError(Status::InvalidArgument("payload " + args.path + " is not a readable file or directory"));
-  }
   v1::BroadcastRequest request;
-  request.set_payload_path(payload.string());
+  if (Status payload = SetPayload(args, &request); !payload.ok()) return ReportError(payload);
   if (Status common = SetSharedOptions(args, *cluster, &request); !common.ok()) return ReportError(common);
   for (const std::string& member : SplitComma(args.to)) {
     if (cluster->Find(member) == nullptr) {
@@ -420,16 +471,17 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
 
   CLI::App* send = app.add_subcommand(
       "send", "Broadcast a file or directory from a source daemon to the cluster");
-  send->add_option(
-          "path", args->path,
-          "The file or directory (inside the source daemon's data directory or send roots; a directory arrives as NAME/)")
+  send->add_option("path", args->path,
+                   "The file or directory (inside the source daemon's data directory or send roots; a directory "
+                   "arrives as NAME/), or an http:// or https:// URL the source daemon fetches while it sends "
+                   "(docs/origin.md)")
       ->required();
   add_common(send);
   send->add_option("--algo", args->algo, "Planner name or auto (default auto)");
   send->add_option("--chunk", args->chunk, "Chunk size, e.g. 1MiB (default: the planner's)");
   send->add_option("--to", args->to, "Receivers, comma-separated (default: every member)");
   send->add_option("--source", args->source, "Source member (default: the member on this host, else the topology's source, else the first)");
-  send->add_option("--name", args->name, "Name at the receivers (default: the file's name)");
+  send->add_option("--name", args->name, "Name at the receivers (default: the file's name, or the URL's last path component)");
   send->add_option("--streams", args->streams, "Parallel TCP streams per edge (default: the planner's)");
   send->add_option("--timeout", args->timeout_s, "Seconds for the whole broadcast (default: from the size)");
   send->add_option("--stall-timeout", args->stall_timeout_s,
@@ -446,6 +498,14 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                    "data directory (memory directory with --in-memory), e.g. another version kept as data-v1.bin");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
+  send->add_option("--header", args->headers,
+                   "URL: an HTTP header 'Name: value' for the origin (repeatable; a token: sent to the URL's own "
+                   "host only, never printed or logged)");
+  send->add_option("--ca", args->ca, "URL: PEM file of the CA(s) HTTPS is verified against (default: the system's)");
+  send->add_option("--sha256", args->sha256,
+                   "URL: the payload's SHA-256 (64 hex digits); a payload that differs fails every copy");
+  send->add_option("--size-limit", args->size_limit,
+                   "URL: the most bytes taken from an origin that sends no length (default 1TiB)");
   AddPlanModeOption(send, &args->mode,
                    "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
                    "hybrid for auto when the cluster file names no topology and tomography inferred none");

@@ -167,6 +167,7 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
                                  const std::function<void(const v1::BroadcastProgress&)>& report) {
   const auto received = std::chrono::steady_clock::now();
   GRIDCAST_RETURN_IF_ERROR(CheckBroadcastRequest(request));
+  if (request.has_origin()) return RunFromOrigin(request, received, report);
   GRIDCAST_ASSIGN_OR_RETURN(const ResolvedPayload payload, ResolvePayload(request, participant_.directories()));
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
 
@@ -177,10 +178,34 @@ Status BroadcastCoordinator::Run(const v1::BroadcastRequest& request,
   });
 }
 
+Status BroadcastCoordinator::RunFromOrigin(const v1::BroadcastRequest& request,
+                                           std::chrono::steady_clock::time_point received,
+                                           const std::function<void(const v1::BroadcastProgress&)>& report) {
+  const std::string name = request.name().empty() ? UrlFileName(request.origin().url()) : request.name();
+  if (name.empty()) {
+    return Status::InvalidArgument("the origin's URL names no file (its path ends with '/'): name the payload");
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckPayloadName(name));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
+  const fs::path data_dir = participant_.directories().data_dir;
+  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<OriginFetch> fetch, OriginFetch::Start(request.origin(), data_dir, received));
+  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t size, fetch->WaitForSize());
+  spdlog::info("origin {}: {} bytes, sent on as they arrive", fetch->shown_url(), size);
+  // Every request fetches afresh: two requests of one URL are not joined (the origin may have
+  // changed in between).
+  const ResolvedPayload payload{fetch->path(), size, name, {}, nullptr};
+  GRIDCAST_RETURN_IF_ERROR(RunResolved(request, payload, members, received, report, fetch.get()));
+  if (Status kept = fetch->KeepAs(data_dir / name); !kept.ok()) {
+    spdlog::warn("broadcast of {}: every member holds it, but this source keeps no copy: {}", name, kept.ToString());
+  }
+  return Status::Ok();
+}
+
 Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
                                          const std::vector<std::string>& members,
                                          std::chrono::steady_clock::time_point received,
-                                         const std::function<void(const v1::BroadcastProgress&)>& report) {
+                                         const std::function<void(const v1::BroadcastProgress&)>& report,
+                                         OriginFetch* origin) {
   const fs::path& canonical = payload.path;
   const uint64_t size = payload.size;
   const std::string& name = payload.name;
@@ -189,7 +214,9 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   Plan& plan = made.plan;
 
   std::unique_ptr<PayloadStore> store;
-  if (request.has_fill()) {
+  if (origin != nullptr) {
+    GRIDCAST_ASSIGN_OR_RETURN(store, OpenOriginSource(request, canonical, size, plan));
+  } else if (request.has_fill()) {
     const auto stall_after =
         request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
     GRIDCAST_ASSIGN_OR_RETURN(store,
@@ -228,7 +255,10 @@ Status BroadcastCoordinator::RunResolved(const v1::BroadcastRequest& request, co
   inputs.into_registered_memory = request.in_memory() && request.into_registered_memory();
   inputs.source_store = std::move(store);
   inputs.received = received;
+  inputs.origin = origin;
   if (outgoing.plan.HasLanes()) inputs.repair = std::move(made.model);
+  // From the Prepare on, members may hold the first batch's digests.
+  if (origin != nullptr) origin->Forwarding();
   spdlog::info("broadcast {}: {} ({} bytes) to {} members with {}", ToHex(outgoing.id), name, size,
                members.size() - 1, outgoing.plan.algorithm);
   return Execute(std::move(outgoing), std::move(inputs), report);
@@ -414,6 +444,7 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
                    counters->first_byte_s());
     }
     counters->set_started_s(since_request(started));
+    if (inputs.origin != nullptr) inputs.origin->Report(p.mutable_origin());
     report(p);
   };
   auto control_deadline = [](std::chrono::milliseconds budget) {
@@ -442,6 +473,13 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
 
   FollowOptions follow =
       FollowOptionsFor(options_, inputs.stall_timeout_s, deadline, timeout_s, *own, has_swarm, source_receives);
+  if (inputs.origin != nullptr) {
+    // A failed fetch fails the broadcast at once, rather than at the stall timeout.
+    follow.source_failure = [at_source = std::move(follow.source_failure), origin = inputs.origin] {
+      if (Status fetch = origin->Failure(); !fetch.ok()) return fetch;
+      return at_source ? at_source() : Status::Ok();
+    };
+  }
   // A patch may take what a progress round may: the follower waits for it, and a member that
   // misses it (silent: a call timeout's budget kept the send 45 s on a paused daemon) is sent
   // every patch again on the first round it answers.

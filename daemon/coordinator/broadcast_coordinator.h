@@ -28,6 +28,7 @@
 #include "include/gridcast/status.h"
 #include "daemon/coordinator/control_tree.h"
 #include "daemon/coordinator/joined_broadcasts.h"
+#include "daemon/coordinator/origin_fetch.h"
 #include "daemon/coordinator/source_payload.h"
 #include "daemon/participant/participant.h"
 #include "proto/control.pb.h"
@@ -119,6 +120,9 @@ class BroadcastCoordinator {
     // What the plan was made on, for repairing it around failures (plan_repairer.h); none: a
     // failure is not repaired (an allgather, whose lanes start at the part holders).
     std::optional<PlanModel> repair;
+    // The fetch that fills the source's payload from an origin, if it comes from one: its
+    // failure fails the broadcast, and the progress reports it.
+    OriginFetch* origin = nullptr;
   };
   // Agreement, start and follow of `outgoing` (from Outgoing(), with what the caller adds to its
   // proto), as Run() does after planning; Run() and the allgather use it.
@@ -146,9 +150,14 @@ class BroadcastCoordinator {
   Result<MadePlan> MakeBroadcastPlan(const v1::BroadcastRequest& request, const std::vector<std::string>& members,
                                      uint64_t size) const;
   // Run() once the payload and members are known: plan, agree, start, follow.
+  // `origin`: the fetch filling the payload's file, when it comes from an origin.
   Status RunResolved(const v1::BroadcastRequest& request, const ResolvedPayload& payload,
                      const std::vector<std::string>& members, std::chrono::steady_clock::time_point received,
-                     const std::function<void(const v1::BroadcastProgress&)>& report);
+                     const std::function<void(const v1::BroadcastProgress&)>& report, OriginFetch* origin = nullptr);
+  // Run() of a payload at an HTTP(S) origin (BroadcastRequest.origin): fetched here while it is
+  // sent, and kept here as this daemon's copy once every member holds it.
+  Status RunFromOrigin(const v1::BroadcastRequest& request, std::chrono::steady_clock::time_point received,
+                       const std::function<void(const v1::BroadcastProgress&)>& report);
 
   Participant& participant_;
   ControlTree& tree_;

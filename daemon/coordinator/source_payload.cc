@@ -125,7 +125,7 @@ Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastReques
     if (request.from_registered_memory()) {
       return Status::InvalidArgument("a payload in lent memory declares its chunks' digests");
     }
-    GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> declared_sha256, DeclaredSha256(fill));
+    GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> declared_sha256, DeclaredSha256(fill.sha256()));
     // Hashed as it is sent, each batch once the sender wrote it, swarm plans too.
     return PayloadStore::OpenStreamedFilling(path.string(), fill.size_bytes(), plan.chunk_bytes, digest,
                                              request.no_reuse() ? WeakChecksums::kSkip : WeakChecksums::kCompute,
@@ -151,6 +151,20 @@ Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastReques
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return store;
+}
+
+Result<std::unique_ptr<PayloadStore>> OpenOriginSource(const v1::BroadcastRequest& request, const fs::path& path,
+                                                       uint64_t size, const Plan& plan) {
+  GRIDCAST_ASSIGN_OR_RETURN(const ChunkDigest digest, ChunkDigestFromProto(request.digest()));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::optional<Digest> declared_sha256, DeclaredSha256(request.origin().sha256()));
+  const WeakChecksums weak = request.no_reuse() ? WeakChecksums::kSkip : WeakChecksums::kCompute;
+  if (size == 0) {  // fetched whole already: nothing to stream
+    if (declared_sha256 && *declared_sha256 != Sha256({})) {
+      return Status::DataLoss("the origin sent no bytes, whose SHA-256 is not the one given");
+    }
+    return PayloadStore::OpenSource(path.string(), plan.chunk_bytes, digest, SystemFileIo(), weak);
+  }
+  return PayloadStore::OpenStreamedFilling(path.string(), size, plan.chunk_bytes, digest, weak, declared_sha256);
 }
 
 }  // namespace gridcast

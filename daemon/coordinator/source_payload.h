@@ -49,4 +49,11 @@ Result<std::unique_ptr<PayloadStore>> OpenFilledSource(const v1::BroadcastReques
                                                        RankMemoryRegistry* lenders,
                                                        std::chrono::milliseconds stall_after);
 
+// The source's store of a payload an origin fills at `path` (OriginFetch): `size` bytes, hashed
+// as they arrive and are sent, the whole checked against the origin's declared SHA-256 if any
+// (a mismatch fails the broadcast before its last batch of digests is sealed).
+Result<std::unique_ptr<PayloadStore>> OpenOriginSource(const v1::BroadcastRequest& request,
+                                                       const std::filesystem::path& path, uint64_t size,
+                                                       const Plan& plan);
+
 }  // namespace gridcast

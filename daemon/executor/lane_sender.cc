@@ -72,9 +72,17 @@ asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::stri
                                       const std::function<asio::awaitable<Status>()>& attempt,
                                       const std::function<bool()>& given_up) {
   const auto over = [&] { return context.host.Stopping() || (given_up && given_up()); };
+  // The first retry comes soon, later ones the reconnect delay apart: a child refuses a new
+  // parent until the plan patch that made it one reaches it, a few milliseconds after the
+  // parent (the source applies its own patch first), and its whole subtree waits meanwhile.
+  const std::chrono::milliseconds first_delay = std::max(context.options.reconnect_delay / 8, std::chrono::milliseconds(1));
+  std::chrono::milliseconds delay_next = first_delay;
   while (!over()) {
+    const auto began = std::chrono::steady_clock::now();
     Status status = co_await attempt();
     if (status.ok() || over()) break;
+    // A connection that ran a while broke anew: its retry comes soon again.
+    if (std::chrono::steady_clock::now() - began > context.options.reconnect_delay) delay_next = first_delay;
     // A wrong secret or certificate, or a child of another data protocol version, does not
     // heal by reconnecting: fail, naming the child.
     if (status.code() == StatusCode::kUnauthenticated || status.code() == StatusCode::kFailedPrecondition) {
@@ -82,7 +90,8 @@ asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::stri
       break;
     }
     spdlog::debug("plan {} {}: {}; reconnecting", ToHex(context.id), what, status.ToString());
-    asio::steady_timer delay(context.io, context.options.reconnect_delay);
+    asio::steady_timer delay(context.io, delay_next);
+    delay_next = std::min(2 * delay_next, context.options.reconnect_delay);
     boost::system::error_code ec;
     co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }

@@ -23,7 +23,8 @@
 namespace gridcast {
 
 // Runs `attempt` (one connection to a child, start to end) until it succeeds, the execution
-// stops or `given_up()` says so, waiting the reconnect delay between attempts. A child refused
+// stops or `given_up()` says so, waiting an eighth of the reconnect delay after a failure,
+// doubling up to the reconnect delay while attempts keep failing at once. A child refused
 // for good (another secret, certificate or data protocol version) fails the execution instead.
 // `what` names the edge in the debug log.
 boost::asio::awaitable<void> RunReconnecting(ExecutionContext& context, const std::string& what,

@@ -314,10 +314,10 @@ asio::awaitable<void> PlanExecution::PaceLanes() {
 }
 
 asio::awaitable<void> PlanExecution::WatchParents() {
-  // Every tenth of --parent-silent: a very slow lane is judged over half of it (ParentWatch), and
-  // its samples' age decides how soon (a straggler's children moved 0.2 s sooner than at a
-  // quarter: 0.63-0.65 s into a broadcast instead of 0.83-0.86).
-  const auto period = std::max(options_.parent_silent / 10, std::chrono::milliseconds(20));
+  // Every twentieth of --parent-silent: a very slow lane is judged over half of it (ParentWatch),
+  // and its samples' age decides how soon (a straggler's children moved 0.2 s sooner at a tenth
+  // than at a quarter: 0.63-0.65 s into a broadcast instead of 0.83-0.86).
+  const auto period = std::max(options_.parent_silent / 20, std::chrono::milliseconds(20));
   auto last_judged = std::chrono::steady_clock::now();
   const auto holds = [this](uint64_t chunk) { return store_->Has(chunk); };
   std::vector<ParentWatch::LaneNow> lanes(schedule_.lanes());

@@ -1,5 +1,7 @@
 #include "daemon/participant/request_checks.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <string>
 
@@ -21,6 +23,13 @@ Status CheckSeconds(std::string_view field, double seconds, double at_most) {
 
 Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
   GRIDCAST_RETURN_IF_ERROR(CheckBroadcastOptions(request));
+  if (request.has_origin()) {
+    if (!request.payload_path().empty() || request.has_fill() || request.probe_bytes() > 0 ||
+        request.from_registered_memory()) {
+      return Status::InvalidArgument("a payload at an origin has no path, fill, probe or lent memory");
+    }
+    return CheckOriginSource(request.origin());
+  }
   if (request.from_registered_memory()) {
     if (!request.payload_path().empty() || !request.has_fill() || request.name().empty() || request.probe_bytes() > 0) {
       return Status::InvalidArgument("a payload in lent memory has a name and a declared fill, and no path");
@@ -45,7 +54,7 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
       if (!fill.weak_checksums().empty()) {
         return Status::InvalidArgument("a filled payload declares weak checksums only with its chunks' digests");
       }
-      return DeclaredSha256(fill).status().WithContext("a filled payload");
+      return DeclaredSha256(fill.sha256()).status().WithContext("a filled payload");
     }
     PayloadIdentity size;  // how many chunks, before decoding their hashes
     size.size_bytes = fill.size_bytes();
@@ -65,15 +74,50 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request) {
   return Status::Ok();
 }
 
-Result<std::optional<Digest>> DeclaredSha256(const v1::PayloadFill& fill) {
-  if (fill.sha256().empty()) return std::optional<Digest>();
-  if (fill.sha256().size() != sizeof(Digest)) {
-    return Status::InvalidArgument("a payload's sha256 has " + std::to_string(fill.sha256().size()) + " bytes, not " +
+Result<std::optional<Digest>> DeclaredSha256(const std::string& sha256) {
+  if (sha256.empty()) return std::optional<Digest>();
+  if (sha256.size() != sizeof(Digest)) {
+    return Status::InvalidArgument("a payload's sha256 has " + std::to_string(sha256.size()) + " bytes, not " +
                                    std::to_string(sizeof(Digest)));
   }
   Digest digest{};
-  std::memcpy(digest.data(), fill.sha256().data(), sizeof(Digest));
+  std::memcpy(digest.data(), sha256.data(), sizeof(Digest));
   return std::optional<Digest>(digest);
+}
+
+Status CheckOriginSource(const v1::OriginSource& origin) {
+  const std::string& url = origin.url();
+  const auto lower_starts = [&url](std::string_view prefix) {
+    return url.size() >= prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), url.begin(),
+                      [](char p, char u) { return p == std::tolower(static_cast<unsigned char>(u)); });
+  };
+  if (!lower_starts("http://") && !lower_starts("https://")) {
+    return Status::InvalidArgument("an origin is an http:// or https:// URL");
+  }
+  const auto control = [](unsigned char c) { return c < 0x20 || c == 0x7f; };
+  if (url.size() > kMaxOriginUrlBytes || std::any_of(url.begin(), url.end(), control)) {
+    return Status::InvalidArgument("the origin's URL is longer than " + std::to_string(kMaxOriginUrlBytes) +
+                                   " bytes or holds a control character");
+  }
+  if (origin.headers_size() > kMaxOriginHeaders) {
+    return Status::InvalidArgument("at most " + std::to_string(kMaxOriginHeaders) + " origin headers");
+  }
+  for (int i = 0; i < origin.headers_size(); ++i) {
+    const std::string& header = origin.headers(i);
+    const size_t colon = header.find(':');
+    // A tab is allowed in a value; any other control character could split the line.
+    const bool broken = std::any_of(header.begin(), header.end(), [&](unsigned char c) { return control(c) && c != '\t'; });
+    if (colon == std::string::npos || colon == 0 || header.size() > kMaxOriginHeaderBytes || broken) {
+      return Status::InvalidArgument("origin header " + std::to_string(i + 1) +
+                                     " is not one 'Name: value' line of at most " +
+                                     std::to_string(kMaxOriginHeaderBytes) + " bytes (its text is not shown)");
+    }
+  }
+  if (origin.ca_pem().size() > kMaxOriginCaBytes) {
+    return Status::InvalidArgument("the origin's CA certificates are longer than 1 MiB");
+  }
+  return DeclaredSha256(origin.sha256()).status().WithContext("an origin");
 }
 
 Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request) {

@@ -36,6 +36,11 @@ inline constexpr uint64_t kLargestDefaultChunkBytes = uint64_t{4} << 20;
 inline constexpr int kMaxPatchesPerRequest = 1024;
 // A longer cancel reason (a failure naming many members) is cut to this.
 inline constexpr size_t kMaxCancelReasonBytes = 512;
+// An origin's URL, each of its headers, how many headers, and its CA certificates (PEM).
+inline constexpr size_t kMaxOriginUrlBytes = 8192;
+inline constexpr size_t kMaxOriginHeaderBytes = 8192;
+inline constexpr int kMaxOriginHeaders = 64;
+inline constexpr size_t kMaxOriginCaBytes = size_t{1} << 20;
 
 // InvalidArgument naming `field` unless 0 <= seconds <= at_most (NaN is refused).
 Status CheckSeconds(std::string_view field, double seconds, double at_most = kMaxRequestSeconds);
@@ -46,9 +51,12 @@ Status CheckBroadcastRequest(const v1::BroadcastRequest& request);
 inline bool DeclaresOnlyTheSize(const v1::PayloadFill& fill) {
   return fill.chunk_hashes().empty() && fill.size_bytes() > 0;
 }
-// The whole payload's SHA-256 a fill declares, if it declares one; InvalidArgument when it is
-// not 32 bytes.
-Result<std::optional<Digest>> DeclaredSha256(const v1::PayloadFill& fill);
+// The whole payload's SHA-256 a request declares (PayloadFill.sha256, OriginSource.sha256),
+// if it declares one; InvalidArgument when it is not 32 bytes.
+Result<std::optional<Digest>> DeclaredSha256(const std::string& sha256);
+// An origin's URL (http or https, no control characters), headers ("Name: value", one line
+// each; their text is never put in an error), CA certificates and SHA-256, within bounds.
+Status CheckOriginSource(const v1::OriginSource& origin);
 // What planning needs of a request (its payload aside): a PlanBroadcast's.
 Status CheckBroadcastOptions(const v1::BroadcastRequest& request);
 Status CheckPlanBroadcastRequest(const v1::PlanBroadcastRequest& request);

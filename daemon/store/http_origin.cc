@@ -240,6 +240,20 @@ std::string RedactedUrl(const std::string& url) {
   return parts->scheme + "://" + parts->host + ":" + parts->port + parts->path;
 }
 
+std::string UrlFileName(const std::string& url) {
+  if (!ParseUrl(url)) return {};
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> handle(curl_url(), &curl_url_cleanup);
+  char* path = nullptr;
+  if (handle == nullptr || curl_url_set(handle.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK ||
+      curl_url_get(handle.get(), CURLUPART_PATH, &path, CURLU_URLDECODE) != CURLUE_OK || path == nullptr) {
+    return {};
+  }
+  std::string decoded(path);
+  curl_free(path);
+  const size_t slash = decoded.rfind('/');
+  return slash == std::string::npos ? decoded : decoded.substr(slash + 1);
+}
+
 Result<OriginFetched> FetchOrigin(const OriginRequest& request, int fd, FileIo& io, const OriginEvents& events,
                                   const std::atomic<bool>& cancel) {
   static std::once_flag initialized;
@@ -278,7 +292,11 @@ Result<OriginFetched> FetchOrigin(const OriginRequest& request, int fd, FileIo& 
       curl_easy_setopt(h, CURLOPT_PASSWORD, origin->password.c_str());
     }
     if (headers != nullptr) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-    if (!request.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, request.ca_file.c_str());
+    if (!request.ca_pem.empty()) {
+      // Copied by libcurl (CURL_BLOB_COPY): the request outlives no handle.
+      curl_blob ca{const_cast<char*>(request.ca_pem.data()), request.ca_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+    }
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,

@@ -13,7 +13,7 @@
 // - Redirects are followed here, not by libcurl, so that the caller's headers (tokens) go only
 //   to the URL's own scheme, host and port. Headers and a URL's query (presigned URLs carry
 //   their signature there) are never logged nor put in an error.
-// - HTTPS is verified against the system's CAs, or `ca_file`. Compressed transfer encodings
+// - HTTPS is verified against the system's CAs, or `ca_pem`. Compressed transfer encodings
 //   are never asked for: ranges count the origin's bytes as stored.
 // Blocks the calling thread; meant for a thread of its own.
 #pragma once
@@ -34,7 +34,7 @@ namespace gridcast {
 struct OriginRequest {
   std::string url;                   // http:// or https://
   std::vector<std::string> headers;  // "Name: value", sent only to the URL's own origin
-  std::string ca_file;               // empty: the system's CAs
+  std::string ca_pem;                // PEM certificates to verify HTTPS against; empty: the system's CAs
   // The most bytes taken from an origin that sends no length (a chunked response).
   uint64_t size_limit = uint64_t{1} << 40;
   int attempts = 6;  // in a row without a byte gained, before giving up
@@ -82,5 +82,9 @@ Result<OriginFetched> FetchOrigin(const OriginRequest& request, int fd, FileIo& 
 
 // The URL as it may be shown: scheme, host, port and path.
 std::string RedactedUrl(const std::string& url);
+
+// The last component of the URL's path, percent-decoded (a payload's default name); empty when
+// the path ends with '/' or the URL is not http(s).
+std::string UrlFileName(const std::string& url);
 
 }  // namespace gridcast

@@ -4,9 +4,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,66 +13,13 @@
 #include <thread>
 
 #include "common/file_io.h"
-
-extern char** environ;
+#include "tests/unit/daemon/origin_server.h"
 
 namespace gridcast {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool RunShell(const std::string& command) { return std::system(command.c_str()) == 0; }
-
-// A server process and its files, for the whole suite (starting python3 costs a tenth of a second).
-class OriginServer {
- public:
-  OriginServer(const fs::path& dir, bool tls) : dir_(dir) {
-    const fs::path port_file = dir / (tls ? "port-tls" : "port");
-    const std::string script = GRIDCAST_ORIGIN_SERVER;
-    std::vector<std::string> args = {"/usr/bin/python3", script, "--root", (dir / "root").string(), "--port-file",
-                                     port_file.string(), "--log", (dir / (tls ? "log-tls" : "log")).string()};
-    if (tls) {
-      args.insert(args.end(), {"--cert", (dir / "server.crt").string(), "--key", (dir / "server.key").string()});
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    for (int i = 0; i < 200 && !fs::exists(port_file); ++i) std::this_thread::sleep_for(25ms);
-    port_ = ReadAll(port_file);
-  }
-  ~OriginServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool up() const { return pid_ > 0 && !port_.empty(); }
-  const std::string& port() const { return port_; }
-  // The requests it logged whose path ends with `suffix`: their headers, one JSON text each.
-  std::vector<std::string> Requests(const std::string& log, const std::string& suffix) const {
-    std::vector<std::string> found;
-    std::ifstream in(dir_ / log);
-    for (std::string line; std::getline(in, line);) {
-      const size_t end = line.find("\", \"headers\"");
-      if (end != std::string::npos && line.substr(0, end).ends_with(suffix)) found.push_back(line);
-    }
-    return found;
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  std::string port_;
-};
 
 class HttpOriginTest : public ::testing::Test {
  protected:
@@ -87,14 +31,7 @@ class HttpOriginTest : public ::testing::Test {
     for (char& c : *payload_) c = static_cast<char>(random());
     std::ofstream(*dir_ / "root" / "payload.bin", std::ios::binary) << *payload_;
     std::ofstream(*dir_ / "root" / "empty.bin", std::ios::binary);
-    // A CA of the test's own, and the server's certificate for 127.0.0.1 signed by it.
-    const std::string d = dir_->string();
-    tls_ready_ = RunShell("cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 "
-                     "-subj /CN=gridcast-test-ca >/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes "
-                     "-keyout server.key -out server.csr -subj /CN=127.0.0.1 >/dev/null 2>&1 && "
-                     "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost' > san.ext && openssl x509 -req -in "
-                     "server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile "
-                     "san.ext >/dev/null 2>&1");
+    tls_ready_ = MakeTestCa(*dir_);
     http_ = new OriginServer(*dir_, false);
     if (tls_ready_) https_ = new OriginServer(*dir_, true);
   }
@@ -127,7 +64,7 @@ class HttpOriginTest : public ::testing::Test {
     events_.forwarded = [forwarded] { return forwarded; };
     return FetchOrigin(request, fd_, SystemFileIo(), events_, cancel_);
   }
-  std::string Written() const { return ReadAll(out_).substr(0, arrived_); }
+  std::string Written() const { return ReadWholeFile(out_).substr(0, arrived_); }
 
   static inline fs::path* dir_ = nullptr;
   static inline std::string* payload_ = nullptr;
@@ -271,7 +208,9 @@ TEST_F(HttpOriginTest, HttpsIsVerifiedAgainstTheGivenCa) {
   OriginRequest request = Quick("https://127.0.0.1:" + https_->port() + "/drop/1000000/1/payload.bin");
   Result<OriginFetched> unknown_ca = Fetch(request);
   ASSERT_EQ(unknown_ca.status().code(), StatusCode::kUnauthenticated) << unknown_ca.status().ToString();
-  request.ca_file = (*dir_ / "ca.crt").string();
+  std::ifstream ca(*dir_ / "ca.crt");
+  request.ca_pem.assign(std::istreambuf_iterator<char>(ca), {});
+  ASSERT_FALSE(request.ca_pem.empty());
   Result<OriginFetched> fetched = Fetch(request);
   ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
   EXPECT_EQ(fetched->resumed, 1);

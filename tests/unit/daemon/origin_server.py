@@ -11,6 +11,7 @@ Serves the files under --root. The path says how (NAME is a file under the root)
   /slow/RATE/NAME             RATE bytes a second
   /redirect/HOSTPORT/NAME     302 to http://HOSTPORT/plain/NAME
   /status/CODE                that status, with a short body
+A query ?rate=BYTES paces any of them (the part before a cut too) to BYTES a second.
 Each request is appended to --log as a JSON line: the path and the request's headers. The port
 goes to --port-file once the server listens.
 """
@@ -99,20 +100,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT")
         self.end_headers()
         body = data[first:]
+        rate = int(parts[1]) if kind == "slow" else None
+        query = self.path.split("?")[1] if "?" in self.path else ""
+        for pair in query.split("&"):
+            if pair.startswith("rate="):
+                rate = int(pair[5:])
         if cut is not None:
-            self.wfile.write(body[:cut])
-            self.wfile.flush()
+            body = body[:cut]
             self.close_connection = True
-            return
-        if kind == "slow":
-            rate = int(parts[1])
+        if rate is None:
+            self.wfile.write(body)
+        else:
             step = max(1, rate // 20)
             for at in range(0, len(body), step):
                 self.wfile.write(body[at:at + step])
                 self.wfile.flush()
                 time.sleep(step / rate)
-            return
-        self.wfile.write(body)
+        self.wfile.flush()
 
 
 class Server(http.server.ThreadingHTTPServer):
