@@ -98,6 +98,25 @@ int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t
   return Started(client, client->client->StartSendBuffer(bytes, name, Options(*client, algorithm)), out);
 }
 
+int gridcast_send_url_start(gridcast_client* client, const char* url, const char* name, const char* algorithm,
+                            const char* sha256_hex, const char* const* headers, size_t header_count,
+                            const char* ca_pem, gridcast_broadcast** out) {
+  if (client == nullptr || client->client == nullptr || url == nullptr || out == nullptr ||
+      (headers == nullptr && header_count > 0)) {
+    return Fail(client, gridcast::Status::InvalidArgument("null argument"));
+  }
+  gridcast::SendOptions options = Options(*client, algorithm);
+  if (name != nullptr) options.name = name;
+  gridcast::OriginOptions origin;
+  for (size_t i = 0; i < header_count; ++i) {
+    if (headers[i] == nullptr) return Fail(client, gridcast::Status::InvalidArgument("null header"));
+    origin.headers.emplace_back(headers[i]);
+  }
+  if (sha256_hex != nullptr) origin.sha256 = sha256_hex;
+  if (ca_pem != nullptr) origin.ca_pem = ca_pem;
+  return Started(client, client->client->StartSendUrl(url, options, origin), out);
+}
+
 int gridcast_poll(gridcast_broadcast* broadcast, double* fraction) {
   if (broadcast == nullptr) return -static_cast<int>(gridcast::StatusCode::kInvalidArgument);
   gridcast::Progress progress;

@@ -466,6 +466,25 @@ class ClientImpl : public Client {
     return Remove(*client, name, in_memory);
   }
 
+  Result<std::unique_ptr<Broadcast>> StartSendUrl(const std::string& url, const SendOptions& options,
+                                                  const OriginOptions& origin) override {
+    GRIDCAST_ASSIGN_OR_RETURN(v1::BroadcastRequest request, SendRequest("", options));
+    request.clear_payload_path();
+    v1::OriginSource* source = request.mutable_origin();
+    source->set_url(url);
+    for (const std::string& header : origin.headers) source->add_headers(header);
+    source->set_ca_pem(origin.ca_pem);
+    if (!origin.sha256.empty()) {
+      Result<std::string> digest = FromHex(origin.sha256);
+      if (!digest.ok() || digest->size() != 32) {
+        return Status::InvalidArgument("OriginOptions::sha256: expected 64 hex digits");
+      }
+      source->set_sha256(std::move(*digest));
+    }
+    source->set_size_limit(origin.size_limit);
+    return std::unique_ptr<Broadcast>(StartBroadcast(std::move(request)));
+  }
+
   Status CheckMember(const std::string& member) override {
     GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<ControlClient> client, MemberClient(member));
     v1::ListResponse list;

@@ -1,5 +1,8 @@
 #include "client/cli/cli_util.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +22,33 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
   const char* from_environment = std::getenv("GRIDCAST_CLUSTER");
   if (from_environment == nullptr || *from_environment == '\0') return option->required();
   return option->default_val(std::string(from_environment));
+}
+
+bool IsOriginUrl(const std::string& payload) {
+  const auto starts = [&payload](std::string_view prefix) {
+    return payload.size() > prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), payload.begin(),
+                      [](char p, char c) { return p == std::tolower(static_cast<unsigned char>(c)); });
+  };
+  return starts("http://") || starts("https://");
+}
+
+void AddOriginOptions(CLI::App* command, OriginArgs* args) {
+  command->add_option("--header", args->headers,
+                      "URL: an HTTP header 'Name: value' for the origin (repeatable; a token: sent to the URL's own "
+                      "host only, never printed or logged)");
+  command->add_option("--ca", args->ca, "URL: PEM file of the CA(s) HTTPS is verified against (default: the system's)");
+  command->add_option("--sha256", args->sha256,
+                      "URL: the payload's SHA-256 (64 hex digits); a payload that differs fails every copy");
+  command->add_option("--size-limit", args->size_limit,
+                      "URL: the most bytes taken from an origin that sends no length (default 1TiB)");
+}
+
+void AppendOriginArgs(const OriginArgs& args, std::vector<std::string>* argv) {
+  for (const std::string& header : args.headers) argv->insert(argv->end(), {"--header", header});
+  if (!args.ca.empty()) argv->insert(argv->end(), {"--ca", std::filesystem::absolute(args.ca).string()});
+  if (!args.sha256.empty()) argv->insert(argv->end(), {"--sha256", args.sha256});
+  if (!args.size_limit.empty()) argv->insert(argv->end(), {"--size-limit", args.size_limit});
 }
 
 CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode, const std::string& description) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
@@ -24,6 +25,22 @@ inline constexpr const char* kDigestHelp =
     "Chunk digest: sha256 (default; proves every chunk is the source's even against a member that lies) or "
     "xxh3 (XXH3-128: catches corruption on wires and disks at a fraction of the CPU, for a cluster's own "
     "authenticated network); default: the cluster file's digest:, else sha256";
+
+// A payload at an HTTP(S) origin (send URL, slurm stage URL; docs/origin.md): the flags that
+// go with it.
+struct OriginArgs {
+  std::vector<std::string> headers;  // "Name: value", to the origin only
+  std::string ca;                    // PEM file HTTPS is verified against
+  std::string sha256;                // the whole payload's SHA-256 (hex), when known
+  std::string size_limit;            // the most bytes from an origin without a length
+  bool empty() const { return headers.empty() && ca.empty() && sha256.empty() && size_limit.empty(); }
+};
+// Whether a payload argument is an http:// or https:// URL rather than a path.
+bool IsOriginUrl(const std::string& payload);
+// --header, --ca, --sha256 and --size-limit on `command`.
+void AddOriginOptions(CLI::App* command, OriginArgs* args);
+// The same flags again, as given, for a command run on (a `gridcast send` the stage starts).
+void AppendOriginArgs(const OriginArgs& args, std::vector<std::string>* argv);
 
 // --cluster FILE on `command`, required unless the environment's GRIDCAST_CLUSTER names the
 // file (as it does for the MPI shim); the flag wins over the variable.

@@ -59,29 +59,16 @@ struct ClusterArgs {
   std::string digest;              // send, allgather: empty = the cluster file's (default sha256)
   bool no_reuse = false;           // send: members take nothing from earlier copies
   std::string base;                // send: the earlier copy members search (a name)
-  std::vector<std::string> headers;  // send URL: "Name: value", to the origin only
-  std::string ca;                    // send URL: PEM file HTTPS is verified against
-  std::string sha256;                // send: the whole payload's SHA-256 (hex), when known
-  std::string size_limit;            // send URL: the most bytes from an origin without a length
+  OriginArgs origin;                 // send URL: --header, --ca, --sha256, --size-limit
 };
-
-bool IsOriginUrl(const std::string& path) {
-  const auto starts = [&path](std::string_view prefix) {
-    return path.size() > prefix.size() &&
-           std::equal(prefix.begin(), prefix.end(), path.begin(),
-                      [](char p, char c) { return p == std::tolower(static_cast<unsigned char>(c)); });
-  };
-  return starts("http://") || starts("https://");
-}
 
 // The request's payload: a URL the source fetches (with its headers, CA and limit), or a file
 // or directory the source reads.
 Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
   if (!IsOriginUrl(args.path)) {
-    if (!args.headers.empty() || !args.ca.empty() || !args.size_limit.empty()) {
-      return Status::InvalidArgument("--header, --ca and --size-limit are for a payload at an http(s) URL");
+    if (!args.origin.empty()) {
+      return Status::InvalidArgument("--header, --ca, --sha256 and --size-limit are for a payload at an http(s) URL");
     }
-    if (!args.sha256.empty()) return Status::InvalidArgument("--sha256 checks a payload fetched from an http(s) URL");
     std::error_code ec;
     const std::filesystem::path payload = std::filesystem::absolute(args.path, ec);
     if (!std::filesystem::is_regular_file(payload, ec) && !std::filesystem::is_directory(payload, ec)) {
@@ -92,23 +79,22 @@ Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
   }
   v1::OriginSource* origin = request->mutable_origin();
   origin->set_url(args.path);
-  for (const std::string& header : args.headers) origin->add_headers(header);
-  if (!args.ca.empty()) {
-    std::ifstream in(args.ca, std::ios::binary);
+  for (const std::string& header : args.origin.headers) origin->add_headers(header);
+  if (!args.origin.ca.empty()) {
+    std::ifstream in(args.origin.ca, std::ios::binary);
     std::string pem((std::istreambuf_iterator<char>(in)), {});
-    if (!in.good() && !in.eof()) return Status::InvalidArgument("--ca: cannot read " + args.ca);
     if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      return Status::InvalidArgument("--ca: " + args.ca + " holds no PEM certificate");
+      return Status::InvalidArgument("--ca: " + args.origin.ca + " is not readable or holds no PEM certificate");
     }
     origin->set_ca_pem(std::move(pem));
   }
-  if (!args.sha256.empty()) {
-    Result<std::string> digest = FromHex(args.sha256);
+  if (!args.origin.sha256.empty()) {
+    Result<std::string> digest = FromHex(args.origin.sha256);
     if (!digest.ok() || digest->size() != 32) return Status::InvalidArgument("--sha256: expected 64 hex digits");
     origin->set_sha256(std::move(*digest));
   }
-  if (!args.size_limit.empty()) {
-    Result<uint64_t> limit = ParseSizeBytes(args.size_limit);
+  if (!args.origin.size_limit.empty()) {
+    Result<uint64_t> limit = ParseSizeBytes(args.origin.size_limit);
     if (!limit.ok() || *limit == 0) return Status::InvalidArgument("--size-limit: expected a size such as 500GiB");
     origin->set_size_limit(*limit);
   }
@@ -498,14 +484,7 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
                    "data directory (memory directory with --in-memory), e.g. another version kept as data-v1.bin");
   send->add_flag("--in-memory", args->in_memory,
                  "Receivers keep the payload in memory (their daemon's memory directory, a tmpfs), not on disk");
-  send->add_option("--header", args->headers,
-                   "URL: an HTTP header 'Name: value' for the origin (repeatable; a token: sent to the URL's own "
-                   "host only, never printed or logged)");
-  send->add_option("--ca", args->ca, "URL: PEM file of the CA(s) HTTPS is verified against (default: the system's)");
-  send->add_option("--sha256", args->sha256,
-                   "URL: the payload's SHA-256 (64 hex digits); a payload that differs fails every copy");
-  send->add_option("--size-limit", args->size_limit,
-                   "URL: the most bytes taken from an origin that sends no length (default 1TiB)");
+  AddOriginOptions(send, &args->origin);
   AddPlanModeOption(send, &args->mode,
                    "push (trees), pull (BitTorrent swarm) or hybrid (push, pull repairs); default: push, or "
                    "hybrid for auto when the cluster file names no topology and tomography inferred none");

@@ -53,6 +53,7 @@ struct SlurmArgs {
   bool keep = false;
   bool json = false;
   std::vector<std::string> daemon_args;
+  OriginArgs origin;  // PATH is an http(s) URL: --header, --ca, --sha256, --size-limit
 };
 
 // Files of a job's daemons on the node that started them: the cluster file (with its
@@ -260,6 +261,7 @@ void AddSendOptions(const SlurmArgs& args, std::vector<std::string>* argv) {
   if (args.timeout_s > 0) add("--timeout", fmt::format("{:g}", args.timeout_s));
   if (args.stall_timeout_s > 0) add("--stall-timeout", fmt::format("{:g}", args.stall_timeout_s));
   if (args.json) argv->push_back("--json");
+  AppendOriginArgs(args.origin, argv);
 }
 
 // Runs the same `gridcast slurm stage` on the job's first node (a shell of salloc runs outside
@@ -302,9 +304,12 @@ Status CopyToDest(const fs::path& payload, const SlurmArgs& args, const SlurmJob
 int Stage(const SlurmArgs& args) {
   Result<SlurmJob> job = CurrentSlurmJob();
   if (!job.ok()) return ReportError(job.status());
+  // A URL is fetched by the source daemon, which keeps its copy in its data directory (DEST):
+  // there is no local file to check or copy.
+  const bool url = IsOriginUrl(args.path);
   std::error_code ec;
-  const fs::path payload = fs::absolute(args.path, ec);
-  if (!fs::is_regular_file(payload, ec) && !fs::is_directory(payload, ec)) {
+  const fs::path payload = url ? fs::path(args.path) : fs::absolute(args.path, ec);
+  if (!url && !fs::is_regular_file(payload, ec) && !fs::is_directory(payload, ec)) {
     return ReportError(Status::InvalidArgument("payload " + args.path + " is not a readable file or directory"));
   }
   for (const std::string& pattern : {args.dest, args.memory_dir, args.state}) {
@@ -342,7 +347,9 @@ int Stage(const SlurmArgs& args) {
   // The node running stage is the source: the daemons send from PATH, and its own copy in DEST
   // is made meanwhile, on its disk.
   const std::string name = args.name.empty() ? payload.filename().string() : args.name;
-  std::future<Status> local_copy = std::async(std::launch::async, [&] { return CopyToDest(payload, args, *job, name); });
+  std::future<Status> local_copy = std::async(std::launch::async, [&] {
+    return url ? Status::Ok() : CopyToDest(payload, args, *job, name);
+  });
   Result<ChildProcess> send = ChildProcess::Start(argv);
   int code = send.ok() ? send->Wait() : ReportError(send.status());
   if (Status copied = local_copy.get(); !copied.ok()) {
@@ -416,7 +423,10 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   CLI::App* stage = slurm->add_subcommand(
       "stage", "Inside an allocation: start a gridcastd per node, broadcast PATH to every node, print the summary, "
                "stop the daemons; exit 0 only when every node holds a verified copy");
-  stage->add_option("path", args->path, "The file or directory to stage (readable on the node running stage)")->required();
+  stage->add_option("path", args->path,
+                    "The file or directory to stage (readable on the node running stage), or an http:// or https:// "
+                    "URL that node's daemon fetches while it sends (docs/origin.md)")
+      ->required();
   stage->add_option("--dest", args->dest,
                     "Directory on every node the payload lands in, as DEST/NAME; %j the job id, %N the node's name "
                     "(default /tmp/gridcast-%j)");
@@ -442,6 +452,7 @@ void AddSlurmCommands(CLI::App& app, int* exit_code) {
   stage->add_flag("--keep", args->keep,
                   "Leave the daemons running for more stages (or gridcast send with the kept cluster file) in this job");
   stage->add_flag("--json", args->json, "Print the summary as JSON (gridcast send --json)");
+  AddOriginOptions(stage, &args->origin);
   add_state(stage);
   stage->callback([args, exit_code] { *exit_code = Stage(*args); });
 

@@ -54,19 +54,20 @@ struct ParentWatchTimes {
   std::chrono::milliseconds gone_after{600};
   std::chrono::milliseconds grace{2000};
   std::chrono::milliseconds slow_after{3000};
-  std::chrono::milliseconds very_slow_after{500};
+  std::chrono::milliseconds very_slow_after{350};
 };
 
 // Below this fraction of the other lanes' pace a lane is slow: a parent shaped to a tenth of
 // its NIC brings its lane in at a tenth or less, while lanes of a healthy plan that share a
 // child's download stay within a factor of two or three of each other over seconds.
 inline constexpr double kSlowFraction = 0.3;
-// ... and below this fraction over `very_slow_after`, half a second by default: every second a
+// ... and below this fraction over `very_slow_after`, 0.35 s by default: every second a
 // straggler keeps its children costs them about that second at the end (its lane falls behind
 // the others, and no member below it has upload to spare to catch up; flat16 at 50mbit, a
 // member at a tenth found at 1.3 s: the others 1.3 s after a healthy run), and a parent shaped
 // to a tenth brings a tenth of the other lanes' pace or less from its children's first
-// connection on. A TCP retransmission timeout (200 ms at least) leaves more than this.
+// connection on. A TCP retransmission timeout (200 ms at least, plus a queue's 50 ms on the
+// netgrid) leaves more than this: a lane must stall 0.3 s of the 0.35 to be called slow.
 inline constexpr double kVerySlowFraction = 0.15;
 
 class ParentWatch {

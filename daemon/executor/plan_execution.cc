@@ -31,12 +31,12 @@ std::vector<int> ParentsOf(const LaneSchedule& schedule) {
 // Gone after three re-dial intervals without a connection (within --parent-silent, and not
 // sooner than 100 ms). A lane's first chunk may take a while (connections open level by level as
 // Start travels down the tree): no verdict before twice the longer of the watch's and the swarm
-// repair's times. Slow is judged over three --parent-silent, very slow over half of one.
+// repair's times. Slow is judged over three --parent-silent, very slow over 0.35 of one.
 ParentWatchTimes WatchTimes(const ExecutionOptions& options) {
   const std::chrono::milliseconds gone =
       std::clamp(3 * options.reconnect_delay, std::chrono::milliseconds(100), options.parent_silent);
   return {options.parent_silent, gone, 2 * std::max(options.parent_silent, options.repair_stall),
-          3 * options.parent_silent, options.parent_silent / 2};
+          3 * options.parent_silent, options.parent_silent * 7 / 20};
 }
 
 // The rate a lane needs, in kernel-received bytes between two judgements, for a parent still

@@ -32,6 +32,13 @@ int gridcast_send_file_start(gridcast_client* client, const char* path, const ch
                              gridcast_broadcast** out);
 int gridcast_send_buffer_start(gridcast_client* client, const void* data, size_t size,
                                const char* name, const char* algorithm, gridcast_broadcast** out);
+/* The payload at an http:// or https:// URL, fetched by the source daemon while it sends
+ * (docs/origin.md). name may be NULL (the URL's last path component), sha256_hex NULL (not
+ * checked), ca_pem NULL (the system's CAs); headers holds header_count "Name: value" lines
+ * (tokens: sent to the URL's own host only, never logged). */
+int gridcast_send_url_start(gridcast_client* client, const char* url, const char* name, const char* algorithm,
+                            const char* sha256_hex, const char* const* headers, size_t header_count,
+                            const char* ca_pem, gridcast_broadcast** out);
 /* 1 when ended, 0 while running; *fraction (may be NULL) gets the share of chunks delivered. */
 int gridcast_poll(gridcast_broadcast* broadcast, double* fraction);
 /* 0 when every member verified its copy; *completion_s (may be NULL) gets the wall time. */

@@ -57,6 +57,16 @@ struct SendOptions {
   bool no_reuse = false;
 };
 
+// StartSendUrl: what the source daemon needs to fetch the payload from its HTTP(S) origin
+// (docs/origin.md).
+struct OriginOptions {
+  // "Name: value" lines (tokens) sent to the URL's own host only; never logged.
+  std::vector<std::string> headers;
+  std::string ca_pem;  // PEM certificates HTTPS is verified against; empty = the system's CAs
+  std::string sha256;  // the whole payload's SHA-256 as 64 hex digits, if known; a mismatch fails every copy
+  uint64_t size_limit = 0;  // the most bytes taken from an origin that sends no length; 0 = 1 TiB
+};
+
 // One member's part of an allgather (gridcast allgather, docs/allgather.md).
 struct AllgatherPart {
   std::string member;
@@ -214,6 +224,11 @@ class Client {
   virtual Status RemovePayload(const std::string& member, const std::string& name, bool in_memory) = 0;
   // OK when `member`'s daemon answers (and accepts the cluster's secret).
   virtual Status CheckMember(const std::string& member) = 0;
+  // Broadcasts the payload at an http:// or https:// URL: the source daemon fetches it and
+  // sends it on as it arrives, and keeps it too (options.name empty = the URL's last path
+  // component). Last in the class: a library built before it keeps its other calls' places.
+  virtual Result<std::unique_ptr<Broadcast>> StartSendUrl(const std::string& url, const SendOptions& options,
+                                                          const OriginOptions& origin) = 0;
 };
 
 }  // namespace gridcast

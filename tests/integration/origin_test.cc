@@ -13,6 +13,7 @@
 #include <random>
 
 #include "deploy/local_cluster.h"
+#include "include/gridcast/gridcast.h"
 #include "deploy/subprocess.h"
 #include "tests/integration/send_helpers.h"
 #include "tests/unit/daemon/origin_server.h"
@@ -166,6 +167,27 @@ TEST_F(OriginTest, HttpsIsVerifiedAgainstTheGivenCaAndHeadersAreNeverShown) {
   for (int i = 0; i < cluster_->size(); ++i) {
     EXPECT_EQ(ReadFile(cluster_->log(i)).find("secret-token-xyz"), std::string::npos) << "member " << i << "'s log";
   }
+}
+
+TEST_F(OriginTest, TheCApiStagesAUrl) {
+  gridcast_client* client = nullptr;
+  ASSERT_EQ(gridcast_open(cluster_->cluster_file().c_str(), nullptr, &client), 0);
+  gridcast_broadcast* broadcast = nullptr;
+  const std::string url = Url("drop/1500000/1/data.bin");
+  const std::string sha256 = FileSha256(Payload());
+  const char* headers[] = {"X-Token: c-api-token"};
+  ASSERT_EQ(gridcast_send_url_start(client, url.c_str(), "c-api.bin", nullptr, sha256.c_str(), headers, 1, nullptr,
+                                    &broadcast),
+            0)
+      << gridcast_last_error(client);
+  double seconds = 0;
+  EXPECT_EQ(gridcast_wait(client, broadcast, &seconds), 0) << gridcast_last_error(client);
+  gridcast_broadcast_free(broadcast);
+  gridcast_close(client);
+  ExpectStaged("c-api.bin");
+  const std::vector<std::string> asked = http_->Requests("log", "drop/1500000/1/data.bin");
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_NE(asked[1].find("c-api-token"), std::string::npos) << asked[1];
 }
 
 TEST_F(OriginTest, BadOriginRequestsAreRefusedBeforeAnythingIsFetched) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "deploy/netgrid.h"
 #include "deploy/slurm_netgrid.h"
 #include "deploy/subprocess.h"
+#include "tests/unit/daemon/origin_server.h"
 
 namespace gridcast {
 namespace {
@@ -124,6 +126,33 @@ TEST_F(SlurmStageTest, ABatchScriptStagesAVerifiedCopyOnEveryNode) {
   EXPECT_TRUE(summary["verified"].get<bool>()) << job.output;
   EXPECT_EQ(summary["members"].size(), netgrid_.nodes.size() - 1) << job.output;
   ExpectCopyOnEveryNode(payload, "stage/dataset.bin");
+  ExpectNothingLeft();
+}
+
+TEST_F(SlurmStageTest, AUrlIsFetchedByTheStagingNodesDaemonAndLandsOnEveryNode) {
+  const fs::path payload = MakePayload("origin.bin", (5 << 20) + 77);
+  fs::create_directories(kDir / "origin" / "root");
+  fs::copy_file(payload, kDir / "origin" / "root" / "origin.bin");
+  // An origin on every node's own loopback, the same port: whichever node the batch script runs
+  // on, its daemon (the source) reaches one there, and no other node can.
+  constexpr int kPort = 18080;
+  std::vector<std::unique_ptr<OriginServer>> origins;
+  for (const NetgridNode& node : netgrid_.nodes) {
+    origins.push_back(std::make_unique<OriginServer>(kDir / "origin", false,
+                                                     std::vector<std::string>{"ip", "netns", "exec", node.netns}, kPort));
+    ASSERT_TRUE(origins.back()->up()) << "no origin in " << node.netns;
+  }
+  Result<CommandOutput> sha = RunCommand({"sha256sum", payload.string()});
+  ASSERT_TRUE(sha.ok() && sha->exit_code == 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(kPort) + "/drop/2000000/1/origin.bin";
+  const CommandOutput job = Batch(std::string(GRIDCAST_CLI) + " slurm stage " + url + " --dest " + Local() +
+                                  "/stage --sha256 " + sha->output.substr(0, 64) + " --json");
+  ASSERT_EQ(job.exit_code, 0) << job.output;
+  const nlohmann::json summary = nlohmann::json::parse(job.output.substr(job.output.find('{')), nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << job.output;
+  EXPECT_TRUE(summary["verified"].get<bool>()) << job.output;
+  EXPECT_EQ(summary["origin"]["resumed"], 1) << job.output;
+  ExpectCopyOnEveryNode(payload, "stage/origin.bin");  // the source's own copy too
   ExpectNothingLeft();
 }
 

@@ -217,5 +217,13 @@ TEST_F(HttpOriginTest, HttpsIsVerifiedAgainstTheGivenCa) {
   EXPECT_EQ(Written(), *payload_);
 }
 
+TEST(UrlFileName, IsTheLastPathComponentDecoded) {
+  EXPECT_EQ(UrlFileName("https://host/sets/ds%20v2.bin?sig=abc#frag"), "ds v2.bin");
+  EXPECT_EQ(UrlFileName("http://host:8080/data.bin"), "data.bin");
+  EXPECT_EQ(UrlFileName("http://host/sets/"), "");
+  EXPECT_EQ(UrlFileName("http://host"), "");
+  EXPECT_EQ(UrlFileName("ftp://host/data.bin"), "");
+}
+
 }  // namespace
 }  // namespace gridcast

@@ -43,21 +43,26 @@ inline bool MakeTestCa(const std::filesystem::path& dir) {
 }
 
 // The server process, serving DIR/root, logging requests to DIR/log (DIR/log-tls over HTTPS,
-// with DIR/server.crt and server.key from MakeTestCa).
+// with DIR/server.crt and server.key from MakeTestCa). `launcher` runs it (e.g. "ip netns exec
+// NS": then it listens on that namespace's loopback), on `port` (0: one the kernel chooses).
 class OriginServer {
  public:
-  OriginServer(const std::filesystem::path& dir, bool tls) : dir_(dir) {
+  OriginServer(const std::filesystem::path& dir, bool tls, std::vector<std::string> launcher = {}, int port = 0)
+      : dir_(dir) {
     using namespace std::chrono_literals;
-    const std::filesystem::path port_file = dir / (tls ? "port-tls" : "port");
-    std::vector<std::string> args = {"/usr/bin/python3", GRIDCAST_ORIGIN_SERVER, "--root", (dir / "root").string(),
-                                     "--port-file", port_file.string(), "--log", (dir / (tls ? "log-tls" : "log")).string()};
+    const std::string suffix = port == 0 ? "" : "-" + std::to_string(port);
+    const std::filesystem::path port_file = dir / ((tls ? "port-tls" : "port") + suffix);
+    std::vector<std::string> args = std::move(launcher);
+    args.insert(args.end(), {"/usr/bin/python3", GRIDCAST_ORIGIN_SERVER, "--root", (dir / "root").string(),
+                             "--port-file", port_file.string(), "--port", std::to_string(port), "--log",
+                             (dir / ((tls ? "log-tls" : "log") + suffix)).string()});
     if (tls) {
       args.insert(args.end(), {"--cert", (dir / "server.crt").string(), "--key", (dir / "server.key").string()});
     }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    if (posix_spawnp(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
     for (int i = 0; i < 200 && !std::filesystem::exists(port_file); ++i) std::this_thread::sleep_for(25ms);
     port_ = ReadWholeFile(port_file);
   }

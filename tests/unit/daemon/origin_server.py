@@ -13,7 +13,7 @@ Serves the files under --root. The path says how (NAME is a file under the root)
   /status/CODE                that status, with a short body
 A query ?rate=BYTES paces any of them (the part before a cut too) to BYTES a second.
 Each request is appended to --log as a JSON line: the path and the request's headers. The port
-goes to --port-file once the server listens.
+goes to --port-file once the server listens (--port, else one the kernel chooses).
 """
 import argparse
 import http.server
@@ -132,11 +132,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", required=True)
     parser.add_argument("--port-file", required=True)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--log", required=True)
     parser.add_argument("--cert")
     parser.add_argument("--key")
     args = parser.parse_args()
-    server = Server(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", args.port), Handler)
     server.root = args.root
     server.log_path = args.log
     if args.cert:

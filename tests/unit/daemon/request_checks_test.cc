@@ -149,6 +149,39 @@ TEST(RequestChecksTest, APayloadInLentMemoryHasANameAFillAndNoPath) {
   }
 }
 
+TEST(RequestChecksTest, AnOriginIsAnHttpUrlWithBoundedHeadersWhoseTextIsNeverShown) {
+  v1::BroadcastRequest request;
+  request.mutable_origin()->set_url("HTTPS://data.example.org/sets/ds.bin?X-Amz-Signature=abc");
+  request.mutable_origin()->add_headers("Authorization: Bearer token\twith a tab");
+  request.mutable_origin()->set_sha256(std::string(32, 'x'));
+  EXPECT_TRUE(CheckBroadcastRequest(request).ok()) << CheckBroadcastRequest(request).ToString();
+  const std::vector<std::pair<std::function<void(v1::BroadcastRequest&)>, std::string>> cases = {
+      {[](auto& r) { r.set_payload_path("/tmp/x"); }, "no path, fill, probe"},
+      {[](auto& r) { r.mutable_fill()->set_size_bytes(1); }, "no path, fill, probe"},
+      {[](auto& r) { r.set_probe_bytes(1); }, "no path, fill, probe"},
+      {[](auto& r) { r.mutable_origin()->set_url("ftp://host/x"); }, "http:// or https://"},
+      {[](auto& r) { r.mutable_origin()->set_url("http://host/a\r\nX-Injected: 1"); }, "control character"},
+      {[](auto& r) { r.mutable_origin()->set_url("http://host/" + std::string(9000, 'a')); }, "8192 bytes"},
+      {[](auto& r) { r.mutable_origin()->add_headers("secret-without-colon"); }, "origin header 2"},
+      {[](auto& r) { r.mutable_origin()->add_headers(": secret"); }, "origin header 2"},
+      {[](auto& r) { r.mutable_origin()->add_headers("X: secret\r\nInjected: 1"); }, "origin header 2"},
+      {[](auto& r) {
+         for (int i = 0; i < 64; ++i) r.mutable_origin()->add_headers("X: y");
+       },
+       "at most 64"},
+      {[](auto& r) { r.mutable_origin()->set_ca_pem(std::string((1 << 20) + 1, 'c')); }, "1 MiB"},
+      {[](auto& r) { r.mutable_origin()->set_sha256("short"); }, "sha256 has 5 bytes"},
+  };
+  for (const auto& [change, expected] : cases) {
+    v1::BroadcastRequest changed = request;
+    change(changed);
+    const Status status = CheckBroadcastRequest(changed);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << expected;
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+    EXPECT_EQ(status.message().find("secret"), std::string::npos) << status.message();
+  }
+}
+
 TEST(RequestChecksTest, IdsNumbersAndReasons) {
   v1::StartRequest start;
   start.set_plan_id("0123456789abcdef");
