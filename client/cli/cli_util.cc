@@ -36,7 +36,8 @@ bool IsOriginUrl(const std::string& payload) {
 void AddOriginOptions(CLI::App* command, OriginArgs* args) {
   command->add_option("--header", args->headers,
                       "URL: an HTTP header 'Name: value' for the origin (repeatable; a token: sent to the URL's own "
-                      "host only, never printed or logged)");
+                      "host only, never printed or logged; also GRIDCAST_ORIGIN_HEADERS, one a line, which unlike "
+                      "the command line only this user can read)");
   command->add_option("--ca", args->ca, "URL: PEM file of the CA(s) HTTPS is verified against (default: the system's)");
   command->add_option("--sha256", args->sha256,
                       "URL: the payload's SHA-256 (64 hex digits); a payload that differs fails every copy");
@@ -44,8 +45,24 @@ void AddOriginOptions(CLI::App* command, OriginArgs* args) {
                       "URL: the most bytes taken from an origin that sends no length (default 1TiB)");
 }
 
-void AppendOriginArgs(const OriginArgs& args, std::vector<std::string>* argv) {
-  for (const std::string& header : args.headers) argv->insert(argv->end(), {"--header", header});
+std::vector<std::string> OriginHeaders(const OriginArgs& args) {
+  std::vector<std::string> headers = args.headers;
+  if (const char* inherited = std::getenv(kOriginHeadersVariable); inherited != nullptr) {
+    std::istringstream lines(inherited);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) headers.push_back(line);
+    }
+  }
+  return headers;
+}
+
+void PassOriginArgs(const OriginArgs& args, std::vector<std::string>* argv) {
+  const std::vector<std::string> headers = OriginHeaders(args);
+  if (!headers.empty()) {
+    std::string joined;
+    for (const std::string& header : headers) joined += header + "\n";
+    setenv(kOriginHeadersVariable, joined.c_str(), 1);
+  }
   if (!args.ca.empty()) argv->insert(argv->end(), {"--ca", std::filesystem::absolute(args.ca).string()});
   if (!args.sha256.empty()) argv->insert(argv->end(), {"--sha256", args.sha256});
   if (!args.size_limit.empty()) argv->insert(argv->end(), {"--size-limit", args.size_limit});

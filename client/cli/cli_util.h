@@ -39,8 +39,14 @@ struct OriginArgs {
 bool IsOriginUrl(const std::string& payload);
 // --header, --ca, --sha256 and --size-limit on `command`.
 void AddOriginOptions(CLI::App* command, OriginArgs* args);
-// The same flags again, as given, for a command run on (a `gridcast send` the stage starts).
-void AppendOriginArgs(const OriginArgs& args, std::vector<std::string>* argv);
+// Headers may also come in the environment, GRIDCAST_ORIGIN_HEADERS, one a line: unlike a
+// command line, a process's environment is readable only by its user. The flags' headers,
+// then the environment's.
+inline constexpr const char* kOriginHeadersVariable = "GRIDCAST_ORIGIN_HEADERS";
+std::vector<std::string> OriginHeaders(const OriginArgs& args);
+// For a command run on (the `gridcast send` a stage starts): the flags again as given, but
+// the headers in this process's environment, which the command inherits.
+void PassOriginArgs(const OriginArgs& args, std::vector<std::string>* argv);
 
 // --cluster FILE on `command`, required unless the environment's GRIDCAST_CLUSTER names the
 // file (as it does for the MPI shim); the flag wins over the variable.

@@ -79,7 +79,7 @@ Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
   }
   v1::OriginSource* origin = request->mutable_origin();
   origin->set_url(args.path);
-  for (const std::string& header : args.origin.headers) origin->add_headers(header);
+  for (const std::string& header : OriginHeaders(args.origin)) origin->add_headers(header);
   if (!args.origin.ca.empty()) {
     std::ifstream in(args.origin.ca, std::ios::binary);
     std::string pem((std::istreambuf_iterator<char>(in)), {});

@@ -261,7 +261,7 @@ void AddSendOptions(const SlurmArgs& args, std::vector<std::string>* argv) {
   if (args.timeout_s > 0) add("--timeout", fmt::format("{:g}", args.timeout_s));
   if (args.stall_timeout_s > 0) add("--stall-timeout", fmt::format("{:g}", args.stall_timeout_s));
   if (args.json) argv->push_back("--json");
-  AppendOriginArgs(args.origin, argv);
+  PassOriginArgs(args.origin, argv);
 }
 
 // Runs the same `gridcast slurm stage` on the job's first node (a shell of salloc runs outside

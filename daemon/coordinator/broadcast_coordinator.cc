@@ -189,13 +189,16 @@ Status BroadcastCoordinator::RunFromOrigin(const v1::BroadcastRequest& request,
   GRIDCAST_ASSIGN_OR_RETURN(const std::vector<std::string> members, ChooseMembers(request));
   const fs::path data_dir = participant_.directories().data_dir;
   GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<OriginFetch> fetch, OriginFetch::Start(request.origin(), data_dir, received));
-  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t size, fetch->WaitForSize());
+  const double timeout_s = request.timeout_s() > 0 ? request.timeout_s() : kMaxRequestSeconds;
+  const auto stall_after =
+      request.stall_timeout_s() > 0 ? Milliseconds(request.stall_timeout_s()) : options_.stall_after;
+  GRIDCAST_ASSIGN_OR_RETURN(const uint64_t size, fetch->WaitForSize(received + Milliseconds(timeout_s), stall_after));
   spdlog::info("origin {}: {} bytes, sent on as they arrive", fetch->shown_url(), size);
   // Every request fetches afresh: two requests of one URL are not joined (the origin may have
   // changed in between).
   const ResolvedPayload payload{fetch->path(), size, name, {}, nullptr};
   GRIDCAST_RETURN_IF_ERROR(RunResolved(request, payload, members, received, report, fetch.get()));
-  if (Status kept = fetch->KeepAs(data_dir / name); !kept.ok()) {
+  if (Status kept = fetch->KeepAs(data_dir.string(), name); !kept.ok()) {
     spdlog::warn("broadcast of {}: every member holds it, but this source keeps no copy: {}", name, kept.ToString());
   }
   return Status::Ok();
@@ -507,6 +510,8 @@ Status BroadcastCoordinator::Execute(OutgoingPlan outgoing, ExecuteInputs inputs
               outcome.status.ok() ? options_.client.call_timeout : 2 * options_.poll_timeout);
   progress.set_finished(true);
   if (!outcome.status.ok()) progress.set_error(outcome.status.message());
+  // Every member may hold the last chunk before the fetch's thread returned: its counters too.
+  if (inputs.origin != nullptr && outcome.status.ok()) (void)inputs.origin->Wait();
   report_with_counters(progress);
   if (outcome.settled) {
     spdlog::info("broadcast {} finished in {:.3f} s{}", ToHex(id), progress.elapsed_s(),

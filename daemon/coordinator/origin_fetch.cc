@@ -10,6 +10,8 @@
 #include "common/crypto.h"
 #include "common/file_io.h"
 #include "common/hex.h"
+#include "common/safe_path.h"
+#include "daemon/store/state_files.h"
 
 namespace gridcast {
 
@@ -76,10 +78,26 @@ void OriginFetch::Run() {
   changed_.notify_all();
 }
 
-Result<uint64_t> OriginFetch::WaitForSize() {
+Result<uint64_t> OriginFetch::WaitForSize(Clock::time_point deadline, std::chrono::milliseconds stall_after) {
   std::unique_lock<std::mutex> lock(mutex_);
   // An empty payload or one without a length is known only at its end.
-  changed_.wait(lock, [this] { return outcome_.has_value() || (head_ && head_->size.value_or(0) > 0); });
+  const auto known = [this] { return outcome_.has_value() || (head_ && head_->size.value_or(0) > 0); };
+  uint64_t seen = arrived_.load();
+  auto progressed = Clock::now();
+  while (!known()) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      return Status::DeadlineExceeded("origin " + shown_url_ + ": no length known within the broadcast's timeout");
+    }
+    if (const uint64_t bytes = arrived_.load(); bytes != seen) {
+      seen = bytes;
+      progressed = now;
+    } else if (now - progressed > stall_after) {
+      return Status::DeadlineExceeded("origin " + shown_url_ + ": no byte for " +
+                                      std::to_string(stall_after.count() / 1000) + " s");
+    }
+    changed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(250)));
+  }
   if (outcome_) {
     if (!outcome_->ok()) return outcome_->status();
     return (*outcome_)->bytes;
@@ -115,14 +133,22 @@ void OriginFetch::Report(v1::OriginProgress* progress) const {
   }
 }
 
-Status OriginFetch::KeepAs(const fs::path& destination) {
+Status OriginFetch::KeepAs(const std::string& data_dir, const std::string& name) {
   GRIDCAST_RETURN_IF_ERROR(Wait());
-  std::error_code ec;
-  fs::create_directories(destination.parent_path(), ec);
-  if (!ec) fs::rename(path_, destination, ec);
-  if (ec) return Status::Internal("cannot keep " + shown_url_ + " as " + destination.string() + ": " + ec.message());
-  std::lock_guard<std::mutex> lock(mutex_);
-  kept_ = true;
+  // Below the data directory, through no symlink, as every payload written by name.
+  GRIDCAST_ASSIGN_OR_RETURN(auto parent, OpenParentDir(data_dir, name, /*create=*/true));
+  if (SystemFileIo().RenameAt(AT_FDCWD, path_.c_str(), parent.first.get(), parent.second.c_str()) != 0) {
+    return ErrnoStatus("cannot keep " + shown_url_ + " as " + name);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_ = true;
+  }
+  // What an earlier copy under the name recorded (its chunk list, a resume bitmap) is not this
+  // payload's.
+  std::error_code ignored;
+  fs::remove(PayloadStatePath(data_dir, name, ".chunks"), ignored);
+  fs::remove(PayloadStatePath(data_dir, name, ".state"), ignored);
   return Status::Ok();
 }
 

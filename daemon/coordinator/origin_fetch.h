@@ -37,8 +37,9 @@ class OriginFetch {
   OriginFetch& operator=(const OriginFetch&) = delete;
 
   // The payload's size, once the origin announced it (an empty one, or one without a length,
-  // once it is all in). The fetch's error if it ends first.
-  Result<uint64_t> WaitForSize();
+  // once it is all in). The fetch's error if it ends first; DeadlineExceeded once `deadline`
+  // passed, or no byte arrived for `stall_after` while fetching one without a length.
+  Result<uint64_t> WaitForSize(Clock::time_point deadline, std::chrono::milliseconds stall_after);
   const std::filesystem::path& path() const { return path_; }
   std::string shown_url() const { return shown_url_; }
   // Bytes of the file are being sent on from now: a 200 to a Range request can no longer be
@@ -49,9 +50,9 @@ class OriginFetch {
   // Waits for the fetch to end: its error, or Ok with the whole payload in the file.
   Status Wait();
   void Report(v1::OriginProgress* progress) const;
-  // After the broadcast succeeded: the fetched file becomes `destination` (replacing what was
-  // there), the source's own copy.
-  Status KeepAs(const std::filesystem::path& destination);
+  // After the broadcast succeeded: the fetched file becomes payload `name` of `data_dir`
+  // (replacing what was there, and its recorded chunk list), the source's own copy.
+  Status KeepAs(const std::string& data_dir, const std::string& name);
 
  private:
   OriginFetch(OriginRequest request, std::filesystem::path path, int fd, Clock::time_point received);

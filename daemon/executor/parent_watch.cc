@@ -4,8 +4,9 @@
 
 namespace gridcast {
 
-ParentWatch::ParentWatch(std::vector<int> parents, std::vector<uint64_t> lane_bytes, ParentWatchTimes times)
-    : times_(times) {
+ParentWatch::ParentWatch(std::vector<int> parents, std::vector<uint64_t> lane_bytes, ParentWatchTimes times,
+                         uint64_t chunk_bytes)
+    : times_(times), chunk_bytes_(chunk_bytes) {
   lanes_.resize(parents.size());
   for (size_t l = 0; l < parents.size(); ++l) {
     lanes_[l].parent = parents[l];
@@ -147,9 +148,12 @@ void ParentWatch::JudgeSlow(Clock::time_point now, const std::vector<LaneNow>& l
   std::nth_element(paces.begin(), paces.begin() + paces.size() / 2, paces.end());
   const double usual = paces[paces.size() / 2];  // bits a second per byte of share
   const double slow_window_s = std::chrono::duration<double>(times_.slow_after).count();
+  const double window_s = std::chrono::duration<double>(window).count();
   for (size_t l = 0; l < lanes_.size(); ++l) {
     const Lane& lane = lanes_[l];
     if (verdicts[l] || !pace[l] || lanes[l].owes) continue;
+    const double usual_window_bytes = usual * static_cast<double>(lane.lane_bytes) * window_s / 8;
+    if (usual_window_bytes < kChunksPerJudgedWindow * static_cast<double>(chunk_bytes_)) continue;
     const bool ending = 8.0 * static_cast<double>(lanes[l].remaining_bytes) <=
                         usual * static_cast<double>(lane.lane_bytes) * slow_window_s;
     if (*pace[l] < fraction * usual && !ending) {

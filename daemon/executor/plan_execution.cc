@@ -67,7 +67,7 @@ PlanExecution::PlanExecution(asio::io_context& io, asio::thread_pool& workers, P
       digests_(std::move(digests)),
       schedule_(plan_, self, store_->spill_dir()),
       chunk_arrived_(io),
-      watch_(ParentsOf(schedule_), LaneBytesOf(plan_), WatchTimes(options_)),
+      watch_(ParentsOf(schedule_), LaneBytesOf(plan_), WatchTimes(options_), plan_.chunk_bytes),
       context_{io_,
                workers_,
                plan_,
@@ -314,7 +314,7 @@ asio::awaitable<void> PlanExecution::PaceLanes() {
 }
 
 asio::awaitable<void> PlanExecution::WatchParents() {
-  // Every twentieth of --parent-silent: a very slow lane is judged over half of it (ParentWatch),
+  // Every twentieth of --parent-silent: a very slow lane is judged over 0.35 of it (ParentWatch),
   // and its samples' age decides how soon (a straggler's children moved 0.2 s sooner at a tenth
   // than at a quarter: 0.63-0.65 s into a broadcast instead of 0.83-0.86).
   const auto period = std::max(options_.parent_silent / 20, std::chrono::milliseconds(20));

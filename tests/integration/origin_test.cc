@@ -169,6 +169,20 @@ TEST_F(OriginTest, HttpsIsVerifiedAgainstTheGivenCaAndHeadersAreNeverShown) {
   }
 }
 
+TEST_F(OriginTest, HeadersMayComeFromTheEnvironment) {
+  // What slurm stage hands its `gridcast send`: kept out of the process list.
+  setenv("GRIDCAST_ORIGIN_HEADERS", "X-Env-Token: env-secret-1\nX-Other: env-secret-2\n", 1);
+  SendResult r = Send(*cluster_, {Url("plain/data.bin"), "--name", "env.bin"});
+  unsetenv("GRIDCAST_ORIGIN_HEADERS");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectStaged("env.bin");
+  const std::vector<std::string> asked = http_->Requests("log", "/plain/data.bin");
+  ASSERT_FALSE(asked.empty());
+  EXPECT_NE(asked.back().find("env-secret-1"), std::string::npos) << asked.back();
+  EXPECT_NE(asked.back().find("env-secret-2"), std::string::npos) << asked.back();
+  EXPECT_EQ(r.output.find("env-secret"), std::string::npos);
+}
+
 TEST_F(OriginTest, TheCApiStagesAUrl) {
   gridcast_client* client = nullptr;
   ASSERT_EQ(gridcast_open(cluster_->cluster_file().c_str(), nullptr, &client), 0);

@@ -50,7 +50,9 @@ class OriginServer {
   OriginServer(const std::filesystem::path& dir, bool tls, std::vector<std::string> launcher = {}, int port = 0)
       : dir_(dir) {
     using namespace std::chrono_literals;
-    const std::string suffix = port == 0 ? "" : "-" + std::to_string(port);
+    // Servers on one port in several namespaces (launcher's last word) each write their own.
+    const std::string suffix =
+        (port == 0 ? "" : "-" + std::to_string(port)) + (launcher.empty() ? "" : "-" + launcher.back());
     const std::filesystem::path port_file = dir / ((tls ? "port-tls" : "port") + suffix);
     std::vector<std::string> args = std::move(launcher);
     args.insert(args.end(), {"/usr/bin/python3", GRIDCAST_ORIGIN_SERVER, "--root", (dir / "root").string(),

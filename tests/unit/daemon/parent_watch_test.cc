@@ -291,6 +291,31 @@ TEST_F(ParentWatchTest, ALaneAtATwelfthIsSlowWithinHalfASecond) {
   }
 }
 
+// A window in which the usual pace brings fewer than kChunksPerJudgedWindow chunks judges
+// nothing: a healthy lane's gap between two chunks would look like a stall. Here the half
+// second brings 500 KB at lane 1's pace, under four chunks of 256 KiB: only the three-second
+// rule speaks.
+TEST_F(ParentWatchTest, AWindowOfFewerThanAFewChunksJudgesNothing) {
+  ParentWatch coarse({1, 2, -1}, {kLaneBytes, kLaneBytes, kLaneBytes}, watch_times_, 256 << 10);
+  coarse.Start(At(0));
+  coarse.Opened(0, At(10));
+  coarse.Opened(1, At(10));
+  std::vector<LaneTrouble> troubles;
+  int found_ms = -1;
+  for (int ms = 250; ms <= 4000 && found_ms < 0; ms += 250) {
+    coarse.Received(0, 20'000);
+    coarse.Received(1, 250'000);
+    coarse.Progress(0, At(ms));
+    coarse.Progress(1, At(ms));
+    troubles = coarse.Judge(At(ms), {{.remaining_bytes = kLaneBytes}, {.remaining_bytes = kLaneBytes}, {}});
+    if (!troubles.empty()) found_ms = ms;
+  }
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_EQ(troubles[0].lane, 0);
+  EXPECT_EQ(troubles[0].reason, RepairReason::kSlow);
+  EXPECT_GE(found_ms, 3000) << "judged by the half-second window";
+}
+
 // Where the transport tells what the kernel received, the pace counts that: a slow lane's
 // chunks come a part at a time, in steps, while its bytes flow evenly.
 TEST_F(ParentWatchTest, TheKernelsBytesCountOnceTheyAreTold) {
