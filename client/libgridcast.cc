@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -9,7 +10,11 @@
 #include <sstream>
 #include <thread>
 
+#include "client/cluster_documents.h"
+#include "client/plan_documents.h"
 #include "client/send_summary.h"
+#include "cluster/local_member.h"
+#include "collectives/registry.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
 #include "common/hex.h"
@@ -67,13 +72,16 @@ std::chrono::milliseconds CallTimeout(double timeout_s) {
 
 class BroadcastImpl : public Broadcast {
  public:
-  BroadcastImpl(ProgressCall call, std::shared_ptr<const SourceChoice> source) : source_(std::move(source)) {
+  BroadcastImpl(ProgressCall call, std::shared_ptr<const SourceChoice> source,
+                std::shared_ptr<ControlClient> source_client)
+      : source_(std::move(source)), source_client_(std::move(source_client)) {
     thread_ = std::thread([this, call = std::move(call)] {
       Status status = call([this](const v1::BroadcastProgress& p) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::unique_lock<std::mutex> lock(mutex_);
         last_ = p;
         reported_ = true;
         RenameIfDue();
+        if (cancel_ == CancelState::kAsked) SendCancel(lock);
       });
       std::lock_guard<std::mutex> lock(mutex_);
       status_ = status;
@@ -96,17 +104,28 @@ class BroadcastImpl : public Broadcast {
 
   bool Poll(Progress* progress) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (progress != nullptr) {
-      *progress = Progress{};
-      progress->elapsed_s = last_.elapsed_s();
-      // Progress messages sum the members up (daemon/coordinator/control_tree.h).
-      progress->members = static_cast<int>(last_.members_total());
-      progress->members_done = static_cast<int>(last_.members_done());
-      progress->chunks_done = last_.chunks_done_total();
-      const uint64_t chunk = last_.chunk_bytes();
-      progress->chunks_total = CeilDiv(last_.payload_bytes(), chunk) * last_.members_total();
-    }
+    if (progress != nullptr) *progress = Counters();
     return ended_;
+  }
+
+  bool PollDetail(ProgressDetail* detail) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    *detail = ProgressDetail{Counters(), last_.slowest_member(), last_.slowest_chunks()};
+    return ended_;
+  }
+
+  void Cancel() override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (ended_ || cancel_ != CancelState::kNone) return;
+    cancel_ = CancelState::kAsked;
+    // The plan's id comes with the first progress message: until then the call's thread asks.
+    if (!last_.plan_id().empty()) SendCancel(lock);
+  }
+
+  std::string SummaryJson() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!ended_) return "";
+    return gridcast::SummaryJson(Summarize(last_, *source_, status_)).dump();
   }
 
   Result<BroadcastResult> Wait() override {
@@ -137,7 +156,35 @@ class BroadcastImpl : public Broadcast {
   }
 
  private:
+  enum class CancelState { kNone, kAsked, kSent };
+
+  // REQUIRES: mutex_ held.
+  Progress Counters() const {
+    Progress progress;
+    progress.elapsed_s = last_.elapsed_s();
+    // Progress messages sum the members up (daemon/coordinator/control_tree.h).
+    progress.members = static_cast<int>(last_.members_total());
+    progress.members_done = static_cast<int>(last_.members_done());
+    progress.chunks_done = last_.chunks_done_total();
+    progress.chunks_total = CeilDiv(last_.payload_bytes(), last_.chunk_bytes()) * last_.members_total();
+    return progress;
+  }
+
+  // Asks the source to cancel the plan everywhere (it passes the cancel down its control
+  // tree). A failure to ask is left to the broadcast's own end: the call reports it.
+  // REQUIRES: `lock` holds mutex_, the plan's id is known; releases it for the call.
+  void SendCancel(std::unique_lock<std::mutex>& lock) {
+    cancel_ = CancelState::kSent;
+    v1::CancelRequest request;
+    request.set_plan_id(last_.plan_id());
+    request.set_reason("cancelled by the caller");
+    lock.unlock();
+    (void)source_client_->Cancel(request);
+    lock.lock();
+  }
+
   std::shared_ptr<const SourceChoice> source_;
+  std::shared_ptr<ControlClient> source_client_;
   std::thread thread_;
   // REQUIRES: mutex_ held.
   void RenameIfDue() {
@@ -158,6 +205,7 @@ class BroadcastImpl : public Broadcast {
   bool ended_ = false;          // guarded by mutex_
   std::optional<std::pair<fs::path, fs::path>> rename_;  // guarded by mutex_
   Status renamed_;                                       // guarded by mutex_
+  CancelState cancel_ = CancelState::kNone;              // guarded by mutex_
 };
 
 class PayloadCopierImpl : public PayloadCopier {
@@ -289,7 +337,7 @@ class ClientImpl : public Client {
         [client = source_client_, request](const auto& on_progress) {
           return client->Allgather(request, CallTimeout(request.timeout_s()), on_progress);
         },
-        source_));
+        source_, source_client_));
   }
 
   Status WriteInMemory(const std::string& member, const std::string& name, uint64_t offset,
@@ -491,6 +539,21 @@ class ClientImpl : public Client {
     return client->List(&list);
   }
 
+  Result<std::string> StatusJson(const std::string& member) override {
+    GRIDCAST_ASSIGN_OR_RETURN(const nlohmann::json document, StatusDocument(cluster_, member, options_.tls_ca));
+    return document.dump();
+  }
+
+  Result<std::string> ListJson(const std::string& member, bool verify) override {
+    GRIDCAST_ASSIGN_OR_RETURN(const nlohmann::json document, ListDocument(cluster_, member, options_.tls_ca, verify));
+    return document.dump();
+  }
+
+  Result<std::string> LocalMember() override {
+    const char* named = std::getenv("GRIDCAST_MEMBER");
+    return gridcast::LocalMember(cluster_, named == nullptr ? "" : named, CurrentHost(), "GRIDCAST_MEMBER");
+  }
+
  private:
   Result<v1::BroadcastRequest> SendRequest(const std::string& path, const SendOptions& options) const {
     v1::BroadcastRequest request;
@@ -506,6 +569,7 @@ class ClientImpl : public Client {
     request.set_take_memory_lazily(options.take_memory_lazily);
     request.set_into_registered_memory(options.into_registered_memory);
     request.set_no_reuse(options.no_reuse);
+    request.set_mode(options.mode ? PlanModeToProto(static_cast<PlanMode>(*options.mode)) : v1::PLAN_MODE_UNSPECIFIED);
     for (const std::string& member : options.members) request.add_members(member);
     return request;
   }
@@ -514,7 +578,7 @@ class ClientImpl : public Client {
         [client = source_client_, request = std::move(request)](const auto& on_progress) {
           return client->Broadcast(request, CallTimeout(request.timeout_s()), on_progress);
         },
-        source_));
+        source_, source_client_));
   }
 
   Result<std::unique_ptr<ControlClient>> MemberClient(const std::string& member) const {
@@ -561,6 +625,24 @@ static_assert(static_cast<int>(MemberState::kUnknown) == v1::MEMBER_STATE_UNSPEC
               static_cast<int>(MemberState::kUnreachable) == v1::MEMBER_STATE_UNREACHABLE &&
               static_cast<int>(MemberState::kResuming) == v1::MEMBER_STATE_RESUMING &&
               static_cast<int>(MemberState::kLost) == v1::MEMBER_STATE_LOST && v1::MemberState_MAX == 8);
+
+Result<std::string> PlanJson(const PlanQuery& query) {
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanInputs in, LoadPlanInputs(query.topology_file, query.size_bytes,
+                                                                query.chunk_bytes, query.source));
+  GRIDCAST_ASSIGN_OR_RETURN(const std::unique_ptr<Planner> planner, MakePlanner(query.algorithm));
+  GRIDCAST_ASSIGN_OR_RETURN(const Plan plan, MakePlanFromInputs(*planner, in));
+  return PlanDocument(plan).dump();
+}
+
+Result<std::string> SimulateJson(const PlanQuery& query) {
+  if (!(query.goodput >= 0.01 && query.goodput <= 1.0)) return Status::InvalidArgument("goodput: from 0.01 to 1");
+  GRIDCAST_ASSIGN_OR_RETURN(const PlanInputs in, LoadPlanInputs(query.topology_file, query.size_bytes,
+                                                                query.chunk_bytes, query.source));
+  GRIDCAST_ASSIGN_OR_RETURN(const Simulation simulation, SimulatePlanners(in, query.algorithm, query.goodput));
+  return SimulationDocument(simulation).dump();
+}
+
+Result<uint64_t> ParseSize(const std::string& text) { return ParseSizeBytes(text); }
 
 const char* ModeName(Mode mode) { return PlanModeName(static_cast<PlanMode>(mode)); }
 

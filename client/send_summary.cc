@@ -124,6 +124,7 @@ nlohmann::json SummaryJson(const SendSummary& s) {
   for (const MemberResult& m : s.members) {
     members.push_back({{"name", m.name}, {"state", MemberStateText(m.state, m.error)}, {"digest_ok", m.digest_ok},
                        {"finished_s", m.finished_s}});
+    if (!m.error.empty()) members.back()["error"] = m.error;
   }
   nlohmann::json j = {{"plan_id", s.plan_id},       {"algorithm", s.algorithm},
                       {"source", s.source},         {"size_bytes", s.size_bytes},

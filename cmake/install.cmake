@@ -1,6 +1,7 @@
 # What `cmake --install` puts on a node, and the Debian package `cpack -G DEB` makes of it
 # (docs/real-cluster.md, "Install"): the two programs, libgridcast (with a SONAME) and its
-# headers, a pkg-config file, the MPI shim, the systemd unit and an example configuration.
+# headers, a pkg-config file, the MPI shim, the Python package (its rules in
+# client/python/CMakeLists.txt), the systemd unit and an example configuration.
 # Nothing to build or test with: a node needs the runtime libraries only.
 include(GNUInstallDirs)
 
@@ -52,6 +53,11 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_STRIP_FILES ON)
 # Depends: the shared libraries the binaries load, as dpkg-shlibdeps finds them; no -dev package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The Python package (client/python/) is built for Debian 12's python3, 3.11; a node without it
+# has the rest.
+if(TARGET gridcast_python)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3 (>= 3.11), python3 (<< 3.12), python3-numpy")
+endif()
 # The example configuration is the node's own once edited: an upgrade keeps it. Written when
 # the package is made (cmake/cpack_project_config.cmake), for the prefix it is made for.
 set(CPACK_GRIDCAST_CONFFILES ${CMAKE_BINARY_DIR}/debian/conffiles)

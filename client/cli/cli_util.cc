@@ -85,13 +85,6 @@ Result<ClusterConfig> LoadCluster(const std::string& path) {
   return cluster;
 }
 
-Result<NetworkModel> LoadTopology(const std::filesystem::path& path) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path.string()));
-  Result<NetworkModel> model = ParseTopology(text);
-  if (!model.ok()) return model.status().WithContext(path.string());
-  return model;
-}
-
 std::string ProgramBesideSelf(const std::string& name) {
   std::error_code ec;
   const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / name;

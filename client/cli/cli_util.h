@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "client/plan_documents.h"  // LoadTopology
 #include "cluster/cluster_file.h"
 #include "collectives/network_model.h"
 #include "collectives/plan.h"
@@ -57,9 +58,6 @@ CLI::Option* AddPlanModeOption(CLI::App* command, std::optional<PlanMode>* mode,
 
 // LoadClusterFile, and a warning on stderr when every user of this host can read the secret.
 Result<ClusterConfig> LoadCluster(const std::string& path);
-
-// Reads and parses a topology file; errors start with "PATH:".
-Result<NetworkModel> LoadTopology(const std::filesystem::path& path);
 
 // The path of a program built next to this gridcast binary (build/bin, or the install
 // directory), else `name` alone so that PATH finds it.

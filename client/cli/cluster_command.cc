@@ -17,6 +17,7 @@
 #include "client/cli/cli_util.h"
 #include "client/cli/tomography_args.h"
 #include "client/cli/tomography_command.h"
+#include "client/cluster_documents.h"
 #include "client/send_summary.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
@@ -340,8 +341,7 @@ int Allgather(const ClusterArgs& args) {
 
 // The line of a member whose call failed: named unreachable when its daemon never answered.
 std::string MemberError(const ClusterMember& member, const ControlClient& client, const Status& failed) {
-  if (client.Connected()) return "error: " + member.name + ": " + failed.message();
-  return "error: " + NameUnreachable(failed, client, member.name, member.control_address).message();
+  return "error: " + MemberCallError(member, client, failed);
 }
 
 // Calls `action` for every member's daemon (or only --member's) and prints one line per member.
@@ -349,21 +349,30 @@ int ForEachMember(const ClusterArgs& args,
                   const std::function<std::string(const ClusterMember&, ControlClient&)>& action) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
-  if (!args.member.empty() && cluster->Find(args.member) == nullptr) {
-    return ReportError(Status::InvalidArgument("--member: '" + args.member + "' is not in the cluster"));
-  }
   int code = kExitOk;
-  for (const ClusterMember& member : cluster->members) {
-    if (!args.member.empty() && member.name != args.member) continue;
-    ControlClient client(member.control_address, cluster->secret, {cluster->TlsCa(args.tls_ca), std::chrono::seconds(5)});
+  const Status visited = VisitMembers(*cluster, args.member, args.tls_ca, [&](const ClusterMember& member, ControlClient& client) {
     std::string line = action(member, client);
     if (line.rfind("error:", 0) == 0) code = kExitFailure;
     fmt::print("{}\n", line);
-  }
-  return code;
+  });
+  return visited.ok() ? code : ReportError(visited.WithContext("--member"));
+}
+
+// --json of status and list: the document `make` builds; exit code 1 when it reports trouble.
+int PrintMembersDocument(const ClusterArgs& args,
+                         const std::function<Result<nlohmann::json>(const ClusterConfig&)>& make) {
+  Result<ClusterConfig> cluster = LoadCluster(args.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  Result<nlohmann::json> document = make(*cluster);
+  if (!document.ok()) return ReportError(document.status().WithContext("--member"));
+  fmt::print("{}\n", document->dump(2));
+  return DocumentReportsTrouble(*document) ? kExitFailure : kExitOk;
 }
 
 int StatusCommand(const ClusterArgs& args) {
+  if (args.json) {
+    return PrintMembersDocument(args, [&](const ClusterConfig& c) { return StatusDocument(c, args.member, args.tls_ca); });
+  }
   return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
     v1::StatusRequest request;
     v1::StatusResponse response;
@@ -385,6 +394,9 @@ int StatusCommand(const ClusterArgs& args) {
 // With --verify every member re-hashes each complete payload against its recorded chunk
 // list; a bad chunk anywhere makes the exit code 1 (an "error:" line names it).
 int ListCommand(const ClusterArgs& args) {
+  if (args.json) {
+    return PrintMembersDocument(args, [&](const ClusterConfig& c) { return ListDocument(c, args.member, args.tls_ca, args.verify); });
+  }
   return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
     v1::ListRequest request;
     request.set_verify(args.verify);
@@ -521,6 +533,8 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   CLI::App* status = app.add_subcommand("status", "Broadcasts in progress at every member");
   add_common(status);
   status->add_option("--member", args->member, "Ask only this member, directly");
+  status->add_flag("--json", args->json,
+                   "Print {\"members\": [...]}: each member's plans and serves, or its error (exit code 1 then)");
   status->callback([args, exit_code] { *exit_code = StatusCommand(*args); });
 
   CLI::App* list = app.add_subcommand("list", "Payloads every member holds");
@@ -529,6 +543,8 @@ void AddClusterCommands(CLI::App& app, int* exit_code) {
   list->add_flag("--verify", args->verify,
                  "Re-hash every complete payload against the chunk hashes it was received with and name each "
                  "bad chunk (reads everything; exit code 1 when a chunk is bad)");
+  list->add_flag("--json", args->json,
+                 "Print {\"members\": [...]}: each member's directories and payloads, or its error (exit code 1 then)");
   list->callback([args, exit_code] { *exit_code = ListCommand(*args); });
 
   CLI::App* remove = app.add_subcommand("remove", "Remove a payload from every member (or one): a file, a directory, "

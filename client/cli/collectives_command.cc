@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "client/cli/cli_util.h"
+#include "client/plan_documents.h"
 #include "collectives/bound.h"
 #include "collectives/registry.h"
 #include "collectives/repair_prediction.h"
@@ -34,50 +34,17 @@ struct CollectivesArgs {
 };
 
 // What both commands need: the model, the payload and the planner options.
-struct Inputs {
-  NetworkModel net;
-  uint64_t payload_bytes = 0;
-  PlanOptions options;
-};
-
-Result<Inputs> LoadInputs(const CollectivesArgs& args) {
-  Inputs in;
-  GRIDCAST_ASSIGN_OR_RETURN(in.net, LoadTopology(args.topology));
+Result<PlanInputs> LoadInputs(const CollectivesArgs& args) {
   Result<uint64_t> size = ParseSizeBytes(args.size);
   if (!size.ok()) return size.status().WithContext("--size");
-  in.payload_bytes = *size;
+  uint64_t chunk_bytes = 0;
   if (!args.chunk.empty()) {
     Result<uint64_t> chunk = ParseSizeBytes(args.chunk);
     if (!chunk.ok()) return chunk.status().WithContext("--chunk");
     GRIDCAST_RETURN_IF_ERROR(CheckChunkBytes(*chunk).WithContext("--chunk"));
-    in.options.chunk_bytes = *chunk;
-  } else {
-    // Only auto reads these: without --chunk it searches chunk size and streams.
-    in.options.choose_chunk_bytes = true;
-    in.options.choose_streams = true;
+    chunk_bytes = *chunk;
   }
-  if (!args.source.empty()) {
-    std::optional<int> node = in.net.FindNode(args.source);
-    if (!node) return Status::InvalidArgument("--source: unknown node '" + args.source + "'");
-    in.options.source = *node;
-  }
-  return in;
-}
-
-// Lane edges in send order: breadth-first from the lane's source, each parent's children in
-// the order it sends to them.
-std::vector<const Fanout*> FanoutsInSendOrder(const Lane& lane) {
-  std::map<int, const Fanout*> by_parent;
-  for (const Fanout& f : lane.fanouts) by_parent[f.parent] = &f;
-  std::vector<const Fanout*> order;
-  std::vector<int> frontier = {lane.source};
-  for (size_t i = 0; i < frontier.size(); ++i) {
-    auto it = by_parent.find(frontier[i]);
-    if (it == by_parent.end()) continue;
-    order.push_back(it->second);
-    frontier.insert(frontier.end(), it->second->children.begin(), it->second->children.end());
-  }
-  return order;
+  return LoadPlanInputs(args.topology, *size, chunk_bytes, args.source);
 }
 
 std::string DescribeChunks(const Lane& lane) {
@@ -127,46 +94,6 @@ void PrintPlanText(const Plan& plan) {
   }
 }
 
-nlohmann::json PlanJson(const Plan& plan) {
-  nlohmann::json lanes = nlohmann::json::array();
-  for (const Lane& lane : plan.lanes) {
-    nlohmann::json chunks = nlohmann::json::array();
-    for (const ChunkRange& r : lane.chunks) {
-      chunks.push_back({{"begin", r.begin}, {"end", r.end}, {"step", r.step}});
-    }
-    nlohmann::json edges = nlohmann::json::array();
-    for (const Fanout* f : FanoutsInSendOrder(lane)) {
-      nlohmann::json children = nlohmann::json::array();
-      nlohmann::json streams = nlohmann::json::array();
-      for (size_t c = 0; c < f->children.size(); ++c) {
-        children.push_back(plan.members[f->children[c]]);
-        streams.push_back(lane.StreamsOn(*f, c));
-      }
-      edges.push_back({{"parent", plan.members[f->parent]}, {"children", children},
-                       {"streams", streams}});
-    }
-    lanes.push_back({{"source", plan.members[lane.source]}, {"chunks", chunks},
-                     {"streams", lane.streams}, {"edges", edges}});
-  }
-  nlohmann::json out = {{"algorithm", plan.algorithm}, {"rationale", plan.rationale},
-                        {"mode", PlanModeName(plan.mode)}, {"payload_bytes", plan.payload_bytes},
-                        {"chunk_bytes", plan.chunk_bytes}, {"members", plan.members}, {"lanes", lanes},
-                        {"shared_chunks", plan.shared_chunks}, {"window_chunks", plan.window_chunks}};
-  if (plan.HasSwarm()) {
-    nlohmann::json members = nlohmann::json::array();
-    for (const SwarmMember& m : plan.swarm.members) {
-      nlohmann::json stripe = nlohmann::json::array();
-      for (const ChunkRange& r : m.stripe) stripe.push_back({{"begin", r.begin}, {"end", r.end}, {"step", r.step}});
-      nlohmann::json peers = nlohmann::json::array();
-      for (int peer : m.peers) peers.push_back(plan.members[peer]);
-      members.push_back({{"member", plan.members[m.member]}, {"stripe", stripe}, {"peers", peers}});
-    }
-    out["swarm"] = {{"source", plan.members[plan.swarm.source]}, {"free_choice", plan.swarm.free_choice},
-                    {"members", members}};
-  }
-  return out;
-}
-
 // Graphviz: one cluster per switch holding its members, one colour per lane.
 void PrintPlanDot(const Plan& plan, const NetworkModel& net) {
   static constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
@@ -195,29 +122,15 @@ void PrintPlanDot(const Plan& plan, const NetworkModel& net) {
   fmt::print("}}\n");
 }
 
-// Without --chunk, the planner's default chunk size for the payload (as the daemon does).
-Result<Plan> MakePlanFromInputs(const Planner& planner, const Inputs& in) {
-  PlanOptions options = in.options;
-  // `plan` and `simulate` make push plans but for the swarm planners, whose default is sized
-  // for their pieces.
-  options.min_chunk_bytes = SmallestChunkBytes(in.payload_bytes, /*swarm=*/false);
-  if (options.choose_chunk_bytes) {
-    options.chunk_bytes = std::max(planner.DefaultChunkBytes(in.payload_bytes), options.min_chunk_bytes);
-  } else {
-    GRIDCAST_RETURN_IF_ERROR(CheckChunkCount(in.payload_bytes, options.chunk_bytes, /*swarm=*/false));
-  }
-  return planner.MakePlan(in.net, in.payload_bytes, options);
-}
-
 int RunPlan(const CollectivesArgs& args) {
-  Result<Inputs> in = LoadInputs(args);
+  Result<PlanInputs> in = LoadInputs(args);
   if (!in.ok()) return ReportError(in.status());
   Result<std::unique_ptr<Planner>> planner = MakePlanner(args.algo);
   if (!planner.ok()) return ReportError(planner.status());
   Result<Plan> plan = MakePlanFromInputs(**planner, *in);
   if (!plan.ok()) return ReportError(plan.status());
   if (args.json) {
-    fmt::print("{}\n", PlanJson(*plan).dump(2));
+    fmt::print("{}\n", PlanDocument(*plan).dump(2));
   } else if (args.dot) {
     PrintPlanDot(*plan, in->net);
   } else {
@@ -226,35 +139,9 @@ int RunPlan(const CollectivesArgs& args) {
   return kExitOk;
 }
 
-struct SimRow {
-  std::string algo;
-  uint64_t chunk_bytes = 0;
-  double time_s = 0;
-  double efficiency = 0;
-  std::string rationale;
-};
-
-Result<SimRow> PlanAndSimulate(const std::string& algo, const Inputs& in, double goodput, double bound_s) {
-  GRIDCAST_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(algo));
-  GRIDCAST_ASSIGN_OR_RETURN(Plan plan, MakePlanFromInputs(*planner, in));
-  // The daemon's per-chunk overhead, as auto assumes when it picks among these.
-  SimOptions options;
-  options.per_message_overhead_s = kDaemonPerChunkOverheadS;
-  options.goodput_factor = goodput;
-  GRIDCAST_ASSIGN_OR_RETURN(SimResult result, SimulatePlan(plan, in.net, options));
-  const double efficiency = result.completion_s > 0 ? bound_s / result.completion_s : 1.0;
-  return SimRow{plan.algorithm, plan.chunk_bytes, result.completion_s, efficiency,
-                plan.rationale};
-}
-
-nlohmann::json RowJson(const SimRow& row) {
-  return {{"algo", row.algo}, {"chunk_bytes", row.chunk_bytes}, {"time_s", row.time_s},
-          {"efficiency", row.efficiency}};
-}
-
 // `gridcast simulate --fail`: one plan, members failed part-way and patched around
 // (collectives/repair_prediction.h), against the bound of a broadcast to the survivors.
-Status SimulateFailures(const CollectivesArgs& args, const Inputs& in) {
+Status SimulateFailures(const CollectivesArgs& args, const PlanInputs& in) {
   if (args.algo == "all") return Status::InvalidArgument("--fail needs one planner (--algo)");
   std::vector<int> failed;
   std::optional<double> fraction;
@@ -321,55 +208,31 @@ Status SimulateFailures(const CollectivesArgs& args, const Inputs& in) {
 }
 
 int RunSimulate(const CollectivesArgs& args) {
-  Result<Inputs> in = LoadInputs(args);
+  Result<PlanInputs> in = LoadInputs(args);
   if (!in.ok()) return ReportError(in.status());
   if (!args.fail.empty()) {
     const Status simulated = SimulateFailures(args, *in);
     return simulated.ok() ? kExitOk : ReportError(simulated);
   }
-  std::vector<std::string> algos;
-  if (args.algo == "all") {
-    for (const PlannerInfo& info : ListPlanners()) {
-      if (info.kind == PlannerKind::kBroadcast && info.name != "auto") algos.push_back(info.name);
-    }
-  } else {
-    Result<std::unique_ptr<Planner>> planner = MakePlanner(args.algo);
-    if (!planner.ok()) return ReportError(planner.status());
-    algos.push_back((*planner)->name());
-  }
-  const int source = in->options.source < 0 ? in->net.source : in->options.source;
-  const BroadcastBound bound = ComputeBroadcastBound(in->net, source, {}, in->payload_bytes);
-
-  std::vector<SimRow> rows;
-  for (const std::string& algo : algos) {
-    Result<SimRow> row = PlanAndSimulate(algo, *in, args.goodput, bound.seconds);
-    if (!row.ok()) return ReportError(row.status().WithContext(algo));
-    // auto's row keeps the name asked for; its pick is in the "auto" entry.
-    if (algo == "auto") row->algo = algo;
-    rows.push_back(*row);
-  }
-  Result<SimRow> chosen = PlanAndSimulate("auto", *in, args.goodput, bound.seconds);
-  if (!chosen.ok()) return ReportError(chosen.status().WithContext("auto"));
-
+  Result<Simulation> simulation = SimulatePlanners(*in, args.algo, args.goodput);
+  if (!simulation.ok()) return ReportError(simulation.status());
   if (args.json) {
-    nlohmann::json results = nlohmann::json::array();
-    for (const SimRow& row : rows) results.push_back(RowJson(row));
-    fmt::print("{}\n", nlohmann::json{{"bound_s", bound.seconds}, {"results", results},
-                                      {"auto", RowJson(*chosen)}}
-                           .dump(2));
+    fmt::print("{}\n", SimulationDocument(*simulation).dump(2));
     return kExitOk;
   }
+  const BroadcastBound& bound = simulation->bound;
+  const int source = simulation->source;
+  const SimulatedPlan& chosen = simulation->chosen;
   fmt::print("{}: {} members, {} from {}\n", in->net.name.empty() ? args.topology : in->net.name,
              in->net.nodes.size(), FormatSize(in->payload_bytes), in->net.nodes[source].name);
   fmt::print("bound: {:.2f} s ({})\n", bound.seconds, DescribeBound(bound, in->net));
   fmt::print("{:<22} {:>8} {:>10} {:>10}\n", "ALGORITHM", "CHUNK", "TIME(s)", "EFFICIENCY");
-  for (const SimRow& row : rows) {
+  for (const SimulatedPlan& row : simulation->rows) {
     fmt::print("{:<22} {:>8} {:>10.2f} {:>10.3f}\n", row.algo, FormatSize(row.chunk_bytes),
                row.time_s, row.efficiency);
   }
-  fmt::print("auto: {} {}, {:.2f} s, efficiency {:.3f} ({})\n", chosen->algo,
-             FormatSize(chosen->chunk_bytes), chosen->time_s, chosen->efficiency,
-             chosen->rationale);
+  fmt::print("auto: {} {}, {:.2f} s, efficiency {:.3f} ({})\n", chosen.algo, FormatSize(chosen.chunk_bytes),
+             chosen.time_s, chosen.efficiency, chosen.rationale);
   return kExitOk;
 }
 

@@ -71,8 +71,14 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
     if (failure.ok() && now > options_.deadline) {
       failure = Status::DeadlineExceeded(fmt::format("broadcast did not finish within {:g} s", options_.timeout_s));
     }
-    if (!failure.ok()) {
+    if (!round.ok()) {
+      // Every member below has forgotten the plan too (Cancel passes down the control tree):
+      // none answers for it any more, and none is unreachable.
+      ListEveryMemberStopped(progress, "cancelled");
+    } else if (!failure.ok()) {
       ListEveryMember(progress);
+    }
+    if (!failure.ok()) {
       const std::string unfinished = DescribeUnfinished(progress);
       if (!unfinished.empty() && failure.code() != StatusCode::kAborted) {
         failure = Status(failure.code(), failure.message() + "; not done: " + unfinished);
@@ -195,6 +201,17 @@ void BroadcastFollower::ListEveryMember(v1::BroadcastProgress& progress) {
     // member from answering for a while without the member being gone).
     if (mp->state() != v1::MEMBER_STATE_UNREACHABLE) lost_.erase(members_[i]);
     if (lost_.count(members_[i]) != 0) mp->set_state(v1::MEMBER_STATE_LOST);
+    mp->set_chunks_total(chunks_);
+  }
+}
+
+void BroadcastFollower::ListEveryMemberStopped(v1::BroadcastProgress& progress, const std::string& why) const {
+  progress.clear_members();
+  for (size_t i = FirstReceiver(); i < members_.size(); ++i) {
+    v1::MemberProgress* mp = progress.add_members();
+    mp->set_member(members_[i]);
+    mp->set_state(v1::MEMBER_STATE_STOPPED);
+    mp->set_error(why);
     mp->set_chunks_total(chunks_);
   }
 }

@@ -27,6 +27,11 @@ struct ClientOptions {
   std::string tls_ca;         // when the daemons serve TLS; empty = the cluster file's tls_ca
 };
 
+// How a broadcast moves its payload (gridcast send --mode).
+enum class Mode { kPush = 1, kPull = 2, kHybrid = 3 };
+// "push", "pull" or "hybrid".
+const char* ModeName(Mode mode);
+
 struct SendOptions {
   std::string algorithm = "auto";
   uint64_t chunk_bytes = 0;   // 0 = the planner's choice
@@ -55,6 +60,8 @@ struct SendOptions {
   // receiver holding another version under the same name receives only the chunks it does
   // not find in it (docs/delta.md).
   bool no_reuse = false;
+  // Push, pull or hybrid (gridcast send --mode); unset: the source daemon decides.
+  std::optional<Mode> mode;
 };
 
 // StartSendUrl: what the source daemon needs to fetch the payload from its HTTP(S) origin
@@ -108,10 +115,12 @@ struct Progress {
   double elapsed_s = 0;
 };
 
-// How a broadcast moves its payload (gridcast send --mode).
-enum class Mode { kPush = 1, kPull = 2, kHybrid = 3 };
-// "push", "pull" or "hybrid".
-const char* ModeName(Mode mode);
+// What Broadcast::PollDetail reports: Poll's counters and the member furthest behind.
+struct ProgressDetail {
+  Progress progress;
+  std::string slowest_member;  // among those still receiving: the one with the fewest chunks
+  uint64_t slowest_chunks = 0;
+};
 
 // Where a member of a broadcast stands.
 enum class MemberState {
@@ -169,6 +178,17 @@ class Broadcast {
   virtual bool Poll(Progress* progress) = 0;
   // Blocks until the end. OK with the summary when every member verified its copy.
   virtual Result<BroadcastResult> Wait() = 0;
+  // The calls below come after the first ones: a program built before them keeps the first
+  // ones' places.
+  // Asks the source daemon to stop the broadcast at every member; returns at once (from any
+  // thread). Before the source has made its plan, it is asked as soon as the plan exists.
+  // The broadcast then ends (Poll) and Wait() fails.
+  virtual void Cancel() = 0;
+  // Poll, with the member furthest behind.
+  virtual bool PollDetail(ProgressDetail* detail) = 0;
+  // Once ended (Poll returned true): the document `gridcast send --json` prints for it, also
+  // when it failed (with "error"); empty before.
+  virtual std::string SummaryJson() = 0;
 };
 
 // Copies a payload out of its member while the member still receives it (on this host).
@@ -229,6 +249,30 @@ class Client {
   // component). Last in the class: a library built before it keeps its other calls' places.
   virtual Result<std::unique_ptr<Broadcast>> StartSendUrl(const std::string& url, const SendOptions& options,
                                                           const OriginOptions& origin) = 0;
+  // The documents `gridcast status --json` and `gridcast list --json` print: {"members": [...]},
+  // every member's entry (only `member`'s when not empty), an unreachable one's with "error".
+  virtual Result<std::string> StatusJson(const std::string& member) = 0;
+  virtual Result<std::string> ListJson(const std::string& member, bool verify) = 0;
+  // The member of the host this process runs on, as the MPI shim finds it: GRIDCAST_MEMBER when
+  // set, else the one member with an address of this host; NotFound or InvalidArgument (several)
+  // with what to set otherwise.
+  virtual Result<std::string> LocalMember() = 0;
 };
+
+// A plan or a simulation on a topology file (gridcast plan, gridcast simulate).
+struct PlanQuery {
+  std::string topology_file;
+  uint64_t size_bytes = 0;
+  std::string algorithm = "auto";  // a planner; for SimulateJson also "all"
+  uint64_t chunk_bytes = 0;        // 0 = the planner's choice
+  std::string source;              // a node; empty = the topology's source
+  double goodput = 1.0;            // SimulateJson: the fraction of every rate TCP carries as payload
+};
+// The document `gridcast plan --json` prints.
+Result<std::string> PlanJson(const PlanQuery& query);
+// The document `gridcast simulate --json` prints.
+Result<std::string> SimulateJson(const PlanQuery& query);
+// A size as the command line reads it: "4096", "256KiB", "1.5GiB" (B, KiB, MiB, GiB, TiB).
+Result<uint64_t> ParseSize(const std::string& text);
 
 }  // namespace gridcast

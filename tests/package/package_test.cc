@@ -67,6 +67,21 @@ class PackageTest : public ::testing::Test {
                                    ShellQuote(program) + " " +
                                    ShellQuote(cluster.cluster_file()) + " m0 m2");
     EXPECT_NE(sent.find("m2's copy is the buffer"), std::string::npos) << sent;
+
+    // The Python package under `prefix` imports with Debian's python3 and finds libgridcast by
+    // itself (no LD_LIBRARY_PATH: its RUNPATH is relative to where the install put both).
+    const std::string module = Shell("find " + ShellQuote(prefix.string()) + " -name '_gridcast.*.so'");
+    ASSERT_FALSE(module.empty()) << "no Python package under " << prefix;
+    const fs::path site = fs::path(module.substr(0, module.find('\n'))).parent_path().parent_path();
+    EXPECT_TRUE(fs::exists(site / "gridcast/__init__.py") && fs::exists(site / "gridcast/py.typed")) << site;
+    const std::string python = Shell(
+        "ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=" + ShellQuote(GRIDCAST_SANITIZER_PRELOAD) + " PYTHONPATH=" +
+        ShellQuote(site.string()) + " /usr/bin/python3 -c " +
+        ShellQuote("import gridcast, sys; c = gridcast.Cluster(sys.argv[1], source='m0'); "
+                   "r = c.send(b'py' * 70000, name='from-python', members=['m1']); "
+                   "print('python:', r.verified, c.receive('from-python', member='m1') == b'py' * 70000)") +
+        " " + ShellQuote(cluster.cluster_file()));
+    EXPECT_NE(python.find("python: True True"), std::string::npos) << python;
   }
 
   fs::path root_;
