@@ -13,10 +13,10 @@
 #include "client/cluster_documents.h"
 #include "client/plan_documents.h"
 #include "client/send_summary.h"
-#include "cluster/local_member.h"
-#include "collectives/registry.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "cluster/local_member.h"
+#include "collectives/registry.h"
 #include "common/hex.h"
 #include "common/safe_path.h"
 #include "common/file_io.h"
@@ -61,6 +61,10 @@ int CreateSharedFile(const fs::path& path, int flags) {
   }
   return fd;
 }
+
+// Broadcast::Cancel asks the source at most this long (a source that does not answer ends the
+// broadcast by its own timeouts).
+constexpr std::chrono::seconds kCancelCallTimeout(5);
 
 // A call that streams BroadcastProgress (Broadcast or Allgather) until it ends.
 using ProgressCall = std::function<Status(const std::function<void(const v1::BroadcastProgress&)>&)>;
@@ -179,7 +183,7 @@ class BroadcastImpl : public Broadcast {
     request.set_plan_id(last_.plan_id());
     request.set_reason("cancelled by the caller");
     lock.unlock();
-    (void)source_client_->Cancel(request);
+    (void)source_client_->Cancel(request, kCancelCallTimeout);
     lock.lock();
   }
 

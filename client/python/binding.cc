@@ -12,6 +12,7 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,10 +81,11 @@ SendOptions SendOptionsFrom(const py::dict& given) {
 class PyBroadcast {
  public:
   explicit PyBroadcast(std::unique_ptr<Broadcast> broadcast) : broadcast_(std::move(broadcast)) {}
-  // Destroying a broadcast waits for its end (libgridcast's handle joins its call): not
-  // holding the GIL meanwhile.
+  // A handle dropped before the end cancels its broadcast: nobody can wait for it any more,
+  // and libgridcast's handle waits for the end when destroyed (not holding the GIL meanwhile).
   ~PyBroadcast() {
     py::gil_scoped_release released;
+    if (!broadcast_->Poll(nullptr)) broadcast_->Cancel();
     broadcast_.reset();
   }
 
@@ -120,23 +122,39 @@ class PyBroadcast {
   }
 
   // Once ended: (code, code name, message, the summary document): code 0 when every member
-  // verified its copy.
+  // verified its copy. Several threads may ask: the first one takes it (libgridcast's Wait is
+  // for one thread).
   py::tuple Outcome() {
-    if (!outcome_) {
-      if (!broadcast_->Poll(nullptr)) throw StatusException(Status::FailedPrecondition("the broadcast has not ended"));
+    std::optional<std::pair<Status, std::string>> outcome;
+    {
       py::gil_scoped_release released;
-      const Result<BroadcastResult> result = broadcast_->Wait();
-      outcome_ = std::make_pair(result.status(), broadcast_->SummaryJson());
+      std::lock_guard<std::mutex> lock(outcome_mutex_);
+      if (!outcome_ && broadcast_->Poll(nullptr)) {
+        const Result<BroadcastResult> result = broadcast_->Wait();
+        outcome_ = std::make_pair(result.status(), broadcast_->SummaryJson());
+      }
+      outcome = outcome_;
     }
-    const Status& status = outcome_->first;
+    if (!outcome) throw StatusException(Status::FailedPrecondition("the broadcast has not ended"));
+    const Status& status = outcome->first;
     return py::make_tuple(static_cast<int>(status.code()), std::string(StatusCodeName(status.code())),
-                          status.message(), outcome_->second);
+                          status.message(), outcome->second);
   }
 
  private:
   std::unique_ptr<Broadcast> broadcast_;
-  std::optional<std::pair<Status, std::string>> outcome_;
+  std::mutex outcome_mutex_;
+  std::optional<std::pair<Status, std::string>> outcome_;  // guarded by outcome_mutex_
 };
+
+// The handle of a broadcast just started. A Ctrl-C that came while it started (copying a large
+// buffer to the source daemon takes seconds, without the GIL) cancels it and raises
+// KeyboardInterrupt here, before the caller holds a handle to cancel.
+std::unique_ptr<PyBroadcast> Started(std::unique_ptr<Broadcast> broadcast) {
+  auto started = std::make_unique<PyBroadcast>(std::move(broadcast));
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // `started` cancels on its way out
+  return started;
+}
 
 class PyClient {
  public:
@@ -147,8 +165,12 @@ class PyClient {
 
   std::unique_ptr<PyBroadcast> StartSendFile(const std::string& path, const py::dict& options) {
     const SendOptions send = SendOptionsFrom(options);
-    py::gil_scoped_release released;
-    return std::make_unique<PyBroadcast>(ValueOrThrow(client_->StartSendFile(path, send)));
+    std::unique_ptr<Broadcast> broadcast;
+    {
+      py::gil_scoped_release released;
+      broadcast = ValueOrThrow(client_->StartSendFile(path, send));
+    }
+    return Started(std::move(broadcast));
   }
 
   // The source daemon gets a copy of the buffer (libgridcast StartSendBuffer): it is read
@@ -157,8 +179,12 @@ class PyClient {
                                                const py::dict& options) {
     const SendOptions send = SendOptionsFrom(options);
     HeldBuffer buffer(data, /*writable=*/false);
-    py::gil_scoped_release released;
-    return std::make_unique<PyBroadcast>(ValueOrThrow(client_->StartSendBuffer(buffer.bytes(), name, send)));
+    std::unique_ptr<Broadcast> broadcast;
+    {
+      py::gil_scoped_release released;
+      broadcast = ValueOrThrow(client_->StartSendBuffer(buffer.bytes(), name, send));
+    }
+    return Started(std::move(broadcast));
   }
 
   std::unique_ptr<PyBroadcast> StartSendUrl(const std::string& url, const py::dict& options,
@@ -169,8 +195,12 @@ class PyClient {
     origin.headers = headers;
     origin.ca_pem = ca_pem;
     origin.sha256 = sha256;
-    py::gil_scoped_release released;
-    return std::make_unique<PyBroadcast>(ValueOrThrow(client_->StartSendUrl(url, send, origin)));
+    std::unique_ptr<Broadcast> broadcast;
+    {
+      py::gil_scoped_release released;
+      broadcast = ValueOrThrow(client_->StartSendUrl(url, send, origin));
+    }
+    return Started(std::move(broadcast));
   }
 
   void ReceiveInto(const std::string& member, const std::string& name, const py::handle& into, double timeout_s,
@@ -183,9 +213,11 @@ class PyClient {
   // A new bytes object of `size` filled with the member's copy: no second copy of it.
   py::bytes ReceiveBytes(const std::string& member, const std::string& name, uint64_t size, double timeout_s,
                          bool remove_in_memory) {
-    py::bytes out(nullptr, static_cast<size_t>(size));
-    char* data = PyBytes_AsString(out.ptr());
-    if (data == nullptr) throw py::error_already_set();
+    // MemoryError, not a RuntimeError, when there is no room for it.
+    PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+    if (raw == nullptr) throw py::error_already_set();
+    py::bytes out = py::reinterpret_steal<py::bytes>(raw);
+    char* data = PyBytes_AS_STRING(raw);
     py::gil_scoped_release released;
     ThrowIfError(client_->Receive(member, name, {reinterpret_cast<uint8_t*>(data), static_cast<size_t>(size)},
                                   ReceiveOptions{timeout_s, remove_in_memory}));
@@ -202,7 +234,11 @@ class PyClient {
     return ValueOrThrow(client_->ListJson(member, verify));
   }
 
-  std::string LocalMember() { return ValueOrThrow(client_->LocalMember()); }
+  // May resolve host names.
+  std::string LocalMember() {
+    py::gil_scoped_release released;
+    return ValueOrThrow(client_->LocalMember());
+  }
 
  private:
   std::unique_ptr<Client> client_;

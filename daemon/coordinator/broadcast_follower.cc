@@ -74,7 +74,7 @@ FollowOutcome BroadcastFollower::Follow(v1::BroadcastProgress& progress, Clock::
     if (!round.ok()) {
       // Every member below has forgotten the plan too (Cancel passes down the control tree):
       // none answers for it any more, and none is unreachable.
-      ListEveryMemberStopped(progress, "cancelled");
+      ListEveryMemberStopped(progress, tree_.CancelReason(id_).value_or("cancelled"));
     } else if (!failure.ok()) {
       ListEveryMember(progress);
     }
@@ -210,8 +210,12 @@ void BroadcastFollower::ListEveryMemberStopped(v1::BroadcastProgress& progress, 
   for (size_t i = FirstReceiver(); i < members_.size(); ++i) {
     v1::MemberProgress* mp = progress.add_members();
     mp->set_member(members_[i]);
-    mp->set_state(v1::MEMBER_STATE_STOPPED);
-    mp->set_error(why);
+    if (lost_.count(members_[i]) != 0) {
+      mp->set_state(v1::MEMBER_STATE_LOST);
+    } else {
+      mp->set_state(v1::MEMBER_STATE_STOPPED);
+      mp->set_error(why);
+    }
     mp->set_chunks_total(chunks_);
   }
 }

@@ -82,7 +82,8 @@ class BroadcastFollower {
                   uint32_t* lost_now);
   // One detailed round: every member in `progress`, in member order.
   void ListEveryMember(v1::BroadcastProgress& progress);
-  // Every receiver in `progress`, stopped for `why` (a cancel released the plan everywhere).
+  // Every receiver in `progress`, stopped for `why` (a cancel released the plan everywhere),
+  // but those given up on before: lost.
   void ListEveryMemberStopped(v1::BroadcastProgress& progress, const std::string& why) const;
   // Logs each lane trouble `member` reports the first time it does (docs/repair.md: the
   // source decides on them).

@@ -277,6 +277,8 @@ Status ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlD
     if (it != plans_.end()) {
       state = it->second;
       plans_.erase(it);
+      if (cancel_reasons_.size() == kCancelReasonsKept) cancel_reasons_.pop_front();
+      cancel_reasons_.emplace_back(id, reason);
     }
   }
   if (state == nullptr) return participant_.Stop(id, reason);
@@ -287,6 +289,14 @@ Status ControlTree::Cancel(const PlanId& id, const std::string& reason, ControlD
   });
   (void)participant_.Stop(id, reason);
   return Status::Ok();
+}
+
+std::optional<std::string> ControlTree::CancelReason(const PlanId& id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [cancelled, reason] : cancel_reasons_) {
+    if (cancelled == id) return reason;
+  }
+  return std::nullopt;
 }
 
 void ControlTree::CancelSubtree(PlanState& state, int child, const std::string& reason, ControlDeadline deadline) {

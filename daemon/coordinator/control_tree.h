@@ -29,9 +29,11 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,9 @@ class ControlTree {
   // the plan. A plan prepared without a fanout stops this member alone. NotFound for a plan this
   // member does not hold.
   Status Cancel(const PlanId& id, const std::string& reason, ControlDeadline deadline);
+  // Why one of the last plans this member carried was cancelled here (what its Cancel said);
+  // nullopt for a plan not cancelled here.
+  std::optional<std::string> CancelReason(const PlanId& id) const;
 
   // A running plan's patches (every one so far, versions 1..n, as CheckPatchRequest checked):
   // applied to the slice this member keeps (so a child prepared again gets the patched plan),
@@ -138,6 +143,9 @@ class ControlTree {
   const ControlClientOptions client_options_;
   mutable std::mutex mutex_;
   std::map<PlanId, std::shared_ptr<PlanState>> plans_;  // guarded by mutex_
+  // The reasons of the last kCancelReasonsKept cancels, oldest first.
+  static constexpr size_t kCancelReasonsKept = 16;
+  std::deque<std::pair<PlanId, std::string>> cancel_reasons_;  // guarded by mutex_
   CallThreads calls_;  // the calls to children, at once
 };
 

@@ -7,7 +7,8 @@
 // directory and received payloads are read from the member daemon's, so the process must run
 // on the same host as those daemons (as an MPI rank next to its node's gridcastd does).
 //
-// Thread-safety: a Client may be shared; each Broadcast handle belongs to one thread.
+// Thread-safety: a Client may be shared; each Broadcast handle belongs to one thread, but for
+// Cancel, which any thread may call.
 #pragma once
 
 #include <cstdint>
@@ -180,9 +181,11 @@ class Broadcast {
   virtual Result<BroadcastResult> Wait() = 0;
   // The calls below come after the first ones: a program built before them keeps the first
   // ones' places.
-  // Asks the source daemon to stop the broadcast at every member; returns at once (from any
-  // thread). Before the source has made its plan, it is asked as soon as the plan exists.
-  // The broadcast then ends (Poll) and Wait() fails.
+  // Asks the source daemon to stop the broadcast at every member (from any thread); returns
+  // once the source was asked, within 5 s. Before the source has made its plan, it is asked as
+  // soon as the plan exists. The broadcast then ends (Poll) and Wait() fails; members report
+  // "stopped". A broadcast other callers joined (the same payload asked for again while it
+  // ran) stops for them too.
   virtual void Cancel() = 0;
   // Poll, with the member furthest behind.
   virtual bool PollDetail(ProgressDetail* detail) = 0;

@@ -49,9 +49,9 @@ class PackageTest : public ::testing::Test {
     const std::string libdir = Shell("ls -d " + ShellQuote(prefix.string()) + "/lib*/pkgconfig/.. | head -1");
     const fs::path lib = fs::canonical(fs::path(libdir.substr(0, libdir.find('\n'))));
     EXPECT_TRUE(fs::is_symlink(lib / "libgridcast.so")) << lib;
-    EXPECT_NE(Shell("readelf -d " + ShellQuote((lib / "libgridcast.so").string())).find("[libgridcast.so.0]"),
+    EXPECT_NE(Shell("readelf -d " + ShellQuote((lib / "libgridcast.so").string())).find("[libgridcast.so.1]"),
               std::string::npos)
-        << "no SONAME libgridcast.so.0";
+        << "no SONAME libgridcast.so.1";
     const std::string pkg = "PKG_CONFIG_PATH=" + ShellQuote((lib / "pkgconfig").string()) + " pkg-config";
     const std::string flags = Shell(pkg + " --cflags --libs gridcast");
     EXPECT_NE(flags.find("-lgridcast"), std::string::npos) << flags;

@@ -88,14 +88,20 @@ def test_an_array_of_a_non_native_dtype_arrives_equal_in_memory(cluster):
     assert not [p for p in held if p["name"] == "weights" and p["in_memory"]]
 
 
-def test_a_record_array_and_a_zero_dimensional_one_are_their_bytes(cluster):
+def test_arrays_of_any_dtype_are_their_bytes(cluster):
     records = np.array([(1, 2.5, b"ab"), (3, -1.0, b"cd")] * 1001, dtype=[("i", "<i4"), ("x", ">f4"), ("s", "S2")])
     assert cluster.send(records, name="records").verified
     out = np.zeros_like(records)
     cluster.receive("records", into=out, member="lyon-1")
     assert np.array_equal(out, records)
-    assert cluster.send(np.float64(7.25), name="scalar").verified
+    assert cluster.send(np.array(7.25), name="scalar").verified  # zero-dimensional
     assert np.frombuffer(cluster.receive("scalar", member="nancy-1"), dtype=np.float64)[0] == 7.25
+    # No buffer-protocol format exists for these: their bytes are sent all the same.
+    times = np.arange("2026-01-01", "2026-12-31", dtype="datetime64[s]")
+    assert cluster.send(times, name="times").verified
+    out = np.empty_like(times)
+    cluster.receive("times", into=out, member="lyon-1")
+    assert np.array_equal(out, times)
 
 
 def test_what_cannot_be_sent_or_received_into_is_refused_clearly(cluster):
@@ -167,31 +173,40 @@ def test_send_async_polls_and_waits(cluster):
     assert broadcast.wait() is result  # the same result again
 
 
-def test_leaving_the_with_block_cancels_an_unfinished_broadcast(cluster):
-    data = random_bytes(48 * 1024 * 1024, 7)  # ~8 s
+def test_leaving_the_with_block_or_dropping_the_handle_cancels_an_unfinished_broadcast(cluster):
+    data = random_bytes(96 * 1024 * 1024, 7)  # ~16 s past nancy's uplink
     started = time.monotonic()
     with cluster.send_async(data, name="left.bin") as broadcast:
         wait_until(lambda: broadcast.poll().chunks_done > 0, 30, "the broadcast under way")
-    assert broadcast.done and time.monotonic() - started < 8
+    assert broadcast.done and time.monotonic() - started < 12
     with pytest.raises(gridcast.BroadcastError) as failed:
         broadcast.wait()
     assert failed.value.result is not None and not failed.value.result.verified
-    assert any(m.state == "stopped" for m in failed.value.result.members)
+    assert {m.state for m in failed.value.result.members} == {"stopped"}
     wait_until(lambda: not running_plans(cluster), 15, "no member still running it")
+
+    dropped = cluster.send_async(data, name="dropped.bin")
+    wait_until(lambda: dropped.poll().chunks_done > 0, 30, "the broadcast under way")
+    started = time.monotonic()
+    del dropped
+    assert time.monotonic() - started < 10
+    wait_until(lambda: not running_plans(cluster), 15, "no member still running it")
+    for entry in cluster.list()["members"][1:]:
+        assert not [p for p in entry["payloads"] if p["name"] == "dropped.bin" and p["complete"]], entry
 
 
 def test_a_cancel_from_another_thread_stops_the_send(cluster):
-    data = random_bytes(48 * 1024 * 1024, 8)
+    data = random_bytes(96 * 1024 * 1024, 8)  # ~16 s
     broadcast = cluster.send_async(data, name="cancelled.bin")
     threading.Timer(1.5, broadcast.cancel).start()
     started = time.monotonic()
     with pytest.raises(gridcast.BroadcastError) as failed:
         broadcast.wait()
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 10
     result = failed.value.result
     assert result is not None and not result.verified
     assert {m.state for m in result.members} == {"stopped"}, result.members
-    assert all(m.error == "cancelled" for m in result.members)
+    assert all(m.error == "cancelled by the caller" for m in result.members), result.members
     wait_until(lambda: not running_plans(cluster), 15, "no member still running it")
     for entry in cluster.list()["members"][1:]:
         assert not [p for p in entry["payloads"] if p["name"] == "cancelled.bin" and p["complete"]], entry
@@ -211,9 +226,13 @@ def test_ctrl_c_cancels_the_send_and_raises_keyboard_interrupt(grid, cluster, wo
         print("finished", flush=True)
     """))
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=os.environ)
-    assert child.stdout.readline().startswith("progress")  # under way
-    child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=60)
+    try:
+        assert child.stdout.readline().startswith("progress")  # under way (or the child died: "")
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
     assert child.returncode == 42, out
     assert "KeyboardInterrupt" in out
     wait_until(lambda: not running_plans(cluster), 15, "no member still running it")
@@ -265,7 +284,7 @@ def test_an_array_over_2_gib_arrives_whole(fast_pair):
         stop.set()
         ticker.join()
     assert np.array_equal(out, array)
-    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.5, "the GIL was held"
+    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 1.0, "the GIL was held"
 
 
 # --- status, list, plan, simulate, members -------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import json
+import operator
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -194,18 +195,30 @@ class SendResult:
         return json.loads(json.dumps(self._document))
 
 
-def _size(value: Union[int, str, None], what: str) -> int:
-    """A size in bytes from an int or a string such as "256MiB"; 0 for None."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ArgumentError(f"{what}: expected a size in bytes or a string such as '1MiB', not {value!r}",
-                            "INVALID_ARGUMENT")
+def _size(value: Union[int, str], what: str) -> int:
+    """A size in bytes from an integer (a NumPy one too) or a string such as "256MiB"."""
     if isinstance(value, str):
         return int(_native(_gridcast.parse_size, value))
-    if value < 0:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        size = operator.index(value)
+    except TypeError:
+        raise ArgumentError(f"{what}: expected a size in bytes or a string such as '1MiB', not {value!r}",
+                            "INVALID_ARGUMENT") from None
+    if size < 0:
         raise ArgumentError(f"{what}: must not be negative", "INVALID_ARGUMENT")
-    return value
+    return size
+
+
+def _chunk(value: Union[int, str, None]) -> int:
+    """A chunk size; 0 (the planner's choice) for None."""
+    if value is None:
+        return 0
+    chunk = _size(value, "chunk")
+    if chunk == 0:
+        raise ArgumentError("chunk: must be positive", "INVALID_ARGUMENT")
+    return chunk
 
 
 def parse_size(text: str) -> int:
@@ -220,8 +233,8 @@ def _is_url(source: str) -> bool:
 class Broadcast:
     """A broadcast under way (:meth:`Cluster.send_async`).
 
-    Used as a context manager, leaving the block cancels it when it has not ended.
-    Dropping the handle of an unfinished broadcast waits for its end.
+    Used as a context manager, leaving the block cancels it when it has not ended; so does
+    dropping the last reference to the handle of an unfinished broadcast.
     """
 
     def __init__(self, native: Any, progress: Optional[Callable[[Progress], Any]] = None) -> None:
@@ -266,9 +279,10 @@ class Broadcast:
                     self._progress(self.poll())
                 if deadline is not None and now >= deadline:
                     raise TimeoutError(f"the broadcast did not end in {timeout} s")
-        except (KeyboardInterrupt, Exception) as e:
-            if not isinstance(e, TimeoutError):
-                self._cancel_and_settle()
+        except TimeoutError:
+            raise
+        except BaseException:  # Ctrl-C, the progress callback's exception
+            self._cancel_and_settle()
             raise
         return self._outcome()
 
@@ -350,7 +364,12 @@ class Cluster:
         broadcast = self.send_async(source, name=name, algo=algo, mode=mode, digest=digest, chunk=chunk,
                                     in_memory=in_memory, timeout=timeout, progress=progress, members=members,
                                     headers=headers, sha256=sha256)
-        return broadcast.wait()
+        try:
+            return broadcast.wait()
+        except BaseException:
+            if not broadcast.done:  # a Ctrl-C just before wait() began
+                broadcast._cancel_and_settle()
+            raise
 
     def send_async(self, source: Any, *, name: Optional[str] = None, algo: str = "auto",
                    mode: Optional[str] = "push", digest: Optional[str] = None, chunk: Union[int, str, None] = None,
@@ -364,7 +383,7 @@ class Cluster:
         """
         options = {
             "algorithm": algo,
-            "chunk_bytes": _size(chunk, "chunk"),
+            "chunk_bytes": _chunk(chunk),
             "timeout_s": float(timeout or 0),
             "name": name or "",
             "in_memory": bool(in_memory),
@@ -373,27 +392,25 @@ class Cluster:
             "no_reuse": False,
             "mode": 0 if mode is None else _native(_gridcast.mode_value, mode),
         }
-        if chunk is not None and options["chunk_bytes"] == 0:
-            raise ArgumentError("chunk: must be positive", "INVALID_ARGUMENT")
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
             if not isinstance(path, str):
                 raise ArgumentError("source: a path as str, not bytes", "INVALID_ARGUMENT")
             if _is_url(path):
-                return _started(lambda: self._client.start_send_url(path, options, list(headers), "", sha256 or ""),
-                                progress)
+                return Broadcast(_native(self._client.start_send_url, path, options, list(headers), "", sha256 or ""),
+                                 progress)
             if headers or sha256:
                 raise ArgumentError("headers and sha256 are for a payload at an http(s) URL", "INVALID_ARGUMENT")
             if not (os.path.isfile(path) or os.path.isdir(path)):
                 raise ArgumentError(f"payload {path} is not a readable file or directory", "INVALID_ARGUMENT")
-            return _started(lambda: self._client.start_send_file(os.path.abspath(path), options), progress)
+            return Broadcast(_native(self._client.start_send_file, os.path.abspath(path), options), progress)
         if headers or sha256:
             raise ArgumentError("headers and sha256 are for a payload at an http(s) URL", "INVALID_ARGUMENT")
         view = _memory_of(source, "source")
         if not name:
             raise ArgumentError("name: a buffer or an array needs the name members store it under",
                                 "INVALID_ARGUMENT")
-        return _started(lambda: self._client.start_send_buffer(view, name, options), progress)
+        return Broadcast(_native(self._client.start_send_buffer, view, name, options), progress)
 
     def receive(self, name: str, into: Any = None, member: Optional[str] = None, *, timeout: float = 600.0,
                 remove_in_memory: bool = True) -> Any:
@@ -408,19 +425,22 @@ class Cluster:
         member = member or self.local_member()
         target = None if into is None else _memory_of(into, "into", writable=True)
         deadline = time.monotonic() + timeout
+        pause = 0.02  # a copy that is already there is read at once; one on its way, soon after it is
         while True:
             size = self._complete_size(member, name)
             if size is not None:
                 break
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"'{name}' did not arrive complete at {member} in {timeout} s")
-            time.sleep(0.05)
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(2 * pause, 0.5)
+        remaining = max(1.0, deadline - time.monotonic())
         if target is None:
-            return _native(self._client.receive_bytes, member, name, size, 5.0, remove_in_memory)
+            return _native(self._client.receive_bytes, member, name, size, remaining, remove_in_memory)
         if target.nbytes != size:
             raise ArgumentError(f"payload '{name}' has {size} bytes; the buffer has {target.nbytes}",
                                 "INVALID_ARGUMENT")
-        _native(self._client.receive_into, member, name, target, 5.0, remove_in_memory)
+        _native(self._client.receive_into, member, name, target, remaining, remove_in_memory)
         return into
 
     def status(self, member: Optional[str] = None) -> Dict[str, Any]:
@@ -439,28 +459,30 @@ class Cluster:
     def _complete_size(self, member: str, name: str) -> Optional[int]:
         for entry in self.list(member=member)["members"]:
             if "error" in entry:
-                raise ConnectionError(entry["error"], "UNAVAILABLE")
+                error = entry["error"]
+                raise ConnectionError(error, "UNAVAILABLE") if "unreachable" in error else Error(error)
             for payload in entry["payloads"]:
                 if payload["name"] == name and payload["complete"]:
                     return int(payload["size_bytes"])
         return None
 
 
-def _started(start: Callable[[], Any], progress: Optional[Callable[[Progress], Any]]) -> Broadcast:
-    """The handle of a broadcast `start` begins. A Ctrl-C that arrives while it starts (copying a
-    large buffer to the source daemon takes a while) cancels the broadcast it began."""
-    native = None
-    try:
-        native = _native(start)
-        return Broadcast(native, progress)
-    except KeyboardInterrupt:
-        if native is not None:
-            Broadcast(native)._cancel_and_settle()
-        raise
-
-
 def _memory_of(source: Any, what: str, writable: bool = False) -> memoryview:
     """The bytes of a buffer, as one C-contiguous run; a clear error for anything else."""
+    dtype = getattr(source, "dtype", None)
+    if dtype is not None and getattr(dtype, "hasobject", False):
+        raise ArgumentError(f"{what}: an array of Python objects has no bytes to send (dtype object)",
+                            "INVALID_ARGUMENT")
+    flags = getattr(source, "flags", None)
+    if dtype is not None and flags is not None and hasattr(source, "view") and hasattr(source, "reshape"):
+        # A NumPy array of any dtype, as its bytes: the buffer protocol has no format for some
+        # (datetime64, timedelta64), and its bytes are what travels.
+        if not flags.c_contiguous:
+            raise ArgumentError(f"{what}: the array is not C-contiguous (numpy.ascontiguousarray makes a copy "
+                                "that is)", "INVALID_ARGUMENT")
+        if writable and not flags.writeable:
+            raise ArgumentError(f"{what}: the array is read-only", "INVALID_ARGUMENT")
+        source = source.reshape(-1).view("u1")
     try:
         view = memoryview(source)
     except TypeError:
@@ -469,7 +491,7 @@ def _memory_of(source: Any, what: str, writable: bool = False) -> memoryview:
     except ValueError as e:
         raise ArgumentError(f"{what}: {e}", "INVALID_ARGUMENT") from None
     # An array of Python objects holds references (addresses in this process), not data.
-    if getattr(getattr(source, "dtype", None), "hasobject", False) or view.format == "O":
+    if view.format == "O":
         raise ArgumentError(f"{what}: an array of Python objects has no bytes to send (dtype object)",
                             "INVALID_ARGUMENT")
     if not view.c_contiguous:
@@ -484,7 +506,7 @@ def plan(topology: Union[str, "os.PathLike[str]"], size: Union[int, str], algo: 
          chunk: Union[int, str, None] = None, source: Optional[str] = None) -> Dict[str, Any]:
     """``gridcast plan --json``: the plan ``algo`` makes for ``size`` bytes on a topology file."""
     return json.loads(_native(_gridcast.plan_json, os.fspath(topology), _size(size, "size"), algo,
-                              _size(chunk, "chunk"), source or ""))
+                              _chunk(chunk), source or ""))
 
 
 def simulate(topology: Union[str, "os.PathLike[str]"], size: Union[int, str], algo: str = "all", *,
@@ -493,5 +515,5 @@ def simulate(topology: Union[str, "os.PathLike[str]"], size: Union[int, str], al
     """``gridcast simulate --json``: predicted times of ``algo`` ("all": every broadcast
     planner) and auto's pick, against the physical bound."""
     return json.loads(_native(_gridcast.simulate_json, os.fspath(topology), _size(size, "size"), algo,
-                              _size(chunk, "chunk"), source or "", float(goodput)))
+                              _chunk(chunk), source or "", float(goodput)))
 
