@@ -85,7 +85,10 @@ class PyBroadcast {
   // and libgridcast's handle waits for the end when destroyed (not holding the GIL meanwhile).
   ~PyBroadcast() {
     py::gil_scoped_release released;
-    if (!broadcast_->Poll(nullptr)) broadcast_->Cancel();
+    try {
+      if (!broadcast_->Poll(nullptr)) broadcast_->Cancel();
+    } catch (...) {  // not out of a destructor; the broadcast then ends by its own timeouts
+    }
     broadcast_.reset();
   }
 
