@@ -252,7 +252,8 @@ class Broadcast:
         return self._snapshot()[1]
 
     def cancel(self) -> None:
-        """Asks the source to stop the broadcast at every member; returns at once.
+        """Asks the source to stop the broadcast at every member; returns once it was asked
+        (within 5 s), from any thread.
 
         :meth:`wait` then raises :class:`BroadcastError` (members "stopped").
         """
