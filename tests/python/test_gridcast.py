@@ -265,6 +265,7 @@ def test_an_array_over_2_gib_arrives_whole(fast_pair):
     count = (2 * 1024 ** 3 + 4096 + 8) // 8  # over 2 GiB: more than an MPI count of bytes (int) holds
     array = np.arange(count, dtype=np.uint64)
     array[::4097] ^= 0x5A5A5A5A5A5A5A5A
+    out = np.empty_like(array)  # (allocating it holds the GIL: NumPy's, not ours)
     # Another thread runs all along: the calls that copy gigabytes and wait do not hold the GIL.
     ticks, stop = [], threading.Event()
 
@@ -278,7 +279,6 @@ def test_an_array_over_2_gib_arrives_whole(fast_pair):
     try:
         result = cluster.send(array, name="big", digest="xxh3", in_memory=True, timeout=900)
         assert result.verified and result.size_bytes == array.nbytes > 2 ** 31
-        out = np.empty_like(array)
         cluster.receive("big", into=out, member="core-1")
     finally:
         stop.set()
