@@ -358,69 +358,79 @@ int ForEachMember(const ClusterArgs& args,
   return visited.ok() ? code : ReportError(visited.WithContext("--member"));
 }
 
-// --json of status and list: the document `make` builds; exit code 1 when it reports trouble.
-int PrintMembersDocument(const ClusterArgs& args,
-                         const std::function<Result<nlohmann::json>(const ClusterConfig&)>& make) {
+// status and list: the document `make` builds, as JSON with --json, else each member's entry as
+// `describe` writes it for people (an unreachable member's as "error: ..."); exit code 1 when
+// the document reports trouble.
+int PrintMembers(const ClusterArgs& args, const std::function<Result<nlohmann::json>(const ClusterConfig&)>& make,
+                 const std::function<std::string(const nlohmann::json&)>& describe) {
   Result<ClusterConfig> cluster = LoadCluster(args.cluster);
   if (!cluster.ok()) return ReportError(cluster.status());
   Result<nlohmann::json> document = make(*cluster);
   if (!document.ok()) return ReportError(document.status().WithContext("--member"));
-  fmt::print("{}\n", document->dump(2));
+  if (args.json) {
+    fmt::print("{}\n", document->dump(2));
+  } else {
+    for (const nlohmann::json& entry : document->at("members")) {
+      fmt::print("{}\n", entry.contains("error") ? "error: " + entry.at("error").get<std::string>() : describe(entry));
+    }
+  }
   return DocumentReportsTrouble(*document) ? kExitFailure : kExitOk;
 }
 
+// "done", or "failed: <error>": as MemberStateText.
+std::string StateText(const nlohmann::json& entry) {
+  const std::string error = entry.value("error", "");
+  return entry.at("state").get<std::string>() + (error.empty() ? "" : ": " + error);
+}
+
 int StatusCommand(const ClusterArgs& args) {
-  if (args.json) {
-    return PrintMembersDocument(args, [&](const ClusterConfig& c) { return StatusDocument(c, args.member, args.tls_ca); });
-  }
-  return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
-    v1::StatusRequest request;
-    v1::StatusResponse response;
-    Status s = client.GetStatus(request, &response);
-    if (!s.ok()) return MemberError(member, client, s);
-    std::string line = fmt::format("{:<16} {} plan(s)", member.name, response.plans_size());
-    for (const v1::PlanStatus& plan : response.plans()) {
-      line += fmt::format("\n  {} {:<12} {}/{} chunks{}", ToHex(AsBytes(plan.plan_id())), MemberStateText(plan.state(), plan.error()),
-                          plan.chunks_done(), plan.chunks_total(), plan.is_source() ? " (source)" : "");
-    }
-    for (const v1::ServeStatus& serve : response.serves()) {
-      line += fmt::format("\n  {} serving {} to {}: {}, {}/{} pieces", ToHex(AsBytes(serve.serve_id())), serve.name(),
-                          serve.address(), ServeStateText(serve.state()), serve.client_pieces(), serve.pieces_total());
-    }
-    return line;
-  });
+  return PrintMembers(
+      args, [&](const ClusterConfig& c) { return StatusDocument(c, args.member, args.tls_ca); },
+      [](const nlohmann::json& member) {
+        const nlohmann::json& plans = member.at("plans");
+        std::string line = fmt::format("{:<16} {} plan(s)", member.at("name").get<std::string>(), plans.size());
+        for (const nlohmann::json& plan : plans) {
+          line += fmt::format("\n  {} {:<12} {}/{} chunks{}", plan.at("plan_id").get<std::string>(), StateText(plan),
+                              plan.at("chunks_done").get<uint64_t>(), plan.at("chunks_total").get<uint64_t>(),
+                              plan.at("is_source").get<bool>() ? " (source)" : "");
+        }
+        for (const nlohmann::json& serve : member.at("serves")) {
+          line += fmt::format("\n  {} serving {} to {}: {}, {}/{} pieces", serve.at("serve_id").get<std::string>(),
+                              serve.at("name").get<std::string>(), serve.at("address").get<std::string>(),
+                              serve.at("state").get<std::string>(), serve.at("client_pieces").get<uint64_t>(),
+                              serve.at("pieces_total").get<uint64_t>());
+        }
+        return line;
+      });
 }
 
 // With --verify every member re-hashes each complete payload against its recorded chunk
 // list; a bad chunk anywhere makes the exit code 1 (an "error:" line names it).
 int ListCommand(const ClusterArgs& args) {
-  if (args.json) {
-    return PrintMembersDocument(args, [&](const ClusterConfig& c) { return ListDocument(c, args.member, args.tls_ca, args.verify); });
-  }
-  return ForEachMember(args, [&](const ClusterMember& member, ControlClient& client) {
-    v1::ListRequest request;
-    request.set_verify(args.verify);
-    v1::ListResponse response;
-    Status s = client.List(&response, request, args.verify ? std::chrono::hours(24) : std::chrono::milliseconds(0));
-    if (!s.ok()) return MemberError(member, client, s);
-    std::string line = fmt::format("{:<16} {} payload(s)", member.name, response.payloads_size());
-    std::string bad;
-    for (const v1::HeldPayload& p : response.payloads()) {
-      line += fmt::format("\n  {:<32} {:>10} {}{}", p.name(), FormatSize(p.size_bytes()), p.complete() ? "complete" : "partial",
-                          p.in_memory() ? " (in memory)" : "");
-      if (Result<ChunkDigest> digest = ChunkDigestFromProto(p.digest()); p.digest() != v1::CHUNK_DIGEST_UNSPECIFIED && digest.ok()) {
-        line += fmt::format(", chunks {}", DigestName(*digest));
-      }
-      if (p.scrub() != v1::SCRUB_RESULT_UNSPECIFIED) line += fmt::format(", verify: {}", ScrubResultText(p.scrub(), p.scrub_error()));
-      if (p.bad_chunks_size() == 0) continue;
-      std::string chunks;
-      for (uint64_t c : p.bad_chunks()) chunks += (chunks.empty() ? "" : ",") + std::to_string(c);
-      line += fmt::format(" ({} of {} chunks: {})", p.bad_chunks_size(), p.chunks_total(), chunks);
-      bad += fmt::format("\nerror: {}: {} has {} bad chunk(s): {}", member.name, p.name(), p.bad_chunks_size(), chunks);
-    }
-    // ForEachMember fails the command on a line starting with "error:".
-    return bad.empty() ? line : "error: " + member.name + ": bad chunks found\n" + line + bad;
-  });
+  return PrintMembers(
+      args, [&](const ClusterConfig& c) { return ListDocument(c, args.member, args.tls_ca, args.verify); },
+      [](const nlohmann::json& member) {
+        const std::string name = member.at("name").get<std::string>();
+        const nlohmann::json& payloads = member.at("payloads");
+        std::string line = fmt::format("{:<16} {} payload(s)", name, payloads.size());
+        std::string bad;
+        for (const nlohmann::json& p : payloads) {
+          line += fmt::format("\n  {:<32} {:>10} {}{}", p.at("name").get<std::string>(),
+                              FormatSize(p.at("size_bytes").get<uint64_t>()),
+                              p.at("complete").get<bool>() ? "complete" : "partial",
+                              p.at("in_memory").get<bool>() ? " (in memory)" : "");
+          if (p.contains("digest")) line += ", chunks " + p.at("digest").get<std::string>();
+          if (p.contains("verify")) line += ", verify: " + p.at("verify").get<std::string>();
+          const std::vector<uint64_t> bad_chunks = p.value("bad_chunks", std::vector<uint64_t>{});
+          if (bad_chunks.empty()) continue;
+          std::string chunks;
+          for (uint64_t c : bad_chunks) chunks += (chunks.empty() ? "" : ",") + std::to_string(c);
+          line += fmt::format(" ({} of {} chunks: {})", bad_chunks.size(), p.at("chunks_total").get<uint64_t>(), chunks);
+          bad += fmt::format("\nerror: {}: {} has {} bad chunk(s): {}", name, p.at("name").get<std::string>(),
+                             bad_chunks.size(), chunks);
+        }
+        return bad.empty() ? line : "error: " + name + ": bad chunks found\n" + line + bad;
+      });
 }
 
 int CancelCommand(const ClusterArgs& args) {
