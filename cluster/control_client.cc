@@ -31,6 +31,11 @@ ControlClient::ControlClient(const std::string& address, std::string secret,
   // Prepare carries one SHA-256 per chunk: allow plans of large payloads.
   arguments.SetMaxReceiveMessageSize(64 << 20);
   arguments.SetMaxSendMessageSize(64 << 20);
+  // gRPC backs off between attempts to reach a peer that refused, up to 120 s by default: a
+  // member restarted within seconds would not be seen again (nor prepared again) before its
+  // broadcast gave up on it. A control peer is retried at most a second apart instead.
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   channel_ = grpc::CreateCustomChannel(address, credentials, arguments);
   stub_ = v1::Control::NewStub(channel_);
 }

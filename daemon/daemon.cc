@@ -341,6 +341,7 @@ Status RunDaemon(const DaemonOptions& options) {
   coordinator_options.signer = participant_options.signer;
   if (options.control_fanout > 0) coordinator_options.control_fanout = options.control_fanout;
   if (options.stall_timeout.count() > 0) coordinator_options.stall_after = options.stall_timeout;
+  if (options.member_lost_after.count() > 0) coordinator_options.member_lost_after = options.member_lost_after;
   ControlTree tree(participant, options.cluster, coordinator_options.client);
   BroadcastCoordinator coordinator(participant, tree, options.cluster, coordinator_options);
   AllgatherCoordinator allgathers(participant, coordinator, options.cluster, coordinator_options.client);

@@ -33,6 +33,7 @@ struct DaemonOptions {
   unsigned workers = 0;           // threads hashing and writing chunks; 0 = one per core
   uint32_t control_fanout = 0;    // children per member in the control tree; 0 = the default (8)
   std::chrono::milliseconds stall_timeout{0};  // of broadcasts sent from here; 0 = the default (60 s)
+  std::chrono::milliseconds member_lost_after{0};  // of broadcasts sent from here; 0 = the default (5 s)
   TorrentSessionOptions torrents;   // the BitTorrent session (pull and hybrid plans)
   std::string tls_cert;           // PEM; with tls_key enables TLS on the control port and data plane
   std::string tls_key;

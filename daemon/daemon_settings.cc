@@ -89,6 +89,9 @@ SettingsTable::SettingsTable(CLI::App& app, DaemonSettings& s) : settings_(s) {
           "fails, naming the members not done (default 60; raise it when one chunk takes longer to cross the "
           "slowest link; a send's --stall-timeout overrides it)",
           "stall_timeout_s");
+  Declare(app, "--member-lost-after", s.member_lost_after_s,
+          "Seconds a member of a broadcast this daemon sends may not answer before the others go on without "
+          "it (default 5; a member that comes back within it is prepared again and resumes)");
   Declare(app, "--tcp-congestion", s.tcp_congestion,
           "TCP congestion control of the payload's connections to children, e.g. cubic, bbr, reno; "
           "'system' keeps the host's default (default cubic)");
@@ -263,6 +266,10 @@ Status BuildDaemonOptions(const DaemonSettings& s, DaemonOptions* options) {
   GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--stall-timeout", s.stall_timeout_s));
   if (s.stall_timeout_s > 0) {
     options->stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(s.stall_timeout_s * 1000));
+  }
+  GRIDCAST_RETURN_IF_ERROR(CheckSeconds("--member-lost-after", s.member_lost_after_s));
+  if (s.member_lost_after_s > 0) {
+    options->member_lost_after = std::chrono::milliseconds(static_cast<int64_t>(s.member_lost_after_s * 1000));
   }
   if (s.tcp_congestion == "system") {
     options->tcp.congestion.clear();

@@ -40,6 +40,7 @@ struct DaemonSettings {
   std::string page_cache_window;
   double io_timeout_s = 0;   // 0 = ExecutionOptions' default
   double stall_timeout_s = 0;  // 0 = CoordinatorOptions' default
+  double member_lost_after_s = 0;  // 0 = CoordinatorOptions' default
   std::string tcp_congestion;
   bool fsync = false;
   std::string log_level = "info";

@@ -133,7 +133,8 @@ TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
 // patched, resumes from what it verified, and every member ends with a verified copy: nobody
 // left waiting for it, nothing unverified kept.
 TEST(Repair, AMemberKilledAndRestartedDuringThePatchEndsWithEveryCopy) {
-  LocalCluster cluster(GRIDCASTD, "repair-bounce", 4, {"--window", "4"});
+  // Restarting takes seconds under the sanitizers on a loaded host: not given up on meanwhile.
+  LocalCluster cluster(GRIDCASTD, "repair-bounce", 4, {"--window", "4", "--member-lost-after", "30"});
   const std::string path = cluster.MakePayload("repair.bin", 400u << 20);
   const auto started = std::chrono::steady_clock::now();
   auto send = StartChainPush(cluster, path);

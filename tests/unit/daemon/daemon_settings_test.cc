@@ -81,6 +81,7 @@ TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
       "cluster: " + cluster() + "\n"
       "window_chunks: 3\n"
       "io_timeout_s: 600\n"
+      "member_lost_after: 12.5\n"
       "fsync: true\n"
       "parent_silent: 2.5\n"
       "tcp_congestion: system\n"
@@ -92,6 +93,7 @@ TEST_F(DaemonSettingsTest, TheConfigFileFillsWhatFlagsLeaveAndFlagsWin) {
   EXPECT_EQ(options.execution.window_chunks, 5u);                       // the flag
   EXPECT_EQ(options.data_address, "127.0.0.1:9100");                    // the flag
   EXPECT_EQ(options.execution.io_timeout, std::chrono::seconds(600));   // the file
+  EXPECT_EQ(options.member_lost_after, std::chrono::milliseconds(12500));
   EXPECT_TRUE(options.execution.sync_on_finish);
   EXPECT_EQ(options.execution.parent_silent, std::chrono::milliseconds(2500));
   EXPECT_TRUE(options.tcp.congestion.empty());                // "system"
