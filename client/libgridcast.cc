@@ -527,10 +527,8 @@ class ClientImpl : public Client {
     for (const std::string& header : origin.headers) source->add_headers(header);
     source->set_ca_pem(origin.ca_pem);
     if (!origin.sha256.empty()) {
-      Result<std::string> digest = FromHex(origin.sha256);
-      if (!digest.ok() || digest->size() != 32) {
-        return Status::InvalidArgument("OriginOptions::sha256: expected 64 hex digits");
-      }
+      Result<std::string> digest = FromHexOfSize(origin.sha256, 32);
+      if (!digest.ok()) return digest.status().WithContext("OriginOptions::sha256");
       source->set_sha256(std::move(*digest));
     }
     source->set_size_limit(origin.size_limit);

@@ -32,4 +32,12 @@ Result<std::string> FromHex(std::string_view text) {
   return out;
 }
 
+Result<std::string> FromHexOfSize(std::string_view text, size_t bytes) {
+  Result<std::string> out = FromHex(text);
+  if (!out.ok() || out->size() != bytes) {
+    return Status::InvalidArgument("expected " + std::to_string(2 * bytes) + " hex digits");
+  }
+  return out;
+}
+
 }  // namespace gridcast

@@ -13,6 +13,9 @@ namespace gridcast {
 std::string ToHex(std::span<const uint8_t> bytes);
 // InvalidArgument unless text is an even-length hex string.
 Result<std::string> FromHex(std::string_view text);
+// The bytes of exactly 2 * `bytes` hex digits (a digest); InvalidArgument("expected 64 hex
+// digits") otherwise.
+Result<std::string> FromHexOfSize(std::string_view text, size_t bytes);
 
 inline std::span<const uint8_t> AsBytes(std::string_view text) {
   return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};

@@ -1,8 +1,5 @@
 #include "client/cli/cli_util.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,15 +19,6 @@ CLI::Option* AddClusterFileOption(CLI::App* command, std::string* cluster, const
   const char* from_environment = std::getenv("GRIDCAST_CLUSTER");
   if (from_environment == nullptr || *from_environment == '\0') return option->required();
   return option->default_val(std::string(from_environment));
-}
-
-bool IsOriginUrl(const std::string& payload) {
-  const auto starts = [&payload](std::string_view prefix) {
-    return payload.size() > prefix.size() &&
-           std::equal(prefix.begin(), prefix.end(), payload.begin(),
-                      [](char p, char c) { return p == std::tolower(static_cast<unsigned char>(c)); });
-  };
-  return starts("http://") || starts("https://");
 }
 
 void AddOriginOptions(CLI::App* command, OriginArgs* args) {

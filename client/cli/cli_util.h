@@ -36,8 +36,6 @@ struct OriginArgs {
   std::string size_limit;            // the most bytes from an origin without a length
   bool empty() const { return headers.empty() && ca.empty() && sha256.empty() && size_limit.empty(); }
 };
-// Whether a payload argument is an http:// or https:// URL rather than a path.
-bool IsOriginUrl(const std::string& payload);
 // --header, --ca, --sha256 and --size-limit on `command`.
 void AddOriginOptions(CLI::App* command, OriginArgs* args);
 // Headers may also come in the environment, GRIDCAST_ORIGIN_HEADERS, one a line: unlike a

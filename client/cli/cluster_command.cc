@@ -23,6 +23,7 @@
 #include "cluster/control_client.h"
 #include "collectives/topology.h"
 #include "common/hex.h"
+#include "common/origin_url.h"
 #include "common/safe_path.h"
 #include "common/units.h"
 #include "proto/plan_codec.h"
@@ -65,7 +66,7 @@ struct ClusterArgs {
 // The request's payload: a URL the source fetches (with its headers, CA and limit), or a file
 // or directory the source reads.
 Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
-  if (!IsOriginUrl(args.path)) {
+  if (!IsHttpUrl(args.path)) {
     if (!args.origin.empty()) {
       return Status::InvalidArgument("--header, --ca, --sha256 and --size-limit are for a payload at an http(s) URL");
     }
@@ -89,8 +90,8 @@ Status SetPayload(const ClusterArgs& args, v1::BroadcastRequest* request) {
     origin->set_ca_pem(std::move(pem));
   }
   if (!args.origin.sha256.empty()) {
-    Result<std::string> digest = FromHex(args.origin.sha256);
-    if (!digest.ok() || digest->size() != 32) return Status::InvalidArgument("--sha256: expected 64 hex digits");
+    Result<std::string> digest = FromHexOfSize(args.origin.sha256, 32);
+    if (!digest.ok()) return digest.status().WithContext("--sha256");
     origin->set_sha256(std::move(*digest));
   }
   if (!args.origin.size_limit.empty()) {

@@ -26,6 +26,7 @@
 #include "client/cli/cli_util.h"
 #include "cluster/cluster_file.h"
 #include "cluster/control_client.h"
+#include "common/origin_url.h"
 #include "deploy/slurm_job.h"
 #include "deploy/subprocess.h"
 
@@ -306,7 +307,7 @@ int Stage(const SlurmArgs& args) {
   if (!job.ok()) return ReportError(job.status());
   // A URL is fetched by the source daemon, which keeps its copy in its data directory (DEST):
   // there is no local file to check or copy.
-  const bool url = IsOriginUrl(args.path);
+  const bool url = IsHttpUrl(args.path);
   std::error_code ec;
   const fs::path payload = url ? fs::path(args.path) : fs::absolute(args.path, ec);
   if (!url && !fs::is_regular_file(payload, ec) && !fs::is_directory(payload, ec)) {

@@ -1,11 +1,11 @@
 #include "daemon/participant/request_checks.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <string>
 
 #include "collectives/validate_plan.h"
+#include "common/origin_url.h"
 #include "common/safe_path.h"
 #include "daemon/store/payload_identity.h"
 #include "proto/plan_codec.h"
@@ -87,12 +87,7 @@ Result<std::optional<Digest>> DeclaredSha256(const std::string& sha256) {
 
 Status CheckOriginSource(const v1::OriginSource& origin) {
   const std::string& url = origin.url();
-  const auto lower_starts = [&url](std::string_view prefix) {
-    return url.size() >= prefix.size() &&
-           std::equal(prefix.begin(), prefix.end(), url.begin(),
-                      [](char p, char u) { return p == std::tolower(static_cast<unsigned char>(u)); });
-  };
-  if (!lower_starts("http://") && !lower_starts("https://")) {
+  if (!IsHttpUrl(url)) {
     return Status::InvalidArgument("an origin is an http:// or https:// URL");
   }
   const auto control = [](unsigned char c) { return c < 0x20 || c == 0x7f; };
