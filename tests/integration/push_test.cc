@@ -541,7 +541,9 @@ std::pair<uint64_t, uint64_t> WaitUntilAQuarterIn(const LocalCluster& cluster, i
 
 TEST(PushRestart, KilledMemberResumesFromWhatItVerified) {
   // Small windows and chunks make the broadcast long enough to interrupt on loopback.
-  LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4"}, LocalCluster::Transport::kPlain,
+  // Not given up on while it restarts (seconds under the sanitizers on a loaded host).
+  LocalCluster cluster(GRIDCASTD, "restart", 3, {"--window", "4", "--member-lost-after", "30"},
+                       LocalCluster::Transport::kPlain,
                        LocalCluster::Metrics::kServe);
   const std::string path = cluster.MakePayload("big.bin", 400u << 20);
   Result<ChildProcess> sender = ChildProcess::Start(

@@ -112,7 +112,7 @@ TEST(Repair, AParentAndThenItsNewParentKilledAreRoutedAroundInTurn) {
 // m1 dies and is repaired around; restarted, its control parent prepares it again from the
 // patched plan: it resumes as a leaf under m0 and finishes, and so does everyone (exit 0).
 TEST(Repair, AMemberRestartedAfterItsRepairResumesAsALeaf) {
-  LocalCluster cluster(GRIDCASTD, "repair-restart", 4, {"--window", "4"});
+  LocalCluster cluster(GRIDCASTD, "repair-restart", 4, {"--window", "4", "--member-lost-after", "30"});
   // Long enough on loopback for the restarted daemon to come up before the others are done.
   const std::string path = cluster.MakePayload("repair.bin", 600u << 20);
   auto send = StartChainPush(cluster, path);

@@ -213,7 +213,8 @@ TEST_F(ReuseTest, MembersOnTwoVersionsAllEndOnTheThird) {
 // chunks it took included) and ends on the new version.
 TEST(ReuseRestart, AKilledMemberKeepsItsOldCopyWholeAndResumes) {
   // Small windows and a chain make the second send long enough to interrupt on loopback.
-  LocalCluster cluster(GRIDCASTD, "reuse-restart", 3, {"--window", "4"});
+  // Between the kill and the restart the test hashes two 160 MiB files: the source waits.
+  LocalCluster cluster(GRIDCASTD, "reuse-restart", 3, {"--window", "4", "--member-lost-after", "30"});
   const fs::path path = cluster.dir() / "payloads" / "grown.bin";
   const std::vector<uint8_t> v1 = RandomPayload(96 << 20, 22);
   WriteBytes(path, v1);

@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cluster/cluster_file.h"
@@ -117,6 +118,29 @@ class NetgridSendFixture : public ::testing::Test {
       if (at != std::string::npos) sent.summary = nlohmann::json::parse(out->output.substr(at), nullptr, false);
       return sent;
     });
+  }
+
+  // Waits (up to `timeout`) until `member` reports a plan with at least one chunk done, i.e.
+  // the broadcast is past its start there: a fixed sleep may end, on a loaded host, while the
+  // members are still being prepared. False when it never did.
+  bool WaitUntilMemberHoldsChunks(const std::string& member, std::chrono::seconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<CommandOutput> out = RunCommand({GRIDCAST_CLI, "status", "--cluster", (ng_ / "cluster.yaml").string(),
+                                              "--member", member, "--json"});
+      const nlohmann::json status =
+          out.ok() ? nlohmann::json::parse(out->output, nullptr, false) : nlohmann::json();
+      if (status.is_object() && status["members"].is_array()) {
+        for (const auto& entry : status["members"]) {
+          if (!entry.contains("plans")) continue;
+          for (const auto& plan : entry["plans"]) {
+            if (plan.value("chunks_done", uint64_t{0}) > 0) return true;
+          }
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 
   const NetgridNode& Node(const std::string& name) const { return *state_.FindNode(name); }

@@ -93,12 +93,13 @@ TEST_F(PullSitesE2ETest, TheFastSiteImportsAQuarterOnceAndTheSlowSiteTakesOnlyTh
   EXPECT_NEAR(copies["slow->slow"], 3.0, 0.05);
 }
 
-// Every slow-site member killed 2 s in: the fast site's members stop hearing of the pieces they
-// import, and once nothing arrives for the swarm's stall timeout they take them from the
-// source. The send names the four lost and the fast site holds verified copies.
+// Every slow-site member killed once slow-1 holds pieces (the broadcast under way there): the
+// fast site's members stop hearing of the pieces they import, and once nothing arrives for the
+// swarm's stall timeout they take them from the source. The send names the four lost and the
+// fast site holds verified copies.
 TEST_F(PullSitesE2ETest, WithEveryExporterKilledTheFastSiteFinishesFromTheSource) {
   std::future<Sent> send = StartSend(payload_, "sites-killed.bin", {"--mode", "pull"});
-  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(WaitUntilMemberHoldsChunks("slow-1", 30s)) << "the broadcast never reached slow-1";
   const std::vector<std::string> killed = {"slow-0", "slow-1", "slow-2", "slow-3"};
   for (const std::string& name : killed) SignalNetgridNode(Node(name), SIGKILL);
   const Sent sent = send.get();
