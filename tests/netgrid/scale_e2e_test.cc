@@ -46,12 +46,11 @@ class ScaleE2ETest : public ::testing::Test {
     // 256 daemons could hold 64 GiB. No quarantine keeps them within this host's memory (the
     // daemons inherit it through netgrid up; an idle ASan daemon is about 76 MB of anonymous
     // memory with an 8 MiB quarantine, 61 MB without, and 256 of the former with the broadcast
-    // on top reached the host's 24 GB). Nor a leak check at exit: 256 of them took a minute
-    // of the two cores to stop. Use after free and leaks stay the other tests' to find; without
+    // on top reached the host's 24 GB). Use after free stays the other tests' to find; without
     // ASan the variable is ignored.
     const char* asan = std::getenv("ASAN_OPTIONS");
-    const std::string options = std::string(asan == nullptr ? "" : asan) +
-                                ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0:detect_leaks=0";
+    const std::string options =
+        std::string(asan == nullptr ? "" : asan) + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
     setenv("ASAN_OPTIONS", options.c_str(), 1);
   }
   void TearDown() override {
